@@ -1,0 +1,14 @@
+//! fathom's data path: test kinds as flow state machines, per-CPU worker event loops, and the
+//! measurement that samples them (counters, CPU, TCP_INFO) at real-time interval boundaries.
+
+pub mod clock;
+pub mod endpoint;
+pub mod kind;
+mod kinds;
+pub mod measure;
+pub mod schedule;
+pub mod sockopt;
+mod worker;
+
+pub use endpoint::{Aborter, Prepared, Running};
+pub use kind::Side;

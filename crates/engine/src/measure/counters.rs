@@ -1,0 +1,92 @@
+//! Per-flow counters: written by the flow's worker (single writer, plain stores), read by the
+//! sampler at interval boundaries. One cache line per flow so flows never share a line.
+
+use fathom_proto::sample::FlowSnapshot;
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering::Relaxed};
+
+/// `u64::MAX` marks "no byte yet" in the time fields.
+const NONE: u64 = u64::MAX;
+
+/// The live counters of one flow.
+#[repr(align(64))]
+#[derive(Debug)]
+pub struct FlowStats {
+    sent: AtomicU64,
+    received: AtomicU64,
+    transactions: AtomicU64,
+    lost: AtomicU64,
+    first_ns: AtomicU64,
+    last_ns: AtomicU64,
+    fd: AtomicI32,
+}
+
+impl Default for FlowStats {
+    fn default() -> Self {
+        FlowStats {
+            sent: AtomicU64::new(0),
+            received: AtomicU64::new(0),
+            transactions: AtomicU64::new(0),
+            lost: AtomicU64::new(0),
+            first_ns: AtomicU64::new(NONE),
+            last_ns: AtomicU64::new(NONE),
+            fd: AtomicI32::new(-1),
+        }
+    }
+}
+
+impl FlowStats {
+    /// Publishes the cumulative bytes written.
+    #[inline]
+    pub fn set_sent(&self, v: u64) {
+        self.sent.store(v, Relaxed)
+    }
+    /// Publishes the cumulative bytes read.
+    #[inline]
+    pub fn set_received(&self, v: u64) {
+        self.received.store(v, Relaxed)
+    }
+    /// Publishes the cumulative transactions.
+    #[inline]
+    pub fn set_transactions(&self, v: u64) {
+        self.transactions.store(v, Relaxed)
+    }
+    /// Publishes the cumulative lost transactions.
+    #[inline]
+    pub fn set_lost(&self, v: u64) {
+        self.lost.store(v, Relaxed)
+    }
+    /// Records payload activity at `now` (first and last byte times).
+    #[inline]
+    pub fn touch(&self, now: u64) {
+        if self.first_ns.load(Relaxed) == NONE {
+            self.first_ns.store(now, Relaxed);
+        }
+        self.last_ns.store(now, Relaxed);
+    }
+    /// The socket the sampler may read TCP_INFO from (-1: none).
+    pub fn set_fd(&self, fd: i32) {
+        self.fd.store(fd, Relaxed)
+    }
+    /// See [`set_fd`](Self::set_fd).
+    pub fn fd(&self) -> i32 {
+        self.fd.load(Relaxed)
+    }
+    /// Time of the first payload byte, monotonic ns.
+    pub fn first_ns(&self) -> Option<u64> {
+        Some(self.first_ns.load(Relaxed)).filter(|&v| v != NONE)
+    }
+    /// Time of the last payload byte, monotonic ns.
+    pub fn last_ns(&self) -> Option<u64> {
+        Some(self.last_ns.load(Relaxed)).filter(|&v| v != NONE)
+    }
+    /// The counters now, without TCP_INFO.
+    pub fn snapshot(&self) -> FlowSnapshot {
+        FlowSnapshot {
+            sent: self.sent.load(Relaxed),
+            received: self.received.load(Relaxed),
+            transactions: self.transactions.load(Relaxed),
+            lost: self.lost.load(Relaxed),
+            tcp: None,
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! Host facts: name, kernel, CPUs, and the sysctls that limit socket buffers.
+
+use fathom_proto::sample::{BufferLimits, HostInfo};
+
+/// This host.
+pub fn host_info() -> HostInfo {
+    let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
+    HostInfo {
+        hostname: read("/proc/sys/kernel/hostname"),
+        kernel: read("/proc/sys/kernel/osrelease"),
+        cpus: online_cpus(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        clock_ticks: super::cpu::ticks_per_second() as u32,
+    }
+}
+
+/// CPUs online.
+pub fn online_cpus() -> u32 {
+    std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)
+}
+
+/// The socket buffer sysctls.
+pub fn buffer_limits() -> BufferLimits {
+    let one = |p: &str| read_nums(p).first().copied().unwrap_or(0);
+    let three = |p: &str| {
+        let v = read_nums(p);
+        [0, 1, 2].map(|i| v.get(i).copied().unwrap_or(0))
+    };
+    BufferLimits {
+        rmem_max: one("/proc/sys/net/core/rmem_max"),
+        wmem_max: one("/proc/sys/net/core/wmem_max"),
+        tcp_rmem: three("/proc/sys/net/ipv4/tcp_rmem"),
+        tcp_wmem: three("/proc/sys/net/ipv4/tcp_wmem"),
+    }
+}
+
+fn read_nums(path: &str) -> Vec<u64> {
+    std::fs::read_to_string(path)
+        .map(|s| s.split_ascii_whitespace().filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or_default()
+}

@@ -1,0 +1,6 @@
+//! Measurement: per-flow counters, CPU accounting, TCP_INFO and host facts.
+
+pub mod counters;
+pub mod cpu;
+pub mod host;
+pub mod tcp_info;

@@ -1,0 +1,109 @@
+//! When an endpoint takes its snapshots: interval boundaries cut by real time, with the warm-up
+//! and the measured window's edges as boundaries of their own.
+
+use fathom_proto::plan::{Limit, TestPlan};
+use fathom_proto::sample::Mark;
+
+/// Snapshot instants, in ns after t0, with their marks. For byte- and transaction-limited tests
+/// the list is open-ended: [`Schedule::next_after`] keeps producing interval boundaries.
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    omit: u64,
+    interval: u64,
+    end: Option<u64>,
+}
+
+impl Schedule {
+    /// The schedule of `plan`.
+    pub fn of(plan: &TestPlan) -> Self {
+        let end = match plan.limit {
+            Limit::Time { duration_ns } => Some(plan.omit_ns + duration_ns),
+            _ => None,
+        };
+        Schedule { omit: plan.omit_ns, interval: plan.interval_ns.max(1_000_000), end }
+    }
+
+    /// The first snapshot: the window's start when there is no warm-up.
+    pub fn first(&self) -> (u64, Mark) {
+        (0, if self.omit == 0 { Mark::WindowStart } else { Mark::Start })
+    }
+
+    /// The boundary after `t` (ns after t0), or `None` after the window's end.
+    pub fn next_after(&self, t: u64) -> Option<(u64, Mark)> {
+        if self.end.is_some_and(|e| t >= e) {
+            return None;
+        }
+        let (base, limit, limit_mark) = if t < self.omit {
+            (0, self.omit, Mark::WindowStart)
+        } else {
+            (self.omit, self.end.unwrap_or(u64::MAX), Mark::WindowEnd)
+        };
+        let next = base + ((t - base) / self.interval + 1) * self.interval;
+        Some(if next >= limit { (limit, limit_mark) } else { (next, Mark::Interval) })
+    }
+
+    /// The end of the measured window, if the test is timed.
+    pub fn end(&self) -> Option<u64> {
+        self.end
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fathom_proto::plan::*;
+
+    fn plan(omit: u64, interval: u64, limit: Limit) -> TestPlan {
+        TestPlan {
+            kind: KindId::Stream,
+            flows: vec![],
+            limit,
+            omit_ns: omit,
+            interval_ns: interval,
+            socket: SocketOptions::default(),
+            write_size: 1,
+            read_size: 1,
+            zerocopy: false,
+            rr: None,
+            controller: SideOptions::default(),
+            agent: SideOptions::default(),
+        }
+    }
+
+    fn all(s: &Schedule) -> Vec<(u64, Mark)> {
+        let mut v = vec![s.first()];
+        while let Some(n) = s.next_after(v.last().unwrap().0) {
+            v.push(n);
+        }
+        v
+    }
+
+    #[test]
+    fn warm_up_and_window_edges_are_boundaries() {
+        let s = Schedule::of(&plan(1500, 1000, Limit::Time { duration_ns: 2500 }).clone());
+        let s = Schedule { interval: 1000, ..s };
+        assert_eq!(
+            all(&s),
+            vec![
+                (0, Mark::Start),
+                (1000, Mark::Interval),
+                (1500, Mark::WindowStart),
+                (2500, Mark::Interval),
+                (3500, Mark::Interval),
+                (4000, Mark::WindowEnd)
+            ]
+        );
+    }
+
+    #[test]
+    fn no_warm_up_starts_the_window_at_zero() {
+        let s = Schedule { interval: 10, ..Schedule::of(&plan(0, 10, Limit::Time { duration_ns: 20 })) };
+        assert_eq!(all(&s), vec![(0, Mark::WindowStart), (10, Mark::Interval), (20, Mark::WindowEnd)]);
+    }
+
+    #[test]
+    fn byte_limited_is_open_ended() {
+        let s = Schedule { interval: 10, ..Schedule::of(&plan(0, 10, Limit::Bytes(5))) };
+        assert_eq!(s.next_after(1_000_000), Some((1_000_010, Mark::Interval)));
+    }
+}

@@ -1,0 +1,96 @@
+//! Socket options: applied to data sockets before connect/listen (so window scaling sees the
+//! buffer sizes), and read back so results show what the kernel really granted.
+
+use fathom_proto::plan::SocketOptions;
+use fathom_proto::sample::FlowInfo;
+use socket2::Socket;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+
+/// Applies the options that must precede connect/listen: buffers, MSS, congestion control, Nagle.
+pub fn apply(sock: &Socket, o: &SocketOptions) -> io::Result<()> {
+    if let Some(n) = o.sndbuf {
+        sock.set_send_buffer_size(n as usize)?;
+    }
+    if let Some(n) = o.rcvbuf {
+        sock.set_recv_buffer_size(n as usize)?;
+    }
+    if let Some(mss) = o.mss {
+        sock.set_mss(mss).map_err(|e| with_context(e, &format!("--mss {mss}")))?;
+    }
+    if let Some(cc) = &o.cc {
+        sock.set_tcp_congestion(cc.as_bytes()).map_err(|e| {
+            let avail = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+                .unwrap_or_default();
+            with_context(e, &format!("--cc {cc} (available here: {})", avail.trim()))
+        })?;
+    }
+    apply_connected(sock.as_raw_fd(), o)
+}
+
+/// Applies the options that may be (re)set on a connected socket: Nagle, quick ACKs, busy poll.
+pub fn apply_connected(fd: RawFd, o: &SocketOptions) -> io::Result<()> {
+    if o.nodelay {
+        setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)?;
+    }
+    if o.quickack {
+        set_quickack(fd);
+    }
+    if o.busy_poll {
+        // Spin up to 50 µs in the kernel's receive path; needs CAP_NET_ADMIN above the sysctl.
+        let _ = setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_BUSY_POLL, 50);
+    }
+    Ok(())
+}
+
+/// Turns delayed ACKs off until the kernel re-enables them (it does after some reads, so the
+/// request/response kinds call this after every read).
+#[inline]
+pub fn set_quickack(fd: RawFd) {
+    let _ = setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_QUICKACK, 1);
+}
+
+fn setsockopt_int(fd: RawFd, level: i32, name: i32, v: i32) -> io::Result<()> {
+    // SAFETY: passes a valid pointer to an int of the stated size.
+    let rc = unsafe {
+        libc::setsockopt(fd, level, name, (&v as *const i32).cast(), std::mem::size_of::<i32>() as u32)
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+fn with_context(e: io::Error, what: &str) -> io::Error {
+    io::Error::new(e.kind(), format!("{what}: {e}"))
+}
+
+/// The socket facts of a connected data socket, for results.
+pub fn flow_info(id: u32, sock: &Socket) -> FlowInfo {
+    let addr = |a: io::Result<socket2::SockAddr>| {
+        a.ok().and_then(|a| a.as_socket()).map(|a| a.to_string()).unwrap_or_default()
+    };
+    let (sndbuf, rcvbuf) = buffers(sock);
+    FlowInfo {
+        id,
+        local: addr(sock.local_addr()),
+        peer: addr(sock.peer_addr()),
+        sndbuf,
+        rcvbuf,
+        sndbuf_end: sndbuf,
+        rcvbuf_end: rcvbuf,
+        cc: sock.tcp_congestion().map(|b| String::from_utf8_lossy(&b).trim_end_matches('\0').to_string()).unwrap_or_default(),
+        mss: sock.mss().unwrap_or(0),
+        first_byte_ns: None,
+        last_byte_ns: None,
+    }
+}
+
+/// SO_SNDBUF and SO_RCVBUF as the kernel reports them now.
+pub fn buffers(sock: &Socket) -> (u32, u32) {
+    (
+        sock.send_buffer_size().unwrap_or(0) as u32,
+        sock.recv_buffer_size().unwrap_or(0) as u32,
+    )
+}

@@ -1,0 +1,41 @@
+//! fathom's control protocol, shared by the agent and the controller.
+//!
+//! One TCP connection per test carries the control conversation; each data flow is its own
+//! connection to a data port the agent opens for that test. Every connection starts with a fixed
+//! [`Preamble`] (magic + protocol version) so that two fathom builds that cannot talk say so
+//! plainly; after it, messages are length-prefixed [postcard] frames with a hard size cap.
+//!
+//! ```text
+//!  controller                                   agent
+//!  ── connect (control port, default 5301) ──────▶
+//!  ── Preamble "FTHM" v, Control ────────────────▶
+//!  ◀──────────────────────────── Preamble "FTHM" v   versions differ → both sides say so, close
+//!  ◀──────────────── Challenge{nonce, key_required}
+//!  ── Auth{mac = HMAC-SHA256(key, nonce)} ───────▶   wrong/missing key → Error, close
+//!  ◀─────────────────────────────── Welcome{host}
+//!  ── TimeProbe{t1} ─────────────────────────────▶   repeated; the controller keeps the
+//!  ◀────────────────────── TimeReply{t1, t2, t3}      minimum-RTT sample as the clock offset
+//!  ── Setup{plan} ───────────────────────────────▶   limits checked; data listener opened
+//!  ◀──────────────────────── Ready{port, cookie}
+//!  ══ data connections: Preamble(Data) + cookie + flow id, one per flow ══▶
+//!  ◀──────────────────────── Connected{flows}
+//!  ── Start{t0 in the agent's clock} ───────────▶   both ends begin at t0
+//!  ◀──────────────────────── Snapshot{…}            at every interval boundary
+//!  ── Heartbeat ─────────────────────────────────▶   at least every second; silence ends the test
+//!  ◀──────────────────────── Done{endpoint info}
+//!  ── Close ─────────────────────────────────────▶
+//! ```
+//! Any malformed or unexpected message is answered with `Error{message}` and the connection is
+//! closed; nothing in this crate panics on input.
+
+pub mod auth;
+pub mod frame;
+pub mod msg;
+pub mod plan;
+pub mod sample;
+
+pub use frame::{Connection, FrameError, Preamble, PreambleKind, MAGIC, PROTOCOL_VERSION};
+pub use msg::{ToAgent, ToController};
+
+/// The agent's default control port.
+pub const DEFAULT_PORT: u16 = 5301;

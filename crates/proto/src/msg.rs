@@ -1,0 +1,77 @@
+//! The control messages, one enum per direction.
+
+use crate::plan::TestPlan;
+use crate::sample::{EndpointInfo, FlowInfo, HostInfo, Snapshot};
+use serde::{Deserialize, Serialize};
+
+/// Controller → agent.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub enum ToAgent {
+    /// Answer to the challenge; `None` when the controller has no key.
+    Auth {
+        /// HMAC-SHA256(key, nonce).
+        mac: Option<[u8; 32]>,
+    },
+    /// Clock probe: the controller's monotonic time when sent.
+    TimeProbe {
+        /// Controller's send time, ns.
+        t1: u64,
+    },
+    /// The test to prepare.
+    Setup(Box<TestPlan>),
+    /// Begin at `t0`, the agent's monotonic clock in ns.
+    Start {
+        /// Start instant in the agent's clock.
+        t0: u64,
+    },
+    /// The controller is alive.
+    Heartbeat,
+    /// Stop now; the reason is logged.
+    Abort {
+        /// Why.
+        reason: String,
+    },
+    /// The controller has everything; the agent may free the test.
+    Close,
+}
+
+/// Agent → controller.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub enum ToController {
+    /// Authentication challenge.
+    Challenge {
+        /// Random nonce to sign.
+        nonce: [u8; 32],
+        /// Whether the agent insists on a key.
+        key_required: bool,
+    },
+    /// Authentication passed.
+    Welcome(HostInfo),
+    /// Clock probe answer in the agent's monotonic clock.
+    TimeReply {
+        /// Echo of the controller's send time.
+        t1: u64,
+        /// Agent receive time.
+        t2: u64,
+        /// Agent send time.
+        t3: u64,
+    },
+    /// Data listener open.
+    Ready {
+        /// TCP (and UDP) port for the data connections.
+        port: u16,
+        /// Secret each data connection must present.
+        cookie: [u8; 16],
+    },
+    /// All data connections arrived.
+    Connected(Vec<FlowInfo>),
+    /// A measurement.
+    Snapshot(Box<Snapshot>),
+    /// The agent's end finished.
+    Done(Box<EndpointInfo>),
+    /// Something failed; the connection closes after this.
+    Error {
+        /// One line saying what.
+        message: String,
+    },
+}

@@ -1,0 +1,159 @@
+//! A test plan: everything both ends need to run one test, validated before it is sent.
+
+use serde::{Deserialize, Serialize};
+
+/// The test kinds the engine knows.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KindId {
+    /// Bulk transfer over TCP.
+    Stream,
+    /// TCP request/response on long-lived connections.
+    Rr,
+    /// TCP connect/request/response/close, one connection per transaction.
+    Crr,
+    /// UDP request/response.
+    UdpRr,
+}
+
+impl KindId {
+    /// The name used on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            KindId::Stream => "stream",
+            KindId::Rr => "rr",
+            KindId::Crr => "crr",
+            KindId::UdpRr => "udp_rr",
+        }
+    }
+}
+
+/// Which way a flow's payload goes.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// The controller's side sends (stream) or asks (request/response).
+    Forward,
+    /// The agent's side sends.
+    Reverse,
+}
+
+/// One flow (one data connection) of a test.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowPlan {
+    /// Index of the flow, 0-based, unique within the test.
+    pub id: u32,
+    /// Which side sends.
+    pub dir: Direction,
+}
+
+/// When the test stops.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// Run for this long after the warm-up (`-t`).
+    Time {
+        /// Length of the measured window.
+        duration_ns: u64,
+    },
+    /// Move exactly this many payload bytes in each direction, split over the flows (`-n`).
+    Bytes(u64),
+    /// Perform exactly this many transactions, split over the flows.
+    Transactions(u64),
+}
+
+/// Socket options applied on both ends of every data connection.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct SocketOptions {
+    /// SO_SNDBUF request in bytes, or kernel autotuning.
+    pub sndbuf: Option<u32>,
+    /// SO_RCVBUF request in bytes, or kernel autotuning.
+    pub rcvbuf: Option<u32>,
+    /// TCP_NODELAY (Nagle off).
+    pub nodelay: bool,
+    /// TCP_CONGESTION algorithm.
+    pub cc: Option<String>,
+    /// TCP_MAXSEG.
+    pub mss: Option<u32>,
+    /// Re-arm TCP_QUICKACK after every read (delayed ACKs off).
+    pub quickack: bool,
+    /// Spin in the event loop instead of sleeping, and set SO_BUSY_POLL.
+    pub busy_poll: bool,
+    /// Force IPv6 (true) or IPv4 (false) for addresses that could be either.
+    pub ipv6: Option<bool>,
+}
+
+/// Options that differ between the two ends.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct SideOptions {
+    /// Pin worker threads round-robin to these CPUs.
+    pub affinity: Option<Vec<u32>>,
+    /// Number of worker threads; default one per CPU, at most one per flow.
+    pub threads: Option<u32>,
+}
+
+/// Request/response shape (rr, crr, udp_rr).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct RrOptions {
+    /// Request size in bytes.
+    pub request: u32,
+    /// Response size in bytes.
+    pub response: u32,
+    /// Transactions in flight per connection.
+    pub burst: u32,
+    /// Open-loop schedule: transactions per second per test, spread over the flows.
+    pub rate: Option<f64>,
+    /// UDP: a transaction unanswered after this long is counted lost.
+    pub udp_timeout_ns: u64,
+}
+
+/// Everything both ends need to run one test.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TestPlan {
+    /// What to run.
+    pub kind: KindId,
+    /// The flows, each with its direction.
+    pub flows: Vec<FlowPlan>,
+    /// When to stop.
+    pub limit: Limit,
+    /// Warm-up excluded from the measured window.
+    pub omit_ns: u64,
+    /// Interval between samples.
+    pub interval_ns: u64,
+    /// Options on every data socket.
+    pub socket: SocketOptions,
+    /// Bytes per write call (stream).
+    pub write_size: u32,
+    /// Bytes per read call (stream).
+    pub read_size: u32,
+    /// Send with sendfile from an in-memory file instead of copying writes.
+    pub zerocopy: bool,
+    /// Request/response shape, for the request/response kinds.
+    pub rr: Option<RrOptions>,
+    /// The controller's end.
+    pub controller: SideOptions,
+    /// The agent's end.
+    pub agent: SideOptions,
+}
+
+impl TestPlan {
+    /// Payload bytes flow `index` of `n` moves when `total` are split over the flows going one way.
+    pub fn share(total: u64, index: u64, n: u64) -> u64 {
+        total / n + u64::from(index < total % n)
+    }
+
+    /// The flows going `dir`, in order.
+    pub fn flows_in(&self, dir: Direction) -> impl Iterator<Item = &FlowPlan> {
+        self.flows.iter().filter(move |f| f.dir == dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_sum_to_total() {
+        for (total, n) in [(104_857_600u64, 3u64), (5, 7), (0, 1), (1000, 1000)] {
+            let sum: u64 = (0..n).map(|i| TestPlan::share(total, i, n)).sum();
+            assert_eq!(sum, total);
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! Per-interval records: consecutive snapshots of each end, paired by position (both ends cut
+//! intervals on the same schedule relative to the common start instant).
+
+use crate::build::{rate, tcp_delta, RunData};
+use crate::cpu::cpu_between;
+use crate::model::{FlowInterval, Interval, PER_FLOW_INTERVALS_MAX};
+use fathom_proto::plan::Direction;
+use fathom_proto::sample::{Mark, Snapshot};
+
+/// The snapshots that bound intervals: up to the window's end (or all, if it never came).
+fn bounds(snaps: &[Snapshot]) -> (Vec<&Snapshot>, usize) {
+    let end = snaps.iter().position(|s| s.mark == Mark::WindowEnd).map_or(snaps.len(), |i| i + 1);
+    let list: Vec<&Snapshot> = snaps[..end].iter().collect();
+    let ws = list.iter().position(|s| s.mark == Mark::WindowStart).unwrap_or(0);
+    (list, ws)
+}
+
+/// The snapshots bounding interval `k` (between positions k-1 and k) of one end.
+fn span<'a>(list: &[&'a Snapshot], k: usize) -> Option<(&'a Snapshot, &'a Snapshot)> {
+    list.get(k).map(|b| (list[k - 1], *b))
+}
+
+/// The intervals of a run.
+pub fn build(run: &RunData) -> Vec<Interval> {
+    let (local, lws) = bounds(&run.local.snaps);
+    let (remote, rws) = bounds(&run.remote.snaps);
+    let (clock, ws) = if local.len() > remote.len() { (&local, lws) } else { (&remote, rws) };
+    let per_flow = run.plan.flows.len() <= PER_FLOW_INTERVALS_MAX;
+    let hz = |e: &crate::build::EndData| e.info.host.clock_ticks.max(1) as f64;
+    (1..clock.len())
+        .map(|k| {
+            let (ls, rs) = (span(&local, k), span(&remote, k));
+            let mut iv = Interval {
+                start: clock[k - 1].t_ns as f64 / 1e9,
+                end: clock[k].t_ns as f64 / 1e9,
+                omitted: k <= ws,
+                ..Default::default()
+            };
+            let mut rtt_sum = 0.0;
+            for (i, f) in run.plan.flows.iter().enumerate() {
+                let (snd, rcv) = match f.dir {
+                    Direction::Forward => (ls, rs),
+                    Direction::Reverse => (rs, ls),
+                };
+                let secs = |s: Option<(&Snapshot, &Snapshot)>| s.map_or(0.0, |(a, b)| (b.t_ns - a.t_ns) as f64 / 1e9);
+                let get = |s: Option<(&Snapshot, &Snapshot)>| {
+                    s.map(|(a, b)| (a.flows.get(i).copied().unwrap_or_default(), b.flows.get(i).copied().unwrap_or_default()))
+                };
+                let (r, s) = (get(rcv), get(snd));
+                let bytes = r.map_or(0, |(a, b)| b.received.saturating_sub(a.received));
+                let sent = s.map_or(0, |(a, b)| b.sent.saturating_sub(a.sent));
+                let tcp = s.map(|(a, b)| tcp_delta(a.tcp, b.tcp)).unwrap_or_default();
+                let fi = FlowInterval {
+                    id: f.id,
+                    bits_per_second: rate(bytes, secs(rcv)),
+                    sender_bits_per_second: rate(sent, secs(snd)),
+                    retransmits: tcp.retransmits as u64,
+                    rtt_us: tcp.rtt_us,
+                    cwnd: tcp.snd_cwnd,
+                };
+                iv.bytes += bytes;
+                iv.bits_per_second += fi.bits_per_second;
+                iv.sender_bits_per_second += fi.sender_bits_per_second;
+                iv.retransmits += fi.retransmits;
+                iv.cwnd += fi.cwnd as u64;
+                rtt_sum += fi.rtt_us as f64;
+                if per_flow {
+                    iv.flows.push(fi);
+                }
+            }
+            iv.rtt_us = rtt_sum / run.plan.flows.len().max(1) as f64;
+            let cpu = |s: Option<(&Snapshot, &Snapshot)>, hz: f64| {
+                s.map_or(0.0, |(a, b)| cpu_between(&a.cpu, &b.cpu, hz, 0.0, run.embedded).total)
+            };
+            iv.cpu_local = cpu(ls, hz(&run.local));
+            iv.cpu_remote = cpu(rs, hz(&run.remote));
+            iv
+        })
+        .collect()
+}

@@ -1,0 +1,12 @@
+//! fathom's results: the [`model::Report`] every output is made from, the math that builds it
+//! from the endpoints' snapshots, and pure renderers (a report in, bytes out).
+
+pub mod build;
+mod cpu;
+mod intervals;
+pub mod json;
+pub mod model;
+pub mod warnings;
+
+pub use build::{build, EndData, RunData};
+pub use model::Report;

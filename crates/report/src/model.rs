@@ -1,0 +1,378 @@
+//! The result of one test, as every renderer sees it. Serialized as-is, this is fathom's JSON
+//! output (documented in docs/output.md, schema in docs/schema/result.schema.json): change a
+//! field here and the schema version with it.
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the JSON shape; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One test's result.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Report {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// fathom's version.
+    pub fathom_version: String,
+    /// What was run, every option echoed.
+    pub test: TestEcho,
+    /// The two ends.
+    pub hosts: Hosts,
+    /// Figures over the measured window.
+    pub summary: Summary,
+    /// Per flow, over the measured window.
+    pub flows: Vec<FlowResult>,
+    /// Per interval, warm-up intervals marked `omitted`.
+    pub intervals: Vec<Interval>,
+    /// Things the user should know, each saying what to do.
+    pub warnings: Vec<String>,
+    /// Set when the test failed; figures above hold what was measured until then.
+    pub error: Option<String>,
+}
+
+/// The test's parameters.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct TestEcho {
+    /// Test kind ("stream").
+    pub kind: String,
+    /// The agent's address.
+    pub agent: String,
+    /// True when the agent ran inside this process on loopback.
+    pub embedded_agent: bool,
+    /// "forward", "reverse" or "bidir".
+    pub direction: String,
+    /// Flows per direction.
+    pub parallel: u32,
+    /// Measured window length for timed tests, seconds.
+    pub duration_s: Option<f64>,
+    /// Byte count for `-n` tests.
+    pub bytes: Option<u64>,
+    /// Warm-up excluded, seconds.
+    pub omit_s: f64,
+    /// Interval length, seconds.
+    pub interval_s: f64,
+    /// Bytes per write.
+    pub write_size: u32,
+    /// Bytes per read.
+    pub read_size: u32,
+    /// sendfile instead of write.
+    pub zerocopy: bool,
+    /// TCP_NODELAY.
+    pub nodelay: bool,
+    /// Requested congestion control.
+    pub cc: Option<String>,
+    /// Requested MSS.
+    pub mss: Option<u32>,
+    /// Requested SO_SNDBUF.
+    pub sndbuf: Option<u32>,
+    /// Requested SO_RCVBUF.
+    pub rcvbuf: Option<u32>,
+    /// Wall-clock start, seconds since the Unix epoch.
+    pub started_unix_s: f64,
+    /// Estimated offset of the agent's clock from ours, µs.
+    pub clock_offset_us: f64,
+    /// Round trip of the best clock probe, µs.
+    pub control_rtt_us: f64,
+}
+
+/// Both ends.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Hosts {
+    /// The controller's end.
+    pub local: HostResult,
+    /// The agent's end.
+    pub remote: HostResult,
+}
+
+/// One end's host and threads.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct HostResult {
+    /// Host name.
+    pub hostname: String,
+    /// Kernel release.
+    pub kernel: String,
+    /// CPUs online.
+    pub cpus: u32,
+    /// fathom's version there.
+    pub version: String,
+    /// How the workers waited ("epoll" or "busy-poll").
+    pub wait: String,
+    /// Where each worker thread ran.
+    pub threads: Vec<ThreadResult>,
+    /// net.core.rmem_max.
+    pub rmem_max: u64,
+    /// net.core.wmem_max.
+    pub wmem_max: u64,
+}
+
+/// One worker thread.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct ThreadResult {
+    /// CPU it was pinned to.
+    pub pinned_cpu: Option<u32>,
+    /// CPU it last ran on.
+    pub last_cpu: u32,
+    /// Flows it served.
+    pub flows: u32,
+    /// CPU time it used, seconds.
+    pub cpu_s: f64,
+}
+
+/// Figures over the measured window.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Summary {
+    /// Throughput counted by the receiving application(s), bits/s.
+    pub bits_per_second: f64,
+    /// What the sender(s) wrote over their window, bits/s.
+    pub sender_bits_per_second: f64,
+    /// Bytes received in the window.
+    pub bytes: u64,
+    /// Bytes sent in the window.
+    pub sender_bytes: u64,
+    /// Bytes received over the whole test, warm-up and drain included.
+    pub total_bytes_received: u64,
+    /// Bytes sent over the whole test.
+    pub total_bytes_sent: u64,
+    /// Length of the receivers' measured window, seconds.
+    pub seconds: f64,
+    /// Retransmitted segments in the window (sender sockets).
+    pub retransmits: u64,
+    /// Per direction, when the test ran both ways.
+    pub directions: Vec<DirectionResult>,
+    /// CPU of both ends over the window.
+    pub cpu: CpuPair,
+    /// CPU µs per KB (1024 bytes) received: netperf's service demand.
+    pub service_demand_us_per_kb: ServiceDemand,
+    /// Socket buffers requested and granted.
+    pub buffers: Buffers,
+    /// TCP internals summed or averaged over the flows.
+    pub tcp: TcpSummary,
+}
+
+/// One direction of a bidirectional test.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct DirectionResult {
+    /// "forward" (local sends) or "reverse" (agent sends).
+    pub direction: String,
+    /// Receiver's throughput, bits/s.
+    pub bits_per_second: f64,
+    /// Sender's throughput, bits/s.
+    pub sender_bits_per_second: f64,
+    /// Bytes received in the window.
+    pub bytes: u64,
+    /// Retransmits in the window.
+    pub retransmits: u64,
+}
+
+/// CPU of the two ends.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct CpuPair {
+    /// The controller's host.
+    pub local: Cpu,
+    /// The agent's host.
+    pub remote: Cpu,
+}
+
+/// One host's CPU over a span: percentages of the whole host's capacity unless stated.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Cpu {
+    /// Busy, all causes.
+    pub total: f64,
+    /// User (and nice).
+    pub user: f64,
+    /// System.
+    pub system: f64,
+    /// Hardware interrupts.
+    pub irq: f64,
+    /// Software interrupts.
+    pub softirq: f64,
+    /// Stolen by the hypervisor.
+    pub steal: f64,
+    /// The busiest single CPU.
+    pub busiest_cpu: CpuOne,
+    /// Every CPU.
+    pub per_cpu: Vec<CpuOne>,
+    /// The process's user time (getrusage), seconds; misses softirq work done for it.
+    pub process_user_s: f64,
+    /// The process's system time, seconds.
+    pub process_system_s: f64,
+    /// CPU time of fathom's own threads for this end (workers and sampler), seconds.
+    pub fathom_s: f64,
+    /// The same as a percentage of the host's capacity.
+    pub fathom_percent: f64,
+    /// True when both ends ran in one process (embedded agent): process figures are shared.
+    pub shared_process: bool,
+}
+
+/// One CPU's utilization.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct CpuOne {
+    /// CPU number.
+    pub cpu: u32,
+    /// Busy percent of that CPU.
+    pub total: f64,
+    /// Of which user.
+    pub user: f64,
+    /// Of which system.
+    pub system: f64,
+    /// Of which softirq.
+    pub softirq: f64,
+}
+
+/// netperf's service demand on each end.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct ServiceDemand {
+    /// Controller's host.
+    pub local: f64,
+    /// Agent's host.
+    pub remote: f64,
+}
+
+/// Socket buffer sizes.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Buffers {
+    /// What was asked for.
+    pub requested: BufferRequest,
+    /// SO_SNDBUF the kernel granted the sending sockets (bytes, as getsockopt reports it).
+    pub effective_send: u64,
+    /// SO_RCVBUF the kernel granted the receiving sockets.
+    pub effective_recv: u64,
+    /// SO_SNDBUF of the sending sockets at the end (autotuning grows it).
+    pub final_send: u64,
+    /// SO_RCVBUF of the receiving sockets at the end.
+    pub final_recv: u64,
+    /// True when a sysctl cut a request short.
+    pub clamped: bool,
+}
+
+/// Requested socket buffer sizes; `null` means kernel autotuning.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct BufferRequest {
+    /// SO_SNDBUF request.
+    pub send: Option<u64>,
+    /// SO_RCVBUF request.
+    pub recv: Option<u64>,
+}
+
+/// TCP internals over the window, over all flows.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct TcpSummary {
+    /// Mean smoothed RTT of the sending sockets at the window's end, µs.
+    pub rtt_us: f64,
+    /// Mean RTT variation, µs.
+    pub rttvar_us: f64,
+    /// Data segments received per ACK sent, at the receivers.
+    pub data_segs_per_ack: f64,
+    /// Share of the window the senders were limited by the peer's receive window, %.
+    pub rwnd_limited_pct: f64,
+    /// Share of the window the senders were limited by their send buffer, %.
+    pub sndbuf_limited_pct: f64,
+    /// Share of the window the senders had data in flight, %.
+    pub busy_pct: f64,
+}
+
+/// One flow over the window.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct FlowResult {
+    /// Flow id.
+    pub id: u32,
+    /// "forward" or "reverse".
+    pub direction: String,
+    /// Receiver's throughput, bits/s.
+    pub bits_per_second: f64,
+    /// Sender's throughput, bits/s.
+    pub sender_bits_per_second: f64,
+    /// Bytes received in the window.
+    pub bytes: u64,
+    /// Bytes sent in the window.
+    pub sender_bytes: u64,
+    /// Bytes received over the whole test.
+    pub total_bytes_received: u64,
+    /// Bytes sent over the whole test.
+    pub total_bytes_sent: u64,
+    /// Retransmits in the window.
+    pub retransmits: u64,
+    /// Smoothed RTT at the window's end, µs.
+    pub rtt_us: u32,
+    /// RTT variation, µs.
+    pub rttvar_us: u32,
+    /// Minimum RTT seen, µs.
+    pub min_rtt_us: u32,
+    /// Congestion window at the window's end, segments.
+    pub cwnd: u32,
+    /// Send MSS, bytes.
+    pub mss: u32,
+    /// Data segments received per ACK sent, at the receiver.
+    pub data_segs_per_ack: f64,
+    /// The kernel's delivery rate estimate at the window's end, bits/s.
+    pub delivery_rate_bps: f64,
+    /// Limited by the receive window, % of the window.
+    pub rwnd_limited_pct: f64,
+    /// Limited by the send buffer, % of the window.
+    pub sndbuf_limited_pct: f64,
+    /// Data in flight, % of the window.
+    pub busy_pct: f64,
+    /// Sender's SO_SNDBUF as granted.
+    pub sndbuf: u32,
+    /// Receiver's SO_RCVBUF as granted.
+    pub rcvbuf: u32,
+    /// Sender's SO_SNDBUF at the end.
+    pub sndbuf_end: u32,
+    /// Receiver's SO_RCVBUF at the end.
+    pub rcvbuf_end: u32,
+    /// Congestion control.
+    pub cc: String,
+    /// Sender's address.
+    pub sender: String,
+    /// Receiver's address.
+    pub receiver: String,
+}
+
+/// One interval.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Interval {
+    /// Start, seconds since the test's start.
+    pub start: f64,
+    /// End, seconds since the test's start.
+    pub end: f64,
+    /// True for warm-up intervals (before `--omit` ended).
+    pub omitted: bool,
+    /// Receivers' throughput, bits/s.
+    pub bits_per_second: f64,
+    /// Senders' throughput, bits/s.
+    pub sender_bits_per_second: f64,
+    /// Bytes received.
+    pub bytes: u64,
+    /// Retransmits.
+    pub retransmits: u64,
+    /// Mean smoothed RTT of the senders at the interval's end, µs.
+    pub rtt_us: f64,
+    /// Total congestion window of the senders at the interval's end, segments.
+    pub cwnd: u64,
+    /// Busy CPU of the controller's host, %.
+    pub cpu_local: f64,
+    /// Busy CPU of the agent's host, %.
+    pub cpu_remote: f64,
+    /// Per flow (present when the test has at most [`PER_FLOW_INTERVALS_MAX`] flows).
+    pub flows: Vec<FlowInterval>,
+}
+
+/// Per-flow interval records are kept up to this many flows.
+pub const PER_FLOW_INTERVALS_MAX: usize = 64;
+
+/// One flow in one interval.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct FlowInterval {
+    /// Flow id.
+    pub id: u32,
+    /// Receiver's throughput, bits/s.
+    pub bits_per_second: f64,
+    /// Sender's throughput, bits/s.
+    pub sender_bits_per_second: f64,
+    /// Retransmits.
+    pub retransmits: u64,
+    /// Smoothed RTT at the interval's end, µs.
+    pub rtt_us: u32,
+    /// Congestion window at the interval's end.
+    pub cwnd: u32,
+}
