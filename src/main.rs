@@ -1,1 +1,48 @@
-fn main() {}
+//! fathom: a network performance lab in one binary. `main` only parses, dispatches and maps
+//! outcomes to exit codes: 0 ok, 1 the test or the agent failed, 2 bad usage.
+
+use clap::Parser;
+use fathom::{cli, commands, Failure};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let json = args.iter().any(|a| a == "--json");
+    let cli = match cli::Cli::try_parse_from(&args) {
+        Ok(c) => c,
+        Err(e) => return usage(e, json),
+    };
+    let r = match cli.command {
+        cli::Command::Stream(a) => commands::stream::run(&a),
+        cli::Command::Serve(a) => commands::serve::run(&a),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => fail(f, json),
+    }
+}
+
+/// clap's errors: help and version go out as usual; real errors become one line, exit 2.
+fn usage(e: clap::Error, json: bool) -> ExitCode {
+    use clap::error::ErrorKind::*;
+    if matches!(e.kind(), DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand) {
+        let _ = e.print();
+        return if e.kind() == DisplayHelpOnMissingArgumentOrSubcommand { ExitCode::from(2) } else { ExitCode::SUCCESS };
+    }
+    let rendered = e.render().to_string();
+    let line = rendered.lines().next().unwrap_or("error: bad usage").trim_start_matches("error: ");
+    fail(Failure::Usage(line.to_string()), json)
+}
+
+fn fail(f: Failure, json: bool) -> ExitCode {
+    let (msg, code) = match f {
+        Failure::Usage(m) => (m, 2),
+        Failure::Runtime(m) => (m, 1),
+        Failure::Reported => return ExitCode::from(1),
+    };
+    if json {
+        commands::output::write_stdout(&fathom_report::json::error_document(&msg));
+    }
+    eprintln!("fathom: {msg}");
+    ExitCode::from(code)
+}

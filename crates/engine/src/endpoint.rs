@@ -67,8 +67,9 @@ impl Prepared {
         &self.infos
     }
 
-    /// Starts workers and sampler; they begin at `t0` (monotonic ns). Snapshots go to `sink`.
-    pub fn start(self, t0: u64, sink: mpsc::Sender<Snapshot>) -> io::Result<Running> {
+    /// Starts workers and sampler; they begin at `t0` (monotonic ns). Every snapshot is handed
+    /// to `sink` on the sampler thread as soon as it is taken.
+    pub fn start(self, t0: u64, sink: Box<dyn FnMut(Snapshot) + Send>) -> io::Result<Running> {
         let abort = Arc::new(AtomicBool::new(false));
         let (signal_tx, signal_rx) = mpsc::channel();
         let schedule = Schedule::of(&self.plan);
@@ -173,7 +174,7 @@ struct Sampler {
     stats: Vec<Arc<FlowStats>>,
     workers: Vec<(JoinHandle<WorkerResult>, Arc<WorkerShared>)>,
     signals: mpsc::Receiver<Signal>,
-    sink: mpsc::Sender<Snapshot>,
+    sink: Box<dyn FnMut(Snapshot) + Send>,
 }
 
 impl Sampler {
@@ -233,7 +234,7 @@ impl Sampler {
     }
 
     /// Takes a snapshot stamped at `at` (monotonic ns), or now if `at` is later than the read.
-    fn emit(&self, mark: Mark, at: u64) {
+    fn emit(&mut self, mark: Mark, at: u64) {
         let flows = self
             .stats
             .iter()
@@ -249,7 +250,7 @@ impl Sampler {
         let cpu = CpuSnapshot { per_cpu: cpu::proc_stat(), threads_ns: self.threads_cpu_ns(), process_user_us, process_system_us };
         let at = at.min(clock::now_ns());
         let snap = Snapshot { mark, t_ns: at as i64 - self.t0 as i64, flows, cpu, latency: None };
-        let _ = self.sink.send(snap);
+        (self.sink)(snap);
     }
 
     fn threads_cpu_ns(&self) -> u64 {

@@ -104,6 +104,44 @@ impl Preamble {
     }
 }
 
+/// What a data connection sends after its preamble: the test's cookie and its flow id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataHello {
+    /// The secret the agent handed out in `Ready`.
+    pub cookie: [u8; 16],
+    /// Which flow of the test this connection is.
+    pub flow: u32,
+}
+
+impl DataHello {
+    /// Bytes on the wire, preamble included.
+    pub const LEN: usize = 8 + 16 + 4;
+
+    /// The full opening of a data connection.
+    pub fn encode(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        b[..8].copy_from_slice(&Preamble::ours(PreambleKind::Data).encode());
+        b[8..24].copy_from_slice(&self.cookie);
+        b[24..].copy_from_slice(&self.flow.to_be_bytes());
+        b
+    }
+
+    /// Reads and checks a data connection's opening (magic, version and kind).
+    pub fn read_from(r: &mut impl Read) -> Result<Self, FrameError> {
+        let mut b = [0u8; Self::LEN];
+        r.read_exact(&mut b)?;
+        let p = Preamble::decode(b[..8].try_into().expect("8 bytes"))?;
+        p.check_version()?;
+        if p.kind != PreambleKind::Data {
+            return Err(FrameError::BadKind(0));
+        }
+        Ok(DataHello {
+            cookie: b[8..24].try_into().expect("16 bytes"),
+            flow: u32::from_be_bytes(b[24..].try_into().expect("4 bytes")),
+        })
+    }
+}
+
 /// A framed message stream over any byte stream (a `TcpStream` in practice).
 pub struct Connection<S> {
     stream: S,
@@ -227,6 +265,15 @@ mod tests {
         assert!(matches!(c.recv::<M>(), Err(FrameError::Malformed(_))));
         let mut c = conn(vec![0, 0, 0, 9, 1]);
         assert!(matches!(c.recv::<M>(), Err(FrameError::Io(_))));
+    }
+
+    #[test]
+    fn data_hello_round_trip() {
+        let h = DataHello { cookie: [7; 16], flow: 42 };
+        assert_eq!(DataHello::read_from(&mut &h.encode()[..]).unwrap(), h);
+        let mut bad = h.encode();
+        bad[6] = 0;
+        assert!(DataHello::read_from(&mut &bad[..]).is_err());
     }
 
     #[test]

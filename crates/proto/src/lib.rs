@@ -34,7 +34,7 @@ pub mod msg;
 pub mod plan;
 pub mod sample;
 
-pub use frame::{Connection, FrameError, Preamble, PreambleKind, MAGIC, PROTOCOL_VERSION};
+pub use frame::{Connection, DataHello, FrameError, Preamble, PreambleKind, MAGIC, PROTOCOL_VERSION};
 pub use msg::{ToAgent, ToController};
 
 /// The agent's default control port.

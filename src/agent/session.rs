@@ -1,0 +1,284 @@
+//! One control connection of the agent: handshake, authentication, then one test driven by
+//! the controller's messages. The session owns everything the test allocates and frees it when
+//! the test ends, the controller closes, or the controller falls silent.
+
+use super::{data, AgentConfig};
+use fathom_engine::{clock, measure::host, Aborter, Prepared, Side};
+use fathom_proto::plan::TestPlan;
+use fathom_proto::sample::{EndpointInfo, Snapshot};
+use fathom_proto::{auth, Connection, FrameError, Preamble, PreambleKind, ToAgent, ToController};
+use socket2::Socket;
+use std::io::Write;
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A controller that sends nothing for this long is gone (it heartbeats every second).
+const SILENCE: Duration = Duration::from_secs(3);
+/// The handshake must complete within this.
+const HANDSHAKE: Duration = Duration::from_secs(10);
+
+/// What the session thread reacts to.
+pub enum Event {
+    /// A message (or the end) from the controller.
+    Ctrl(Result<Option<ToAgent>, FrameError>),
+    /// A data connection arrived, or arrival failed.
+    Flow(Result<(u32, Socket), String>),
+    /// The running endpoint took a snapshot.
+    Snap(Box<Snapshot>),
+    /// The running endpoint finished.
+    Done(Box<EndpointInfo>),
+}
+
+/// Runs one session to its end, logging its outcome when configured to.
+pub fn run(stream: TcpStream, peer: SocketAddr, cfg: &AgentConfig, id: u64, over_capacity: bool) {
+    let r = Session::handshake(stream, cfg, over_capacity).and_then(|s| s.serve(cfg));
+    if cfg.log {
+        match r {
+            Ok(what) => eprintln!("fathom serve: test {id} from {peer}: {what}"),
+            Err(e) => eprintln!("fathom serve: test {id} from {peer}: {e}"),
+        }
+    }
+}
+
+struct Session {
+    stream: TcpStream,
+    conn: Connection<TcpStream>,
+}
+
+impl Session {
+    fn handshake(stream: TcpStream, cfg: &AgentConfig, over_capacity: bool) -> Result<Session, String> {
+        let _ = stream.set_nodelay(true);
+        stream.set_read_timeout(Some(HANDSHAKE)).map_err(|e| e.to_string())?;
+        let theirs = Preamble::read_from(&mut &stream).map_err(|e| format!("refused: {e}"))?;
+        (&stream).write_all(&Preamble::ours(PreambleKind::Control).encode()).map_err(|e| e.to_string())?;
+        theirs.check_version().map_err(|e| format!("refused: {e}"))?;
+        let mut conn = Connection::new(stream.try_clone().map_err(|e| e.to_string())?);
+        let refuse = |conn: &mut Connection<TcpStream>, message: String| {
+            let _ = conn.send(&ToController::Error { message: message.clone() });
+            format!("refused: {message}")
+        };
+        if theirs.kind != PreambleKind::Control {
+            return Err(refuse(&mut conn, "data connections go to the port named in Ready".into()));
+        }
+        let nonce = auth::nonce();
+        conn.send(&ToController::Challenge { nonce, key_required: cfg.key.is_some() }).map_err(|e| e.to_string())?;
+        match conn.expect::<ToAgent>() {
+            Ok(ToAgent::Auth { mac }) => {
+                if let Some(key) = &cfg.key {
+                    if !mac.is_some_and(|m| auth::verify(key, &nonce, &m)) {
+                        let what = if mac.is_some() { "wrong key" } else { "this agent requires a key (--key-file)" };
+                        return Err(refuse(&mut conn, format!("authentication failed: {what}")));
+                    }
+                }
+            }
+            Ok(other) => return Err(refuse(&mut conn, format!("expected Auth, got {}", name(&other)))),
+            Err(e) => return Err(refuse(&mut conn, e.to_string())),
+        }
+        if over_capacity {
+            return Err(refuse(&mut conn, "this agent is running its maximum number of tests (--max-tests)".into()));
+        }
+        conn.send(&ToController::Welcome(host::host_info())).map_err(|e| e.to_string())?;
+        Ok(Session { stream, conn })
+    }
+
+    fn serve(mut self, cfg: &AgentConfig) -> Result<String, String> {
+        let (tx, rx) = mpsc::channel();
+        self.stream.set_read_timeout(Some(SILENCE)).map_err(|e| e.to_string())?;
+        let reader_stream = self.stream.try_clone().map_err(|e| e.to_string())?;
+        let reader_tx = tx.clone();
+        let reader = std::thread::spawn(move || {
+            let mut rc = Connection::new(reader_stream);
+            loop {
+                let m = rc.recv::<ToAgent>();
+                let end = !matches!(m, Ok(Some(_)));
+                if reader_tx.send(Event::Ctrl(m)).is_err() || end {
+                    break;
+                }
+            }
+        });
+        let mut test = Test::default();
+        let outcome = self.drive(cfg, &tx, &rx, &mut test);
+        test.teardown();
+        if let Err(message) = &outcome {
+            let _ = self.conn.send(&ToController::Error { message: message.clone() });
+        }
+        let _ = self.stream.shutdown(Shutdown::Both);
+        let _ = reader.join();
+        outcome
+    }
+
+    fn send(&mut self, m: &ToController) -> Result<(), String> {
+        self.conn.send(m).map_err(|e| format!("controller unreachable: {e}"))
+    }
+
+    fn drive(
+        &mut self,
+        cfg: &AgentConfig,
+        tx: &mpsc::Sender<Event>,
+        rx: &mpsc::Receiver<Event>,
+        test: &mut Test,
+    ) -> Result<String, String> {
+        loop {
+            let wait = test.deadline.map_or(Duration::from_secs(3600), |d| d.saturating_duration_since(Instant::now()));
+            let ev = match rx.recv_timeout(wait) {
+                Ok(ev) => ev,
+                Err(_) => {
+                    test.abort();
+                    return Err("the test exceeded this agent's --max-duration and was stopped".into());
+                }
+            };
+            match ev {
+                Event::Ctrl(Ok(Some(msg))) => match msg {
+                    ToAgent::TimeProbe { t1 } => {
+                        let t2 = clock::now_ns();
+                        self.send(&ToController::TimeReply { t1, t2, t3: clock::now_ns() })?;
+                    }
+                    ToAgent::Setup(plan) => {
+                        let ready = test.setup(*plan, cfg, self.stream.local_addr().map_err(|e| e.to_string())?.ip(), tx)?;
+                        self.send(&ready)?;
+                    }
+                    ToAgent::Start { t0 } => test.start(t0, cfg, tx)?,
+                    ToAgent::Heartbeat => {}
+                    ToAgent::Abort { reason } => {
+                        test.abort();
+                        test.aborted = Some(reason);
+                    }
+                    ToAgent::Close => return Ok(test.summary()),
+                    other => return Err(format!("unexpected {} message", name(&other))),
+                },
+                Event::Ctrl(Ok(None)) => {
+                    test.abort();
+                    return Ok(format!("{}; the controller closed the connection", test.summary()));
+                }
+                Event::Ctrl(Err(FrameError::Io(e))) if is_timeout(&e) => {
+                    test.abort();
+                    return Err(format!("the controller was silent for {} s; test stopped", SILENCE.as_secs()));
+                }
+                Event::Ctrl(Err(FrameError::Io(e))) => {
+                    test.abort();
+                    return Ok(format!("{}; control connection lost: {e}", test.summary()));
+                }
+                Event::Ctrl(Err(e)) => {
+                    test.abort();
+                    return Err(e.to_string());
+                }
+                Event::Flow(Ok((id, sock))) => {
+                    if let Some(infos) = test.arrived(id, sock)? {
+                        self.send(&ToController::Connected(infos))?;
+                    }
+                }
+                Event::Flow(Err(e)) => return Err(e),
+                Event::Snap(s) => self.send(&ToController::Snapshot(s))?,
+                Event::Done(info) => {
+                    test.finished = true;
+                    self.send(&ToController::Done(info))?;
+                }
+            }
+        }
+    }
+}
+
+/// The one test a session runs, through its phases.
+#[derive(Default)]
+struct Test {
+    plan: Option<Arc<TestPlan>>,
+    stop_accepting: Arc<AtomicBool>,
+    sockets: Vec<Option<Socket>>,
+    arrived: usize,
+    prepared: Option<Prepared>,
+    running: Option<(Aborter, std::thread::JoinHandle<()>)>,
+    deadline: Option<Instant>,
+    finished: bool,
+    aborted: Option<String>,
+}
+
+impl Test {
+    fn setup(&mut self, plan: TestPlan, cfg: &AgentConfig, ip: std::net::IpAddr, tx: &mpsc::Sender<Event>) -> Result<ToController, String> {
+        if self.plan.is_some() {
+            return Err("a session runs one test; Setup came twice".into());
+        }
+        cfg.admit(&plan)?;
+        let listener = data::listen(ip, &plan).map_err(|e| format!("cannot open a data listener: {e}"))?;
+        let port = listener.local_addr().ok().and_then(|a| a.as_socket()).map_or(0, |a| a.port());
+        let cookie = auth::random::<16>();
+        let (n, stop, tx) = (plan.flows.len(), self.stop_accepting.clone(), tx.clone());
+        std::thread::spawn(move || data::accept_flows(listener, cookie, n, stop, tx));
+        self.sockets = (0..n).map(|_| None).collect();
+        self.plan = Some(Arc::new(plan));
+        Ok(ToController::Ready { port, cookie })
+    }
+
+    fn arrived(&mut self, id: u32, sock: Socket) -> Result<Option<Vec<fathom_proto::sample::FlowInfo>>, String> {
+        let plan = self.plan.clone().ok_or("data before Setup")?;
+        self.sockets[id as usize] = Some(sock);
+        self.arrived += 1;
+        if self.arrived < self.sockets.len() {
+            return Ok(None);
+        }
+        let socks = plan.flows.iter().zip(self.sockets.drain(..)).map(|(f, s)| (*f, s.expect("every flow arrived"))).collect();
+        let prepared = Prepared::new(plan, Side::Agent, socks).map_err(|e| format!("cannot set up the flows: {e}"))?;
+        let infos = prepared.flow_infos().to_vec();
+        self.prepared = Some(prepared);
+        Ok(Some(infos))
+    }
+
+    fn start(&mut self, t0: u64, cfg: &AgentConfig, tx: &mpsc::Sender<Event>) -> Result<(), String> {
+        let prepared = self.prepared.take().ok_or("Start before all data connections arrived")?;
+        let snap_tx = tx.clone();
+        let running = prepared
+            .start(t0, Box::new(move |s| drop(snap_tx.send(Event::Snap(Box::new(s))))))
+            .map_err(|e| format!("cannot start the test: {e}"))?;
+        let aborter = running.aborter();
+        let done_tx = tx.clone();
+        let joiner = std::thread::spawn(move || drop(done_tx.send(Event::Done(Box::new(running.join())))));
+        self.running = Some((aborter, joiner));
+        let lead = Duration::from_nanos(t0.saturating_sub(clock::now_ns()));
+        self.deadline = Some(Instant::now() + lead + Duration::from_nanos(cfg.max_duration_ns) + Duration::from_secs(5));
+        Ok(())
+    }
+
+    fn abort(&mut self) {
+        self.stop_accepting.store(true, Ordering::Relaxed);
+        if let Some((a, _)) = &self.running {
+            a.abort();
+        }
+    }
+
+    /// Stops everything and waits until the test's threads and sockets are gone.
+    fn teardown(&mut self) {
+        self.abort();
+        if let Some((_, joiner)) = self.running.take() {
+            let _ = joiner.join();
+        }
+        self.prepared = None;
+        self.sockets.clear();
+    }
+
+    fn summary(&self) -> String {
+        match (&self.plan, self.finished, &self.aborted) {
+            (None, _, _) => "no test run".into(),
+            (Some(p), _, Some(r)) => format!("{} with {} flows aborted by the controller: {r}", p.kind.name(), p.flows.len()),
+            (Some(p), true, None) => format!("{} with {} flows completed", p.kind.name(), p.flows.len()),
+            (Some(p), false, None) => format!("{} with {} flows stopped early", p.kind.name(), p.flows.len()),
+        }
+    }
+}
+
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
+}
+
+fn name(m: &ToAgent) -> &'static str {
+    match m {
+        ToAgent::Auth { .. } => "Auth",
+        ToAgent::TimeProbe { .. } => "TimeProbe",
+        ToAgent::Setup(_) => "Setup",
+        ToAgent::Start { .. } => "Start",
+        ToAgent::Heartbeat => "Heartbeat",
+        ToAgent::Abort { .. } => "Abort",
+        ToAgent::Close => "Close",
+    }
+}

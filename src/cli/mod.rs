@@ -1,0 +1,71 @@
+//! The command line: raw arguments (clap) in, validated plans out. Nothing here opens a socket.
+
+pub mod stream;
+pub mod units;
+
+use clap::{Parser, Subcommand};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// fathom: how fast a network path really is, why, and what to tune.
+#[derive(Parser, Debug)]
+#[command(name = "fathom", version, about, long_about = None, after_help = EXAMPLES)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+const EXAMPLES: &str = "\
+Examples:
+  fathom stream                          10 s TCP stream over loopback to an in-process agent
+  fathom serve --key-file k              run an agent on a test host (port 5301)
+  fathom stream HOST -P 4 -t 30s --omit 3s --key-file k
+  fathom stream HOST -R --json           the agent sends; one JSON document on stdout";
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Bulk transfer over TCP: throughput, CPU, TCP internals.
+    Stream(stream::StreamArgs),
+    /// Run an agent that executes tests for controllers.
+    Serve(ServeArgs),
+}
+
+/// `fathom serve`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Examples:
+  fathom serve                                   loopback only, no key needed
+  fathom serve --listen 0.0.0.0:5301 --key-file k
+  fathom serve --listen [::]:5301 --insecure     any controller may connect (lab use only)")]
+pub struct ServeArgs {
+    /// Address and port to listen on for control connections.
+    #[arg(long, default_value = "127.0.0.1:5301", value_name = "ADDR:PORT")]
+    pub listen: SocketAddr,
+    /// File holding the pre-shared key; controllers must prove they know it.
+    #[arg(long, value_name = "PATH")]
+    pub key_file: Option<PathBuf>,
+    /// Listen beyond loopback without a key.
+    #[arg(long)]
+    pub insecure: bool,
+    /// Longest test accepted (warm-up + measured time).
+    #[arg(long, default_value = "1h", value_parser = units::parse_duration, value_name = "DUR")]
+    pub max_duration: u64,
+    /// Most data connections in one test.
+    #[arg(long, default_value_t = 20_000, value_name = "N")]
+    pub max_flows: u32,
+    /// Most tests at once.
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    pub max_tests: usize,
+}
+
+/// Reads a key file: its contents, surrounding whitespace removed.
+pub fn read_key(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    let text = std::fs::read(path).map_err(|e| format!("--key-file {}: {e}", path.display()))?;
+    let key = text.trim_ascii().to_vec();
+    if key.is_empty() {
+        return Err(format!("--key-file {}: the file is empty", path.display()));
+    }
+    Ok(key)
+}

@@ -1,0 +1,125 @@
+//! Parsers for the command line's units: sizes (1024-based K/M/G, as iperf and ttcp use them),
+//! durations (ms/s/m), CPU lists ("0-3,6") and bit rates.
+
+/// A size in bytes: "65536", "64K", "1.5M", "2G" (K = 1024). Errors say what a size looks like.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let bad = || format!("'{s}' is not a size; try 64K, 1M or 100M (1024-based)");
+    let t = s.trim();
+    let digits = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let v: f64 = num.parse().map_err(|_| bad())?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(bad()),
+    };
+    let bytes = v * mult as f64;
+    if !bytes.is_finite() || bytes > u64::MAX as f64 || bytes.fract() != 0.0 {
+        return Err(bad());
+    }
+    Ok(bytes as u64)
+}
+
+/// A size that must fit a socket call: 1 byte up to 2 GB - 1.
+pub fn parse_io_size(s: &str) -> Result<u32, String> {
+    let v = parse_size(s)?;
+    if v == 0 {
+        return Err("must be at least 1 byte".into());
+    }
+    u32::try_from(v).ok().filter(|v| *v <= i32::MAX as u32).ok_or_else(|| format!("'{s}' is too large (2G at most)"))
+}
+
+/// A duration in ns: "10" (seconds), "10s", "500ms", "1.5s", "2m", "100us".
+pub fn parse_duration(s: &str) -> Result<u64, String> {
+    let bad = || format!("'{s}' is not a duration; try 10s, 500ms or 2m");
+    let t = s.trim();
+    if t.starts_with('-') {
+        return Err(format!("'{s}' is negative; durations are positive, e.g. 10s"));
+    }
+    let digits = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let v: f64 = num.parse().map_err(|_| bad())?;
+    let ns_per: f64 = match unit {
+        "" | "s" | "sec" => 1e9,
+        "ms" => 1e6,
+        "us" | "µs" => 1e3,
+        "m" | "min" => 60e9,
+        "h" => 3600e9,
+        _ => return Err(bad()),
+    };
+    let ns = v * ns_per;
+    if !ns.is_finite() || ns >= u64::MAX as f64 {
+        return Err(bad());
+    }
+    Ok(ns.round() as u64)
+}
+
+/// A CPU list: "0", "0-3", "0,2,4-5".
+pub fn parse_cpulist(s: &str) -> Result<Vec<u32>, String> {
+    let bad = || format!("'{s}' is not a CPU list; try 0, 0-3 or 0,2,4-5");
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let part = part.trim();
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (u32, u32) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+                if a > b || b - a > 4096 {
+                    return Err(bad());
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.parse().map_err(|_| bad())?),
+        }
+    }
+    Ok(out)
+}
+
+/// `--affinity LOCAL[/REMOTE]`: the controller's CPUs and, after a slash, the agent's.
+pub fn parse_affinity(s: &str) -> Result<(Option<Vec<u32>>, Option<Vec<u32>>), String> {
+    let (l, r) = match s.split_once('/') {
+        Some((l, r)) => (l, Some(r)),
+        None => (s, None),
+    };
+    let list = |x: &str| if x.is_empty() { Ok(None) } else { parse_cpulist(x).map(Some) };
+    Ok((list(l)?, r.map(list).transpose()?.flatten()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_1024_based() {
+        assert_eq!(parse_size("100M").unwrap(), 104_857_600);
+        assert_eq!(parse_size("64K").unwrap(), 65_536);
+        assert_eq!(parse_size("1.5k").unwrap(), 1536);
+        assert_eq!(parse_size("7").unwrap(), 7);
+        assert!(parse_size("1x").unwrap_err().contains("'1x' is not a size"));
+        assert!(parse_size("").is_err());
+        assert!(parse_size("0.3").is_err());
+        assert_eq!(parse_io_size("0").unwrap_err(), "must be at least 1 byte");
+        assert!(parse_io_size("4G").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10").unwrap(), 10_000_000_000);
+        assert_eq!(parse_duration("500ms").unwrap(), 500_000_000);
+        assert_eq!(parse_duration("1.5s").unwrap(), 1_500_000_000);
+        assert_eq!(parse_duration("2m").unwrap(), 120_000_000_000);
+        assert!(parse_duration("-1").unwrap_err().contains("negative"));
+        assert!(parse_duration("10x").is_err());
+    }
+
+    #[test]
+    fn cpu_lists_and_affinity() {
+        assert_eq!(parse_cpulist("0,2-4").unwrap(), vec![0, 2, 3, 4]);
+        assert!(parse_cpulist("3-1").is_err());
+        assert_eq!(parse_affinity("0/1").unwrap(), (Some(vec![0]), Some(vec![1])));
+        assert_eq!(parse_affinity("/1").unwrap(), (None, Some(vec![1])));
+        assert_eq!(parse_affinity("0-1").unwrap(), (Some(vec![0, 1]), None));
+    }
+}

@@ -1,0 +1,21 @@
+//! `fathom serve`: run an agent until killed.
+
+use crate::agent::{Agent, AgentConfig};
+use crate::cli::{read_key, ServeArgs};
+use crate::Failure;
+
+/// Runs the agent in the foreground.
+pub fn run(a: &ServeArgs) -> Result<(), Failure> {
+    let key = a.key_file.as_deref().map(read_key).transpose().map_err(Failure::Usage)?;
+    if key.is_none() && !a.listen.ip().is_loopback() && !a.insecure {
+        return Err(Failure::Usage(format!(
+            "refusing to listen on {} without a key: pass --key-file, or --insecure to let any controller run tests",
+            a.listen
+        )));
+    }
+    let cfg = AgentConfig { key, max_duration_ns: a.max_duration, max_flows: a.max_flows, max_tests: a.max_tests, log: true };
+    let agent = Agent::bind(a.listen, cfg).map_err(|e| Failure::Runtime(format!("cannot listen on {}: {e}", a.listen)))?;
+    let addr = agent.local_addr().map_err(|e| Failure::Runtime(e.to_string()))?;
+    eprintln!("fathom serve: listening on {addr} (protocol v{})", fathom_proto::PROTOCOL_VERSION);
+    agent.serve().map_err(|e| Failure::Runtime(format!("accept failed: {e}")))
+}

@@ -1,0 +1,158 @@
+//! The controller's end of a control connection: handshake, key proof, clock probes, and the
+//! request/answer steps before a test starts.
+
+use fathom_engine::clock;
+use fathom_proto::plan::TestPlan;
+use fathom_proto::sample::{FlowInfo, HostInfo};
+use fathom_proto::{auth, Connection, FrameError, Preamble, PreambleKind, ToAgent, ToController};
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long the agent may take to answer a step before the test starts.
+const STEP_TIMEOUT: Duration = Duration::from_secs(35);
+
+/// A live control connection.
+pub struct Control {
+    name: String,
+    stream: TcpStream,
+    reader: Connection<TcpStream>,
+    writer: Arc<Mutex<Connection<TcpStream>>>,
+    /// The agent's host.
+    pub host: HostInfo,
+}
+
+/// The clock relation to an agent.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClockSync {
+    /// Agent clock minus ours, ns.
+    pub offset_ns: i64,
+    /// Round trip of the probe the offset came from, ns.
+    pub rtt_ns: u64,
+}
+
+impl Control {
+    /// Connects, checks versions and proves the key. `name` is how errors refer to the agent.
+    pub fn open(stream: TcpStream, name: &str, key: Option<&[u8]>) -> Result<Control, String> {
+        let e = |what: &dyn std::fmt::Display| format!("agent at {name}: {what}");
+        let _ = stream.set_nodelay(true);
+        stream.set_read_timeout(Some(STEP_TIMEOUT)).map_err(|x| e(&x))?;
+        (&stream).write_all(&Preamble::ours(PreambleKind::Control).encode()).map_err(|x| e(&x))?;
+        let theirs = Preamble::read_from(&mut &stream).map_err(|x| e(&describe(x)))?;
+        theirs.check_version().map_err(|x| e(&x))?;
+        let reader = Connection::new(stream.try_clone().map_err(|x| e(&x))?);
+        let writer = Arc::new(Mutex::new(Connection::new(stream.try_clone().map_err(|x| e(&x))?)));
+        let mut c = Control { name: name.to_string(), stream, reader, writer, host: HostInfo::default() };
+        let (nonce, key_required) = match c.reader.expect::<ToController>().map_err(|x| e(&describe(x)))? {
+            ToController::Challenge { nonce, key_required } => (nonce, key_required),
+            ToController::Error { message } => return Err(e(&message)),
+            other => return Err(e(&unexpected("Challenge", &other))),
+        };
+        if key_required && key.is_none() {
+            return Err(e(&"this agent requires a key: pass --key-file with the agent's key"));
+        }
+        c.send(&ToAgent::Auth { mac: key.map(|k| auth::answer(k, &nonce)) })?;
+        match c.reader.expect::<ToController>().map_err(|x| e(&describe(x)))? {
+            ToController::Welcome(h) => c.host = h,
+            ToController::Error { message } => return Err(e(&format!("refused: {message}"))),
+            other => return Err(e(&unexpected("Welcome", &other))),
+        }
+        Ok(c)
+    }
+
+    /// Connects to `addr` within `timeout`, then [`open`](Self::open)s.
+    pub fn connect(addr: SocketAddr, name: &str, key: Option<&[u8]>, timeout: Duration) -> Result<Control, String> {
+        let stream = TcpStream::connect_timeout(&addr, timeout).map_err(|x| {
+            let hint = if x.kind() == std::io::ErrorKind::ConnectionRefused { " (is `fathom serve` running there?)" } else { "" };
+            format!("cannot reach the agent at {name}: {x}{hint}")
+        })?;
+        Self::open(stream, name, key)
+    }
+
+    /// Sends a message (safe to call from several threads).
+    pub fn send(&self, m: &ToAgent) -> Result<(), String> {
+        let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        w.send(m).map_err(|x| format!("agent at {}: {x}", self.name))
+    }
+
+    /// A sender usable from another thread (heartbeats).
+    pub fn sender(&self) -> Arc<Mutex<Connection<TcpStream>>> {
+        self.writer.clone()
+    }
+
+    /// Receives the next message; an agent `Error` becomes `Err`.
+    pub fn recv(&mut self, expecting: &str) -> Result<ToController, String> {
+        match self.reader.expect::<ToController>() {
+            Ok(ToController::Error { message }) => Err(format!("agent at {}: {message}", self.name)),
+            Ok(m) => Ok(m),
+            Err(x) => Err(format!("agent at {} (waiting for {expecting}): {}", self.name, describe(x))),
+        }
+    }
+
+    /// Estimates the agent's clock offset: several probes, the minimum-RTT one wins.
+    pub fn sync(&mut self, probes: usize) -> Result<ClockSync, String> {
+        let mut best = ClockSync { offset_ns: 0, rtt_ns: u64::MAX };
+        for _ in 0..probes {
+            self.send(&ToAgent::TimeProbe { t1: clock::now_ns() })?;
+            let m = self.recv("TimeReply")?;
+            let t4 = clock::now_ns();
+            let ToController::TimeReply { t1, t2, t3 } = m else {
+                return Err(format!("agent at {}: {}", self.name, unexpected("TimeReply", &m)));
+            };
+            let rtt = (t4 - t1).saturating_sub(t3.saturating_sub(t2));
+            if rtt < best.rtt_ns {
+                let offset = ((t2 as i128 - t1 as i128) + (t3 as i128 - t4 as i128)) / 2;
+                best = ClockSync { offset_ns: offset as i64, rtt_ns: rtt };
+            }
+        }
+        Ok(best)
+    }
+
+    /// Sends the plan; returns the data port and cookie.
+    pub fn setup(&mut self, plan: &TestPlan) -> Result<(u16, [u8; 16]), String> {
+        self.send(&ToAgent::Setup(Box::new(plan.clone())))?;
+        match self.recv("Ready")? {
+            ToController::Ready { port, cookie } => Ok((port, cookie)),
+            other => Err(format!("agent at {}: {}", self.name, unexpected("Ready", &other))),
+        }
+    }
+
+    /// Waits until the agent has every data connection.
+    pub fn connected(&mut self) -> Result<Vec<FlowInfo>, String> {
+        match self.recv("Connected")? {
+            ToController::Connected(infos) => Ok(infos),
+            other => Err(format!("agent at {}: {}", self.name, unexpected("Connected", &other))),
+        }
+    }
+
+    /// Hands the reading half to the caller for the running phase, with a read timeout.
+    pub fn into_reader(self, timeout: Duration) -> (Connection<TcpStream>, TcpStream) {
+        let _ = self.stream.set_read_timeout(Some(timeout));
+        (self.reader, self.stream)
+    }
+}
+
+/// A clearer wording for a peer that closed or is not fathom.
+fn describe(e: FrameError) -> String {
+    match e {
+        FrameError::Io(x) if x.kind() == std::io::ErrorKind::UnexpectedEof => {
+            "the agent closed the connection (wrong protocol version, or it refused us; see its log)".into()
+        }
+        other => other.to_string(),
+    }
+}
+
+fn unexpected(want: &str, got: &ToController) -> String {
+    let name = match got {
+        ToController::Challenge { .. } => "Challenge",
+        ToController::Welcome(_) => "Welcome",
+        ToController::TimeReply { .. } => "TimeReply",
+        ToController::Ready { .. } => "Ready",
+        ToController::Connected(_) => "Connected",
+        ToController::Snapshot(_) => "Snapshot",
+        ToController::Done(_) => "Done",
+        ToController::Error { message } => return message.clone(),
+    };
+    format!("protocol error: expected {want}, got {name}")
+}

@@ -1,0 +1,75 @@
+//! Where the agent is: "HOST", "HOST:PORT", "[v6]:PORT", or nothing (the embedded agent).
+
+use fathom_proto::DEFAULT_PORT;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+
+/// A resolved agent address.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// Address of its control port.
+    pub addr: SocketAddr,
+    /// How to call it in messages and results.
+    pub name: String,
+    /// True for the in-process agent.
+    pub embedded: bool,
+}
+
+impl Target {
+    /// Resolves `spec`; `ipv6` restricts the family (Some(true) = v6 only, Some(false) = v4 only).
+    pub fn resolve(spec: &str, ipv6: Option<bool>) -> Result<Target, String> {
+        let (host, port) = split_host_port(spec)?;
+        let addrs: Vec<SocketAddr> = (host.as_str(), port)
+            .to_socket_addrs()
+            .map_err(|e| format!("cannot resolve host '{host}': {e}"))?
+            .filter(|a| ipv6.is_none_or(|v6| a.is_ipv6() == v6))
+            .collect();
+        let addr = *addrs.first().ok_or_else(|| {
+            let fam = if ipv6 == Some(true) { "IPv6" } else { "IPv4" };
+            format!("host '{host}' has no {fam} address")
+        })?;
+        Ok(Target { addr, name: spec.to_string(), embedded: false })
+    }
+}
+
+/// Splits "host", "host:port", "[v6]", "[v6]:port", or a bare IPv6 address.
+fn split_host_port(spec: &str) -> Result<(String, u16), String> {
+    let port = |p: &str| p.parse::<u16>().map_err(|_| format!("'{spec}': '{p}' is not a port number"));
+    if let Some(rest) = spec.strip_prefix('[') {
+        let (h, tail) = rest.split_once(']').ok_or_else(|| format!("'{spec}': missing ']'"))?;
+        return match tail.strip_prefix(':') {
+            Some(p) => Ok((h.to_string(), port(p)?)),
+            None if tail.is_empty() => Ok((h.to_string(), DEFAULT_PORT)),
+            None => Err(format!("'{spec}' is not HOST[:PORT]")),
+        };
+    }
+    if spec.parse::<IpAddr>().is_ok() {
+        return Ok((spec.to_string(), DEFAULT_PORT));
+    }
+    match spec.rsplit_once(':') {
+        Some((h, p)) if !h.is_empty() => Ok((h.to_string(), port(p)?)),
+        Some(_) => Err(format!("'{spec}' is not HOST[:PORT]")),
+        None if spec.is_empty() => Err("the host is empty".into()),
+        None => Ok((spec.to_string(), DEFAULT_PORT)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_port_forms() {
+        assert_eq!(split_host_port("h").unwrap(), ("h".into(), 5301));
+        assert_eq!(split_host_port("h:9").unwrap(), ("h".into(), 9));
+        assert_eq!(split_host_port("::1").unwrap(), ("::1".into(), 5301));
+        assert_eq!(split_host_port("[::1]:7").unwrap(), ("::1".into(), 7));
+        assert!(split_host_port("h:x").is_err());
+        assert!(split_host_port(":5").is_err());
+    }
+
+    #[test]
+    fn resolves_loopback_and_filters_family() {
+        assert!(Target::resolve("127.0.0.1:9", None).unwrap().addr.is_ipv4());
+        assert!(Target::resolve("127.0.0.1", Some(true)).is_err());
+    }
+}

@@ -1,0 +1,19 @@
+//! fathom's glue: the command line, the agent, the controller and the commands that join them.
+//! The mechanisms live in the workspace crates (proto, engine, report, lab, wan); this crate
+//! wires them together, and the `fathom` binary is a thin `main` over it.
+
+pub mod agent;
+pub mod cli;
+pub mod commands;
+pub mod controller;
+
+/// Why a command did not succeed.
+#[derive(Debug)]
+pub enum Failure {
+    /// The command line is wrong (exit 2).
+    Usage(String),
+    /// The test or the agent failed (exit 1).
+    Runtime(String),
+    /// Already reported on stdout/stderr; only the exit code is left (exit 1).
+    Reported,
+}
