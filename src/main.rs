@@ -12,6 +12,7 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => return usage(e, json),
     };
+    commands::raise_fd_limit();
     let r = match cli.command {
         cli::Command::Stream(a) => commands::stream::run(&a),
         cli::Command::Serve(a) => commands::serve::run(&a),

@@ -48,6 +48,9 @@ pub fn run(target: &Target, plan: TestPlan, opts: &RunOptions, interrupted: &Ato
     let plan = Arc::new(plan);
     let local = Prepared::new(plan.clone(), Side::Controller, socks).map_err(|e| format!("cannot set up the flows: {e}"))?;
     let remote_flows = ctl.connected()?;
+    if !remote_flows.iter().map(|f| f.id).eq(plan.flows.iter().map(|f| f.id)) {
+        return Err(format!("agent at {}: its flows do not match the plan's", target.name));
+    }
 
     let started_unix_s = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
     let lead = 100_000_000 + 4 * sync.rtt_ns.min(250_000_000);

@@ -20,6 +20,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+/// The first snapshot is taken this long before t0 and stamped t0.
+const FIRST_SNAPSHOT_LEAD_NS: u64 = 200_000;
+
 /// How long receivers may drain after a timed test's end before everything stops.
 pub const DRAIN_NS: u64 = 1_000_000_000;
 
@@ -82,12 +85,14 @@ impl Prepared {
             Side::Agent => &self.plan.agent,
         };
         let mut workers = Vec::new();
+        let barrier = Arc::new(std::sync::Barrier::new(self.groups.len() + 1));
         for (i, flows) in self.groups.into_iter().enumerate() {
             let shared = Arc::new(WorkerShared { abort: abort.clone(), ..Default::default() });
             let wp = WorkerPlan {
                 flows,
                 pin: side_opts.affinity.as_ref().filter(|c| !c.is_empty()).map(|c| c[i % c.len()]),
                 t0,
+                start: barrier.clone(),
                 end_ns,
                 hard_end_ns,
                 busy_poll: self.plan.socket.busy_poll,
@@ -105,6 +110,7 @@ impl Prepared {
         }
         let sampler = Sampler {
             t0,
+            start: barrier,
             schedule,
             plan: self.plan,
             infos: self.infos,
@@ -168,6 +174,7 @@ enum Signal {
 
 struct Sampler {
     t0: u64,
+    start: Arc<std::sync::Barrier>,
     schedule: Schedule,
     plan: Arc<TestPlan>,
     infos: Vec<FlowInfo>,
@@ -181,13 +188,16 @@ impl Sampler {
     fn run(mut self) -> EndpointInfo {
         let mut done = 0;
         let mut aborted = false;
-        clock::sleep_until(self.t0);
+        // Workers wait at the barrier until this first snapshot is taken, so it holds exactly
+        // the state at the start, even when this thread wakes late.
+        clock::sleep_until(self.t0.saturating_sub(FIRST_SNAPSHOT_LEAD_NS));
         let (mut t, mark) = self.schedule.first();
-        self.emit(mark, clock::now_ns());
+        self.emit(mark, Some(self.t0.max(clock::now_ns())));
+        self.start.wait();
         while let Some((next, mark)) = self.schedule.next_after(t) {
             t = next;
             match self.wait_until(self.t0 + next, &mut done) {
-                Wait::Reached => self.emit(mark, clock::now_ns()),
+                Wait::Reached => self.emit(mark, None),
                 Wait::AllDone => break,
                 Wait::Aborted => {
                     aborted = true;
@@ -207,9 +217,9 @@ impl Sampler {
             .collect();
         if self.schedule.end().is_none() && !aborted {
             let last = self.stats.iter().filter_map(|s| s.last_ns()).max().unwrap_or_else(clock::now_ns);
-            self.emit(Mark::WindowEnd, last);
+            self.emit(Mark::WindowEnd, Some(last));
         }
-        self.emit(Mark::Final, clock::now_ns());
+        self.emit(Mark::Final, None);
         self.finish(results)
     }
 
@@ -233,22 +243,19 @@ impl Sampler {
         }
     }
 
-    /// Takes a snapshot stamped at `at` (monotonic ns), or now if `at` is later than the read.
-    fn emit(&mut self, mark: Mark, at: u64) {
-        let flows = self
-            .stats
-            .iter()
-            .map(|s| {
-                let mut f = s.snapshot();
-                if s.fd() >= 0 {
-                    f.tcp = tcp_info::read(s.fd());
-                }
-                f
-            })
-            .collect();
+    /// Takes a snapshot stamped `at` (monotonic ns) when the caller vouches that the counters
+    /// read now are those of that instant, else stamped after the counters are read, so that an
+    /// interval never holds bytes that arrived after its end.
+    fn emit(&mut self, mark: Mark, at: Option<u64>) {
+        let mut flows: Vec<_> = self.stats.iter().map(|s| s.snapshot()).collect();
+        let at = at.unwrap_or_else(clock::now_ns);
+        for (f, s) in flows.iter_mut().zip(&self.stats) {
+            if s.fd() >= 0 {
+                f.tcp = tcp_info::read(s.fd());
+            }
+        }
         let (process_user_us, process_system_us) = cpu::process_rusage_us();
         let cpu = CpuSnapshot { per_cpu: cpu::proc_stat(), threads_ns: self.threads_cpu_ns(), process_user_us, process_system_us };
-        let at = at.min(clock::now_ns());
         let snap = Snapshot { mark, t_ns: at as i64 - self.t0 as i64, flows, cpu, latency: None };
         (self.sink)(snap);
     }

@@ -24,6 +24,8 @@ pub struct WorkerPlan {
     pub pin: Option<u32>,
     /// Start instant (monotonic ns).
     pub t0: u64,
+    /// Passed by every worker and the sampler at t0, once the sampler has its first snapshot.
+    pub start: Arc<std::sync::Barrier>,
     /// Senders stop here (u64::MAX: when their byte count is done).
     pub end_ns: u64,
     /// Everything stops here, drained or not (u64::MAX: never).
@@ -103,6 +105,7 @@ fn event_loop(plan: &mut WorkerPlan, shared: &WorkerShared) -> io::Result<()> {
     };
 
     clock::sleep_until(plan.t0);
+    plan.start.wait();
     let mut state = vec![FlowState::Queued; n];
     let mut ready: Vec<usize> = (0..n).collect();
     let mut later: Vec<usize> = Vec::with_capacity(n);

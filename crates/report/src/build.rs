@@ -2,7 +2,7 @@
 //! [`Report`]. Every difference and ratio fathom shows is computed here, once.
 
 use crate::model::*;
-use crate::cpu::cpu_between;
+use crate::cpu::{busy_ticks, cpu_between};
 use fathom_proto::plan::{Direction, Limit, TestPlan};
 use fathom_proto::sample::{EndpointInfo, FlowSnapshot, Mark, Snapshot, TcpInfo};
 
@@ -184,12 +184,15 @@ impl<'a> Ends<'a> {
         let directions: Vec<DirectionResult> = dirs.iter().map(|&d| self.direction(d, flows)).collect();
         let n = flows.len().max(1) as f64;
         let busy: f64 = flows.iter().map(|f| f.busy_pct).sum::<f64>() / n;
-        let seconds = dirs.first().map_or(0.0, |&d| self.roles(d).1 .1.seconds());
+        let seconds = dirs.iter().map(|&d| self.roles(d).1 .1.seconds()).fold(0.0, f64::max);
         let bytes: u64 = flows.iter().map(|f| f.bytes).sum();
         let local = self.cpu(&self.run.local, self.lw);
         let remote = self.cpu(&self.run.remote, self.rw);
         let kb = bytes as f64 / 1024.0;
-        let demand = |c: &Cpu, cpus: u32, secs: f64| ratio(c.total / 100.0 * cpus as f64 * secs * 1e6, kb);
+        let demand = |e: &EndData, w: Window<'_>| {
+            let hz = e.info.host.clock_ticks.max(1) as f64;
+            ratio(busy_ticks(&w.start.cpu, &w.end.cpu) as f64 / hz * 1e6, kb)
+        };
         Summary {
             bits_per_second: directions.iter().map(|d| d.bits_per_second).sum(),
             sender_bits_per_second: directions.iter().map(|d| d.sender_bits_per_second).sum(),
@@ -200,15 +203,15 @@ impl<'a> Ends<'a> {
             seconds,
             retransmits: flows.iter().map(|f| f.retransmits).sum(),
             service_demand_us_per_kb: ServiceDemand {
-                local: demand(&local, self.run.local.info.host.cpus, self.lw.seconds()),
-                remote: demand(&remote, self.run.remote.info.host.cpus, self.rw.seconds()),
+                local: demand(&self.run.local, self.lw),
+                remote: demand(&self.run.remote, self.rw),
             },
             cpu: CpuPair { local, remote },
             directions: if dirs.len() > 1 { directions } else { Vec::new() },
             buffers: self.buffers(flows),
             tcp: TcpSummary {
-                rtt_us: flows.iter().map(|f| f.rtt_us as f64).sum::<f64>() / n,
-                rttvar_us: flows.iter().map(|f| f.rttvar_us as f64).sum::<f64>() / n,
+                rtt_us: mean_of_known(flows.iter().map(|f| f.rtt_us)),
+                rttvar_us: mean_of_known(flows.iter().map(|f| f.rttvar_us)),
                 data_segs_per_ack: self.segs_per_ack_all(),
                 rwnd_limited_pct: flows.iter().map(|f| f.rwnd_limited_pct).sum::<f64>() / n,
                 sndbuf_limited_pct: flows.iter().map(|f| f.sndbuf_limited_pct).sum::<f64>() / n,
@@ -345,4 +348,10 @@ fn echo(run: &RunData) -> TestEcho {
         clock_offset_us: run.clock_offset_ns as f64 / 1e3,
         control_rtt_us: run.control_rtt_ns as f64 / 1e3,
     }
+}
+
+/// Mean of the values that were measured (non-zero); 0 if none were.
+fn mean_of_known(v: impl Iterator<Item = u32>) -> f64 {
+    let (sum, n) = v.filter(|&x| x > 0).fold((0.0, 0u32), |(s, n), x| (s + f64::from(x), n + 1));
+    ratio(sum, f64::from(n))
 }

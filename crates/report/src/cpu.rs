@@ -47,3 +47,8 @@ pub fn cpu_between(a: &CpuSnapshot, b: &CpuSnapshot, hz: f64, seconds: f64, shar
         shared_process: shared,
     }
 }
+
+/// Busy ticks of all CPUs between two snapshots.
+pub fn busy_ticks(a: &CpuSnapshot, b: &CpuSnapshot) -> u64 {
+    b.per_cpu.iter().zip(&a.per_cpu).map(|(y, x)| y.since(x).busy()).sum()
+}

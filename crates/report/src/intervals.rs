@@ -11,7 +11,8 @@ use fathom_proto::sample::{Mark, Snapshot};
 fn bounds(snaps: &[Snapshot]) -> (Vec<&Snapshot>, usize) {
     let end = snaps.iter().position(|s| s.mark == Mark::WindowEnd).map_or(snaps.len(), |i| i + 1);
     let list: Vec<&Snapshot> = snaps[..end].iter().collect();
-    let ws = list.iter().position(|s| s.mark == Mark::WindowStart).unwrap_or(0);
+    // Without a window start (the test died in its warm-up), every interval is warm-up.
+    let ws = list.iter().position(|s| s.mark == Mark::WindowStart).unwrap_or(list.len());
     (list, ws)
 }
 
@@ -36,7 +37,7 @@ pub fn build(run: &RunData) -> Vec<Interval> {
                 omitted: k <= ws,
                 ..Default::default()
             };
-            let mut rtt_sum = 0.0;
+            let (mut rtt_sum, mut rtt_n) = (0.0, 0u32);
             for (i, f) in run.plan.flows.iter().enumerate() {
                 let (snd, rcv) = match f.dir {
                     Direction::Forward => (ls, rs),
@@ -54,6 +55,7 @@ pub fn build(run: &RunData) -> Vec<Interval> {
                     id: f.id,
                     bits_per_second: rate(bytes, secs(rcv)),
                     sender_bits_per_second: rate(sent, secs(snd)),
+                    bytes,
                     retransmits: tcp.retransmits as u64,
                     rtt_us: tcp.rtt_us,
                     cwnd: tcp.snd_cwnd,
@@ -63,12 +65,15 @@ pub fn build(run: &RunData) -> Vec<Interval> {
                 iv.sender_bits_per_second += fi.sender_bits_per_second;
                 iv.retransmits += fi.retransmits;
                 iv.cwnd += fi.cwnd as u64;
-                rtt_sum += fi.rtt_us as f64;
+                if fi.rtt_us > 0 {
+                    rtt_sum += fi.rtt_us as f64;
+                    rtt_n += 1;
+                }
                 if per_flow {
                     iv.flows.push(fi);
                 }
             }
-            iv.rtt_us = rtt_sum / run.plan.flows.len().max(1) as f64;
+            iv.rtt_us = rtt_sum / f64::from(rtt_n.max(1));
             let cpu = |s: Option<(&Snapshot, &Snapshot)>, hz: f64| {
                 s.map_or(0.0, |(a, b)| cpu_between(&a.cpu, &b.cpu, hz, 0.0, run.embedded).total)
             };

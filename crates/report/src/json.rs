@@ -1,5 +1,6 @@
-//! JSON output: the report serialized as one document. serde_json writes non-finite floats as
-//! `null`; the builder never produces them, and [`render`] checks.
+//! JSON output: the report serialized as one document. Every division in the builder is guarded
+//! (see `build::ratio` and `build::rate`), so no figure is NaN or infinite; serde_json would
+//! write one as `null`, which the schema rejects and the degenerate-run tests check.
 
 use crate::model::Report;
 

@@ -3,9 +3,13 @@
 
 pub mod build;
 mod cpu;
+pub mod csv;
+#[doc(hidden)]
+pub mod fake;
 mod intervals;
 pub mod json;
 pub mod model;
+pub mod table;
 pub mod warnings;
 
 pub use build::{build, EndData, RunData};

@@ -369,6 +369,8 @@ pub struct FlowInterval {
     pub bits_per_second: f64,
     /// Sender's throughput, bits/s.
     pub sender_bits_per_second: f64,
+    /// Bytes received.
+    pub bytes: u64,
     /// Retransmits.
     pub retransmits: u64,
     /// Smoothed RTT at the interval's end, µs.

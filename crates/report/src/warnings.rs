@@ -2,6 +2,7 @@
 
 use crate::build::RunData;
 use crate::model::{Cpu, Report};
+use fathom_proto::plan::Direction;
 use fathom_proto::sample::EndpointInfo;
 
 /// Share of the window beyond which a limit is worth a warning, %.
@@ -13,25 +14,34 @@ const SATURATED_PCT: f64 = 95.0;
 pub fn collect(run: &RunData, r: &Report) -> Vec<String> {
     let mut w = Vec::new();
     let s = &run.plan.socket;
-    for (name, end) in [("local", &run.local.info), ("remote", &run.remote.info)] {
-        clamp(&mut w, name, end, "--sndbuf", "SO_SNDBUF", s.sndbuf, end.limits.wmem_max, "wmem_max");
-        clamp(&mut w, name, end, "--rcvbuf", "SO_RCVBUF", s.rcvbuf, end.limits.rmem_max, "rmem_max");
+    let sends = |d: Direction| run.plan.flows_in(d).next().is_some();
+    // The local end sends forward flows and receives reverse ones; the agent the other way.
+    for (name, end, sender, receiver) in [
+        ("local", &run.local.info, sends(Direction::Forward), sends(Direction::Reverse)),
+        ("remote", &run.remote.info, sends(Direction::Reverse), sends(Direction::Forward)),
+    ] {
+        if sender {
+            clamp(&mut w, name, end, Buf::Send, s.sndbuf);
+        }
+        if receiver {
+            clamp(&mut w, name, end, Buf::Recv, s.rcvbuf);
+        }
     }
     let t = &r.summary.tcp;
+    let limits = &run.remote.info.limits;
     if t.rwnd_limited_pct > LIMITED_PCT {
-        let rmem = r.hosts.remote.rmem_max.max(r.hosts.local.rmem_max);
-        w.push(format!(
-            "senders were limited by the receive window {:.0}% of the time: raise --buffer/--rcvbuf or net.core.rmem_max (now {})",
-            t.rwnd_limited_pct,
-            human_bytes(rmem)
-        ));
+        let how = match s.rcvbuf {
+            Some(_) => format!("raise --buffer/--rcvbuf (net.core.rmem_max is {})", human_bytes(limits.rmem_max)),
+            None => format!("autotuning stops at net.ipv4.tcp_rmem's maximum ({}): raise it, or set --buffer", human_bytes(limits.tcp_rmem[2])),
+        };
+        w.push(format!("senders were limited by the receive window {:.0}% of the time: {how}", t.rwnd_limited_pct));
     }
     if t.sndbuf_limited_pct > LIMITED_PCT {
-        w.push(format!(
-            "senders were limited by their send buffer {:.0}% of the time: raise --buffer/--sndbuf or net.core.wmem_max (now {})",
-            t.sndbuf_limited_pct,
-            human_bytes(r.hosts.local.wmem_max.max(r.hosts.remote.wmem_max))
-        ));
+        let how = match s.sndbuf {
+            Some(_) => format!("raise --buffer/--sndbuf (net.core.wmem_max is {})", human_bytes(limits.wmem_max)),
+            None => format!("autotuning stops at net.ipv4.tcp_wmem's maximum ({}): raise it, or set --buffer", human_bytes(limits.tcp_wmem[2])),
+        };
+        w.push(format!("senders were limited by their send buffer {:.0}% of the time: {how}", t.sndbuf_limited_pct));
     }
     for (name, cpu) in [("local", &r.summary.cpu.local), ("remote", &r.summary.cpu.remote)] {
         saturated(&mut w, name, cpu);
@@ -42,19 +52,31 @@ pub fn collect(run: &RunData, r: &Report) -> Vec<String> {
     w
 }
 
-#[allow(clippy::too_many_arguments)]
-fn clamp(w: &mut Vec<String>, end: &str, e: &EndpointInfo, flag: &str, opt: &str, req: Option<u32>, max: u64, sysctl: &str) {
+#[derive(Clone, Copy)]
+enum Buf {
+    Send,
+    Recv,
+}
+
+fn clamp(w: &mut Vec<String>, end: &str, e: &EndpointInfo, which: Buf, req: Option<u32>) {
     let Some(req) = req else { return };
+    let (flag, opt, sysctl, max) = match which {
+        Buf::Send => ("--sndbuf", "SO_SNDBUF", "wmem_max", e.limits.wmem_max),
+        Buf::Recv => ("--rcvbuf", "SO_RCVBUF", "rmem_max", e.limits.rmem_max),
+    };
     if u64::from(req) <= max {
         return;
     }
-    let granted = e.flows.first().map(|f| if opt == "SO_SNDBUF" { f.sndbuf } else { f.rcvbuf }).unwrap_or(0);
+    let granted = e.flows.first().map_or(0, |f| match which {
+        Buf::Send => f.sndbuf,
+        Buf::Recv => f.rcvbuf,
+    });
     w.push(format!(
-        "{flag} {}: the kernel on the {end} host ({}) capped {opt} at {} (twice net.core.{sysctl} = {}); raise it: sysctl -w net.core.{sysctl}={req}",
+        "{flag} {}: the {end} host ({}) granted {opt} {} instead of {} because net.core.{sysctl} = {max} caps requests (Linux doubles what it grants); raise it: sysctl -w net.core.{sysctl}={req}",
         human_bytes(req.into()),
         e.host.hostname,
         human_bytes(granted.into()),
-        max
+        human_bytes(2 * u64::from(req)),
     ));
 }
 

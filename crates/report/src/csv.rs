@@ -1,0 +1,85 @@
+//! CSV output for spreadsheets: a header line, then one row per interval for all flows together
+//! (flow `sum`, direction `all`) followed by one row per flow when the interval carries per-flow
+//! records. Numbers are plain decimals, never NaN; a figure that has no per-flow meaning (host
+//! CPU) is left empty on flow rows.
+
+use crate::model::{FlowInterval, Interval, Report};
+
+/// The columns, in order.
+pub const COLUMNS: [&str; 13] = [
+    "start",
+    "end",
+    "flow",
+    "direction",
+    "omitted",
+    "bits_per_second",
+    "sender_bits_per_second",
+    "bytes",
+    "retransmits",
+    "rtt_us",
+    "cwnd",
+    "cpu_local_pct",
+    "cpu_remote_pct",
+];
+
+/// The report's intervals as CSV.
+pub fn render(r: &Report) -> Vec<u8> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    let rows = std::iter::once(COLUMNS.map(String::from)).chain(
+        r.intervals
+            .iter()
+            .flat_map(|iv| std::iter::once(sum_row(iv)).chain(iv.flows.iter().map(|f| flow_row(r, iv, f)))),
+    );
+    for row in rows {
+        w.write_record(&row).expect("writing CSV to memory cannot fail");
+    }
+    w.into_inner().expect("flushing CSV to memory cannot fail")
+}
+
+/// All flows of one interval.
+fn sum_row(iv: &Interval) -> [String; 13] {
+    [
+        num(iv.start),
+        num(iv.end),
+        "sum".into(),
+        "all".into(),
+        iv.omitted.to_string(),
+        num(iv.bits_per_second),
+        num(iv.sender_bits_per_second),
+        iv.bytes.to_string(),
+        iv.retransmits.to_string(),
+        num(iv.rtt_us),
+        iv.cwnd.to_string(),
+        num(iv.cpu_local),
+        num(iv.cpu_remote),
+    ]
+}
+
+/// One flow of one interval; its direction comes from the report's flow list.
+fn flow_row(r: &Report, iv: &Interval, f: &FlowInterval) -> [String; 13] {
+    let direction = r.flows.iter().find(|x| x.id == f.id).map_or("", |x| x.direction.as_str());
+    [
+        num(iv.start),
+        num(iv.end),
+        f.id.to_string(),
+        direction.into(),
+        iv.omitted.to_string(),
+        num(f.bits_per_second),
+        num(f.sender_bits_per_second),
+        f.bytes.to_string(),
+        f.retransmits.to_string(),
+        f.rtt_us.to_string(),
+        f.cwnd.to_string(),
+        String::new(),
+        String::new(),
+    ]
+}
+
+/// A plain decimal (Rust's shortest exact form, never an exponent); 0 for a non-finite value.
+fn num(v: f64) -> String {
+    if v.is_finite() {
+        v.to_string()
+    } else {
+        "0".into()
+    }
+}

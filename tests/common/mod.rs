@@ -1,0 +1,94 @@
+//! Helpers for the integration tests: the real binary, real agents on ephemeral loopback ports.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, ChildStderr, Command, Output, Stdio};
+use std::time::Duration;
+
+/// The fathom binary under test.
+pub fn fathom() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_fathom"))
+}
+
+/// Runs fathom with `args`, bounded to `secs` seconds (killed by its PID after that).
+pub fn run(args: &[&str], secs: u64) -> Output {
+    let child = fathom().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn fathom");
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || drop(tx.send(child.wait_with_output())));
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(out) => out.expect("output"),
+        Err(_) => {
+            // SAFETY: signals the child we spawned, by its PID.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            let out = rx.recv().expect("output after kill").expect("output");
+            panic!("fathom {args:?} did not finish in {secs} s; stderr: {}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+}
+
+/// Parses stdout as exactly one JSON document.
+pub fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("stdout is not one JSON document ({e}): {}\nstderr: {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    })
+}
+
+/// Standard error as text.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A `fathom serve` child on an ephemeral loopback port, killed (by its PID) when dropped.
+pub struct Agent {
+    pub child: Child,
+    pub addr: SocketAddr,
+    pub log: BufReader<ChildStderr>,
+}
+
+impl Agent {
+    /// Starts an agent with extra `args`.
+    pub fn start(args: &[&str]) -> Agent {
+        let mut child = fathom()
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn agent");
+        let mut log = BufReader::new(child.stderr.take().expect("stderr"));
+        let mut line = String::new();
+        log.read_line(&mut line).expect("agent's first line");
+        let addr = line
+            .split_whitespace()
+            .find_map(|w| w.parse::<SocketAddr>().ok())
+            .unwrap_or_else(|| panic!("no address in the agent's first line: {line}"));
+        Agent { child, addr, log }
+    }
+
+    /// `127.0.0.1:PORT` as a string.
+    pub fn target(&self) -> String {
+        self.addr.to_string()
+    }
+
+    /// The next line of the agent's log.
+    pub fn next_log_line(&mut self) -> String {
+        let mut line = String::new();
+        self.log.read_line(&mut line).expect("agent log");
+        line
+    }
+
+    /// Threads of the agent process now.
+    pub fn threads(&self) -> usize {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        status.lines().find_map(|l| l.strip_prefix("Threads:")).and_then(|v| v.trim().parse().ok()).unwrap_or(0)
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
