@@ -16,10 +16,20 @@ fn main() -> ExitCode {
     let r = match cli.command {
         cli::Command::Stream(a) => commands::stream::run(&a),
         cli::Command::Serve(a) => commands::serve::run(&a),
+        cli::Command::Lab(a) => return lab(a, json),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => fail(f, json),
+    }
+}
+
+/// `fathom lab`: the lab prints its own output (JSON errors included) and picks its exit code.
+fn lab(a: fathom_lab::cli::LabArgs, json: bool) -> ExitCode {
+    let exe = std::env::current_exe().unwrap_or_else(|_| "fathom".into());
+    match fathom_lab::cli::run(a, &exe) {
+        Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+        Err(e) => fail(Failure::Runtime(e.to_string()), json),
     }
 }
 

@@ -21,7 +21,8 @@ Examples:
   fathom stream                          10 s TCP stream over loopback to an in-process agent
   fathom serve --key-file k              run an agent on a test host (port 5301)
   fathom stream HOST -P 4 -t 30s --omit 3s --key-file k
-  fathom stream HOST -R --json           the agent sends; one JSON document on stdout";
+  fathom stream HOST -R --json           the agent sends; one JSON document on stdout
+  fathom lab up --hosts 6                six namespace hosts on one switch, an agent in each";
 
 /// The subcommands.
 #[derive(Subcommand, Debug)]
@@ -30,6 +31,8 @@ pub enum Command {
     Stream(stream::StreamArgs),
     /// Run an agent that executes tests for controllers.
     Serve(ServeArgs),
+    /// Build, inspect and remove a multi-host lab of network namespaces (needs root).
+    Lab(fathom_lab::cli::LabArgs),
 }
 
 /// `fathom serve`.

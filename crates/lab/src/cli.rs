@@ -1,0 +1,217 @@
+//! The `fathom lab` command line: clap types and [`run`], which turns them into lab calls.
+//!
+//! Exit codes: 0 ok; 1 failure (or, for `status`, a stale lab); `exec` passes on the command's.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clap::{Args, Subcommand};
+
+use crate::agent::{AgentCommand, DEFAULT_AGENT_PORT};
+use crate::lab::{resolve_name, Lab};
+use crate::name::DEFAULT_LAB;
+use crate::status::{status, STATUS_SCHEMA_VERSION};
+use crate::topology::Topology;
+use crate::up::UpOptions;
+
+const LAB_EXAMPLES: &str = "\
+Examples:
+  fathom lab up --hosts 6                 six hosts h1..h6 (10.77.0.1..6) on one switch
+  fathom lab up topology.toml             hosts, switches and links from a file
+  fathom lab status                       hosts, addresses, agents, links
+  fathom lab exec h3 -- ip addr           run a command inside host h3
+  fathom lab down                         remove everything the lab made
+
+Every command takes --name NAME (default: the only lab there is, else 'lab'), so labs coexist.
+Needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN). State lives in /run/fathom/lab/NAME/.";
+
+/// `fathom lab`: a multi-host network on this machine, built from network namespaces.
+#[derive(Debug, Args)]
+#[command(after_help = LAB_EXAMPLES)]
+pub struct LabArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub cmd: LabCommand,
+}
+
+/// The `fathom lab` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum LabCommand {
+    /// Create a lab: hosts in network namespaces joined through switches, an agent in each.
+    #[command(after_help = "\
+Examples:
+  fathom lab up --hosts 32
+  fathom lab up --hosts 2 --rate 100M --mtu 9000 --name slow
+  fathom lab up topology.toml --name campus
+
+Topology files are described in crates/lab/README.md.")]
+    Up {
+        /// Make N hosts h1..hN on one switch sw1.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000),
+              conflicts_with = "topology", required_unless_present = "topology")]
+        hosts: Option<u32>,
+        /// A topology file (TOML) of hosts, switches and links.
+        topology: Option<PathBuf>,
+        /// The lab's name.
+        #[arg(long, default_value = DEFAULT_LAB)]
+        name: String,
+        /// With --hosts: the hosts' subnet [default: 10.77.0.0/16].
+        #[arg(long, conflicts_with = "topology")]
+        subnet: Option<String>,
+        /// With --hosts: the MTU of every link [default: 1500].
+        #[arg(long, conflicts_with = "topology")]
+        mtu: Option<u32>,
+        /// With --hosts: limit every link to this rate in bits/s, both ways (e.g. 100M, 1G).
+        #[arg(long, conflicts_with = "topology")]
+        rate: Option<String>,
+        /// The port agents listen on.
+        #[arg(long, default_value_t = DEFAULT_AGENT_PORT,
+              value_parser = clap::value_parser!(u16).range(1..))]
+        agent_port: u16,
+        /// Seconds to wait for the links to come up and every agent to accept connections.
+        #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+        ready_timeout: u64,
+    },
+    /// Remove everything a lab made: agents, namespaces, veths, bridges, state.
+    #[command(after_help = "Examples:\n  fathom lab down\n  fathom lab down --name campus")]
+    Down {
+        /// The lab's name.
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Show a lab's hosts, addresses, agents, switches and links; exit 1 if it is stale.
+    #[command(
+        after_help = "Examples:\n  fathom lab status\n  fathom lab status --name campus --json"
+    )]
+    Status {
+        /// The lab's name.
+        #[arg(long)]
+        name: Option<String>,
+        /// Print one JSON document (schema_version 1), errors included.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a command inside a host (or switch) of a lab; exits with the command's code.
+    #[command(
+        after_help = "Examples:\n  fathom lab exec h3 -- ip addr\n  fathom lab exec --name campus h1 -- ping -c 3 10.77.0.2"
+    )]
+    Exec {
+        /// The lab's name.
+        #[arg(long)]
+        name: Option<String>,
+        /// The host or switch to run in.
+        host: String,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        cmd: Vec<String>,
+    },
+}
+
+/// Runs a `fathom lab` command; `fathom_exe` is the binary the agents run (`<exe> serve`).
+/// Returns the process exit code.
+pub fn run(args: LabArgs, fathom_exe: &Path) -> anyhow::Result<i32> {
+    match args.cmd {
+        LabCommand::Up {
+            hosts,
+            topology,
+            name,
+            subnet,
+            mtu,
+            rate,
+            agent_port,
+            ready_timeout,
+        } => {
+            let topology = match (hosts, topology) {
+                (Some(n), _) => Topology::star(n, subnet.as_deref(), mtu, rate.as_deref())?,
+                (None, Some(path)) => Topology::load(&path)?,
+                (None, None) => unreachable!("clap requires --hosts or a topology file"),
+            };
+            let opts = UpOptions {
+                agent_port,
+                ready_timeout: Duration::from_secs(ready_timeout),
+                ..UpOptions::new(&name, AgentCommand::fathom(fathom_exe))
+            };
+            let started = Instant::now();
+            let lab = Lab::up(&topology, &opts)?;
+            print(&up_summary(&lab, started.elapsed()))?;
+            Ok(0)
+        }
+        LabCommand::Down { name } => {
+            let name = resolve_name(name.as_deref())?;
+            let started = Instant::now();
+            let report = crate::down(&name)?;
+            for w in &report.warnings {
+                eprintln!("warning: {w}");
+            }
+            let (ns, agents, secs) = (
+                report.namespaces.len(),
+                report.agents_stopped,
+                started.elapsed().as_secs_f64(),
+            );
+            print(&format!(
+                "lab {name} removed: {ns} namespaces, {agents} agents stopped, in {secs:.2} s\n"
+            ))?;
+            Ok(0)
+        }
+        LabCommand::Status { name, json } => {
+            let result = resolve_name(name.as_deref()).and_then(|n| status(&n));
+            match (result, json) {
+                (Ok(s), false) => print(&s.to_text()).map(|()| i32::from(s.stale)),
+                (Ok(s), true) => print(&format!("{}\n", serde_json::to_string_pretty(&s)?))
+                    .map(|()| i32::from(s.stale)),
+                (Err(e), true) => {
+                    let doc = serde_json::json!({ "schema_version": STATUS_SCHEMA_VERSION, "error": e.to_string() });
+                    print(&format!("{doc}\n")).map(|()| 1)
+                }
+                (Err(e), false) => Err(e.into()),
+            }
+        }
+        LabCommand::Exec { name, host, cmd } => {
+            let lab = Lab::load(&resolve_name(name.as_deref())?)?;
+            Ok(lab.exec(&host, &cmd)?)
+        }
+    }
+}
+
+/// What `up` prints: the hosts, and how to use and remove the lab.
+fn up_summary(lab: &Lab, took: Duration) -> String {
+    let hosts = lab.hosts();
+    let first = &hosts[0];
+    let last = &hosts[hosts.len() - 1];
+    let range = if hosts.len() == 1 {
+        format!("{} {}", first.name, first.address())
+    } else {
+        format!(
+            "{} {} .. {} {}",
+            first.name,
+            first.address(),
+            last.name,
+            last.address()
+        )
+    };
+    let name = lab.name();
+    format!(
+        "lab {name} is up in {:.2} s: {} ({range}), {}, agents on port {}\n\
+         run inside a host: fathom lab exec --name {name} {} -- ip addr\n\
+         remove it:         fathom lab down --name {name}\n",
+        took.as_secs_f64(),
+        count(hosts.len(), "host", "hosts"),
+        count(lab.switches().len(), "switch", "switches"),
+        first.agent_port,
+        first.name,
+    )
+}
+
+/// `1 host`, `2 hosts`.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+fn print(text: &str) -> anyhow::Result<()> {
+    match io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,91 @@
+//! `lab down`: stop the recorded agents, delete the lab's namespaces (which removes every veth
+//! and bridge inside), remove the state directory. Works on half-built and stale labs, and on
+//! namespaces left without state.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use crate::agent::{self, AgentProcess};
+use crate::error::{Error, Result};
+use crate::ip::{self, Tool};
+use crate::lab::namespaces_of;
+use crate::name::check_lab_name;
+use crate::state::StateDir;
+use crate::{netns, privilege};
+
+/// How long agents get to exit after SIGTERM before SIGKILL.
+const AGENT_GRACE: Duration = Duration::from_secs(3);
+
+/// What `down` removed, and what it had to leave.
+#[derive(Clone, Debug, Default)]
+pub struct DownReport {
+    /// Namespaces deleted.
+    pub namespaces: Vec<String>,
+    /// Agents stopped.
+    pub agents_stopped: usize,
+    /// Things the user should know about, one line each.
+    pub warnings: Vec<String>,
+}
+
+/// Removes everything lab `name` made. [`Error::NoSuchLab`] if there is nothing.
+pub fn down(name: &str) -> Result<DownReport> {
+    privilege::require()?;
+    check_lab_name(name)?;
+    let dir = StateDir::of(name);
+    let mut report = DownReport::default();
+    let state = match dir.load() {
+        Ok(state) => state,
+        Err(e @ Error::BadState { .. }) => {
+            report
+                .warnings
+                .push(format!("{e}; removing the lab's namespaces without it"));
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    let found = namespaces_of(name)?;
+    if state.is_none() && found.is_empty() && !dir.exists() {
+        return Err(Error::NoSuchLab(name.to_string()));
+    }
+
+    let recorded: Vec<&AgentProcess> = state
+        .iter()
+        .flat_map(|s| &s.layout.hosts)
+        .filter_map(|h| h.agent.as_ref())
+        .collect();
+    let running = recorded.iter().filter(|a| a.is_running()).count();
+    let stuck = agent::stop_all(&recorded, AGENT_GRACE);
+    report.agents_stopped = running - stuck.len();
+    if !stuck.is_empty() {
+        report
+            .warnings
+            .push(format!("agents {stuck:?} did not exit after SIGKILL"));
+    }
+
+    let mut namespaces: BTreeSet<String> = found.into_iter().collect();
+    namespaces.extend(
+        state
+            .iter()
+            .flat_map(|s| s.layout.namespaces().map(str::to_string))
+            .filter(|ns| netns::exists(ns)),
+    );
+    for ns in &namespaces {
+        let pids = netns::pids_in(ns);
+        if !pids.is_empty() {
+            report.warnings.push(format!(
+                "{ns} still holds processes {pids:?} that the lab did not record; \
+                 they keep its interfaces alive until they exit"
+            ));
+        }
+    }
+    let script: String = namespaces
+        .iter()
+        .map(|ns| format!("netns del {ns}\n"))
+        .collect();
+    if !script.is_empty() {
+        ip::run(Tool::Ip, None, true, &script)?;
+    }
+    report.namespaces = namespaces.into_iter().collect();
+    dir.remove()?;
+    Ok(report)
+}

@@ -1,0 +1,111 @@
+//! A topology placed under a lab name: the namespaces, interfaces and agents `up` creates and
+//! `down` removes. This is what the state file records.
+
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::AgentProcess;
+use crate::name::netns_name;
+use crate::topology::{Interface, Link, Subnet, Topology};
+
+/// Every node of a lab with its namespace, and the links between them.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Layout {
+    /// Hosts, in topology order.
+    pub hosts: Vec<Host>,
+    /// Switches, in topology order.
+    pub switches: Vec<Switch>,
+    /// Links, in topology order.
+    pub links: Vec<Link>,
+}
+
+/// A host of a running lab: where it is, its addresses, its agent.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Host {
+    /// Its name, e.g. `h1`.
+    pub name: String,
+    /// Its network namespace, e.g. `fl-lab-h1`.
+    pub netns: String,
+    /// Its interfaces with their addresses, in link order.
+    pub interfaces: Vec<Interface>,
+    /// The TCP port its agent listens on (on every address).
+    pub agent_port: u16,
+    /// The agent process, once started.
+    pub agent: Option<AgentProcess>,
+}
+
+impl Host {
+    /// The address of the host's first interface.
+    pub fn address(&self) -> Ipv4Addr {
+        self.interfaces[0].address
+    }
+
+    /// Where the host's agent listens, seen from inside the lab.
+    pub fn agent_addr(&self) -> SocketAddr {
+        SocketAddr::V4(SocketAddrV4::new(self.address(), self.agent_port))
+    }
+}
+
+/// A switch of a running lab: a bridge named like the switch in its own namespace.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Switch {
+    /// Its name, e.g. `sw1` (also the bridge's name).
+    pub name: String,
+    /// Its network namespace, e.g. `fl-lab-sw1`.
+    pub netns: String,
+    /// The subnet of its segment.
+    pub subnet: Subnet,
+}
+
+impl Layout {
+    /// Places `topology` under lab name `lab`, every agent on `agent_port`.
+    pub fn new(lab: &str, topology: &Topology, agent_port: u16) -> Layout {
+        let hosts = topology
+            .hosts
+            .iter()
+            .map(|h| Host {
+                name: h.name.clone(),
+                netns: netns_name(lab, &h.name),
+                interfaces: h.interfaces.clone(),
+                agent_port,
+                agent: None,
+            })
+            .collect();
+        let switches = topology
+            .switches
+            .iter()
+            .map(|s| Switch {
+                name: s.name.clone(),
+                netns: netns_name(lab, &s.name),
+                subnet: s.subnet,
+            })
+            .collect();
+        Layout {
+            hosts,
+            switches,
+            links: topology.links.clone(),
+        }
+    }
+
+    /// Every namespace of the lab: hosts first, then switches.
+    pub fn namespaces(&self) -> impl Iterator<Item = &str> {
+        let hosts = self.hosts.iter().map(|h| h.netns.as_str());
+        hosts.chain(self.switches.iter().map(|s| s.netns.as_str()))
+    }
+
+    /// The namespace of the node (host or switch) named `node`.
+    pub fn netns_of(&self, node: &str) -> Option<&str> {
+        let host = self
+            .hosts
+            .iter()
+            .find(|h| h.name == node)
+            .map(|h| h.netns.as_str());
+        host.or_else(|| {
+            self.switches
+                .iter()
+                .find(|s| s.name == node)
+                .map(|s| s.netns.as_str())
+        })
+    }
+}

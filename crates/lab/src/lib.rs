@@ -1,0 +1,48 @@
+//! fathom's lab: hosts in network namespaces, joined by veth pairs through Linux bridges, each
+//! running an agent — a multi-host network on one machine.
+//!
+//! ```text
+//! Topology (TOML or --hosts N) ─validate─> Topology ─Layout::new─> Layout ─recorded in─> state.json
+//!                                                                     │
+//!                 ip -batch / tc -batch scripts (script.rs) <─────────┘──> agents (agent.rs)
+//! ```
+//! - [`Lab::up`] records the layout, builds it, starts the agents and waits for them;
+//!   [`down`] removes everything, from state and from namespace names, even after a crash;
+//!   [`status`] says what exists and whether it is stale.
+//! - The controller finds a host with [`Lab::load`] and [`Lab::host`], and reaches its agent
+//!   with [`connect_in`], which opens the socket inside the host's namespace.
+//! - Nothing is ever created in the root namespace, and nothing is connected to it.
+//!
+//! State lives in `/run/fathom/lab/<name>/`; namespaces are `fl-<name>-<node>`.
+
+mod agent;
+pub mod cli;
+mod down;
+mod error;
+mod ip;
+mod lab;
+mod layout;
+mod name;
+pub mod netns;
+mod operstate;
+mod privilege;
+mod process;
+mod script;
+mod state;
+mod status;
+pub mod topology;
+mod up;
+
+pub use agent::{AgentCommand, AgentProcess, DEFAULT_AGENT_PORT};
+pub use down::{down, DownReport};
+pub use error::{Error, Result};
+pub use lab::{resolve_name, Lab};
+pub use layout::{Host, Layout, Switch};
+pub use name::{netns_name, DEFAULT_LAB, NETNS_PREFIX};
+pub use netns::{connect_in, run_in};
+pub use state::{running_labs, STATE_ROOT};
+pub use status::{
+    status, AgentStatus, HostStatus, LinkStatus, Status, SwitchStatus, STATUS_SCHEMA_VERSION,
+};
+pub use topology::Topology;
+pub use up::{UpOptions, DEFAULT_READY_TIMEOUT};

@@ -1,0 +1,276 @@
+//! `lab status`: what a lab has and whether it is whole, as text or JSON.
+//!
+//! JSON (`schema_version` 1):
+//! `{schema_version, name, state_dir, complete, stale, problems: [string],
+//!   hosts: [{name, netns, netns_present, addresses: ["10.77.0.1/16"], agent: {port, pid, alive}}],
+//!   switches: [{name, netns, netns_present, subnet}],
+//!   links: [{ends: ["h1:eth0", "sw1:h1"], mtu, rate_bps}]}`.
+//! A lab is stale when `problems` is not empty: `up` did not finish, a namespace or an agent
+//! is gone, or namespaces of the lab exist without state.
+
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::lab::{namespaces_of, Lab};
+use crate::netns;
+use crate::state::StateDir;
+use crate::topology::format_rate;
+
+/// Version of the JSON status document.
+pub const STATUS_SCHEMA_VERSION: u32 = 1;
+
+/// A lab's status.
+#[derive(Clone, Debug, Serialize)]
+pub struct Status {
+    /// JSON schema version.
+    pub schema_version: u32,
+    /// The lab's name.
+    pub name: String,
+    /// Its state directory.
+    pub state_dir: PathBuf,
+    /// Whether `up` finished.
+    pub complete: bool,
+    /// Whether anything is wrong (see `problems`).
+    pub stale: bool,
+    /// What is wrong, one line each.
+    pub problems: Vec<String>,
+    /// Hosts.
+    pub hosts: Vec<HostStatus>,
+    /// Switches.
+    pub switches: Vec<SwitchStatus>,
+    /// Links.
+    pub links: Vec<LinkStatus>,
+}
+
+/// A host's status.
+#[derive(Clone, Debug, Serialize)]
+pub struct HostStatus {
+    /// Host name.
+    pub name: String,
+    /// Its namespace.
+    pub netns: String,
+    /// Whether the namespace exists.
+    pub netns_present: bool,
+    /// Its addresses with prefix length, in interface order.
+    pub addresses: Vec<String>,
+    /// Its agent.
+    pub agent: AgentStatus,
+}
+
+/// An agent's status.
+#[derive(Clone, Debug, Serialize)]
+pub struct AgentStatus {
+    /// Port it listens on.
+    pub port: u16,
+    /// Its pid, once started.
+    pub pid: Option<u32>,
+    /// Whether that process still runs.
+    pub alive: bool,
+}
+
+/// A switch's status.
+#[derive(Clone, Debug, Serialize)]
+pub struct SwitchStatus {
+    /// Switch name.
+    pub name: String,
+    /// Its namespace.
+    pub netns: String,
+    /// Whether the namespace exists.
+    pub netns_present: bool,
+    /// Its segment's subnet.
+    pub subnet: String,
+}
+
+/// A link's status.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkStatus {
+    /// Both ends as `node:interface`.
+    pub ends: [String; 2],
+    /// MTU.
+    pub mtu: u32,
+    /// Rate limit in bits per second, if any.
+    pub rate_bps: Option<u64>,
+}
+
+/// The status of lab `name`, with or without state. [`Error::NoSuchLab`] if nothing exists.
+pub fn status(name: &str) -> Result<Status> {
+    let lab = match Lab::load(name) {
+        Ok(lab) => lab,
+        Err(Error::NoSuchLab(_)) => return orphan_status(name),
+        Err(e) => return Err(e),
+    };
+    let mut problems = Vec::new();
+    if !lab.is_complete() {
+        problems
+            .push("`lab up` did not finish (it crashed, failed or is still running)".to_string());
+    }
+    let hosts = lab.hosts().iter().map(|h| {
+        let netns_present = netns::exists(&h.netns);
+        let alive = h.agent.as_ref().is_some_and(|a| a.is_running());
+        if !netns_present {
+            problems.push(format!("namespace {} of host {} is gone", h.netns, h.name));
+        }
+        if let (Some(a), false) = (&h.agent, alive) {
+            problems.push(format!(
+                "agent of host {} (pid {}) is not running",
+                h.name, a.pid
+            ));
+        }
+        HostStatus {
+            name: h.name.clone(),
+            netns: h.netns.clone(),
+            netns_present,
+            addresses: h
+                .interfaces
+                .iter()
+                .map(|i| format!("{}/{}", i.address, i.prefix_len))
+                .collect(),
+            agent: AgentStatus {
+                port: h.agent_port,
+                pid: h.agent.as_ref().map(|a| a.pid),
+                alive,
+            },
+        }
+    });
+    let hosts: Vec<HostStatus> = hosts.collect();
+    let switches: Vec<SwitchStatus> = lab
+        .switches()
+        .iter()
+        .map(|s| SwitchStatus {
+            name: s.name.clone(),
+            netns: s.netns.clone(),
+            netns_present: netns::exists(&s.netns),
+            subnet: s.subnet.to_string(),
+        })
+        .collect();
+    for s in switches.iter().filter(|s| !s.netns_present) {
+        problems.push(format!(
+            "namespace {} of switch {} is gone",
+            s.netns, s.name
+        ));
+    }
+    let known: Vec<&str> = lab.layout().namespaces().collect();
+    for ns in namespaces_of(name)?
+        .into_iter()
+        .filter(|ns| !known.contains(&ns.as_str()))
+    {
+        problems.push(format!("namespace {ns} is not in the lab's state"));
+    }
+    let links = lab
+        .links()
+        .iter()
+        .map(|l| LinkStatus {
+            ends: l
+                .ends
+                .clone()
+                .map(|e| format!("{}:{}", e.node, e.interface)),
+            mtu: l.mtu,
+            rate_bps: l.rate_bps,
+        })
+        .collect();
+    Ok(Status {
+        schema_version: STATUS_SCHEMA_VERSION,
+        name: name.to_string(),
+        state_dir: lab.state_dir().to_path_buf(),
+        complete: lab.is_complete(),
+        stale: !problems.is_empty(),
+        problems,
+        hosts,
+        switches,
+        links,
+    })
+}
+
+/// Status of a lab without state: stale if namespaces of it exist, else no such lab.
+fn orphan_status(name: &str) -> Result<Status> {
+    let found = namespaces_of(name)?;
+    if found.is_empty() {
+        return Err(Error::NoSuchLab(name.to_string()));
+    }
+    Ok(Status {
+        schema_version: STATUS_SCHEMA_VERSION,
+        name: name.to_string(),
+        state_dir: StateDir::of(name).path().to_path_buf(),
+        complete: false,
+        stale: true,
+        problems: vec![format!(
+            "namespaces {} exist but the lab has no state",
+            found.join(", ")
+        )],
+        hosts: Vec::new(),
+        switches: Vec::new(),
+        links: Vec::new(),
+    })
+}
+
+impl Status {
+    /// The status as a few aligned tables for a terminal.
+    pub fn to_text(&self) -> String {
+        let health = if self.stale { "STALE" } else { "ok" };
+        let mut s = format!(
+            "lab {} ({health}), state in {}\n",
+            self.name,
+            self.state_dir.display()
+        );
+        for p in &self.problems {
+            writeln!(s, "  problem: {p}").unwrap();
+        }
+        let gone = |present: bool| if present { "" } else { " (gone)" };
+        let hosts = self.hosts.iter().map(|h| {
+            let agent = match (h.agent.pid, h.agent.alive) {
+                (Some(pid), true) => format!(":{} pid {pid}", h.agent.port),
+                (Some(pid), false) => format!(":{} pid {pid} DEAD", h.agent.port),
+                (None, _) => "not started".to_string(),
+            };
+            let netns = format!("{}{}", h.netns, gone(h.netns_present));
+            vec![h.name.clone(), h.addresses.join(","), netns, agent]
+        });
+        table(&mut s, ["host", "address", "netns", "agent"], hosts);
+        let switches = self.switches.iter().map(|sw| {
+            let netns = format!("{}{}", sw.netns, gone(sw.netns_present));
+            vec![sw.name.clone(), sw.subnet.clone(), netns]
+        });
+        table(&mut s, ["switch", "subnet", "netns"], switches);
+        let links = self.links.iter().map(|l| {
+            let rate = l.rate_bps.map_or("-".to_string(), format_rate);
+            vec![
+                format!("{} - {}", l.ends[0], l.ends[1]),
+                l.mtu.to_string(),
+                rate,
+            ]
+        });
+        table(&mut s, ["link", "mtu", "rate"], links);
+        s
+    }
+}
+
+/// Appends a blank line and a left-aligned table with `header`, unless `rows` is empty.
+fn table<const N: usize>(
+    out: &mut String,
+    header: [&str; N],
+    rows: impl Iterator<Item = Vec<String>>,
+) {
+    let rows: Vec<Vec<String>> = rows.collect();
+    if rows.is_empty() {
+        return;
+    }
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    let header = header.map(str::to_string).to_vec();
+    out.push('\n');
+    for row in std::iter::once(&header).chain(&rows) {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        writeln!(out, "{}", cells.join("  ").trim_end()).unwrap();
+    }
+}

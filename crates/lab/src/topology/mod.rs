@@ -1,0 +1,151 @@
+//! Topologies: what a lab is made of, independent of its name.
+//!
+//! A topology is read from TOML ([`Topology::parse`], [`Topology::load`]) or made from
+//! `--hosts N` ([`Topology::star`]); both paths go through the same checks in `validate`, which
+//! also resolves every interface name and address, so a `Topology` value is always buildable.
+//!
+//! The model is nodes joined by links. A switch is a segment with a subnet; a host gets one
+//! interface (`eth0`, `eth1`, …) per link and on each an address from that segment's subnet.
+//! A router joining two segments is a node of the same shape as a host: interfaces on two
+//! switches, an address in each subnet.
+
+mod file;
+mod rate;
+mod subnet;
+mod validate;
+
+use std::net::Ipv4Addr;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, IoContext, Result};
+pub use file::{HostEntry, LabSection, LinkEntry, SwitchEntry, TopologyFile};
+pub use rate::{format_rate, parse_rate};
+pub use subnet::Subnet;
+
+/// The subnet used when a topology names none.
+pub const DEFAULT_SUBNET: &str = "10.77.0.0/16";
+
+/// The MTU used when a topology names none.
+pub const DEFAULT_MTU: u32 = 1500;
+
+/// A checked topology with every interface named and addressed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Topology {
+    /// The lab's default subnet.
+    pub subnet: Subnet,
+    /// Hosts, in declaration order.
+    pub hosts: Vec<HostSpec>,
+    /// Switches, in declaration order.
+    pub switches: Vec<SwitchSpec>,
+    /// Links, in declaration order.
+    pub links: Vec<Link>,
+}
+
+/// A host: a namespace with addressed interfaces, running an agent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostSpec {
+    /// Its name, e.g. `h1`.
+    pub name: String,
+    /// One interface per link, in link order.
+    pub interfaces: Vec<Interface>,
+}
+
+/// A switch: a Linux bridge (named like the switch) in its own namespace.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwitchSpec {
+    /// Its name, e.g. `sw1`.
+    pub name: String,
+    /// The subnet of its segment.
+    pub subnet: Subnet,
+}
+
+/// An addressed interface of a host.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Interface {
+    /// Interface name inside the host, e.g. `eth0`.
+    pub name: String,
+    /// Its IPv4 address.
+    pub address: Ipv4Addr,
+    /// The prefix length of its subnet.
+    pub prefix_len: u8,
+}
+
+/// A veth pair joining two nodes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Link {
+    /// The two ends, as declared.
+    pub ends: [LinkEnd; 2],
+    /// MTU of both ends.
+    pub mtu: u32,
+    /// Egress rate limit of both ends in bits per second (tbf), if any.
+    pub rate_bps: Option<u64>,
+}
+
+/// One end of a link: a node and the interface name the veth gets there.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkEnd {
+    /// The node's name.
+    pub node: String,
+    /// The interface name inside the node: `ethN` on a host, the peer's name on a switch.
+    pub interface: String,
+}
+
+impl Topology {
+    /// Parses and checks a TOML topology.
+    pub fn parse(text: &str) -> Result<Topology> {
+        let file: TopologyFile =
+            toml::from_str(text).map_err(|e| Error::Topology(e.to_string()))?;
+        Topology::from_file(file)
+    }
+
+    /// Reads, parses and checks a TOML topology file; errors name the file.
+    pub fn load(path: &Path) -> Result<Topology> {
+        let text =
+            std::fs::read_to_string(path).context(|| format!("reading {}", path.display()))?;
+        Topology::parse(&text).map_err(|e| match e {
+            Error::Topology(msg) => Error::Topology(format!("{}: {msg}", path.display())),
+            other => other,
+        })
+    }
+
+    /// `n` hosts `h1`…`hN` on one switch `sw1`, with optional subnet, MTU and per-link rate.
+    pub fn star(
+        n: u32,
+        subnet: Option<&str>,
+        mtu: Option<u32>,
+        rate: Option<&str>,
+    ) -> Result<Topology> {
+        let hosts = (1..=n)
+            .map(|i| HostEntry {
+                name: format!("h{i}"),
+                address: None,
+            })
+            .collect();
+        let links = (1..=n)
+            .map(|i| LinkEntry {
+                ends: vec![format!("h{i}"), "sw1".to_string()],
+                mtu: None,
+                rate: rate.map(str::to_string),
+            })
+            .collect();
+        Topology::from_file(TopologyFile {
+            lab: LabSection {
+                subnet: subnet.map(str::to_string),
+                mtu,
+            },
+            hosts,
+            switches: vec![SwitchEntry {
+                name: "sw1".to_string(),
+                subnet: None,
+            }],
+            links,
+        })
+    }
+
+    /// Checks a topology as read and resolves its interfaces and addresses.
+    pub fn from_file(file: TopologyFile) -> Result<Topology> {
+        validate::validate(file).map_err(Error::Topology)
+    }
+}
