@@ -1,0 +1,412 @@
+//! What one direction of an emulated link does to the frames crossing it: [`LinkParams`], and its
+//! text form `"delay=50ms,jitter=2ms,loss=0.1%,rate=1G,queue=1000p"` (commas or spaces between the
+//! `key=value` pairs).
+//!
+//! | key | value | default |
+//! | --- | --- | --- |
+//! | `delay` | one-way delay (`50ms`); applies to this direction only | `0` |
+//! | `jitter` | each frame's delay varies uniformly within ± this (`2ms`) | `0` |
+//! | `loss` | random loss (`0.1%`) or Gilbert–Elliott bursts `ge:P:R[:1-H[:1-K]]` as netem's `gemodel` | none |
+//! | `rate` | bits per second on the wire, Ethernet header included (`100M`, `1G`; 1000-based) | unlimited |
+//! | `burst` | token bucket depth in bytes (`64K`; 1024-based); `0` = a plain link of that rate | `0` |
+//! | `queue` | the bottleneck buffer: packets (`1000p`, or a bare number) or bytes (`256KB`) | `1000p` |
+//! | `reorder` | let jitter reorder frames (`reorder`, `reorder=on`) | off |
+//! | `seed` | seed of the random choices, so runs repeat | `1` |
+//!
+//! The queue limit applies to the frames waiting for the rate limiter, as a router's buffer does;
+//! frames in flight through the delay are not counted against it (netem's `limit` counts them, which
+//! silently caps window / RTT). Without a `rate` nothing waits, so the limit never drops.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::units;
+
+/// How frames are lost at random.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum LossModel {
+    /// No random loss.
+    #[default]
+    None,
+    /// Each frame is lost independently with this probability (0 to 1).
+    Random(f64),
+    /// Gilbert–Elliott two-state model, as netem's `loss gemodel p r 1-h 1-k`. Each frame first
+    /// moves between the states, then is lost with the loss probability of the state it is in.
+    GilbertElliott {
+        /// Probability of moving from the good to the bad state.
+        p: f64,
+        /// Probability of moving from the bad to the good state.
+        r: f64,
+        /// Loss probability in the bad state (1 − h).
+        loss_bad: f64,
+        /// Loss probability in the good state (1 − k).
+        loss_good: f64,
+    },
+}
+
+/// The bottleneck buffer's size; a frame that would exceed it is dropped (tail drop).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueLimit {
+    /// At most this many frames wait.
+    Packets(u64),
+    /// At most this many bytes (whole frames, Ethernet header included) wait.
+    Bytes(u64),
+}
+
+/// Everything one direction of the emulated link does. See the module docs for the text form.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub struct LinkParams {
+    /// One-way delay added to every frame.
+    pub delay: Duration,
+    /// Each frame's delay is drawn uniformly from `delay ± jitter` (never below zero).
+    pub jitter: Duration,
+    /// Random loss.
+    pub loss: LossModel,
+    /// Bits per second on the wire, Ethernet header included; `None` = unlimited.
+    pub rate_bps: Option<u64>,
+    /// Token bucket depth in bytes; `0` makes each frame leave when its last bit would have been
+    /// sent on a link of `rate_bps`.
+    pub burst_bytes: u64,
+    /// The bottleneck buffer in front of the rate limiter.
+    pub queue_limit: QueueLimit,
+    /// Whether jitter may reorder frames; without it a frame never leaves before the one that
+    /// arrived before it.
+    pub reorder: bool,
+    /// Seed of the loss and jitter draws.
+    pub seed: u64,
+}
+
+impl Default for LinkParams {
+    fn default() -> Self {
+        LinkParams {
+            delay: Duration::ZERO,
+            jitter: Duration::ZERO,
+            loss: LossModel::None,
+            rate_bps: None,
+            burst_bytes: 0,
+            queue_limit: QueueLimit::Packets(1000),
+            reorder: false,
+            seed: 1,
+        }
+    }
+}
+
+/// A parameter string that could not be read; names the key and the value at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParamsError {
+    /// A key this emulator does not know.
+    #[error(
+        "unknown key '{0}'; valid keys: delay, jitter, loss, rate, burst, queue, reorder, seed"
+    )]
+    UnknownKey(String),
+    /// The same key twice.
+    #[error("'{0}' is given twice")]
+    Duplicate(String),
+    /// A `key` without `=value` (only `reorder` may stand alone).
+    #[error("'{0}' needs a value, as in {0}=...")]
+    MissingValue(String),
+    /// A value that does not parse or is out of range.
+    #[error("{key}: '{value}' {reason}")]
+    BadValue {
+        /// The key.
+        key: String,
+        /// The value as written.
+        value: String,
+        /// What is wrong with it and what to write instead.
+        reason: String,
+    },
+}
+
+impl FromStr for LinkParams {
+    type Err = ParamsError;
+
+    fn from_str(text: &str) -> Result<Self, ParamsError> {
+        let mut params = LinkParams::default();
+        let mut seen: Vec<&str> = Vec::new();
+        for item in text
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|s| !s.is_empty())
+        {
+            let (key, value) = match item.split_once('=') {
+                Some((key, value)) => (key, Some(value)),
+                None => (item, None),
+            };
+            if seen.contains(&key) {
+                return Err(ParamsError::Duplicate(key.into()));
+            }
+            seen.push(key);
+            params.set(key, value)?;
+        }
+        Ok(params)
+    }
+}
+
+impl LinkParams {
+    /// Sets one key from its text value.
+    fn set(&mut self, key: &str, value: Option<&str>) -> Result<(), ParamsError> {
+        if key == "reorder" {
+            self.reorder = parse_switch(value.unwrap_or("on"))
+                .map_err(|reason| bad(key, value.unwrap_or(""), reason))?;
+            return Ok(());
+        }
+        let known = ["delay", "jitter", "loss", "rate", "burst", "queue", "seed"];
+        if !known.contains(&key) {
+            return Err(ParamsError::UnknownKey(key.into()));
+        }
+        let value = value.ok_or_else(|| ParamsError::MissingValue(key.into()))?;
+        let result = match key {
+            "delay" => units::duration(value).map(|d| self.delay = d),
+            "jitter" => units::duration(value).map(|d| self.jitter = d),
+            "loss" => parse_loss(value).map(|loss| self.loss = loss),
+            "rate" => parse_rate(value).map(|rate| self.rate_bps = rate),
+            "burst" => units::bytes(value).map(|b| self.burst_bytes = b),
+            "queue" => parse_queue(value).map(|q| self.queue_limit = q),
+            _ => value
+                .parse()
+                .map(|s| self.seed = s)
+                .map_err(|_| "is not a whole number".into()),
+        };
+        result.map_err(|reason| bad(key, value, reason))
+    }
+}
+
+fn bad(key: &str, value: &str, reason: String) -> ParamsError {
+    ParamsError::BadValue {
+        key: key.into(),
+        value: value.into(),
+        reason,
+    }
+}
+
+fn parse_switch(value: &str) -> Result<bool, String> {
+    match value {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err("is not on or off".into()),
+    }
+}
+
+fn parse_loss(value: &str) -> Result<LossModel, String> {
+    if value == "none" {
+        return Ok(LossModel::None);
+    }
+    let Some(ge) = value.strip_prefix("ge:") else {
+        let p = units::percent(value)?;
+        return Ok(if p == 0.0 {
+            LossModel::None
+        } else {
+            LossModel::Random(p)
+        });
+    };
+    let parts: Vec<&str> = ge.split(':').collect();
+    if !(2..=4).contains(&parts.len()) {
+        return Err(
+            "is not a Gilbert-Elliott model; write ge:P:R[:1-H[:1-K]], e.g. ge:1%:30%".into(),
+        );
+    }
+    let probability =
+        |i: usize, default: f64| parts.get(i).map_or(Ok(default), |p| units::percent(p));
+    Ok(LossModel::GilbertElliott {
+        p: probability(0, 0.0)?,
+        r: probability(1, 0.0)?,
+        loss_bad: probability(2, 1.0)?,
+        loss_good: probability(3, 0.0)?,
+    })
+}
+
+fn parse_rate(value: &str) -> Result<Option<u64>, String> {
+    match value {
+        "none" | "off" | "0" => Ok(None),
+        _ => units::rate_bps(value).map(Some),
+    }
+}
+
+fn parse_queue(value: &str) -> Result<QueueLimit, String> {
+    let packets = value
+        .strip_suffix("pkt")
+        .or_else(|| value.strip_suffix('p'));
+    let limit = match packets {
+        Some(n) => QueueLimit::Packets(
+            n.parse()
+                .map_err(|_| "is not a number of packets; try 1000p".to_string())?,
+        ),
+        None if value.bytes().all(|b| b.is_ascii_digit()) => {
+            QueueLimit::Packets(value.parse().map_err(|_| "is too large".to_string())?)
+        }
+        None => QueueLimit::Bytes(units::bytes(value)?),
+    };
+    match limit {
+        QueueLimit::Packets(0) | QueueLimit::Bytes(0) => Err("must be above zero".into()),
+        limit => Ok(limit),
+    }
+}
+
+impl fmt::Display for LinkParams {
+    /// The canonical text form, which parses back to the same parameters.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "delay={},jitter={}",
+            units::format_duration(self.delay),
+            units::format_duration(self.jitter)
+        )?;
+        match self.loss {
+            LossModel::None => write!(f, ",loss=none")?,
+            LossModel::Random(p) => write!(f, ",loss={}", units::format_percent(p))?,
+            LossModel::GilbertElliott {
+                p,
+                r,
+                loss_bad,
+                loss_good,
+            } => {
+                let pct = units::format_percent;
+                write!(
+                    f,
+                    ",loss=ge:{}:{}:{}:{}",
+                    pct(p),
+                    pct(r),
+                    pct(loss_bad),
+                    pct(loss_good)
+                )?
+            }
+        }
+        match self.rate_bps {
+            Some(bps) => write!(f, ",rate={}", units::format_rate(bps))?,
+            None => write!(f, ",rate=none")?,
+        }
+        write!(f, ",burst={}", units::format_bytes(self.burst_bytes))?;
+        match self.queue_limit {
+            QueueLimit::Packets(n) => write!(f, ",queue={n}p")?,
+            QueueLimit::Bytes(n) => write!(f, ",queue={}B", units::format_bytes(n))?,
+        }
+        write!(
+            f,
+            ",reorder={},seed={}",
+            if self.reorder { "on" } else { "off" },
+            self.seed
+        )
+    }
+}
+
+impl From<LinkParams> for String {
+    fn from(params: LinkParams) -> String {
+        params.to_string()
+    }
+}
+
+impl TryFrom<String> for LinkParams {
+    type Error = ParamsError;
+
+    fn try_from(text: String) -> Result<Self, ParamsError> {
+        text.parse()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comma_and_space_separated_forms_agree() {
+        let commas: LinkParams = "delay=100ms,jitter=2ms,loss=0.1%".parse().unwrap();
+        let spaces: LinkParams = "delay=100ms jitter=2ms  loss=0.1%".parse().unwrap();
+        assert_eq!(commas, spaces);
+        assert_eq!(commas.delay, Duration::from_millis(100));
+        assert_eq!(commas.jitter, Duration::from_millis(2));
+        assert_eq!(commas.loss, LossModel::Random(0.001));
+    }
+
+    #[test]
+    fn every_key() {
+        let p: LinkParams =
+            "delay=50ms,jitter=2ms,loss=0.1%,rate=1G,burst=64K,queue=500p,reorder,seed=7"
+                .parse()
+                .unwrap();
+        assert_eq!(p.rate_bps, Some(1_000_000_000));
+        assert_eq!(p.burst_bytes, 65536);
+        assert_eq!(p.queue_limit, QueueLimit::Packets(500));
+        assert!(p.reorder);
+        assert_eq!(p.seed, 7);
+        assert_eq!(
+            "queue=256KB".parse::<LinkParams>().unwrap().queue_limit,
+            QueueLimit::Bytes(262144)
+        );
+        assert_eq!(
+            "queue=64".parse::<LinkParams>().unwrap().queue_limit,
+            QueueLimit::Packets(64)
+        );
+        assert!(!"reorder=off".parse::<LinkParams>().unwrap().reorder);
+    }
+
+    #[test]
+    fn empty_string_is_a_plain_wire() {
+        assert_eq!("".parse::<LinkParams>().unwrap(), LinkParams::default());
+    }
+
+    #[test]
+    fn gilbert_elliott_defaults_as_netem() {
+        let p: LinkParams = "loss=ge:1%:30%".parse().unwrap();
+        assert_eq!(
+            p.loss,
+            LossModel::GilbertElliott {
+                p: 0.01,
+                r: 0.3,
+                loss_bad: 1.0,
+                loss_good: 0.0
+            }
+        );
+        let p: LinkParams = "loss=ge:1%:30%:50%:0.1%".parse().unwrap();
+        assert_eq!(
+            p.loss,
+            LossModel::GilbertElliott {
+                p: 0.01,
+                r: 0.3,
+                loss_bad: 0.5,
+                loss_good: 0.001
+            }
+        );
+    }
+
+    #[test]
+    fn errors_name_the_key_and_value() {
+        let err = |s: &str| s.parse::<LinkParams>().unwrap_err().to_string();
+        assert_eq!(err("delay=50"), "delay: '50' needs a unit: ns, us, ms or s");
+        assert!(err("rate=10MBps").starts_with("rate: '10MBps' is ambiguous"));
+        assert!(err("loss=1").starts_with("loss: '1' needs a '%'"));
+        assert!(err("loss=ge:1%").starts_with("loss: 'ge:1%' is not a Gilbert-Elliott"));
+        assert!(err("queue=0p").starts_with("queue: '0p' must be above zero"));
+        assert!(err("dealy=5ms").starts_with("unknown key 'dealy'"));
+        assert_eq!(err("delay=1ms delay=2ms"), "'delay' is given twice");
+        assert_eq!(err("delay"), "'delay' needs a value, as in delay=...");
+        assert!(err("seed=x").starts_with("seed: 'x' is not a whole number"));
+    }
+
+    #[test]
+    fn display_parses_back() {
+        for text in [
+            "",
+            "delay=50ms,jitter=1500us,loss=0.5%,rate=100M,queue=256KB,reorder,seed=9",
+            "loss=ge:1%:30%",
+            "rate=1500K,burst=3000",
+        ] {
+            let p: LinkParams = text.parse().unwrap();
+            assert_eq!(
+                p.to_string().parse::<LinkParams>().unwrap(),
+                p,
+                "{text} -> {p}"
+            );
+        }
+    }
+
+    #[test]
+    fn serde_uses_the_text_form() {
+        let p: LinkParams = "delay=10ms,rate=1G".parse().unwrap();
+        let json = serde_json::to_string(&p).unwrap();
+        assert!(json.starts_with("\"delay=10ms,"), "{json}");
+        assert_eq!(serde_json::from_str::<LinkParams>(&json).unwrap(), p);
+    }
+}

@@ -1,0 +1,127 @@
+//! Loss and rate end to end: 1% random loss over 100k datagrams lands within statistical bounds,
+//! and a rate limit paces a flood to the configured rate (loosely: the machine is shared) while the
+//! bottleneck queue tail-drops at its limit. Needs root.
+
+mod common;
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{wait_for_path, Echo, Lab, B_ADDR};
+
+/// Counts datagrams and bytes arriving on a B socket, and when the first and last arrived.
+fn count_on_b(
+    lab: &Lab,
+    port: u16,
+) -> (
+    Arc<AtomicBool>,
+    std::thread::JoinHandle<(u64, u64, Duration)>,
+) {
+    let socket = lab.socket(true, port);
+    set_rcvbuf(&socket, 16 << 20);
+    socket
+        .set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let thread = std::thread::spawn(move || {
+        let (mut packets, mut bytes, mut first, mut last) = (0, 0, None, Instant::now());
+        let mut buf = [0u8; 2048];
+        while !flag.load(Ordering::Relaxed) {
+            if let Ok(n) = socket.recv(&mut buf) {
+                last = Instant::now();
+                first.get_or_insert(last);
+                packets += 1;
+                bytes += n as u64;
+            }
+        }
+        (packets, bytes, first.map_or(Duration::ZERO, |f| last - f))
+    });
+    (stop, thread)
+}
+
+fn set_rcvbuf(socket: &UdpSocket, bytes: libc::c_int) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid socket and a c_int option value.
+    unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&bytes as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+}
+
+#[test]
+fn one_percent_loss_within_bounds_over_100k_datagrams() {
+    require_root!();
+    let lab = Lab::new("loss");
+    let forwarder = lab.forwarder("loss=1%,seed=5", "");
+    let _echo = Echo::start(&lab);
+    wait_for_path(&lab);
+    let (stop, counter) = count_on_b(&lab, 7200);
+    let sender = lab.socket(false, 0);
+    let target: SocketAddr = format!("{B_ADDR}:7200").parse().unwrap();
+    const N: u64 = 100_000;
+    let started = Instant::now();
+    for i in 0..N {
+        sender.send_to(&[0u8; 32], target).unwrap();
+        // Paced at about 50k/s so that nothing but the loss model drops.
+        if i % 50 == 49 {
+            let due = Duration::from_micros(20) * (i as u32 + 1);
+            std::thread::sleep(due.saturating_sub(started.elapsed()));
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, Ordering::Relaxed);
+    let (received, _, _) = counter.join().unwrap();
+    let c = forwarder.stop().unwrap().a_to_b;
+    assert_eq!(
+        c.dropped_ring + c.dropped_overflow + c.dropped_queue + c.dropped_tx_error,
+        0,
+        "{c:?}"
+    );
+    let lost = N - received;
+    let sigma = (N as f64 * 0.01 * 0.99).sqrt();
+    assert!(
+        (lost as f64 - 1000.0).abs() < 4.0 * sigma,
+        "lost {lost} of {N} (expected 1000 ± {:.0})",
+        4.0 * sigma
+    );
+    assert!(c.dropped_loss >= lost, "the loss model dropped them: {c:?}");
+}
+
+#[test]
+fn rate_limit_paces_and_queue_tail_drops() {
+    require_root!();
+    let lab = Lab::new("rate");
+    let forwarder = lab.forwarder("rate=20M,queue=50p", "");
+    let _echo = Echo::start(&lab);
+    wait_for_path(&lab);
+    let (stop, counter) = count_on_b(&lab, 7300);
+    let sender = lab.socket(false, 0);
+    let target: SocketAddr = format!("{B_ADDR}:7300").parse().unwrap();
+    // About 40 Mbit/s of 1000-byte datagrams (1042-byte frames) for one second: twice the rate.
+    let started = Instant::now();
+    for i in 0..4800u32 {
+        sender.send_to(&[0u8; 1000], target).unwrap();
+        let due = Duration::from_micros(208) * (i + 1);
+        std::thread::sleep(due.saturating_sub(started.elapsed()));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, Ordering::Relaxed);
+    let (packets, _, span) = counter.join().unwrap();
+    let c = forwarder.stop().unwrap().a_to_b;
+    let rate = packets as f64 * 1042.0 * 8.0 / span.as_secs_f64();
+    assert!(
+        (rate - 20e6).abs() < 0.1 * 20e6,
+        "{:.2} Mbit/s through a 20 Mbit/s limit",
+        rate / 1e6
+    );
+    assert!(c.dropped_queue > 1000, "about half tail-dropped: {c:?}");
+    assert_eq!(c.queue_peak_packets, 50, "{c:?}");
+}
