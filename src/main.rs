@@ -15,6 +15,8 @@ fn main() -> ExitCode {
     commands::raise_fd_limit();
     let r = match cli.command {
         cli::Command::Stream(a) => commands::stream::run(&a),
+        cli::Command::Rr(a) => commands::rr::run(&a, false),
+        cli::Command::Crr(a) => commands::rr::run(&a, true),
         cli::Command::Serve(a) => commands::serve::run(&a),
         cli::Command::Lab(a) => return lab(a, json),
     };

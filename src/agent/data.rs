@@ -1,5 +1,6 @@
-//! The agent's side of data connections: a listener per test, with the test's socket options
-//! set before listen() so accepted sockets inherit them (window scaling is fixed at the SYN).
+//! The agent's side of data connections: a TCP listener per test, with the test's socket options
+//! set before listen() so accepted sockets inherit them (window scaling is fixed at the SYN), and
+//! for UDP kinds one socket per flow, paired with the controller's by a hello datagram.
 
 use super::session::Event;
 use fathom_engine::sockopt;
@@ -17,14 +18,32 @@ use std::time::{Duration, Instant};
 /// How long all data connections of a test may take to arrive.
 const ARRIVAL_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Opens a listener for a test's data connections on `ip`, any free port.
+/// Opens a TCP listener for a test's data connections on `ip`, any free port.
 pub fn listen(ip: IpAddr, plan: &TestPlan) -> io::Result<Socket> {
-    let domain = if ip.is_ipv4() { Domain::IPV4 } else { Domain::IPV6 };
-    let sock = Socket::new(domain, Type::STREAM, Some(Protocol::TCP))?;
+    let sock = Socket::new(Domain::for_address(SocketAddr::new(ip, 0)), Type::STREAM, Some(Protocol::TCP))?;
+    sock.set_reuse_address(true)?;
     sockopt::apply(&sock, &plan.socket)?;
     sock.bind(&SocketAddr::new(ip, 0).into())?;
     sock.listen(plan.flows.len().clamp(128, 65_535) as i32)?;
     Ok(sock)
+}
+
+/// Opens one UDP socket per flow on `ip`.
+pub fn udp_sockets(ip: IpAddr, plan: &TestPlan) -> io::Result<Vec<Socket>> {
+    plan.flows
+        .iter()
+        .map(|_| {
+            let sock = Socket::new(Domain::for_address(SocketAddr::new(ip, 0)), Type::DGRAM, Some(Protocol::UDP))?;
+            sockopt::apply_buffers(&sock, &plan.socket)?;
+            sock.bind(&SocketAddr::new(ip, 0).into())?;
+            Ok(sock)
+        })
+        .collect()
+}
+
+/// The local port of a bound socket.
+pub fn port_of(sock: &Socket) -> u16 {
+    sock.local_addr().ok().and_then(|a| a.as_socket()).map_or(0, |a| a.port())
 }
 
 /// Accepts connections until every flow of the test has arrived with the right cookie, handing
@@ -35,10 +54,7 @@ pub fn accept_flows(listener: Socket, cookie: [u8; 16], flows: usize, stop: Arc<
     let mut got = 0;
     while got < flows && !stop.load(Ordering::Relaxed) {
         if Instant::now() > deadline {
-            let _ = tx.send(Event::Flow(Err(format!(
-                "only {got} of {flows} data connections arrived within {} s",
-                ARRIVAL_TIMEOUT.as_secs()
-            ))));
+            let _ = tx.send(Event::Flow(Err(late(got, flows))));
             return;
         }
         if !readable(&listener, 100) {
@@ -58,6 +74,47 @@ pub fn accept_flows(listener: Socket, cookie: [u8; 16], flows: usize, stop: Arc<
             _ => drop(sock),
         }
     }
+}
+
+/// Waits for each UDP socket's hello (cookie and its own flow id), connects the socket to the
+/// sender and acknowledges with the same bytes; the controller retries until it hears back.
+pub fn pair_udp(socks: Vec<Socket>, cookie: [u8; 16], stop: Arc<AtomicBool>, tx: Sender<Event>) {
+    let deadline = Instant::now() + ARRIVAL_TIMEOUT;
+    let flows = socks.len();
+    let mut waiting: Vec<Option<Socket>> = socks.into_iter().map(Some).collect();
+    let mut got = 0;
+    while got < flows && !stop.load(Ordering::Relaxed) {
+        if Instant::now() > deadline {
+            let _ = tx.send(Event::Flow(Err(late(got, flows))));
+            return;
+        }
+        for (id, slot) in waiting.iter_mut().enumerate() {
+            let Some(sock) = slot.as_ref() else { continue };
+            if !readable(sock, 10) {
+                continue;
+            }
+            let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); DataHello::LEN];
+            let Ok((n, from)) = sock.recv_from(&mut buf) else { continue };
+            // SAFETY: recv_from initialized the first n bytes.
+            let bytes: Vec<u8> = buf[..n].iter().map(|b| unsafe { b.assume_init() }).collect();
+            match DataHello::read_from(&mut &bytes[..]) {
+                Ok(h) if h.cookie == cookie && h.flow as usize == id => {
+                    if sock.connect(&from).is_err() || sock.send(&bytes).is_err() {
+                        continue;
+                    }
+                    got += 1;
+                    if tx.send(Event::Flow(Ok((h.flow, slot.take().expect("checked above"))))).is_err() {
+                        return;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn late(got: usize, flows: usize) -> String {
+    format!("only {got} of {flows} data connections arrived within {} s", ARRIVAL_TIMEOUT.as_secs())
 }
 
 fn readable(sock: &Socket, timeout_ms: i32) -> bool {

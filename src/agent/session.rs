@@ -3,8 +3,8 @@
 //! the test ends, the controller closes, or the controller falls silent.
 
 use super::{data, AgentConfig};
-use fathom_engine::{clock, measure::host, Aborter, Prepared, Side};
-use fathom_proto::plan::TestPlan;
+use fathom_engine::{clock, measure::host, Aborter, Prepared, Side, Sockets};
+use fathom_proto::plan::{KindId, TestPlan};
 use fathom_proto::sample::{EndpointInfo, Snapshot};
 use fathom_proto::{auth, Connection, FrameError, Preamble, PreambleKind, ToAgent, ToController};
 use socket2::Socket;
@@ -137,9 +137,12 @@ impl Session {
                         self.send(&ToController::TimeReply { t1, t2, t3: clock::now_ns() })?;
                     }
                     ToAgent::Setup(plan) => {
-                        let ready = test.setup(*plan, cfg, self.stream.local_addr().map_err(|e| e.to_string())?.ip(), tx)?;
-                        self.send(&ready)?;
+                        let ip = self.stream.local_addr().map_err(|e| e.to_string())?.ip();
+                        for m in test.setup(*plan, cfg, ip, tx)? {
+                            self.send(&m)?;
+                        }
                     }
+                    ToAgent::Finish => test.finish(),
                     ToAgent::Start { t0 } => test.start(t0, cfg, tx)?,
                     ToAgent::Heartbeat => {}
                     ToAgent::Abort { reason } => {
@@ -196,19 +199,39 @@ struct Test {
 }
 
 impl Test {
-    fn setup(&mut self, plan: TestPlan, cfg: &AgentConfig, ip: std::net::IpAddr, tx: &mpsc::Sender<Event>) -> Result<ToController, String> {
+    /// Opens what the test's kind needs; returns the messages that answer Setup.
+    fn setup(&mut self, plan: TestPlan, cfg: &AgentConfig, ip: std::net::IpAddr, tx: &mpsc::Sender<Event>) -> Result<Vec<ToController>, String> {
         if self.plan.is_some() {
             return Err("a session runs one test; Setup came twice".into());
         }
         cfg.admit(&plan)?;
-        let listener = data::listen(ip, &plan).map_err(|e| format!("cannot open a data listener: {e}"))?;
-        let port = listener.local_addr().ok().and_then(|a| a.as_socket()).map_or(0, |a| a.port());
         let cookie = auth::random::<16>();
-        let (n, stop, tx) = (plan.flows.len(), self.stop_accepting.clone(), tx.clone());
-        std::thread::spawn(move || data::accept_flows(listener, cookie, n, stop, tx));
+        let n = plan.flows.len();
+        let (stop, tx) = (self.stop_accepting.clone(), tx.clone());
+        let no_listener = |e: std::io::Error| format!("cannot open a data listener: {e}");
         self.sockets = (0..n).map(|_| None).collect();
-        self.plan = Some(Arc::new(plan));
-        Ok(ToController::Ready { port, cookie })
+        let plan = Arc::new(plan);
+        self.plan = Some(plan.clone());
+        match plan.kind {
+            KindId::Stream | KindId::Rr => {
+                let listener = data::listen(ip, &plan).map_err(no_listener)?;
+                let port = data::port_of(&listener);
+                std::thread::spawn(move || data::accept_flows(listener, cookie, n, stop, tx));
+                Ok(vec![ToController::Ready { port, udp_ports: Vec::new(), cookie }])
+            }
+            KindId::UdpRr => {
+                let socks = data::udp_sockets(ip, &plan).map_err(no_listener)?;
+                let udp_ports = socks.iter().map(data::port_of).collect();
+                std::thread::spawn(move || data::pair_udp(socks, cookie, stop, tx));
+                Ok(vec![ToController::Ready { port: 0, udp_ports, cookie }])
+            }
+            KindId::Crr => {
+                let listener = data::listen(ip, &plan).map_err(no_listener)?;
+                let port = data::port_of(&listener);
+                let infos = self.prepare(Sockets::Listen(listener))?;
+                Ok(vec![ToController::Ready { port, udp_ports: Vec::new(), cookie }, ToController::Connected(infos)])
+            }
+        }
     }
 
     fn arrived(&mut self, id: u32, sock: Socket) -> Result<Option<Vec<fathom_proto::sample::FlowInfo>>, String> {
@@ -219,10 +242,16 @@ impl Test {
             return Ok(None);
         }
         let socks = plan.flows.iter().zip(self.sockets.drain(..)).map(|(f, s)| (*f, s.expect("every flow arrived"))).collect();
-        let prepared = Prepared::new(plan, Side::Agent, socks).map_err(|e| format!("cannot set up the flows: {e}"))?;
+        let sockets = if plan.kind == KindId::UdpRr { Sockets::Udp(socks) } else { Sockets::Tcp(socks) };
+        self.prepare(sockets).map(Some)
+    }
+
+    fn prepare(&mut self, sockets: Sockets) -> Result<Vec<fathom_proto::sample::FlowInfo>, String> {
+        let plan = self.plan.clone().ok_or("data before Setup")?;
+        let prepared = Prepared::new(plan, Side::Agent, sockets).map_err(|e| format!("cannot set up the flows: {e}"))?;
         let infos = prepared.flow_infos().to_vec();
         self.prepared = Some(prepared);
-        Ok(Some(infos))
+        Ok(infos)
     }
 
     fn start(&mut self, t0: u64, cfg: &AgentConfig, tx: &mpsc::Sender<Event>) -> Result<(), String> {
@@ -238,6 +267,12 @@ impl Test {
         let lead = Duration::from_nanos(t0.saturating_sub(clock::now_ns()));
         self.deadline = Some(Instant::now() + lead + Duration::from_nanos(cfg.max_duration_ns) + Duration::from_secs(5));
         Ok(())
+    }
+
+    fn finish(&self) {
+        if let Some((a, _)) = &self.running {
+            a.finish();
+        }
     }
 
     fn abort(&mut self) {
@@ -278,6 +313,7 @@ fn name(m: &ToAgent) -> &'static str {
         ToAgent::Setup(_) => "Setup",
         ToAgent::Start { .. } => "Start",
         ToAgent::Heartbeat => "Heartbeat",
+        ToAgent::Finish => "Finish",
         ToAgent::Abort { .. } => "Abort",
         ToAgent::Close => "Close",
     }

@@ -1,5 +1,7 @@
 //! The command line: raw arguments (clap) in, validated plans out. Nothing here opens a socket.
 
+pub mod common;
+pub mod rr;
 pub mod stream;
 pub mod units;
 
@@ -22,6 +24,8 @@ Examples:
   fathom serve --key-file k              run an agent on a test host (port 5301)
   fathom stream HOST -P 4 -t 30s --omit 3s --key-file k
   fathom stream HOST -R --json           the agent sends; one JSON document on stdout
+  fathom rr HOST --size 1460             request/response latency and transactions/s
+  fathom crr HOST                        a connection per transaction
   fathom lab up --hosts 6                six namespace hosts on one switch, an agent in each";
 
 /// The subcommands.
@@ -29,6 +33,10 @@ Examples:
 pub enum Command {
     /// Bulk transfer over TCP: throughput, CPU, TCP internals.
     Stream(stream::StreamArgs),
+    /// Request/response (TCP, or UDP with --udp): transactions/s and latency percentiles.
+    Rr(rr::RrArgs),
+    /// Connect/request/response/close: a new TCP connection per transaction.
+    Crr(rr::RrArgs),
     /// Run an agent that executes tests for controllers.
     Serve(ServeArgs),
     /// Build, inspect and remove a multi-host lab of network namespaces (needs root).

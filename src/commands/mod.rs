@@ -1,9 +1,10 @@
 //! One module per subcommand: glue from validated options to the controller or agent, and out.
 
 pub mod output;
+pub mod rr;
 pub mod serve;
 pub mod stream;
-
+pub mod test;
 /// Raises the soft open-files limit to the hard limit: thousands of flows need thousands of
 /// descriptors, and the usual soft limit is 1024.
 pub fn raise_fd_limit() {

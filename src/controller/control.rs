@@ -1,6 +1,7 @@
 //! The controller's end of a control connection: handshake, key proof, clock probes, and the
 //! request/answer steps before a test starts.
 
+use super::data::AgentData;
 use fathom_engine::clock;
 use fathom_proto::plan::TestPlan;
 use fathom_proto::sample::{FlowInfo, HostInfo};
@@ -109,11 +110,11 @@ impl Control {
         Ok(best)
     }
 
-    /// Sends the plan; returns the data port and cookie.
-    pub fn setup(&mut self, plan: &TestPlan) -> Result<(u16, [u8; 16]), String> {
+    /// Sends the plan; returns what the agent opened for it, reachable at `ip`.
+    pub fn setup(&mut self, plan: &TestPlan, ip: std::net::IpAddr) -> Result<AgentData, String> {
         self.send(&ToAgent::Setup(Box::new(plan.clone())))?;
         match self.recv("Ready")? {
-            ToController::Ready { port, cookie } => Ok((port, cookie)),
+            ToController::Ready { port, udp_ports, cookie } => Ok(AgentData { ip, port, udp_ports, cookie }),
             other => Err(format!("agent at {}: {}", self.name, unexpected("Ready", &other))),
         }
     }

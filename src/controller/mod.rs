@@ -32,6 +32,9 @@ pub struct RunOptions {
     pub progress: bool,
 }
 
+/// The shortest default UDP timeout: scheduling noise alone can exceed a loopback round trip.
+const UDP_TIMEOUT_FLOOR_NS: u64 = 2_000_000;
+
 enum Event {
     Local(Box<Snapshot>),
     LocalDone(Box<EndpointInfo>),
@@ -39,12 +42,14 @@ enum Event {
 }
 
 /// Runs `plan` against `target`. `Err` only when nothing could be measured.
-pub fn run(target: &Target, plan: TestPlan, opts: &RunOptions, interrupted: &AtomicBool) -> Result<RunData, String> {
+pub fn run(target: &Target, mut plan: TestPlan, opts: &RunOptions, interrupted: &AtomicBool) -> Result<RunData, String> {
     let mut ctl = Control::connect(target.addr, &target.name, opts.key.as_deref(), Duration::from_secs(5))?;
     let sync = ctl.sync(8)?;
-    let (port, cookie) = ctl.setup(&plan)?;
-    let data_addr = std::net::SocketAddr::new(target.addr.ip(), port);
-    let socks = data::connect_flows(data_addr, cookie, &plan, opts.bind)?;
+    if let Some(rr) = plan.rr.as_mut().filter(|rr| rr.udp_timeout_ns == 0) {
+        rr.udp_timeout_ns = (4 * sync.rtt_ns).max(UDP_TIMEOUT_FLOOR_NS);
+    }
+    let agent = ctl.setup(&plan, target.addr.ip())?;
+    let socks = data::connect(&agent, &plan, opts.bind)?;
     let plan = Arc::new(plan);
     let local = Prepared::new(plan.clone(), Side::Controller, socks).map_err(|e| format!("cannot set up the flows: {e}"))?;
     let remote_flows = ctl.connected()?;
@@ -124,6 +129,11 @@ pub fn run(target: &Target, plan: TestPlan, opts: &RunOptions, interrupted: &Ato
             }
             Event::LocalDone(info) => {
                 local_done = true;
+                // The askers are done, so the answering end may stop (a UDP or accepting answerer
+                // cannot tell on its own). Stream receivers are left to drain to the last byte.
+                if plan.rr.is_some() {
+                    let _ = send(&sender, &ToAgent::Finish);
+                }
                 if let Some(e) = &info.error {
                     run.error.get_or_insert_with(|| format!("local end: {e}"));
                 }
@@ -135,6 +145,9 @@ pub fn run(target: &Target, plan: TestPlan, opts: &RunOptions, interrupted: &Ato
             }
             Event::Remote(Ok(ToController::Done(info))) => {
                 remote_done = true;
+                if plan.rr.is_some() {
+                    aborter.finish();
+                }
                 if let Some(e) = &info.error {
                     run.error.get_or_insert_with(|| format!("agent at {}: {e}", target.name));
                 }

@@ -4,17 +4,16 @@
 //! own collector).
 
 use crate::clock;
-use crate::kind::{kind, Flow, FlowSetup, Side};
-use crate::measure::{counters::FlowStats, cpu, host, tcp_info};
+use crate::kind::{kind, Flow, Setup, Side, Sockets};
+use crate::measure::{counters::FlowStats, cpu, host, latency, tcp_info};
 use crate::schedule::Schedule;
 use crate::sockopt;
 use crate::worker::{self, WorkerPlan, WorkerResult, WorkerShared};
-use fathom_proto::plan::{FlowPlan, TestPlan};
+use fathom_proto::plan::TestPlan;
 use fathom_proto::sample::{CpuSnapshot, EndpointInfo, FlowInfo, Mark, Snapshot};
-use socket2::Socket;
 use std::io;
 use std::os::unix::thread::JoinHandleExt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -23,8 +22,6 @@ use std::time::Duration;
 /// The first snapshot is taken this long before t0 and stamped t0.
 const FIRST_SNAPSHOT_LEAD_NS: u64 = 200_000;
 
-/// How long receivers may drain after a timed test's end before everything stops.
-pub const DRAIN_NS: u64 = 1_000_000_000;
 
 /// An endpoint whose flows are built but not started.
 pub struct Prepared {
@@ -36,31 +33,29 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// Builds the flows of `side` from its connected data sockets.
-    pub fn new(plan: Arc<TestPlan>, side: Side, sockets: Vec<(FlowPlan, Socket)>) -> io::Result<Self> {
+    /// Builds the flows of `side` from its data sockets.
+    pub fn new(plan: Arc<TestPlan>, side: Side, sockets: Sockets) -> io::Result<Self> {
         let k = kind(plan.kind).ok_or_else(|| {
             io::Error::new(io::ErrorKind::Unsupported, format!("test kind {} is not built in", plan.kind.name()))
         })?;
-        let threads = worker_count(&plan, side, sockets.len());
+        let infos = match &sockets {
+            Sockets::Tcp(v) | Sockets::Udp(v) => v
+                .iter()
+                .map(|(f, sock)| {
+                    sockopt::apply_connected(std::os::fd::AsRawFd::as_raw_fd(sock), &plan.socket)?;
+                    Ok(sockopt::flow_info(f.id, sock))
+                })
+                .collect::<io::Result<Vec<_>>>()?,
+            Sockets::Connect(_) | Sockets::Listen(_) => {
+                plan.flows.iter().map(|f| FlowInfo { id: f.id, ..Default::default() }).collect()
+            }
+        };
+        let stats: Vec<Arc<FlowStats>> = plan.flows.iter().map(|_| Arc::new(FlowStats::default())).collect();
+        let flows = k.flows(&Setup { plan: &plan, side, stats: &stats }, sockets)?;
+        let threads = worker_count(&plan, side, flows.len());
         let mut groups: Vec<Vec<Box<dyn Flow>>> = (0..threads).map(|_| Vec::new()).collect();
-        let (mut infos, mut stats) = (Vec::new(), Vec::new());
-        for (i, (flow, sock)) in sockets.into_iter().enumerate() {
-            sockopt::apply_connected(std::os::fd::AsRawFd::as_raw_fd(&sock), &plan.socket)?;
-            infos.push(sockopt::flow_info(flow.id, &sock));
-            sock.set_nonblocking(true)?;
-            let st = Arc::new(FlowStats::default());
-            stats.push(st.clone());
-            let index_in_dir = plan.flows_in(flow.dir).position(|f| f.id == flow.id).unwrap_or(0) as u64;
-            let setup = FlowSetup {
-                flows_in_dir: plan.flows_in(flow.dir).count() as u64,
-                index_in_dir,
-                plan: plan.clone(),
-                flow,
-                side,
-                socket: mio::net::TcpStream::from_std(sock.into()),
-                stats: st,
-            };
-            groups[i % threads].push(k.flow(setup)?);
+        for (i, f) in flows.into_iter().enumerate() {
+            groups[i % threads].push(f);
         }
         Ok(Prepared { plan, side, infos, stats, groups })
     }
@@ -76,10 +71,7 @@ impl Prepared {
         let abort = Arc::new(AtomicBool::new(false));
         let (signal_tx, signal_rx) = mpsc::channel();
         let schedule = Schedule::of(&self.plan);
-        let (end_ns, hard_end_ns) = match schedule.end() {
-            Some(e) => (t0 + e, t0 + e + DRAIN_NS),
-            None => (u64::MAX, u64::MAX),
-        };
+        let end_ns = Arc::new(AtomicU64::new(schedule.end().map_or(u64::MAX, |e| t0 + e)));
         let side_opts = match self.side {
             Side::Controller => &self.plan.controller,
             Side::Agent => &self.plan.agent,
@@ -87,14 +79,12 @@ impl Prepared {
         let mut workers = Vec::new();
         let barrier = Arc::new(std::sync::Barrier::new(self.groups.len() + 1));
         for (i, flows) in self.groups.into_iter().enumerate() {
-            let shared = Arc::new(WorkerShared { abort: abort.clone(), ..Default::default() });
+            let shared = Arc::new(WorkerShared { abort: abort.clone(), end_ns: end_ns.clone(), ..Default::default() });
             let wp = WorkerPlan {
                 flows,
                 pin: side_opts.affinity.as_ref().filter(|c| !c.is_empty()).map(|c| c[i % c.len()]),
                 t0,
                 start: barrier.clone(),
-                end_ns,
-                hard_end_ns,
                 busy_poll: self.plan.socket.busy_poll,
                 write_size: self.plan.write_size as usize,
                 read_size: self.plan.read_size as usize,
@@ -106,9 +96,10 @@ impl Prepared {
                 let _ = tx.send(Signal::WorkerDone);
                 r
             })?;
-            workers.push((handle, shared));
+            workers.push((Some(handle), shared));
         }
         let sampler = Sampler {
+            side: self.side,
             t0,
             start: barrier,
             schedule,
@@ -120,27 +111,20 @@ impl Prepared {
             sink,
         };
         let handle = std::thread::Builder::new().name("fathom-sampler".into()).spawn(move || sampler.run())?;
-        Ok(Running { abort, poke: signal_tx, sampler: handle })
+        Ok(Running { control: Aborter { abort, end_ns, poke: signal_tx }, sampler: handle })
     }
 }
 
 /// A started endpoint.
 pub struct Running {
-    abort: Arc<AtomicBool>,
-    poke: mpsc::Sender<Signal>,
+    control: Aborter,
     sampler: JoinHandle<EndpointInfo>,
 }
 
 impl Running {
-    /// Ends the test now (workers notice within 100 ms).
-    pub fn abort(&self) {
-        self.abort.store(true, Ordering::Relaxed);
-        let _ = self.poke.send(Signal::Abort);
-    }
-
-    /// A handle that can abort from another thread.
+    /// A handle that can stop the endpoint from another thread.
     pub fn aborter(&self) -> Aborter {
-        Aborter { abort: self.abort.clone(), poke: self.poke.clone() }
+        self.control.clone()
     }
 
     /// Waits for the end; the final snapshot has been sunk when this returns.
@@ -152,18 +136,25 @@ impl Running {
     }
 }
 
-/// Aborts a running endpoint from anywhere.
+/// Stops a running endpoint from anywhere.
 #[derive(Clone)]
 pub struct Aborter {
     abort: Arc<AtomicBool>,
+    end_ns: Arc<AtomicU64>,
     poke: mpsc::Sender<Signal>,
 }
 
 impl Aborter {
-    /// See [`Running::abort`].
+    /// Ends the test now, without draining (workers notice within 100 ms).
     pub fn abort(&self) {
         self.abort.store(true, Ordering::Relaxed);
         let _ = self.poke.send(Signal::Abort);
+    }
+
+    /// Ends the test gracefully now, as its time limit would: senders and askers stop,
+    /// receivers drain. Used when the other end has finished a counted test.
+    pub fn finish(&self) {
+        self.end_ns.fetch_min(clock::now_ns(), Ordering::Relaxed);
     }
 }
 
@@ -173,13 +164,15 @@ enum Signal {
 }
 
 struct Sampler {
+    side: Side,
     t0: u64,
     start: Arc<std::sync::Barrier>,
     schedule: Schedule,
     plan: Arc<TestPlan>,
     infos: Vec<FlowInfo>,
     stats: Vec<Arc<FlowStats>>,
-    workers: Vec<(JoinHandle<WorkerResult>, Arc<WorkerShared>)>,
+    /// Each worker's thread (until joined) and the state it shares with the sampler.
+    workers: Vec<(Option<JoinHandle<WorkerResult>>, Arc<WorkerShared>)>,
     signals: mpsc::Receiver<Signal>,
     sink: Box<dyn FnMut(Snapshot) + Send>,
 }
@@ -211,9 +204,11 @@ impl Sampler {
                 Ok(Signal::Abort) | Err(_) => aborted = true,
             }
         }
-        let results: Vec<WorkerResult> = std::mem::take(&mut self.workers)
-            .into_iter()
-            .map(|(h, _)| h.join().unwrap_or_else(|_| panicked_worker()))
+        let results: Vec<WorkerResult> = self
+            .workers
+            .iter_mut()
+            .filter_map(|(h, _)| h.take())
+            .map(|h| h.join().unwrap_or_else(|_| panicked_worker()))
             .collect();
         if self.schedule.end().is_none() && !aborted {
             let last = self.stats.iter().filter_map(|s| s.last_ns()).max().unwrap_or_else(clock::now_ns);
@@ -232,7 +227,9 @@ impl Sampler {
             match self.signals.recv_timeout(Duration::from_nanos(deadline - now)) {
                 Ok(Signal::WorkerDone) => {
                     *done += 1;
-                    if *done == self.workers.len() {
+                    // Workers that finish at the time limit must not cost the window's last
+                    // snapshot: once the deadline has come, it is taken.
+                    if *done == self.workers.len() && clock::now_ns() < deadline {
                         return Wait::AllDone;
                     }
                 }
@@ -256,8 +253,21 @@ impl Sampler {
         }
         let (process_user_us, process_system_us) = cpu::process_rusage_us();
         let cpu = CpuSnapshot { per_cpu: cpu::proc_stat(), threads_ns: self.threads_cpu_ns(), process_user_us, process_system_us };
-        let snap = Snapshot { mark, t_ns: at as i64 - self.t0 as i64, flows, cpu, latency: None };
+        let snap = Snapshot { mark, t_ns: at as i64 - self.t0 as i64, flows, cpu, latency: self.latency() };
         (self.sink)(snap);
+    }
+
+    /// The latencies recorded since the last snapshot, merged over the workers (request/response
+    /// kinds, on the side that asks).
+    fn latency(&self) -> Option<Vec<u8>> {
+        let asks = self.plan.rr.is_some() && self.plan.flows.iter().any(|f| self.side.leads(f.dir));
+        asks.then(|| {
+            let mut h = latency::histogram();
+            for (_, w) in &self.workers {
+                w.latency.drain_into(&mut h);
+            }
+            latency::serialize(&h)
+        })
     }
 
     fn threads_cpu_ns(&self) -> u64 {
@@ -265,7 +275,8 @@ impl Sampler {
             .workers
             .iter()
             .map(|(h, sh)| {
-                clock::other_thread_cpu_ns(h.as_pthread_t())
+                h.as_ref()
+                    .and_then(|h| clock::other_thread_cpu_ns(h.as_pthread_t()))
                     .unwrap_or_else(|| sh.final_cpu_ns.load(Ordering::Acquire))
             })
             .sum();

@@ -1,22 +1,25 @@
 //! The test-kind trait, the flow state machine every kind implements, and the registry.
 //!
-//! A kind turns connected data sockets into flows. A flow is a small state machine over one
-//! socket, driven by a worker's event loop: it does as much work as it can without blocking and
-//! says whether to wait for readiness, run again soon, or stop. Flows only count; the sampler
-//! reads their counters.
+//! A kind turns this side's data sockets into flows. A flow is a small state machine driven by a
+//! worker's event loop: it does as much work as it can without blocking and says whether to wait
+//! for readiness (or its timer), run again soon, or stop. Flows only count and record latencies;
+//! the sampler reads their counters. A flow may start further flows (an acceptor starting one per
+//! connection); those live until they finish.
 
-use crate::measure::counters::FlowStats;
+use crate::measure::{counters::FlowStats, latency::Latency};
 use fathom_proto::plan::{FlowPlan, KindId, TestPlan};
+use socket2::Socket;
 use std::io;
+use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::sync::Arc;
 
 /// Which end of a test an endpoint is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
-    /// The controller's end: it connects the data sockets.
+    /// The connecting end (the controller's, or a client agent's).
     Controller,
-    /// The agent's end: it accepts them.
+    /// The accepting end.
     Agent,
 }
 
@@ -31,12 +34,24 @@ impl Side {
 /// What a flow wants after a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
-    /// Blocked: run again when the socket is ready or the flow's timer fires.
+    /// Blocked: run again when a socket is ready or the flow's timer fires.
     Wait,
     /// More work is possible now; run again after the other flows had a turn.
     Again,
     /// Finished.
     Done,
+}
+
+/// This side's data sockets, as set up before the start.
+pub enum Sockets {
+    /// One connected TCP socket per flow.
+    Tcp(Vec<(FlowPlan, Socket)>),
+    /// One connected UDP socket per flow.
+    Udp(Vec<(FlowPlan, Socket)>),
+    /// No sockets yet: each flow connects to this address anew for every transaction.
+    Connect(SocketAddr),
+    /// A listener accepting the connections the other side opens during the test.
+    Listen(Socket),
 }
 
 /// Per-worker resources lent to a flow while it runs.
@@ -49,53 +64,75 @@ pub struct Io<'a> {
     pub zc_file: Option<RawFd>,
     /// Monotonic ns at which senders stop (u64::MAX: no time limit).
     pub end_ns: u64,
+    /// The worker's event registry, for flows that open sockets while running.
+    pub registry: &'a mio::Registry,
+    /// The running flow's token.
+    pub token: mio::Token,
+    /// The worker's latency histogram.
+    pub latency: &'a Latency,
+    /// Flows started by the running flow; the worker adopts them after the run.
+    pub spawned: &'a mut Vec<Box<dyn Flow>>,
 }
 
 /// One flow's state machine.
 pub trait Flow: Send {
-    /// The socket to register with the event loop.
-    fn source(&mut self) -> &mut dyn mio::event::Source;
-    /// Readiness the flow waits for.
-    fn interest(&self) -> mio::Interest;
+    /// Registers the flow's socket(s) under `token`.
+    fn register(&mut self, registry: &mio::Registry, token: mio::Token) -> io::Result<()>;
     /// Does as much work as possible without blocking.
     fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step>;
     /// The time limit passed: senders finish, receivers keep draining.
-    fn stop(&mut self) -> io::Result<Step>;
+    fn stop(&mut self, io: &mut Io<'_>) -> io::Result<Step>;
     /// When the flow next wants to run regardless of readiness (monotonic ns).
     fn timer(&self) -> Option<u64> {
         None
     }
 }
 
-/// What a kind needs to build one flow.
-pub struct FlowSetup {
+/// What a kind knows when it builds flows.
+pub struct Setup<'a> {
     /// The whole test.
-    pub plan: Arc<TestPlan>,
-    /// This flow.
-    pub flow: FlowPlan,
+    pub plan: &'a Arc<TestPlan>,
     /// Which end we are.
     pub side: Side,
-    /// The connected data socket, non-blocking.
-    pub socket: mio::net::TcpStream,
-    /// The flow's counters.
-    pub stats: Arc<FlowStats>,
-    /// Index of this flow among the test's flows going the same way.
-    pub index_in_dir: u64,
-    /// Number of flows going the same way.
-    pub flows_in_dir: u64,
+    /// Counters, one per flow of the plan, in plan order.
+    pub stats: &'a [Arc<FlowStats>],
+}
+
+impl Setup<'_> {
+    /// The counters of the plan's flow `id`.
+    pub fn stats_of(&self, id: u32) -> Arc<FlowStats> {
+        self.stats[self.plan.flows.iter().position(|f| f.id == id).unwrap_or(0)].clone()
+    }
+
+    /// (index among the flows going the same way, how many go that way) for flow `f`.
+    pub fn place(&self, f: &FlowPlan) -> (u64, u64) {
+        let same = || self.plan.flows_in(f.dir);
+        (same().position(|g| g.id == f.id).unwrap_or(0) as u64, same().count() as u64)
+    }
 }
 
 /// A test kind.
 pub trait Kind: Sync {
     /// Its id.
     fn id(&self) -> KindId;
-    /// Builds one flow.
-    fn flow(&self, setup: FlowSetup) -> io::Result<Box<dyn Flow>>;
+    /// Builds this side's flows from its sockets.
+    fn flows(&self, setup: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>>;
 }
 
 /// The kind registered for `id`.
 pub fn kind(id: KindId) -> Option<&'static dyn Kind> {
     crate::kinds::REGISTRY.iter().copied().find(|k| k.id() == id)
+}
+
+/// Turns a connected socket into a non-blocking mio stream.
+pub fn mio_tcp(sock: Socket) -> io::Result<mio::net::TcpStream> {
+    sock.set_nonblocking(true)?;
+    Ok(mio::net::TcpStream::from_std(sock.into()))
+}
+
+/// The error for sockets a kind cannot use.
+pub fn wrong_sockets(kind: KindId) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, format!("{} was given the wrong kind of sockets", kind.name()))
 }
 
 /// Writes from an in-memory file with sendfile; `count` bytes from its start.

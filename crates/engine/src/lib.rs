@@ -8,7 +8,8 @@ mod kinds;
 pub mod measure;
 pub mod schedule;
 pub mod sockopt;
+mod timer;
 mod worker;
 
 pub use endpoint::{Aborter, Prepared, Running};
-pub use kind::Side;
+pub use kind::{Side, Sockets};

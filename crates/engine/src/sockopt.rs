@@ -9,12 +9,7 @@ use std::os::fd::{AsRawFd, RawFd};
 
 /// Applies the options that must precede connect/listen: buffers, MSS, congestion control, Nagle.
 pub fn apply(sock: &Socket, o: &SocketOptions) -> io::Result<()> {
-    if let Some(n) = o.sndbuf {
-        sock.set_send_buffer_size(n as usize)?;
-    }
-    if let Some(n) = o.rcvbuf {
-        sock.set_recv_buffer_size(n as usize)?;
-    }
+    apply_buffers(sock, o)?;
     if let Some(mss) = o.mss {
         sock.set_mss(mss).map_err(|e| with_context(e, &format!("--mss {mss}")))?;
     }
@@ -28,19 +23,41 @@ pub fn apply(sock: &Socket, o: &SocketOptions) -> io::Result<()> {
     apply_connected(sock.as_raw_fd(), o)
 }
 
+/// Sets the requested socket buffer sizes (any socket type).
+pub fn apply_buffers(sock: &Socket, o: &SocketOptions) -> io::Result<()> {
+    if let Some(n) = o.sndbuf {
+        sock.set_send_buffer_size(n as usize)?;
+    }
+    if let Some(n) = o.rcvbuf {
+        sock.set_recv_buffer_size(n as usize)?;
+    }
+    Ok(())
+}
+
 /// Applies the options that may be (re)set on a connected socket: Nagle, quick ACKs, busy poll.
 pub fn apply_connected(fd: RawFd, o: &SocketOptions) -> io::Result<()> {
+    if o.busy_poll {
+        // Spin up to 50 µs in the kernel's receive path; needs CAP_NET_ADMIN above the sysctl.
+        let _ = setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_BUSY_POLL, 50);
+    }
+    if !is_tcp(fd) {
+        return Ok(());
+    }
     if o.nodelay {
         setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)?;
     }
     if o.quickack {
         set_quickack(fd);
     }
-    if o.busy_poll {
-        // Spin up to 50 µs in the kernel's receive path; needs CAP_NET_ADMIN above the sysctl.
-        let _ = setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_BUSY_POLL, 50);
-    }
     Ok(())
+}
+
+fn is_tcp(fd: RawFd) -> bool {
+    let mut t: i32 = 0;
+    let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
+    // SAFETY: valid int pointer and length.
+    let rc = unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_TYPE, (&mut t as *mut i32).cast(), &mut len) };
+    rc == 0 && t == libc::SOCK_STREAM
 }
 
 /// Turns delayed ACKs off until the kernel re-enables them (it does after some reads, so the

@@ -1,20 +1,32 @@
 //! A worker: one thread, one epoll set (mio) over its share of the flows.
 //!
-//! It sleeps until the common start instant, kicks every flow once, then runs flows as their
-//! sockets become ready. Flows that could do more yield ("Again") so that one busy flow cannot
-//! starve the rest. At the time limit it tells every flow to stop; receivers then drain until
-//! their peers close or the drain deadline passes.
+//! It registers its flows, waits at the start barrier, kicks every flow once, then runs flows as
+//! their sockets become ready or their timers fire. Flows that could do more yield ("Again") so
+//! that one busy flow cannot starve the rest. At the time limit it tells every flow to stop;
+//! receivers then drain until their peers close or the drain deadline passes. Flows a flow starts
+//! (one per accepted connection) get a slot of their own and are dropped when they finish; the
+//! flows the worker began with stay alive until it returns, so their sockets can still be read.
 
 use crate::clock;
 use crate::kind::{Flow, Io, Step};
+use crate::measure::latency::Latency;
+use crate::timer::TimerFd;
 use fathom_proto::sample::ThreadInfo;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Longest sleep in the loop, so an abort is noticed quickly.
+/// Longest sleep in the loop, so an abort or a finish is noticed quickly.
 const MAX_WAIT_NS: u64 = 100_000_000;
+
+/// The timerfd's token; flows use tokens from 0 up.
+const TIMER_TOKEN: mio::Token = mio::Token(usize::MAX);
+
+/// How long receivers may drain after the end before everything stops.
+pub const DRAIN_NS: u64 = 1_000_000_000;
 
 /// What a worker needs, fixed before it starts.
 pub struct WorkerPlan {
@@ -26,10 +38,6 @@ pub struct WorkerPlan {
     pub t0: u64,
     /// Passed by every worker and the sampler at t0, once the sampler has its first snapshot.
     pub start: Arc<std::sync::Barrier>,
-    /// Senders stop here (u64::MAX: when their byte count is done).
-    pub end_ns: u64,
-    /// Everything stops here, drained or not (u64::MAX: never).
-    pub hard_end_ns: u64,
     /// Spin instead of sleeping.
     pub busy_poll: bool,
     /// Size of the write buffer.
@@ -45,8 +53,13 @@ pub struct WorkerPlan {
 pub struct WorkerShared {
     /// Set to end the test now.
     pub abort: Arc<AtomicBool>,
+    /// Senders stop here (monotonic ns; u64::MAX until a time limit or a finish sets it), and
+    /// everything stops [`DRAIN_NS`] later, drained or not.
+    pub end_ns: Arc<AtomicU64>,
     /// The worker's CPU time when it finished, ns.
     pub final_cpu_ns: AtomicU64,
+    /// Latencies recorded by the worker's flows.
+    pub latency: Latency,
 }
 
 /// What a worker hands back: its flows (sockets still open, for final readings) and facts.
@@ -60,108 +73,28 @@ pub struct WorkerResult {
 }
 
 /// Runs a worker on the calling thread.
-pub fn run(mut plan: WorkerPlan, shared: &WorkerShared) -> WorkerResult {
-    let mut error = None;
-    if let Some(cpu) = plan.pin {
-        if let Err(e) = clock::pin_to(cpu) {
-            error = Some(format!("cannot pin a worker to CPU {cpu}: {e}"));
-        }
-    }
+pub fn run(plan: WorkerPlan, shared: &WorkerShared) -> WorkerResult {
+    let pin = plan.pin;
+    let initial = plan.flows.len() as u32;
+    let mut error = pin.and_then(|cpu| clock::pin_to(cpu).err().map(|e| format!("cannot pin a worker to CPU {cpu}: {e}")));
+    let mut lp = Loop::new(plan);
     if error.is_none() {
-        if let Err(e) = event_loop(&mut plan, shared) {
+        if let Err(e) = lp.run(shared) {
             error = Some(e.to_string());
         }
     }
     let cpu_ns = clock::thread_cpu_ns();
     shared.final_cpu_ns.store(cpu_ns, Ordering::Release);
     WorkerResult {
-        info: ThreadInfo {
-            pinned: plan.pin,
-            last_cpu: clock::current_cpu(),
-            flows: plan.flows.len() as u32,
-            cpu_ns,
-        },
-        _flows: plan.flows,
+        info: ThreadInfo { pinned: pin, last_cpu: clock::current_cpu(), flows: initial, cpu_ns },
+        _flows: lp.into_initial_flows(),
         error,
     }
 }
 
-fn event_loop(plan: &mut WorkerPlan, shared: &WorkerShared) -> io::Result<()> {
-    let n = plan.flows.len();
-    let mut poll = mio::Poll::new()?;
-    let mut events = mio::Events::with_capacity(n.clamp(16, 1024));
-    for (i, f) in plan.flows.iter_mut().enumerate() {
-        let interest = f.interest();
-        poll.registry().register(f.source(), mio::Token(i), interest)?;
-    }
-    let wbuf = payload(plan.write_size);
-    let mut rbuf = vec![0u8; plan.read_size];
-    let zc = if plan.zerocopy { Some(memfile(&wbuf)?) } else { None };
-    let mut io = Io {
-        wbuf: &wbuf,
-        rbuf: &mut rbuf,
-        zc_file: zc.as_ref().map(|f| f.as_raw_fd()),
-        end_ns: plan.end_ns,
-    };
-
-    clock::sleep_until(plan.t0);
-    plan.start.wait();
-    let mut state = vec![FlowState::Queued; n];
-    let mut ready: Vec<usize> = (0..n).collect();
-    let mut later: Vec<usize> = Vec::with_capacity(n);
-    let mut live = n;
-    let mut stopped = false;
-    let mut first_error: Option<io::Error> = None;
-
-    while live > 0 && !shared.abort.load(Ordering::Relaxed) {
-        let now = clock::now_ns();
-        if now >= plan.hard_end_ns {
-            break;
-        }
-        if !stopped && now >= plan.end_ns {
-            stopped = true;
-            for i in 0..n {
-                if state[i] != FlowState::Done {
-                    let r = plan.flows[i].stop();
-                    settle(i, r, &mut state, &mut later, &mut live, &mut first_error);
-                }
-            }
-        }
-        for i in ready.drain(..) {
-            if state[i] == FlowState::Queued {
-                state[i] = FlowState::Idle;
-                let r = plan.flows[i].run(&mut io);
-                settle(i, r, &mut state, &mut later, &mut live, &mut first_error);
-            }
-        }
-        std::mem::swap(&mut ready, &mut later);
-        let timeout_ns = if !ready.is_empty() || plan.busy_poll {
-            0
-        } else {
-            let next = if stopped { plan.hard_end_ns } else { plan.end_ns.min(plan.hard_end_ns) };
-            next.saturating_sub(clock::now_ns()).min(MAX_WAIT_NS)
-        };
-        match poll.poll(&mut events, Some(std::time::Duration::from_nanos(timeout_ns))) {
-            Err(e) if e.kind() != io::ErrorKind::Interrupted => return Err(e),
-            _ => {}
-        }
-        for ev in events.iter() {
-            let i = ev.token().0;
-            if state[i] == FlowState::Idle {
-                state[i] = FlowState::Queued;
-                ready.push(i);
-            }
-        }
-    }
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
-}
-
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum FlowState {
-    /// Waiting for readiness.
+enum State {
+    /// Waiting for readiness or its timer.
     Idle,
     /// In the run queue.
     Queued,
@@ -169,30 +102,225 @@ enum FlowState {
     Done,
 }
 
-fn settle(
-    i: usize,
-    r: io::Result<Step>,
-    state: &mut [FlowState],
-    later: &mut Vec<usize>,
-    live: &mut usize,
-    first_error: &mut Option<io::Error>,
-) {
-    match r {
-        Ok(Step::Wait) => {}
-        Ok(Step::Again) => {
-            if state[i] == FlowState::Idle {
-                state[i] = FlowState::Queued;
-                later.push(i);
+struct Slot {
+    flow: Box<dyn Flow>,
+    state: State,
+    /// A flow the worker began with (kept until the end) rather than one a flow started.
+    initial: bool,
+    /// The earliest timer entry in the heap for this slot.
+    armed: Option<u64>,
+}
+
+struct Loop {
+    plan: WorkerPlan,
+    slots: Vec<Option<Slot>>,
+    free: Vec<usize>,
+    ready: Vec<usize>,
+    later: Vec<usize>,
+    timers: BinaryHeap<Reverse<(u64, usize)>>,
+    live: usize,
+    first_error: Option<io::Error>,
+}
+
+impl Loop {
+    fn new(mut plan: WorkerPlan) -> Loop {
+        let flows = std::mem::take(&mut plan.flows);
+        let n = flows.len();
+        let slots = flows.into_iter().map(|flow| Some(Slot { flow, state: State::Queued, initial: true, armed: None })).collect();
+        Loop {
+            plan,
+            slots,
+            free: Vec::new(),
+            ready: (0..n).collect(),
+            later: Vec::with_capacity(n),
+            timers: BinaryHeap::new(),
+            live: n,
+            first_error: None,
+        }
+    }
+
+    fn into_initial_flows(self) -> Vec<Box<dyn Flow>> {
+        self.slots.into_iter().flatten().filter(|s| s.initial).map(|s| s.flow).collect()
+    }
+
+    fn run(&mut self, shared: &WorkerShared) -> io::Result<()> {
+        let mut poll = mio::Poll::new()?;
+        let registry = poll.registry().try_clone()?;
+        let mut events = mio::Events::with_capacity(self.slots.len().clamp(16, 1024));
+        for (i, s) in self.slots.iter_mut().enumerate() {
+            s.as_mut().expect("initial slots are full").flow.register(&registry, mio::Token(i))?;
+        }
+        let mut timerfd = TimerFd::new()?;
+        registry.register(&mut mio::unix::SourceFd(&timerfd.raw()), TIMER_TOKEN, mio::Interest::READABLE)?;
+        let wbuf = payload(self.plan.write_size);
+        let mut rbuf = vec![0u8; self.plan.read_size];
+        let zc = if self.plan.zerocopy { Some(memfile(&wbuf)?) } else { None };
+        let mut spawned: Vec<Box<dyn Flow>> = Vec::new();
+        let mut io = Io {
+            wbuf: &wbuf,
+            rbuf: &mut rbuf,
+            zc_file: zc.as_ref().map(|f| f.as_raw_fd()),
+            end_ns: shared.end_ns.load(Ordering::Relaxed),
+            registry: &registry,
+            token: mio::Token(0),
+            latency: &shared.latency,
+            spawned: &mut spawned,
+        };
+
+        clock::sleep_until(self.plan.t0);
+        self.plan.start.wait();
+        let mut stopped = false;
+        while self.live > 0 && !shared.abort.load(Ordering::Relaxed) {
+            let now = clock::now_ns();
+            io.end_ns = shared.end_ns.load(Ordering::Relaxed);
+            if now >= io.end_ns.saturating_add(DRAIN_NS) {
+                break;
+            }
+            if !stopped && now >= io.end_ns {
+                stopped = true;
+                for i in 0..self.slots.len() {
+                    if self.slots[i].as_ref().is_some_and(|s| s.state != State::Done) {
+                        io.token = mio::Token(i);
+                        let r = self.slot(i).flow.stop(&mut io);
+                        self.settle(i, r);
+                    }
+                }
+            }
+            self.fire_timers(now);
+            let mut batch = std::mem::take(&mut self.ready);
+            for &i in &batch {
+                if self.slots[i].as_ref().is_some_and(|s| s.state == State::Queued) {
+                    self.slot(i).state = State::Idle;
+                    io.token = mio::Token(i);
+                    let r = self.slot(i).flow.run(&mut io);
+                    self.settle(i, r);
+                }
+            }
+            batch.clear();
+            self.ready = batch;
+            std::mem::swap(&mut self.ready, &mut self.later);
+            self.adopt(io.spawned, &registry)?;
+            self.reap();
+            let timeout = self.timeout(io.end_ns, stopped);
+            if timeout > 0 {
+                if let Some(&Reverse((t, _))) = self.timers.peek() {
+                    timerfd.set(t)?;
+                }
+            }
+            match poll.poll(&mut events, Some(std::time::Duration::from_nanos(timeout))) {
+                Err(e) if e.kind() != io::ErrorKind::Interrupted => return Err(e),
+                _ => {}
+            }
+            for ev in events.iter() {
+                if ev.token() == TIMER_TOKEN {
+                    timerfd.clear();
+                } else {
+                    self.queue(ev.token().0);
+                }
             }
         }
-        Ok(Step::Done) | Err(_) => {
-            if let Err(e) = r {
-                first_error.get_or_insert(e);
+        match self.first_error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn slot(&mut self, i: usize) -> &mut Slot {
+        self.slots[i].as_mut().expect("a live slot")
+    }
+
+    fn queue(&mut self, i: usize) {
+        if let Some(s) = self.slots.get_mut(i).and_then(Option::as_mut) {
+            if s.state == State::Idle {
+                s.state = State::Queued;
+                self.ready.push(i);
             }
-            if state[i] != FlowState::Done {
-                state[i] = FlowState::Done;
-                *live -= 1;
+        }
+    }
+
+    fn settle(&mut self, i: usize, r: io::Result<Step>) {
+        match r {
+            Ok(Step::Wait) => self.arm(i),
+            Ok(Step::Again) => {
+                let s = self.slot(i);
+                if s.state == State::Idle {
+                    s.state = State::Queued;
+                    self.later.push(i);
+                }
             }
+            Ok(Step::Done) | Err(_) => {
+                let s = self.slot(i);
+                let initial = s.initial;
+                let newly_done = s.state != State::Done;
+                s.state = State::Done;
+                // A connection a flow started may fail without failing the test.
+                if let (Err(e), true) = (r, initial) {
+                    self.first_error.get_or_insert(e);
+                }
+                if newly_done && initial {
+                    self.live -= 1;
+                }
+            }
+        }
+    }
+
+    fn arm(&mut self, i: usize) {
+        let s = self.slot(i);
+        if let Some(t) = s.flow.timer() {
+            if s.armed.is_none_or(|a| t < a) {
+                s.armed = Some(t);
+                self.timers.push(Reverse((t, i)));
+            }
+        }
+    }
+
+    fn fire_timers(&mut self, now: u64) {
+        while let Some(&Reverse((t, i))) = self.timers.peek() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            if let Some(s) = self.slots.get_mut(i).and_then(Option::as_mut) {
+                if s.armed == Some(t) {
+                    s.armed = None;
+                    self.queue(i);
+                }
+            }
+        }
+    }
+
+    fn adopt(&mut self, spawned: &mut Vec<Box<dyn Flow>>, registry: &mio::Registry) -> io::Result<()> {
+        for mut flow in spawned.drain(..) {
+            let i = self.free.pop().unwrap_or_else(|| {
+                self.slots.push(None);
+                self.slots.len() - 1
+            });
+            flow.register(registry, mio::Token(i))?;
+            self.slots[i] = Some(Slot { flow, state: State::Queued, initial: false, armed: None });
+            self.ready.push(i);
+        }
+        Ok(())
+    }
+
+    /// Drops finished flows that a flow started (their sockets close), freeing their slots.
+    fn reap(&mut self) {
+        for i in 0..self.slots.len() {
+            if self.slots[i].as_ref().is_some_and(|s| !s.initial && s.state == State::Done) {
+                self.slots[i] = None;
+                self.free.push(i);
+            }
+        }
+    }
+
+    fn timeout(&self, end_ns: u64, stopped: bool) -> u64 {
+        if !self.ready.is_empty() || self.plan.busy_poll {
+            return 0;
+        }
+        let end = if stopped { end_ns.saturating_add(DRAIN_NS) } else { end_ns };
+        let now = clock::now_ns();
+        match self.timers.peek() {
+            Some(Reverse((t, _))) if *t <= now => 0,
+            _ => end.saturating_sub(now).min(MAX_WAIT_NS),
         }
     }
 }

@@ -180,9 +180,8 @@ impl<S: Read + Write> Connection<S> {
     /// error on anything malformed.
     pub fn recv<M: DeserializeOwned>(&mut self) -> Result<Option<M>, FrameError> {
         let mut len = [0u8; 4];
-        match read_exact_or_eof(&mut self.stream, &mut len)? {
-            false => return Ok(None),
-            true => {}
+        if !read_exact_or_eof(&mut self.stream, &mut len)? {
+            return Ok(None);
         }
         let len = u32::from_be_bytes(len) as usize;
         if len > MAX_FRAME {

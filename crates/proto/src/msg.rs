@@ -26,6 +26,8 @@ pub enum ToAgent {
     },
     /// The controller is alive.
     Heartbeat,
+    /// The controller's end of a counted test finished: end gracefully (as a time limit would).
+    Finish,
     /// Stop now; the reason is logged.
     Abort {
         /// Why.
@@ -58,9 +60,11 @@ pub enum ToController {
     },
     /// Data listener open.
     Ready {
-        /// TCP (and UDP) port for the data connections.
+        /// TCP port for the data connections.
         port: u16,
-        /// Secret each data connection must present.
+        /// UDP kinds: one port per flow, in plan order, each to be paired with a hello datagram.
+        udp_ports: Vec<u16>,
+        /// Secret each data connection (or hello datagram) must present.
         cookie: [u8; 16],
     },
     /// All data connections arrived.

@@ -102,6 +102,8 @@ pub struct RrOptions {
     pub rate: Option<f64>,
     /// UDP: a transaction unanswered after this long is counted lost.
     pub udp_timeout_ns: u64,
+    /// Test-only fault: the UDP responder ignores every Nth request.
+    pub test_drop_every: Option<u32>,
 }
 
 /// Everything both ends need to run one test.

@@ -57,6 +57,7 @@ pub fn build(run: &RunData) -> Report {
     let ends = Ends { run, lw, rw };
     report.flows = (0..plan.flows.len()).map(|i| ends.flow(i)).collect();
     report.summary = ends.summary(&report.flows);
+    crate::rr::fill(run, lw, rw, &mut report.summary, &mut report.flows);
     report.intervals = crate::intervals::build(run);
     report.warnings = crate::warnings::collect(run, &report);
     report
@@ -172,6 +173,7 @@ impl<'a> Ends<'a> {
             cc: sinfo.cc,
             sender: sinfo.local,
             receiver: rinfo.local,
+            ..Default::default()
         }
     }
 
@@ -217,6 +219,7 @@ impl<'a> Ends<'a> {
                 sndbuf_limited_pct: flows.iter().map(|f| f.sndbuf_limited_pct).sum::<f64>() / n,
                 busy_pct: busy,
             },
+            ..Default::default()
         }
     }
 
@@ -344,6 +347,17 @@ fn echo(run: &RunData) -> TestEcho {
         mss: p.socket.mss,
         sndbuf: p.socket.sndbuf,
         rcvbuf: p.socket.rcvbuf,
+        request_size: p.rr.as_ref().map(|r| r.request),
+        response_size: p.rr.as_ref().map(|r| r.response),
+        burst: p.rr.as_ref().filter(|r| r.rate.is_none()).map(|r| r.burst),
+        rate: p.rr.as_ref().and_then(|r| r.rate),
+        transactions: match p.limit {
+            Limit::Transactions(n) => Some(n),
+            _ => None,
+        },
+        quickack: p.socket.quickack,
+        busy_poll: p.socket.busy_poll,
+        udp_timeout_ms: p.rr.as_ref().filter(|_| p.kind == fathom_proto::plan::KindId::UdpRr).map(|r| r.udp_timeout_ns as f64 / 1e6),
         started_unix_s: run.started_unix_s,
         clock_offset_us: run.clock_offset_ns as f64 / 1e3,
         control_rtt_us: run.control_rtt_ns as f64 / 1e3,

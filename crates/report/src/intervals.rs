@@ -79,7 +79,35 @@ pub fn build(run: &RunData) -> Vec<Interval> {
             };
             iv.cpu_local = cpu(ls, hz(&run.local));
             iv.cpu_remote = cpu(rs, hz(&run.remote));
+            if run.plan.rr.is_some() {
+                rr_interval(run, &mut iv, ls, rs);
+            }
             iv
         })
         .collect()
+}
+
+/// Transactions, latency and losses of one interval, from the asking end(s).
+fn rr_interval(run: &RunData, iv: &mut Interval, ls: Option<(&Snapshot, &Snapshot)>, rs: Option<(&Snapshot, &Snapshot)>) {
+    let mut hist = crate::rr::empty();
+    let (mut tps, mut lost) = (0.0, 0u64);
+    for (dir, span) in [(Direction::Forward, ls), (Direction::Reverse, rs)] {
+        let Some((a, b)) = span else { continue };
+        let ids: Vec<usize> = run.plan.flows.iter().enumerate().filter(|(_, f)| f.dir == dir).map(|(i, _)| i).collect();
+        if ids.is_empty() {
+            continue;
+        }
+        let sum = |s: &Snapshot, pick: fn(&fathom_proto::sample::FlowSnapshot) -> u64| -> u64 {
+            ids.iter().filter_map(|&i| s.flows.get(i)).map(pick).sum()
+        };
+        let secs = (b.t_ns - a.t_ns) as f64 / 1e9;
+        tps += crate::build::ratio(sum(b, |f| f.transactions).saturating_sub(sum(a, |f| f.transactions)) as f64, secs);
+        lost += sum(b, |f| f.lost).saturating_sub(sum(a, |f| f.lost));
+        crate::rr::merge_into(&mut hist, std::slice::from_ref(b));
+    }
+    let l = crate::rr::latency(&hist);
+    iv.transactions_per_second = Some(tps);
+    iv.latency_p50_us = l.as_ref().map(|l| l.p50);
+    iv.latency_p99_us = l.as_ref().map(|l| l.p99);
+    iv.lost = (run.plan.kind == fathom_proto::plan::KindId::UdpRr).then_some(lost);
 }

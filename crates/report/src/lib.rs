@@ -9,7 +9,9 @@ pub mod fake;
 mod intervals;
 pub mod json;
 pub mod model;
+mod rr;
 pub mod table;
+mod table_rr;
 pub mod warnings;
 
 pub use build::{build, EndData, RunData};

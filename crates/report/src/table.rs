@@ -3,6 +3,7 @@
 //! colors, columns aligned; the text may change between versions (the JSON is the contract).
 
 use crate::model::{Buffers, Cpu, DirectionResult, FlowResult, Interval, Report};
+use crate::table_rr;
 use crate::warnings::human_bytes;
 
 /// The per-flow table is shown up to this many flows.
@@ -14,13 +15,14 @@ const LABEL: usize = 16;
 /// The report as the terminal shows it.
 pub fn render(r: &Report) -> Vec<u8> {
     let mut lines = vec![header(r)];
+    let rr = r.summary.transactions.is_some();
     if !r.intervals.is_empty() {
         lines.push(String::new());
-        lines.extend(intervals(&r.intervals));
+        lines.extend(if rr { table_rr::intervals(&r.intervals) } else { intervals(&r.intervals) });
     }
     if !r.flows.is_empty() && r.flows.len() <= FLOW_TABLE_MAX {
         lines.push(String::new());
-        lines.extend(flows(&r.flows));
+        lines.extend(if rr { table_rr::flows(&r.flows) } else { flows(&r.flows) });
     }
     lines.push(String::new());
     lines.extend(summary(r));
@@ -113,6 +115,12 @@ fn summary(r: &Report) -> Vec<String> {
     let t = &s.tcp;
     let mut lines = vec![format!("summary over the measured window ({})", secs(s.seconds))];
     let mut item = |label: &str, text: String| lines.push(format!("  {label:<LABEL$}{text}"));
+    if s.transactions.is_some() {
+        table_rr::summary(r, &mut item);
+        item("cpu local", cpu(&s.cpu.local));
+        item("cpu remote", cpu(&s.cpu.remote));
+        return lines;
+    }
     item("receiver", format!("{}  (sender {})", rate(s.bits_per_second), rate(s.sender_bits_per_second)));
     item(
         "bytes",
@@ -200,7 +208,7 @@ pub fn rate(bps: f64) -> String {
 }
 
 /// A round-trip time: "140 µs" below a millisecond, "12.5 ms" above.
-fn rtt(us: f64) -> String {
+pub(crate) fn rtt(us: f64) -> String {
     if us < 999.5 {
         format!("{us:.0} µs")
     } else {
@@ -209,7 +217,7 @@ fn rtt(us: f64) -> String {
 }
 
 /// A percentage with one decimal: "40.0%".
-fn pct(p: f64) -> String {
+pub(crate) fn pct(p: f64) -> String {
     format!("{p:.1}%")
 }
 

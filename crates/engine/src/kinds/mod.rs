@@ -1,8 +1,12 @@
 //! The test kinds; each in its own file, listed once in [`REGISTRY`].
 
+mod crr;
+mod pacer;
+mod rr;
 mod stream;
+mod udp_rr;
 
 use crate::kind::Kind;
 
 /// Every kind the engine can run.
-pub static REGISTRY: &[&dyn Kind] = &[&stream::Stream];
+pub static REGISTRY: &[&dyn Kind] = &[&stream::Stream, &rr::Rr, &crr::Crr, &udp_rr::UdpRr];

@@ -1,8 +1,8 @@
 //! Bulk transfer: the leading side writes as fast as the socket takes it, the other reads.
 
-use crate::kind::{sendfile, Flow, FlowSetup, Io, Kind, Step};
+use crate::kind::{mio_tcp, sendfile, wrong_sockets, Flow, Io, Kind, Setup, Sockets, Step};
 use crate::measure::counters::FlowStats;
-use fathom_proto::plan::{KindId, Limit};
+use fathom_proto::plan::{KindId, Limit, TestPlan};
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
 use std::os::fd::AsRawFd;
@@ -19,24 +19,27 @@ impl Kind for Stream {
         KindId::Stream
     }
 
-    fn flow(&self, s: FlowSetup) -> io::Result<Box<dyn Flow>> {
-        s.stats.set_fd(s.socket.as_raw_fd());
-        if s.side.leads(s.flow.dir) {
-            let remaining = match s.plan.limit {
-                Limit::Bytes(total) => fathom_proto::plan::TestPlan::share(total, s.index_in_dir, s.flows_in_dir),
-                _ => u64::MAX,
-            };
-            Ok(Box::new(Sender {
-                sock: s.socket,
-                stats: s.stats,
-                sent: 0,
-                remaining,
-                write: s.plan.write_size as usize,
-                zerocopy: s.plan.zerocopy,
-            }))
-        } else {
-            Ok(Box::new(Receiver { sock: s.socket, stats: s.stats, received: 0 }))
-        }
+    fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
+        let Sockets::Tcp(socks) = sockets else { return Err(wrong_sockets(KindId::Stream)) };
+        socks
+            .into_iter()
+            .map(|(f, sock)| {
+                let stats = s.stats_of(f.id);
+                let sock = mio_tcp(sock)?;
+                stats.set_fd(sock.as_raw_fd());
+                Ok(if s.side.leads(f.dir) {
+                    let (i, n) = s.place(&f);
+                    let remaining = match s.plan.limit {
+                        Limit::Bytes(total) => TestPlan::share(total, i, n),
+                        _ => u64::MAX,
+                    };
+                    Box::new(Sender { sock, stats, sent: 0, remaining, write: s.plan.write_size as usize, zerocopy: s.plan.zerocopy })
+                        as Box<dyn Flow>
+                } else {
+                    Box::new(Receiver { sock, stats, received: 0 })
+                })
+            })
+            .collect()
     }
 }
 
@@ -59,12 +62,8 @@ impl Sender {
 }
 
 impl Flow for Sender {
-    fn source(&mut self) -> &mut dyn mio::event::Source {
-        &mut self.sock
-    }
-
-    fn interest(&self) -> mio::Interest {
-        mio::Interest::WRITABLE
+    fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
+        r.register(&mut self.sock, t, mio::Interest::WRITABLE)
     }
 
     fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
@@ -96,7 +95,7 @@ impl Flow for Sender {
         }
     }
 
-    fn stop(&mut self) -> io::Result<Step> {
+    fn stop(&mut self, _: &mut Io<'_>) -> io::Result<Step> {
         self.finish()
     }
 }
@@ -108,12 +107,8 @@ struct Receiver {
 }
 
 impl Flow for Receiver {
-    fn source(&mut self) -> &mut dyn mio::event::Source {
-        &mut self.sock
-    }
-
-    fn interest(&self) -> mio::Interest {
-        mio::Interest::READABLE
+    fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
+        r.register(&mut self.sock, t, mio::Interest::READABLE)
     }
 
     fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
@@ -136,7 +131,7 @@ impl Flow for Receiver {
         }
     }
 
-    fn stop(&mut self) -> io::Result<Step> {
+    fn stop(&mut self, _: &mut Io<'_>) -> io::Result<Step> {
         Ok(Step::Wait)
     }
 }

@@ -55,6 +55,26 @@ impl FlowStats {
     pub fn set_lost(&self, v: u64) {
         self.lost.store(v, Relaxed)
     }
+    /// Adds to the transactions (for flows that share one counter, such as accepted
+    /// connections).
+    #[inline]
+    pub fn add_transactions(&self, n: u64) {
+        self.transactions.fetch_add(n, Relaxed);
+    }
+    /// Adds to the bytes written.
+    #[inline]
+    pub fn add_sent(&self, n: u64) {
+        self.sent.fetch_add(n, Relaxed);
+    }
+    /// Adds to the bytes read.
+    #[inline]
+    pub fn add_received(&self, n: u64) {
+        self.received.fetch_add(n, Relaxed);
+    }
+    /// Transactions so far.
+    pub fn transactions(&self) -> u64 {
+        self.transactions.load(Relaxed)
+    }
     /// Records payload activity at `now` (first and last byte times).
     #[inline]
     pub fn touch(&self, now: u64) {

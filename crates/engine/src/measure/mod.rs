@@ -3,4 +3,5 @@
 pub mod counters;
 pub mod cpu;
 pub mod host;
+pub mod latency;
 pub mod tcp_info;

@@ -1,0 +1,284 @@
+//! TCP connect/request/response: every transaction opens a connection, sends the request, reads
+//! the response and closes (the asking side closes first, as netperf's TCP_CRR does). The
+//! latency runs from the start of connect() to the last byte of the response.
+
+use super::pacer::Pacer;
+use crate::kind::{wrong_sockets, Flow, Io, Kind, Setup, Sockets, Step};
+use crate::measure::counters::FlowStats;
+use crate::{clock, sockopt};
+use fathom_proto::plan::{KindId, Limit, SocketOptions};
+use socket2::{Domain, Protocol, Socket, Type};
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// Transactions (or accepts) per run before yielding to the worker's other flows.
+const PER_TURN: u64 = 32;
+/// How often a count-limited acceptor checks whether the count is reached.
+const COUNT_CHECK_NS: u64 = 10_000_000;
+
+/// The crr kind.
+pub struct Crr;
+
+impl Kind for Crr {
+    fn id(&self) -> KindId {
+        KindId::Crr
+    }
+
+    fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
+        let rr = s.plan.rr.clone().ok_or_else(|| wrong_sockets(KindId::Crr))?;
+        match sockets {
+            Sockets::Connect(server) => Ok(s
+                .plan
+                .flows
+                .iter()
+                .filter(|f| s.side.leads(f.dir))
+                .map(|f| {
+                    let (i, n) = s.place(f);
+                    Box::new(Client {
+                        server,
+                        opts: s.plan.socket.clone(),
+                        stats: s.stats_of(f.id),
+                        pacer: Pacer::new(s.plan, &rr, i, n),
+                        req: rr.request as u64,
+                        resp: rr.response as u64,
+                        conn: None,
+                        tx: 0,
+                    }) as Box<dyn Flow>
+                })
+                .collect()),
+            Sockets::Listen(listener) => {
+                listener.set_nonblocking(true)?;
+                let total = match s.plan.limit {
+                    Limit::Transactions(n) => Some(n),
+                    _ => None,
+                };
+                Ok(vec![Box::new(Acceptor {
+                    listener: mio::net::TcpListener::from_std(listener.into()),
+                    opts: s.plan.socket.clone(),
+                    stats: s.stats[0].clone(),
+                    req: rr.request as u64,
+                    resp: rr.response as u64,
+                    total,
+                })])
+            }
+            _ => Err(wrong_sockets(KindId::Crr)),
+        }
+    }
+}
+
+/// One transaction's connection on the asking side.
+struct Attempt {
+    sock: mio::net::TcpStream,
+    start: u64,
+    connected: bool,
+    to_send: u64,
+    got: u64,
+}
+
+/// The asking side: sequential connect/request/response/close.
+struct Client {
+    server: SocketAddr,
+    opts: SocketOptions,
+    stats: Arc<FlowStats>,
+    pacer: Pacer,
+    req: u64,
+    resp: u64,
+    conn: Option<Attempt>,
+    tx: u64,
+}
+
+impl Client {
+    fn connect(&self, start: u64, io: &Io<'_>) -> io::Result<Attempt> {
+        let sock = Socket::new(Domain::for_address(self.server), Type::STREAM, Some(Protocol::TCP))?;
+        sockopt::apply(&sock, &self.opts)?;
+        sock.set_nonblocking(true)?;
+        match sock.connect(&self.server.into()) {
+            Err(e) if e.raw_os_error() != Some(libc::EINPROGRESS) => return Err(e),
+            _ => {}
+        }
+        let mut sock = mio::net::TcpStream::from_std(sock.into());
+        io.registry.register(&mut sock, io.token, mio::Interest::READABLE | mio::Interest::WRITABLE)?;
+        Ok(Attempt { sock, start, connected: false, to_send: self.req, got: 0 })
+    }
+
+    /// Advances the current attempt; `Ok(true)` when its response is complete.
+    fn advance(a: &mut Attempt, io: &mut Io<'_>, resp: u64) -> io::Result<bool> {
+        if !a.connected {
+            if let Some(e) = a.sock.take_error()? {
+                return Err(e);
+            }
+            match a.sock.peer_addr() {
+                Ok(_) => a.connected = true,
+                Err(e) if e.kind() == io::ErrorKind::NotConnected => return Ok(false),
+                Err(e) => return Err(e),
+            }
+        }
+        while a.to_send > 0 {
+            let n = a.to_send.min(io.wbuf.len() as u64) as usize;
+            match a.sock.write(&io.wbuf[..n]) {
+                Ok(k) => a.to_send -= k as u64,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) => return Err(e),
+            }
+        }
+        loop {
+            match a.sock.read(io.rbuf) {
+                Ok(0) => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the server closed before answering")),
+                Ok(n) => {
+                    a.got += n as u64;
+                    if a.got >= resp {
+                        return Ok(true);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl Flow for Client {
+    fn register(&mut self, _: &mio::Registry, _: mio::Token) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
+        let first = self.tx;
+        loop {
+            let now = clock::now_ns();
+            if now >= io.end_ns || self.pacer.finished() {
+                return Ok(Step::Done);
+            }
+            if self.conn.is_none() {
+                let Some(start) = self.pacer.issue(now) else { return Ok(Step::Wait) };
+                self.conn = Some(self.connect(start, io)?);
+            }
+            let a = self.conn.as_mut().expect("an attempt in progress");
+            if !Self::advance(a, io, self.resp)? {
+                return Ok(Step::Wait);
+            }
+            let done = clock::now_ns();
+            io.latency.record(done.saturating_sub(a.start));
+            let mut a = self.conn.take().expect("an attempt in progress");
+            io.registry.deregister(&mut a.sock)?;
+            drop(a);
+            self.pacer.completed();
+            self.tx += 1;
+            self.stats.set_transactions(self.tx);
+            self.stats.touch(done);
+            if self.tx - first >= PER_TURN {
+                return Ok(Step::Again);
+            }
+        }
+    }
+
+    fn stop(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
+        if let Some(mut a) = self.conn.take() {
+            let _ = io.registry.deregister(&mut a.sock);
+        }
+        Ok(Step::Done)
+    }
+
+    fn timer(&self) -> Option<u64> {
+        self.pacer.timer()
+    }
+}
+
+/// The answering side's listener: starts a [`Served`] flow per accepted connection.
+struct Acceptor {
+    listener: mio::net::TcpListener,
+    opts: SocketOptions,
+    stats: Arc<FlowStats>,
+    req: u64,
+    resp: u64,
+    total: Option<u64>,
+}
+
+impl Flow for Acceptor {
+    fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
+        r.register(&mut self.listener, t, mio::Interest::READABLE)
+    }
+
+    fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
+        if self.total.is_some_and(|t| self.stats.transactions() >= t) {
+            return Ok(Step::Done);
+        }
+        for _ in 0..PER_TURN {
+            match self.listener.accept() {
+                Ok((sock, _)) => {
+                    use std::os::fd::AsRawFd;
+                    sockopt::apply_connected(sock.as_raw_fd(), &self.opts)?;
+                    io.spawned.push(Box::new(Served { sock, stats: self.stats.clone(), req: self.req, resp: self.resp, got: 0, to_send: 0 }));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Step::Wait),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ECONNABORTED | libc::EMFILE | libc::ENFILE)) => {
+                    return Ok(Step::Wait)
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Step::Again)
+    }
+
+    fn stop(&mut self, _: &mut Io<'_>) -> io::Result<Step> {
+        Ok(Step::Done)
+    }
+
+    fn timer(&self) -> Option<u64> {
+        self.total.map(|_| clock::now_ns() + COUNT_CHECK_NS)
+    }
+}
+
+/// One accepted connection: read the request, answer, wait for the asker to close.
+struct Served {
+    sock: mio::net::TcpStream,
+    stats: Arc<FlowStats>,
+    req: u64,
+    resp: u64,
+    got: u64,
+    to_send: u64,
+}
+
+impl Flow for Served {
+    fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
+        r.register(&mut self.sock, t, mio::Interest::READABLE | mio::Interest::WRITABLE)
+    }
+
+    fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
+        loop {
+            while self.to_send > 0 {
+                let n = self.to_send.min(io.wbuf.len() as u64) as usize;
+                match self.sock.write(&io.wbuf[..n]) {
+                    Ok(k) => {
+                        self.to_send -= k as u64;
+                        self.stats.add_sent(k as u64);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Step::Wait),
+                    Err(e) => return Err(e),
+                }
+            }
+            match self.sock.read(io.rbuf) {
+                Ok(0) => return Ok(Step::Done),
+                Ok(n) => {
+                    self.stats.add_received(n as u64);
+                    let before = self.got / self.req;
+                    self.got += n as u64;
+                    let answered = self.got / self.req - before;
+                    if answered > 0 {
+                        self.to_send += answered * self.resp;
+                        self.stats.add_transactions(answered);
+                        self.stats.touch(clock::now_ns());
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Step::Wait),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn stop(&mut self, _: &mut Io<'_>) -> io::Result<Step> {
+        Ok(Step::Done)
+    }
+}

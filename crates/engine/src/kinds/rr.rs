@@ -1,0 +1,219 @@
+//! TCP request/response on long-lived connections: the asking side sends a request of N bytes and
+//! waits for a response of M bytes, with `burst` requests in flight (closed loop) or on a schedule
+//! (open loop); the answering side replies to every complete request.
+
+use super::pacer::Pacer;
+use crate::kind::{mio_tcp, wrong_sockets, Flow, Io, Kind, Setup, Sockets, Step};
+use crate::measure::counters::FlowStats;
+use crate::{clock, sockopt};
+use fathom_proto::plan::{KindId, RrOptions};
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+use std::net::Shutdown;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+
+/// Transactions per run before yielding to the worker's other flows.
+const TX_PER_TURN: u64 = 64;
+
+/// The rr kind.
+pub struct Rr;
+
+impl Kind for Rr {
+    fn id(&self) -> KindId {
+        KindId::Rr
+    }
+
+    fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
+        let Sockets::Tcp(socks) = sockets else { return Err(wrong_sockets(KindId::Rr)) };
+        let rr = s.plan.rr.clone().ok_or_else(|| wrong_sockets(KindId::Rr))?;
+        socks
+            .into_iter()
+            .map(|(f, sock)| {
+                let stats = s.stats_of(f.id);
+                let sock = mio_tcp(sock)?;
+                stats.set_fd(sock.as_raw_fd());
+                let io = Conn { sock, stats, quickack: s.plan.socket.quickack, sent: 0, received: 0 };
+                Ok(if s.side.leads(f.dir) {
+                    let (i, n) = s.place(&f);
+                    let pacer = Pacer::new(s.plan, &rr, i, n);
+                    Box::new(Asker::new(io, &rr, pacer)) as Box<dyn Flow>
+                } else {
+                    Box::new(Answerer { io, req: rr.request as u64, resp: rr.response as u64, got: 0, to_send: 0, tx: 0 })
+                })
+            })
+            .collect()
+    }
+}
+
+/// A connection and its byte counts.
+struct Conn {
+    sock: mio::net::TcpStream,
+    stats: Arc<FlowStats>,
+    quickack: bool,
+    sent: u64,
+    received: u64,
+}
+
+impl Conn {
+    /// Writes up to `want` bytes; returns how many went (0 when the socket is full).
+    fn write(&mut self, wbuf: &[u8], want: u64) -> io::Result<u64> {
+        let mut done = 0;
+        while done < want {
+            let n = (want - done).min(wbuf.len() as u64) as usize;
+            match self.sock.write(&wbuf[..n]) {
+                Ok(k) => done += k as u64,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.sent += done;
+        self.stats.set_sent(self.sent);
+        Ok(done)
+    }
+
+    /// Reads once: `Some(n)` bytes (0 = end of stream), `None` when nothing is there.
+    fn read(&mut self, rbuf: &mut [u8]) -> io::Result<Option<u64>> {
+        loop {
+            match self.sock.read(rbuf) {
+                Ok(n) => {
+                    if self.quickack {
+                        sockopt::set_quickack(self.sock.as_raw_fd());
+                    }
+                    self.received += n as u64;
+                    self.stats.set_received(self.received);
+                    return Ok(Some(n as u64));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn close(&mut self) -> io::Result<Step> {
+        match self.sock.shutdown(Shutdown::Write) {
+            Err(e) if e.kind() != io::ErrorKind::NotConnected => Err(e),
+            _ => Ok(Step::Done),
+        }
+    }
+
+    fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
+        r.register(&mut self.sock, t, mio::Interest::READABLE | mio::Interest::WRITABLE)
+    }
+}
+
+/// The asking side.
+struct Asker {
+    io: Conn,
+    pacer: Pacer,
+    starts: VecDeque<u64>,
+    req: u64,
+    resp: u64,
+    to_send: u64,
+    got: u64,
+    tx: u64,
+}
+
+impl Asker {
+    fn new(io: Conn, rr: &RrOptions, pacer: Pacer) -> Self {
+        let starts = VecDeque::with_capacity(pacer.capacity().min(1 << 16));
+        Asker { io, pacer, starts, req: rr.request as u64, resp: rr.response as u64, to_send: 0, got: 0, tx: 0 }
+    }
+}
+
+impl Flow for Asker {
+    fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
+        self.io.register(r, t)
+    }
+
+    fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
+        let first = self.tx;
+        loop {
+            let now = clock::now_ns();
+            if now >= io.end_ns || self.pacer.finished() {
+                return self.io.close();
+            }
+            while let Some(start) = self.pacer.issue(now) {
+                self.starts.push_back(start);
+                self.to_send += self.req;
+            }
+            if self.to_send > 0 {
+                self.to_send -= self.io.write(io.wbuf, self.to_send)?;
+            }
+            let Some(n) = self.io.read(io.rbuf)? else { return Ok(Step::Wait) };
+            if n == 0 {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the peer closed the connection mid-test"));
+            }
+            self.got += n;
+            let done = clock::now_ns();
+            while self.got >= self.resp {
+                self.got -= self.resp;
+                let start = self.starts.pop_front().unwrap_or(done);
+                io.latency.record(done.saturating_sub(start));
+                self.pacer.completed();
+                self.tx += 1;
+            }
+            self.io.stats.set_transactions(self.tx);
+            self.io.stats.touch(done);
+            if self.tx - first >= TX_PER_TURN {
+                return Ok(Step::Again);
+            }
+        }
+    }
+
+    fn stop(&mut self, _: &mut Io<'_>) -> io::Result<Step> {
+        self.io.close()
+    }
+
+    fn timer(&self) -> Option<u64> {
+        self.pacer.timer()
+    }
+}
+
+/// The answering side: one response per complete request.
+struct Answerer {
+    io: Conn,
+    req: u64,
+    resp: u64,
+    got: u64,
+    to_send: u64,
+    tx: u64,
+}
+
+impl Flow for Answerer {
+    fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
+        self.io.register(r, t)
+    }
+
+    fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
+        let first = self.tx;
+        loop {
+            if self.to_send > 0 {
+                self.to_send -= self.io.write(io.wbuf, self.to_send)?;
+            }
+            let Some(n) = self.io.read(io.rbuf)? else { return Ok(Step::Wait) };
+            if n == 0 {
+                return Ok(Step::Done);
+            }
+            self.got += n;
+            let complete = self.got / self.req;
+            self.got %= self.req;
+            self.to_send += complete * self.resp;
+            self.tx += complete;
+            self.io.stats.set_transactions(self.tx);
+            self.io.stats.touch(clock::now_ns());
+            if self.tx - first >= TX_PER_TURN {
+                if self.to_send > 0 {
+                    self.to_send -= self.io.write(io.wbuf, self.to_send)?;
+                }
+                return Ok(Step::Again);
+            }
+        }
+    }
+
+    fn stop(&mut self, _: &mut Io<'_>) -> io::Result<Step> {
+        Ok(Step::Wait)
+    }
+}

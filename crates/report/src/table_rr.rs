@@ -1,0 +1,121 @@
+//! The terminal table's request/response parts: intervals with transactions and latency, the
+//! per-flow rows, and the summary lines a latency study reads.
+
+use crate::model::{FlowResult, Interval, Latency, Report};
+use crate::table::{pct, rtt};
+
+/// One line per interval: transactions/s, median and 99th-percentile latency, losses, CPU.
+pub fn intervals(list: &[Interval]) -> Vec<String> {
+    let lossy = list.iter().any(|iv| iv.lost.is_some());
+    let mut head = format!("{:>11} {:>12} {:>10} {:>10}", "time", "tx/s", "p50", "p99");
+    if lossy {
+        head += &format!(" {:>7}", "lost");
+    }
+    head += &format!(" {:>10} {:>7}", "cpu local", "remote");
+    let mut lines = vec![head];
+    lines.extend(list.iter().map(|iv| {
+        let mut line = format!(
+            "{:>11} {:>12} {:>10} {:>10}",
+            format!("{:.2}-{:.2}", iv.start, iv.end),
+            format!("{:.0}", iv.transactions_per_second.unwrap_or(0.0)),
+            iv.latency_p50_us.map_or("-".into(), rtt),
+            iv.latency_p99_us.map_or("-".into(), rtt),
+        );
+        if lossy {
+            line += &format!(" {:>7}", iv.lost.unwrap_or(0));
+        }
+        line += &format!(" {:>10} {:>7}", pct(iv.cpu_local), pct(iv.cpu_remote));
+        if iv.omitted {
+            line += "  (omitted)";
+        }
+        line
+    }));
+    lines
+}
+
+/// One line per flow: its transactions and TCP state.
+pub fn flows(list: &[FlowResult]) -> Vec<String> {
+    let mut lines = vec![format!("{:>4} {:^3} {:>12} {:>12} {:>6} {:>9} {:>7}", "flow", "dir", "transactions", "tx/s", "retr", "rtt", "cwnd")];
+    lines.extend(list.iter().map(|f| {
+        format!(
+            "{:>4} {:^3} {:>12} {:>12} {:>6} {:>9} {:>7}",
+            f.id,
+            if f.direction == "reverse" { "←" } else { "→" },
+            f.transactions.unwrap_or(0),
+            format!("{:.0}", f.transactions_per_second.unwrap_or(0.0)),
+            f.retransmits,
+            rtt(f.rtt_us.into()),
+            f.cwnd
+        )
+    }));
+    lines
+}
+
+/// The summary lines particular to request/response; `item` prints one labelled line.
+pub fn summary(r: &Report, item: &mut dyn FnMut(&str, String)) {
+    let s = &r.summary;
+    let t = &r.test;
+    let tx = s.transactions.unwrap_or(0);
+    let size = match (t.request_size, t.response_size) {
+        (Some(q), Some(p)) if q == p => format!("{q}-byte request and response"),
+        (Some(q), Some(p)) => format!("{q}-byte request, {p}-byte response"),
+        _ => String::new(),
+    };
+    item("transactions", format!("{tx} in {:.2} s: {:.0} tx/s ({size})", s.seconds, s.transactions_per_second.unwrap_or(0.0)));
+    if let Some(c) = s.connections_per_second {
+        item("connections", format!("{c:.0} per second, one per transaction"));
+    }
+    if let Some(lost) = s.lost {
+        let all = tx + lost;
+        item("lost", format!("{lost} of {all} ({}) unanswered within {:.1} ms", pct(ratio(lost, all) * 100.0), t.udp_timeout_ms.unwrap_or(0.0)));
+    }
+    match &s.latency_us {
+        Some(l) => {
+            item("latency", percentiles(l));
+            item("", format!("mean {} ± {}, one way ≈ {} (estimate: half the median round trip)", rtt(l.mean), rtt(l.stddev), rtt(l.p50 / 2.0)));
+        }
+        None => item("latency", "no transaction completed".into()),
+    }
+    if let Some(c) = &s.cpu_us_per_transaction {
+        item("cpu per tx", format!("local {:.1} µs, remote {:.1} µs", c.local, c.remote));
+    }
+    if let Some(seg) = &s.segments_per_transaction {
+        item("segs per tx", format!("request {:.2}, response {:.2} (1 = ACKs ride on data, 2 = separate ACKs)", seg.request, seg.response));
+    }
+    let how = match (t.rate, t.burst) {
+        (Some(rate), _) => format!("open loop at {rate:.0} tx/s, latency from the scheduled instant"),
+        (None, Some(b)) if b > 1 => format!("closed loop, {b} in flight per connection"),
+        _ => "closed loop, one in flight per connection".into(),
+    };
+    let wait = if t.busy_poll { "busy-polling" } else { "sleeping in epoll" };
+    item("method", format!("{how}; workers {wait}{}{}", if t.nodelay { ", TCP_NODELAY" } else { "" }, if t.quickack { ", TCP_QUICKACK" } else { "" }));
+    item("placement", placement(r));
+}
+
+fn percentiles(l: &Latency) -> String {
+    format!("min {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}", rtt(l.min), rtt(l.p50), rtt(l.p90), rtt(l.p99), rtt(l.p999), rtt(l.max))
+}
+
+/// Where each end's workers ran: "local cpu1 (pinned), remote cpu0".
+fn placement(r: &Report) -> String {
+    let end = |name: &str, h: &crate::model::HostResult| {
+        let cpus: Vec<String> = h
+            .threads
+            .iter()
+            .map(|t| match t.pinned_cpu {
+                Some(c) => format!("cpu{c} (pinned)"),
+                None => format!("cpu{} (last seen)", t.last_cpu),
+            })
+            .collect();
+        format!("{name} {}", cpus.join(", "))
+    };
+    format!("{}; {}", end("local", &r.hosts.local), end("remote", &r.hosts.remote))
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}

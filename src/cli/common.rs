@@ -1,0 +1,123 @@
+//! Options every test command shares: where, how long, how many, socket options, output.
+
+use super::units::{parse_affinity, parse_duration, parse_io_size};
+use fathom_proto::plan::{Limit, SideOptions, SocketOptions};
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+/// Options shared by `stream`, `rr` and `crr`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CommonArgs {
+    /// Agent to test against; without it, an agent runs in-process on loopback.
+    #[arg(value_name = "HOST[:PORT]")]
+    pub host: Option<String>,
+    /// Parallel connections (per direction).
+    #[arg(short = 'P', long, default_value_t = 1, value_name = "N")]
+    pub parallel: u32,
+    /// Measured time, after the warm-up (default 10s).
+    #[arg(short = 't', long, value_parser = parse_duration, value_name = "DUR")]
+    pub time: Option<u64>,
+    /// Warm-up excluded from the results.
+    #[arg(long, value_parser = parse_duration, default_value = "0", value_name = "DUR")]
+    pub omit: u64,
+    /// Interval between samples.
+    #[arg(short = 'i', long, value_parser = parse_duration, default_value = "1s", value_name = "DUR")]
+    pub interval: u64,
+    /// Socket buffer size, send and receive, on both ends.
+    #[arg(long, value_parser = parse_io_size, value_name = "SIZE")]
+    pub buffer: Option<u32>,
+    /// Send buffer size (SO_SNDBUF), both ends.
+    #[arg(long, value_parser = parse_io_size, value_name = "SIZE", conflicts_with = "buffer")]
+    pub sndbuf: Option<u32>,
+    /// Receive buffer size (SO_RCVBUF), both ends.
+    #[arg(long, value_parser = parse_io_size, value_name = "SIZE", conflicts_with = "buffer")]
+    pub rcvbuf: Option<u32>,
+    /// Disable Nagle's algorithm (TCP_NODELAY).
+    #[arg(long)]
+    pub nodelay: bool,
+    /// Congestion control algorithm (e.g. cubic, bbr, reno).
+    #[arg(long, value_name = "ALGO")]
+    pub cc: Option<String>,
+    /// TCP maximum segment size (TCP_MAXSEG).
+    #[arg(long, value_name = "N")]
+    pub mss: Option<u32>,
+    /// Pin worker threads: LOCAL[/REMOTE] CPU lists, e.g. 0-1/2-3 or /1.
+    #[arg(long, value_parser = parse_affinity, value_name = "CPUS[/CPUS]")]
+    pub affinity: Option<(Option<Vec<u32>>, Option<Vec<u32>>)>,
+    /// Worker threads on each end (default: one per CPU, at most one per connection).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<u32>,
+    /// Use IPv4 only.
+    #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// Use IPv6 only.
+    #[arg(short = '6', long = "ipv6")]
+    pub ipv6: bool,
+    /// Local address for the data connections.
+    #[arg(long, value_name = "ADDR")]
+    pub bind: Option<IpAddr>,
+    /// Pre-shared key file for the agent.
+    #[arg(long, value_name = "PATH")]
+    pub key_file: Option<PathBuf>,
+    /// Print one JSON document on stdout.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print interval rows as CSV on stdout.
+    #[arg(long)]
+    pub csv: bool,
+}
+
+impl CommonArgs {
+    /// Checks the shared options; errors name the flag.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.parallel == 0 {
+            return Err("-P/--parallel: must be at least 1".into());
+        }
+        if self.parallel > 100_000 {
+            return Err("-P/--parallel: at most 100000".into());
+        }
+        if self.interval < 10_000_000 {
+            return Err("-i/--interval: must be at least 10ms".into());
+        }
+        if self.time == Some(0) {
+            return Err("-t/--time: must be longer than 0".into());
+        }
+        if let Some(m) = self.mss {
+            if !(88..=65_535).contains(&m) {
+                return Err(format!("--mss: {m} is outside 88..65535"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The limit: a count from `count` (with its flag's name for errors), else the time.
+    pub fn limit(&self, count: Option<(u64, &str, fn(u64) -> Limit)>) -> Result<Limit, String> {
+        match count {
+            Some((0, flag, _)) => Err(format!("{flag}: must be at least 1")),
+            Some((_, flag, _)) if self.time.is_some() => Err(format!("-t/--time and {flag} cannot be used together")),
+            Some((_, flag, _)) if self.omit > 0 => Err(format!("--omit applies to timed tests (-t); with {flag} the whole run is measured")),
+            Some((n, _, make)) => Ok(make(n)),
+            None => Ok(Limit::Time { duration_ns: self.time.unwrap_or(10_000_000_000) }),
+        }
+    }
+
+    /// Socket options on every data socket.
+    pub fn socket(&self) -> SocketOptions {
+        SocketOptions {
+            sndbuf: self.buffer.or(self.sndbuf),
+            rcvbuf: self.buffer.or(self.rcvbuf),
+            nodelay: self.nodelay,
+            cc: self.cc.clone(),
+            mss: self.mss,
+            quickack: false,
+            busy_poll: false,
+            ipv6: if self.ipv6 { Some(true) } else if self.ipv4 { Some(false) } else { None },
+        }
+    }
+
+    /// (controller's, agent's) thread placement.
+    pub fn sides(&self) -> (SideOptions, SideOptions) {
+        let (local, remote) = self.affinity.clone().unwrap_or((None, None));
+        (SideOptions { affinity: local, threads: self.threads }, SideOptions { affinity: remote, threads: self.threads })
+    }
+}

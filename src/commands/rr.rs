@@ -1,0 +1,10 @@
+//! `fathom rr` and `fathom crr`.
+
+use crate::cli::rr::RrArgs;
+use crate::Failure;
+
+/// Runs a request/response test (`crr`: a connection per transaction) and prints its report.
+pub fn run(a: &RrArgs, crr: bool) -> Result<(), Failure> {
+    let plan = a.plan(crr).map_err(Failure::Usage)?;
+    super::test::run(&a.common, plan)
+}
