@@ -5,6 +5,7 @@
 pub mod agent;
 pub mod cli;
 pub mod commands;
+pub mod connect;
 pub mod controller;
 
 /// Why a command did not succeed.

@@ -23,11 +23,14 @@ pub struct AgentConfig {
     pub max_tests: usize,
     /// Log one line per test to stderr.
     pub log: bool,
+    /// Test-only: pretend this agent's clock runs this far ahead (ns), to check that the
+    /// controller's clock-offset estimate lines hosts up.
+    pub clock_shift_ns: i64,
 }
 
 impl Default for AgentConfig {
     fn default() -> Self {
-        AgentConfig { key: None, max_duration_ns: 3600 * 1_000_000_000, max_flows: 20_000, max_tests: 64, log: false }
+        AgentConfig { key: None, max_duration_ns: 3600 * 1_000_000_000, max_flows: 20_000, max_tests: 64, log: false, clock_shift_ns: 0 }
     }
 }
 

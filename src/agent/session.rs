@@ -5,8 +5,9 @@
 use super::{data, AgentConfig};
 use fathom_engine::{clock, measure::host, Aborter, Prepared, Side, Sockets};
 use fathom_proto::plan::{KindId, TestPlan};
-use fathom_proto::sample::{EndpointInfo, Snapshot};
-use fathom_proto::{auth, Connection, FrameError, Preamble, PreambleKind, ToAgent, ToController};
+use crate::connect::{self, ServerData};
+use fathom_proto::sample::{EndpointInfo, FlowInfo, Snapshot};
+use fathom_proto::{auth, Connection, FrameError, JoinPlan, Preamble, PreambleKind, ToAgent, ToController};
 use socket2::Socket;
 use std::io::Write;
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -133,8 +134,13 @@ impl Session {
             match ev {
                 Event::Ctrl(Ok(Some(msg))) => match msg {
                     ToAgent::TimeProbe { t1 } => {
-                        let t2 = clock::now_ns();
-                        self.send(&ToController::TimeReply { t1, t2, t3: clock::now_ns() })?;
+                        let shifted = || clock::now_ns().wrapping_add_signed(cfg.clock_shift_ns);
+                        let t2 = shifted();
+                        self.send(&ToController::TimeReply { t1, t2, t3: shifted() })?;
+                    }
+                    ToAgent::Join(j) => {
+                        let infos = test.join(*j, cfg)?;
+                        self.send(&ToController::Connected(infos))?;
                     }
                     ToAgent::Setup(plan) => {
                         let ip = self.stream.local_addr().map_err(|e| e.to_string())?.ip();
@@ -143,7 +149,7 @@ impl Session {
                         }
                     }
                     ToAgent::Finish => test.finish(),
-                    ToAgent::Start { t0 } => test.start(t0, cfg, tx)?,
+                    ToAgent::Start { t0 } => test.start(t0.wrapping_add_signed(-cfg.clock_shift_ns), cfg, tx)?,
                     ToAgent::Heartbeat => {}
                     ToAgent::Abort { reason } => {
                         test.abort();
@@ -228,13 +234,14 @@ impl Test {
             KindId::Crr => {
                 let listener = data::listen(ip, &plan).map_err(no_listener)?;
                 let port = data::port_of(&listener);
-                let infos = self.prepare(Sockets::Listen(listener))?;
+                let ids = plan.flows.iter().map(|f| f.id).collect();
+                let infos = self.prepare(Side::Agent, ids, Sockets::Listen(listener))?;
                 Ok(vec![ToController::Ready { port, udp_ports: Vec::new(), cookie }, ToController::Connected(infos)])
             }
         }
     }
 
-    fn arrived(&mut self, id: u32, sock: Socket) -> Result<Option<Vec<fathom_proto::sample::FlowInfo>>, String> {
+    fn arrived(&mut self, id: u32, sock: Socket) -> Result<Option<Vec<FlowInfo>>, String> {
         let plan = self.plan.clone().ok_or("data before Setup")?;
         self.sockets[id as usize] = Some(sock);
         self.arrived += 1;
@@ -243,12 +250,24 @@ impl Test {
         }
         let socks = plan.flows.iter().zip(self.sockets.drain(..)).map(|(f, s)| (*f, s.expect("every flow arrived"))).collect();
         let sockets = if plan.kind == KindId::UdpRr { Sockets::Udp(socks) } else { Sockets::Tcp(socks) };
-        self.prepare(sockets).map(Some)
+        self.prepare(Side::Agent, plan.flows.iter().map(|f| f.id).collect(), sockets).map(Some)
     }
 
-    fn prepare(&mut self, sockets: Sockets) -> Result<Vec<fathom_proto::sample::FlowInfo>, String> {
+    /// Joins a test as a client: opens this agent's flows to the server agent.
+    fn join(&mut self, j: JoinPlan, cfg: &AgentConfig) -> Result<Vec<FlowInfo>, String> {
+        if self.plan.is_some() {
+            return Err("a session runs one test; Join came after another setup".into());
+        }
+        cfg.admit(&j.plan)?;
+        self.plan = Some(Arc::new(j.plan.clone()));
+        let server = ServerData { ip: j.server, port: j.port, udp_ports: j.udp_ports, cookie: j.cookie };
+        let sockets = connect::connect(&server, &j.plan, &j.flows, None)?;
+        self.prepare(Side::Controller, j.flows, sockets)
+    }
+
+    fn prepare(&mut self, side: Side, ids: Vec<u32>, sockets: Sockets) -> Result<Vec<FlowInfo>, String> {
         let plan = self.plan.clone().ok_or("data before Setup")?;
-        let prepared = Prepared::new(plan, Side::Agent, sockets).map_err(|e| format!("cannot set up the flows: {e}"))?;
+        let prepared = Prepared::new(plan, side, ids, sockets).map_err(|e| format!("cannot set up the flows: {e}"))?;
         let infos = prepared.flow_infos().to_vec();
         self.prepared = Some(prepared);
         Ok(infos)
@@ -311,6 +330,7 @@ fn name(m: &ToAgent) -> &'static str {
         ToAgent::Auth { .. } => "Auth",
         ToAgent::TimeProbe { .. } => "TimeProbe",
         ToAgent::Setup(_) => "Setup",
+        ToAgent::Join(_) => "Join",
         ToAgent::Start { .. } => "Start",
         ToAgent::Heartbeat => "Heartbeat",
         ToAgent::Finish => "Finish",

@@ -1,6 +1,6 @@
 //! Options every test command shares: where, how long, how many, socket options, output.
 
-use super::units::{parse_affinity, parse_duration, parse_io_size};
+use super::units::{parse_affinity, parse_duration, parse_io_size, Affinity};
 use fathom_proto::plan::{Limit, SideOptions, SocketOptions};
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -11,6 +11,16 @@ pub struct CommonArgs {
     /// Agent to test against; without it, an agent runs in-process on loopback.
     #[arg(value_name = "HOST[:PORT]")]
     pub host: Option<String>,
+    /// The server agent (same as HOST): a lab host name or HOST[:PORT].
+    #[arg(long, value_name = "HOST", conflicts_with = "host")]
+    pub server: Option<String>,
+    /// Client agents that run the test against the server at one common instant, each with -P
+    /// connections: lab host names or HOST[:PORT], comma-separated.
+    #[arg(long, value_name = "HOST,HOST,...", value_delimiter = ',')]
+    pub clients: Vec<String>,
+    /// The lab whose host names --server/--clients/HOST use (default: the one running lab).
+    #[arg(long, value_name = "NAME")]
+    pub lab: Option<String>,
     /// Parallel connections (per direction).
     #[arg(short = 'P', long, default_value_t = 1, value_name = "N")]
     pub parallel: u32,
@@ -43,7 +53,7 @@ pub struct CommonArgs {
     pub mss: Option<u32>,
     /// Pin worker threads: LOCAL[/REMOTE] CPU lists, e.g. 0-1/2-3 or /1.
     #[arg(long, value_parser = parse_affinity, value_name = "CPUS[/CPUS]")]
-    pub affinity: Option<(Option<Vec<u32>>, Option<Vec<u32>>)>,
+    pub affinity: Option<Affinity>,
     /// Worker threads on each end (default: one per CPU, at most one per connection).
     #[arg(long, value_name = "N")]
     pub threads: Option<u32>,
@@ -68,8 +78,24 @@ pub struct CommonArgs {
 }
 
 impl CommonArgs {
+    /// The server as named by HOST or --server.
+    pub fn server_name(&self) -> Option<&str> {
+        self.host.as_deref().or(self.server.as_deref())
+    }
+
+    /// Connections per direction in the whole test: -P for each client host.
+    pub fn connections(&self) -> u32 {
+        self.parallel * (self.clients.len().max(1) as u32)
+    }
+
     /// Checks the shared options; errors name the flag.
     pub fn validate(&self) -> Result<(), String> {
+        if !self.clients.is_empty() && self.server_name().is_none() {
+            return Err("--clients: name the server too, with --server HOST".into());
+        }
+        if self.clients.iter().any(|c| c.trim().is_empty()) {
+            return Err("--clients: an empty host name in the list".into());
+        }
         if self.parallel == 0 {
             return Err("-P/--parallel: must be at least 1".into());
         }
@@ -90,13 +116,13 @@ impl CommonArgs {
         Ok(())
     }
 
-    /// The limit: a count from `count` (with its flag's name for errors), else the time.
-    pub fn limit(&self, count: Option<(u64, &str, fn(u64) -> Limit)>) -> Result<Limit, String> {
+    /// The limit: `count` (given with the flag `flag`, made a limit by `make`), else the time.
+    pub fn limit(&self, flag: &str, count: Option<u64>, make: fn(u64) -> Limit) -> Result<Limit, String> {
         match count {
-            Some((0, flag, _)) => Err(format!("{flag}: must be at least 1")),
-            Some((_, flag, _)) if self.time.is_some() => Err(format!("-t/--time and {flag} cannot be used together")),
-            Some((_, flag, _)) if self.omit > 0 => Err(format!("--omit applies to timed tests (-t); with {flag} the whole run is measured")),
-            Some((n, _, make)) => Ok(make(n)),
+            Some(0) => Err(format!("{flag}: must be at least 1")),
+            Some(_) if self.time.is_some() => Err(format!("-t/--time and {flag} cannot be used together")),
+            Some(_) if self.omit > 0 => Err(format!("--omit applies to timed tests (-t); with {flag} the whole run is measured")),
+            Some(n) => Ok(make(n)),
             None => Ok(Limit::Time { duration_ns: self.time.unwrap_or(10_000_000_000) }),
         }
     }

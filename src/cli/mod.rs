@@ -69,6 +69,9 @@ pub struct ServeArgs {
     /// Most tests at once.
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub max_tests: usize,
+    /// Test-only: pretend this agent's clock runs this far ahead.
+    #[arg(long, hide = true, value_parser = units::parse_duration, value_name = "DUR")]
+    pub test_clock_shift: Option<u64>,
 }
 
 /// Reads a key file: its contents, surrounding whitespace removed.

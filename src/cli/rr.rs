@@ -105,7 +105,7 @@ impl RrArgs {
         if !self.udp && (self.udp_timeout.is_some() || self.test_drop_every.is_some()) {
             return Err("--udp-timeout: applies to --udp only".into());
         }
-        let limit = c.limit(self.transactions.map(|n| (n, "-n/--transactions", Limit::Transactions as fn(u64) -> Limit)))?;
+        let limit = c.limit("-n/--transactions", self.transactions, Limit::Transactions)?;
         let mut socket = c.socket();
         socket.quickack = self.quickack;
         socket.busy_poll = self.busy_poll;
@@ -113,7 +113,7 @@ impl RrArgs {
         let largest = request.max(response);
         Ok(TestPlan {
             kind,
-            flows: flows(c.parallel, self.reverse, false),
+            flows: flows(c.connections(), self.reverse, false),
             limit,
             omit_ns: c.omit,
             interval_ns: c.interval,

@@ -64,11 +64,11 @@ impl StreamArgs {
     pub fn plan(&self) -> Result<TestPlan, String> {
         let c = &self.common;
         c.validate()?;
-        let limit = c.limit(self.bytes.map(|b| (b, "-n/--bytes", Limit::Bytes as fn(u64) -> Limit)))?;
+        let limit = c.limit("-n/--bytes", self.bytes, Limit::Bytes)?;
         let (controller, agent) = c.sides();
         Ok(TestPlan {
             kind: KindId::Stream,
-            flows: flows(c.parallel, self.reverse, self.bidir),
+            flows: flows(c.connections(), self.reverse, self.bidir),
             limit,
             omit_ns: c.omit,
             interval_ns: c.interval,

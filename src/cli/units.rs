@@ -77,8 +77,11 @@ pub fn parse_cpulist(s: &str) -> Result<Vec<u32>, String> {
     Ok(out)
 }
 
+/// CPU lists for the controller's end and, after a slash, the agent's.
+pub type Affinity = (Option<Vec<u32>>, Option<Vec<u32>>);
+
 /// `--affinity LOCAL[/REMOTE]`: the controller's CPUs and, after a slash, the agent's.
-pub fn parse_affinity(s: &str) -> Result<(Option<Vec<u32>>, Option<Vec<u32>>), String> {
+pub fn parse_affinity(s: &str) -> Result<Affinity, String> {
     let (l, r) = match s.split_once('/') {
         Some((l, r)) => (l, Some(r)),
         None => (s, None),

@@ -13,7 +13,14 @@ pub fn run(a: &ServeArgs) -> Result<(), Failure> {
             a.listen
         )));
     }
-    let cfg = AgentConfig { key, max_duration_ns: a.max_duration, max_flows: a.max_flows, max_tests: a.max_tests, log: true };
+    let cfg = AgentConfig {
+        key,
+        max_duration_ns: a.max_duration,
+        max_flows: a.max_flows,
+        max_tests: a.max_tests,
+        log: true,
+        clock_shift_ns: a.test_clock_shift.map_or(0, |s| s as i64),
+    };
     let agent = Agent::bind(a.listen, cfg).map_err(|e| Failure::Runtime(format!("cannot listen on {}: {e}", a.listen)))?;
     let addr = agent.local_addr().map_err(|e| Failure::Runtime(e.to_string()))?;
     eprintln!("fathom serve: listening on {addr} (protocol v{})", fathom_proto::PROTOCOL_VERSION);

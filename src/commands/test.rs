@@ -3,7 +3,7 @@
 use super::output::{self, Format};
 use crate::agent::{Agent, AgentConfig};
 use crate::cli::{common::CommonArgs, read_key};
-use crate::controller::{self, RunOptions, Target};
+use crate::controller::{self, RunOptions, Target, Topology};
 use crate::Failure;
 use fathom_proto::plan::TestPlan;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -20,19 +20,45 @@ pub fn run(c: &CommonArgs, plan: TestPlan) -> Result<(), Failure> {
     } else {
         Format::Table
     };
-    let target = match &c.host {
-        Some(h) => Target::resolve(h, plan.socket.ipv6).map_err(Failure::Runtime)?,
-        None => embedded_agent(c.ipv6)?,
-    };
+    let topo = topology(c, plan.socket.ipv6)?;
     let interrupted = interrupt_flag();
     let opts = RunOptions { key, bind: c.bind, progress: true };
-    let run = controller::run(&target, plan, &opts, &interrupted).map_err(Failure::Runtime)?;
+    let run = controller::run(&topo, plan, &opts, &interrupted).map_err(Failure::Runtime)?;
     let report = fathom_report::build(&run);
     output::print(&report, format);
     match &report.error {
         Some(e) if format == Format::Table => Err(Failure::Runtime(e.clone())),
         Some(_) => Err(Failure::Reported),
         None => Ok(()),
+    }
+}
+
+/// The server and clients the options name; lab host names resolve in the lab.
+fn topology(c: &CommonArgs, ipv6: Option<bool>) -> Result<Topology, Failure> {
+    let Some(server) = c.server_name() else {
+        return Ok(Topology { server: embedded_agent(c.ipv6)?, clients: Vec::new() });
+    };
+    let lab = lab(c.lab.as_deref())?;
+    let resolve = |name: &str| Target::lab_or_resolve(name, lab.as_ref(), ipv6).map_err(Failure::Runtime);
+    let server = resolve(server)?;
+    let clients = c.clients.iter().map(|n| resolve(n.trim())).collect::<Result<Vec<_>, _>>()?;
+    if server.netns.is_some() && clients.is_empty() {
+        return Err(Failure::Usage(format!(
+            "{} is a lab host, and the lab is not connected to this namespace: name the client hosts with --clients",
+            server.name
+        )));
+    }
+    Ok(Topology { server, clients })
+}
+
+/// The lab named by --lab, or the only running one (none if no lab runs).
+fn lab(name: Option<&str>) -> Result<Option<fathom_lab::Lab>, Failure> {
+    match name {
+        Some(n) => fathom_lab::Lab::load(n).map(Some).map_err(|e| Failure::Runtime(format!("--lab {n}: {e}"))),
+        None => match fathom_lab::running_labs().as_slice() {
+            [only] => Ok(fathom_lab::Lab::load(only).ok()),
+            _ => Ok(None),
+        },
     }
 }
 
@@ -43,7 +69,7 @@ pub fn embedded_agent(ipv6: bool) -> Result<Target, Failure> {
         .map_err(|e| Failure::Runtime(format!("cannot start the in-process agent: {e}")))?;
     let addr = agent.local_addr().map_err(|e| Failure::Runtime(e.to_string()))?;
     agent.spawn().map_err(|e| Failure::Runtime(e.to_string()))?;
-    Ok(Target { addr, name: addr.to_string(), embedded: true })
+    Ok(Target { addr, name: addr.to_string(), embedded: true, netns: None, key: None })
 }
 
 /// A flag set by Ctrl-C, so an interrupted test still reports what it measured.

@@ -1,11 +1,11 @@
 //! The controller's end of a control connection: handshake, key proof, clock probes, and the
 //! request/answer steps before a test starts.
 
-use super::data::AgentData;
+use crate::connect::ServerData;
 use fathom_engine::clock;
 use fathom_proto::plan::TestPlan;
 use fathom_proto::sample::{FlowInfo, HostInfo};
-use fathom_proto::{auth, Connection, FrameError, Preamble, PreambleKind, ToAgent, ToController};
+use fathom_proto::{auth, Connection, FrameError, JoinPlan, Preamble, PreambleKind, ToAgent, ToController};
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Mutex};
@@ -110,13 +110,31 @@ impl Control {
         Ok(best)
     }
 
-    /// Sends the plan; returns what the agent opened for it, reachable at `ip`.
-    pub fn setup(&mut self, plan: &TestPlan, ip: std::net::IpAddr) -> Result<AgentData, String> {
+    /// Sends the plan to the server agent; returns what it opened, reachable at `ip`.
+    pub fn setup(&mut self, plan: &TestPlan, ip: std::net::IpAddr) -> Result<ServerData, String> {
         self.send(&ToAgent::Setup(Box::new(plan.clone())))?;
         match self.recv("Ready")? {
-            ToController::Ready { port, udp_ports, cookie } => Ok(AgentData { ip, port, udp_ports, cookie }),
+            ToController::Ready { port, udp_ports, cookie } => Ok(ServerData { ip, port, udp_ports, cookie }),
             other => Err(format!("agent at {}: {}", self.name, unexpected("Ready", &other))),
         }
+    }
+
+    /// Asks a client agent to open flows `ids` to the server; returns their facts.
+    pub fn join(&mut self, plan: &TestPlan, ids: Vec<u32>, server: &ServerData) -> Result<Vec<FlowInfo>, String> {
+        let udp_ports = if server.udp_ports.is_empty() {
+            Vec::new()
+        } else {
+            plan.flows.iter().zip(&server.udp_ports).filter(|(f, _)| ids.contains(&f.id)).map(|(_, p)| *p).collect()
+        };
+        self.send(&ToAgent::Join(Box::new(JoinPlan {
+            plan: plan.clone(),
+            flows: ids,
+            server: server.ip,
+            port: server.port,
+            udp_ports,
+            cookie: server.cookie,
+        })))?;
+        self.connected()
     }
 
     /// Waits until the agent has every data connection.

@@ -1,32 +1,34 @@
-//! The controller: runs one test against one agent. Connects and authenticates, estimates the
-//! agent's clock offset, sends the plan, opens the data connections, starts both ends at one
-//! instant, and collects both ends' snapshots until they finish. Whatever happens after the start,
-//! it returns what was measured, with the error beside it.
+//! The controller: runs one test between a server agent and one or more clients (its own
+//! in-process end, or client agents). It connects to every agent, checks versions and keys,
+//! estimates each agent's clock offset, sets the server up, has every client open its flows,
+//! starts all ends at one instant on one timeline, and collects every end's snapshots until they
+//! finish. Whatever happens after the start, it returns what was measured, with the error beside
+//! it, naming the host that failed.
 
 mod control;
-mod data;
+mod members;
 mod progress;
 mod target;
 
-pub use target::Target;
+pub use target::{Target, Topology};
 
-use control::Control;
+use control::{ClockSync, Control};
 use fathom_engine::{clock, Prepared, Side};
-use fathom_proto::plan::{Limit, TestPlan};
-use fathom_proto::sample::{EndpointInfo, Snapshot};
-use fathom_proto::{ToAgent, ToController};
-use fathom_report::{EndData, RunData};
+use fathom_proto::plan::{Direction, Limit, TestPlan};
+use fathom_proto::ToAgent;
+use fathom_report::{EndData, Role, RunData};
+use members::{Collector, Member};
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 /// How the controller runs a test.
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
-    /// The agent's key.
+    /// The agents' key (lab hosts use their lab's).
     pub key: Option<Vec<u8>>,
-    /// Local address for data connections.
+    /// Local address for the controller's own data connections.
     pub bind: Option<IpAddr>,
     /// Show the live progress line (if stderr is a terminal).
     pub progress: bool,
@@ -34,170 +36,148 @@ pub struct RunOptions {
 
 /// The shortest default UDP timeout: scheduling noise alone can exceed a loopback round trip.
 const UDP_TIMEOUT_FLOOR_NS: u64 = 2_000_000;
+/// How long agents may take to connect.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Clock probes per agent; the minimum-RTT one wins.
+const PROBES: usize = 8;
 
-enum Event {
-    Local(Box<Snapshot>),
-    LocalDone(Box<EndpointInfo>),
-    Remote(Result<ToController, String>),
-}
-
-/// Runs `plan` against `target`. `Err` only when nothing could be measured.
-pub fn run(target: &Target, mut plan: TestPlan, opts: &RunOptions, interrupted: &AtomicBool) -> Result<RunData, String> {
-    let mut ctl = Control::connect(target.addr, &target.name, opts.key.as_deref(), Duration::from_secs(5))?;
-    let sync = ctl.sync(8)?;
+/// Runs `plan` on `topo`. `Err` only when nothing could be measured.
+pub fn run(topo: &Topology, mut plan: TestPlan, opts: &RunOptions, interrupted: &AtomicBool) -> Result<RunData, String> {
+    let mut server = connect(&topo.server, opts)?;
+    let mut clients: Vec<Option<(Control, ClockSync)>> = Vec::new();
+    for c in &topo.clients {
+        let mut ctl = connect(c, opts)?;
+        let sync = ctl.sync(PROBES)?;
+        clients.push(Some((ctl, sync)));
+    }
+    let server_sync = server.sync(PROBES)?;
+    let max_rtt = clients.iter().flatten().map(|(_, s)| s.rtt_ns).chain([server_sync.rtt_ns]).max().unwrap_or(0);
     if let Some(rr) = plan.rr.as_mut().filter(|rr| rr.udp_timeout_ns == 0) {
-        rr.udp_timeout_ns = (4 * sync.rtt_ns).max(UDP_TIMEOUT_FLOOR_NS);
+        rr.udp_timeout_ns = (4 * max_rtt).max(UDP_TIMEOUT_FLOOR_NS);
     }
-    let agent = ctl.setup(&plan, target.addr.ip())?;
-    let socks = data::connect(&agent, &plan, opts.bind)?;
+    let shares = assign(&plan, topo.clients.len().max(1));
+    let ready = server.setup(&plan, topo.server.addr.ip())?;
     let plan = Arc::new(plan);
-    let local = Prepared::new(plan.clone(), Side::Controller, socks).map_err(|e| format!("cannot set up the flows: {e}"))?;
-    let remote_flows = ctl.connected()?;
-    if !remote_flows.iter().map(|f| f.id).eq(plan.flows.iter().map(|f| f.id)) {
-        return Err(format!("agent at {}: its flows do not match the plan's", target.name));
+
+    let mut ends = vec![EndData {
+        name: topo.server.name.clone(),
+        role: Role::Server,
+        ids: plan.flows.iter().map(|f| f.id).collect(),
+        clock_offset_ns: server_sync.offset_ns,
+        control_rtt_ns: server_sync.rtt_ns,
+        ..Default::default()
+    }];
+    let mut members = vec![Member::remote(server, server_sync)];
+    if topo.clients.is_empty() {
+        let socks = crate::connect::connect(&ready, &plan, &shares[0], opts.bind)?;
+        let prepared = Prepared::new(plan.clone(), Side::Controller, shares[0].clone(), socks)
+            .map_err(|e| format!("cannot set up the flows: {e}"))?;
+        ends.push(EndData { name: "local".into(), role: Role::Client, in_process: true, ids: shares[0].clone(), ..Default::default() });
+        members.push(Member::local(prepared));
     }
+    for ((target, slot), ids) in topo.clients.iter().zip(clients.iter_mut()).zip(&shares) {
+        let (mut ctl, sync) = slot.take().expect("each client is set up once");
+        let infos = ctl.join(&plan, ids.clone(), &ready)?;
+        ends.push(EndData {
+            name: target.name.clone(),
+            role: Role::Client,
+            ids: ids.clone(),
+            info: fathom_proto::sample::EndpointInfo { flows: infos, ..Default::default() },
+            clock_offset_ns: sync.offset_ns,
+            control_rtt_ns: sync.rtt_ns,
+            ..Default::default()
+        });
+        members.push(Member::remote(ctl, sync));
+    }
+    let server_flows = members[0].connected()?;
+    if !server_flows.iter().map(|f| f.id).eq(plan.flows.iter().map(|f| f.id)) {
+        return Err(format!("agent at {}: its flows do not match the plan's", topo.server.name));
+    }
+    ends[0].info.flows = server_flows;
 
     let started_unix_s = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
-    let lead = 100_000_000 + 4 * sync.rtt_ns.min(250_000_000);
-    let t0 = clock::now_ns() + lead;
-    let (tx, rx) = mpsc::channel();
-    ctl.send(&ToAgent::Start { t0: (t0 as i64 + sync.offset_ns) as u64 })?;
-    let local_tx = tx.clone();
-    let running = local
-        .start(t0, Box::new(move |s| drop(local_tx.send(Event::Local(Box::new(s))))))
-        .map_err(|e| format!("cannot start the test: {e}"))?;
-    let aborter = running.aborter();
-    let done_tx = tx.clone();
-    let joiner = std::thread::spawn(move || drop(done_tx.send(Event::LocalDone(Box::new(running.join())))));
-
-    let heartbeat_stop = Arc::new(AtomicBool::new(false));
-    let heartbeat = spawn_heartbeat(ctl.sender(), heartbeat_stop.clone());
-    let silence = Duration::from_nanos(plan.interval_ns) + Duration::from_secs(5);
-    let sender = ctl.sender();
-    let (mut reader, stream) = ctl.into_reader(silence);
-    let remote_tx = tx.clone();
-    let reader_thread = std::thread::spawn(move || loop {
-        let m = match reader.recv::<ToController>() {
-            Ok(Some(m)) => Ok(m),
-            Ok(None) => Err("the agent closed the connection".to_string()),
-            Err(e) => Err(e.to_string()),
-        };
-        let end = m.is_err() || matches!(m, Ok(ToController::Done(_)) | Ok(ToController::Error { .. }));
-        if remote_tx.send(Event::Remote(m)).is_err() || end {
-            break;
-        }
-    });
-    drop(tx);
-
+    let t0 = clock::now_ns() + 100_000_000 + 4 * max_rtt.min(250_000_000);
     let total_s = match plan.limit {
         Limit::Time { duration_ns } => Some((plan.omit_ns + duration_ns) as f64 / 1e9),
         _ => None,
     };
-    let mut progress = progress::Progress::new(opts.progress, total_s);
+    let mut collector = Collector::new(plan.clone(), ends, opts.progress, total_s);
+    for (i, m) in members.into_iter().enumerate() {
+        collector.start(i, m, t0)?;
+    }
     let mut run = RunData {
         plan: (*plan).clone(),
-        local: EndData::default(),
-        remote: EndData { info: EndpointInfo { flows: remote_flows, ..Default::default() }, snaps: Vec::new() },
-        agent: target.name.clone(),
-        embedded: target.embedded,
+        ends: Vec::new(),
+        embedded: topo.server.embedded,
         started_unix_s,
-        clock_offset_ns: sync.offset_ns,
-        control_rtt_ns: sync.rtt_ns,
         error: None,
     };
-    let (mut local_done, mut remote_done) = (false, false);
-    let mut abort_at: Option<Instant> = None;
-    while !(local_done && remote_done) {
-        if abort_at.is_none() && interrupted.load(Ordering::Relaxed) {
-            run.error.get_or_insert_with(|| "interrupted".into());
-            abort_at = Some(Instant::now());
-            aborter.abort();
-            let _ = send(&sender, &ToAgent::Abort { reason: "interrupted at the controller".into() });
-        }
-        if abort_at.is_some_and(|t| t.elapsed() > Duration::from_secs(3)) {
-            break;
-        }
-        let ev = match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(ev) => ev,
-            Err(mpsc::RecvTimeoutError::Timeout) => continue,
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-        };
-        match ev {
-            Event::Local(s) => {
-                progress.snapshot(0, &s);
-                run.local.snaps.push(*s);
-            }
-            Event::LocalDone(info) => {
-                local_done = true;
-                // The askers are done, so the answering end may stop (a UDP or accepting answerer
-                // cannot tell on its own). Stream receivers are left to drain to the last byte.
-                if plan.rr.is_some() {
-                    let _ = send(&sender, &ToAgent::Finish);
-                }
-                if let Some(e) = &info.error {
-                    run.error.get_or_insert_with(|| format!("local end: {e}"));
-                }
-                run.local.info = *info;
-            }
-            Event::Remote(Ok(ToController::Snapshot(s))) => {
-                progress.snapshot(1, &s);
-                run.remote.snaps.push(*s);
-            }
-            Event::Remote(Ok(ToController::Done(info))) => {
-                remote_done = true;
-                if plan.rr.is_some() {
-                    aborter.finish();
-                }
-                if let Some(e) = &info.error {
-                    run.error.get_or_insert_with(|| format!("agent at {}: {e}", target.name));
-                }
-                run.remote.info = *info;
-            }
-            Event::Remote(Ok(ToController::Error { message })) => {
-                remote_done = true;
-                run.error.get_or_insert_with(|| format!("agent at {}: {message}", target.name));
-                aborter.abort();
-            }
-            Event::Remote(Ok(_)) => {}
-            Event::Remote(Err(e)) => {
-                remote_done = true;
-                if run.error.is_none() {
-                    run.error = Some(format!("lost the agent at {}: {e}", target.name));
-                }
-                aborter.abort();
-            }
-        }
-    }
-    progress.finish();
-    heartbeat_stop.store(true, Ordering::Relaxed);
-    let _ = send(&sender, &ToAgent::Close);
-    let _ = stream.shutdown(std::net::Shutdown::Both);
-    let _ = heartbeat.join();
-    let _ = reader_thread.join();
-    aborter.abort();
-    let _ = joiner.join();
+    let (ends, error) = collector.collect(interrupted, askers_of(&plan));
+    run.ends = ends;
+    run.error = error;
     Ok(run)
 }
 
-type Sender = Arc<std::sync::Mutex<fathom_proto::Connection<std::net::TcpStream>>>;
+/// Opens the control connection to `t`: directly, or from inside its lab namespace.
+fn connect(t: &Target, opts: &RunOptions) -> Result<Control, String> {
+    let key = t.key.as_deref().or(opts.key.as_deref());
+    match &t.netns {
+        Some(ns) => {
+            let stream = fathom_lab::connect_in(ns, t.addr, CONNECT_TIMEOUT)
+                .map_err(|e| format!("cannot reach the agent of lab host {} ({}): {e}", t.name, t.addr))?;
+            Control::open(stream, &t.name, key)
+        }
+        None => Control::connect(t.addr, &t.name, key, CONNECT_TIMEOUT),
+    }
+}
 
-fn send(sender: &Sender, m: &ToAgent) -> Result<(), String> {
+/// Splits the plan's flows over `n` clients: the same share of each direction for each.
+pub fn assign(plan: &TestPlan, n: usize) -> Vec<Vec<u32>> {
+    let mut shares = vec![Vec::new(); n];
+    for d in [Direction::Forward, Direction::Reverse] {
+        let ids: Vec<u32> = plan.flows_in(d).map(|f| f.id).collect();
+        let per = ids.len().div_ceil(n).max(1);
+        for (k, chunk) in ids.chunks(per).enumerate() {
+            shares[k.min(n - 1)].extend_from_slice(chunk);
+        }
+    }
+    shares
+}
+
+/// Which role asks in a request/response test (`None` for streams).
+fn askers_of(plan: &TestPlan) -> Option<Role> {
+    plan.rr.as_ref().map(|_| if plan.flows_in(Direction::Forward).next().is_some() { Role::Client } else { Role::Server })
+}
+
+/// Sends one message on a shared control connection.
+fn send(sender: &members::Sender, m: &ToAgent) -> Result<(), String> {
     let mut w = sender.lock().unwrap_or_else(|p| p.into_inner());
     w.send(m).map_err(|e| e.to_string())
 }
 
-fn spawn_heartbeat(sender: Sender, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        while !stop.load(Ordering::Relaxed) {
-            std::thread::sleep(Duration::from_millis(200));
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
-            let now = Instant::now();
-            if send(&sender, &ToAgent::Heartbeat).is_err() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(800).saturating_sub(now.elapsed()));
-        }
-    })
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fathom_proto::plan::*;
+
+    #[test]
+    fn flows_are_shared_evenly_per_direction() {
+        let flows = (0..6).map(|id| FlowPlan { id, dir: if id < 4 { Direction::Forward } else { Direction::Reverse } }).collect();
+        let plan = TestPlan {
+            kind: KindId::Stream,
+            flows,
+            limit: Limit::Bytes(1),
+            omit_ns: 0,
+            interval_ns: 1,
+            socket: SocketOptions::default(),
+            write_size: 1,
+            read_size: 1,
+            zerocopy: false,
+            rr: None,
+            controller: SideOptions::default(),
+            agent: SideOptions::default(),
+        };
+        assert_eq!(assign(&plan, 2), vec![vec![0, 1, 4], vec![2, 3, 5]]);
+        assert_eq!(assign(&plan, 1), vec![vec![0, 1, 2, 3, 4, 5]]);
+    }
 }

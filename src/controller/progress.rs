@@ -4,18 +4,29 @@ use fathom_proto::sample::Snapshot;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 
-/// Shows the receivers' current rate as snapshots arrive.
+/// Shows the receivers' current rate (or transactions per second) as snapshots arrive.
 pub struct Progress {
     bar: Option<ProgressBar>,
     total_s: Option<f64>,
-    /// Per end (local, remote): last (t_ns, bytes received) and the latest rate.
-    ends: [(Option<(i64, u64)>, f64); 2],
+    /// Per end.
+    ends: Vec<EndRate>,
+}
+
+/// One end's last reading and the rates since the one before.
+#[derive(Clone, Copy, Default)]
+struct EndRate {
+    /// (t_ns, bytes received, transactions) at the last snapshot.
+    last: Option<(i64, u64, u64)>,
+    /// Bits received per second.
+    rate: f64,
+    /// Transactions per second.
+    tps: f64,
 }
 
 impl Progress {
-    /// A display for a test of `total_s` seconds (None: counted test); off unless `wanted` and
-    /// stderr is a terminal.
-    pub fn new(wanted: bool, total_s: Option<f64>) -> Self {
+    /// A display over `ends` ends for a test of `total_s` seconds (None: counted test); off
+    /// unless `wanted` and stderr is a terminal.
+    pub fn new(wanted: bool, total_s: Option<f64>, ends: usize) -> Self {
         let bar = (wanted && std::io::stderr().is_terminal()).then(|| {
             let b = ProgressBar::new_spinner();
             b.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
@@ -23,28 +34,33 @@ impl Progress {
             b.set_message("starting");
             b
         });
-        Progress { bar, total_s, ends: [(None, 0.0); 2] }
+        Progress { bar, total_s, ends: vec![EndRate::default(); ends] }
     }
 
-    /// Takes a snapshot of end `end` (0 local, 1 remote).
+    /// Takes a snapshot of end `end`.
     pub fn snapshot(&mut self, end: usize, s: &Snapshot) {
         let Some(bar) = &self.bar else { return };
         let bytes: u64 = s.flows.iter().map(|f| f.received).sum();
-        let (last, rate) = &mut self.ends[end];
-        if let Some((t, b)) = *last {
+        let tx: u64 = s.flows.iter().map(|f| f.transactions).sum();
+        let Some(e) = self.ends.get_mut(end) else { return };
+        if let Some((t, b, n)) = e.last {
             let dt = (s.t_ns - t) as f64 / 1e9;
             if dt > 0.0 {
-                *rate = bytes.saturating_sub(b) as f64 * 8.0 / dt;
+                e.rate = bytes.saturating_sub(b) as f64 * 8.0 / dt;
+                e.tps = tx.saturating_sub(n) as f64 / dt;
             }
         }
-        *last = Some((s.t_ns, bytes));
-        let total = self.ends[0].1 + self.ends[1].1;
+        e.last = Some((s.t_ns, bytes, tx));
         let elapsed = s.t_ns as f64 / 1e9;
         let time = match self.total_s {
             Some(t) => format!("{elapsed:5.1}/{t:.0} s"),
             None => format!("{elapsed:5.1} s"),
         };
-        bar.set_message(format!("{time}  {:.2} Gbit/s", total / 1e9));
+        let rate: f64 = self.ends.iter().map(|e| e.rate).sum();
+        // The asking and the answering ends both count transactions: show the asking side's sum.
+        let tps = self.ends.iter().map(|e| e.tps).sum::<f64>() / 2.0;
+        let what = if tps > 0.0 { format!("{tps:.0} tx/s") } else { fathom_report::table::rate(rate) };
+        bar.set_message(format!("{time}  {what}"));
     }
 
     /// Removes the line.

@@ -6,15 +6,45 @@ use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 /// A resolved agent address.
 #[derive(Clone, Debug)]
 pub struct Target {
-    /// Address of its control port.
+    /// Address of its control port (inside its namespace, for a lab host).
     pub addr: SocketAddr,
     /// How to call it in messages and results.
     pub name: String,
     /// True for the in-process agent.
     pub embedded: bool,
+    /// The lab namespace to connect from, for a lab host.
+    pub netns: Option<String>,
+    /// The key to use with it (a lab's own key), if not the command line's.
+    pub key: Option<Vec<u8>>,
+}
+
+/// Who takes part in a test: the server agent, and the client agents (none: the controller's
+/// own end is the client).
+#[derive(Clone, Debug)]
+pub struct Topology {
+    /// The accepting end.
+    pub server: Target,
+    /// The connecting ends.
+    pub clients: Vec<Target>,
 }
 
 impl Target {
+    /// A lab host's agent, if `name` is a host of `lab`.
+    pub fn in_lab(name: &str, lab: &fathom_lab::Lab) -> Result<Option<Target>, String> {
+        let Some(host) = lab.host(name) else { return Ok(None) };
+        let addr = host.agent_addr();
+        let key = crate::cli::read_key(&lab.key_file())?;
+        Ok(Some(Target { addr, name: name.to_string(), embedded: false, netns: Some(host.netns.clone()), key: Some(key) }))
+    }
+
+    /// A lab host's agent when `lab` has one named `spec`, else an agent at HOST[:PORT].
+    pub fn lab_or_resolve(spec: &str, lab: Option<&fathom_lab::Lab>, ipv6: Option<bool>) -> Result<Target, String> {
+        match lab.map(|l| Self::in_lab(spec, l)).transpose()?.flatten() {
+            Some(t) => Ok(t),
+            None => Self::resolve(spec, ipv6),
+        }
+    }
+
     /// Resolves `spec`; `ipv6` restricts the family (Some(true) = v6 only, Some(false) = v4 only).
     pub fn resolve(spec: &str, ipv6: Option<bool>) -> Result<Target, String> {
         let (host, port) = split_host_port(spec)?;
@@ -27,7 +57,7 @@ impl Target {
             let fam = if ipv6 == Some(true) { "IPv6" } else { "IPv4" };
             format!("host '{host}' has no {fam} address")
         })?;
-        Ok(Target { addr, name: spec.to_string(), embedded: false })
+        Ok(Target { addr, name: spec.to_string(), embedded: false, netns: None, key: None })
     }
 }
 

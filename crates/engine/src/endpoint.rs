@@ -19,22 +19,25 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// The first snapshot is taken this long before t0 and stamped t0.
-const FIRST_SNAPSHOT_LEAD_NS: u64 = 200_000;
+/// The first snapshot is taken this long before t0 and stamped t0 (early enough that dozens of
+/// hosts' samplers on a few CPUs are all done before their workers start).
+const FIRST_SNAPSHOT_LEAD_NS: u64 = 2_000_000;
 
 
 /// An endpoint whose flows are built but not started.
 pub struct Prepared {
     plan: Arc<TestPlan>,
     side: Side,
+    ids: Vec<u32>,
     infos: Vec<FlowInfo>,
     stats: Vec<Arc<FlowStats>>,
     groups: Vec<Vec<Box<dyn Flow>>>,
 }
 
 impl Prepared {
-    /// Builds the flows of `side` from its data sockets.
-    pub fn new(plan: Arc<TestPlan>, side: Side, sockets: Sockets) -> io::Result<Self> {
+    /// Builds the flows `ids` of `side` from its data sockets. Snapshots and infos list the
+    /// flows in the order of `ids`.
+    pub fn new(plan: Arc<TestPlan>, side: Side, ids: Vec<u32>, sockets: Sockets) -> io::Result<Self> {
         let k = kind(plan.kind).ok_or_else(|| {
             io::Error::new(io::ErrorKind::Unsupported, format!("test kind {} is not built in", plan.kind.name()))
         })?;
@@ -46,18 +49,16 @@ impl Prepared {
                     Ok(sockopt::flow_info(f.id, sock))
                 })
                 .collect::<io::Result<Vec<_>>>()?,
-            Sockets::Connect(_) | Sockets::Listen(_) => {
-                plan.flows.iter().map(|f| FlowInfo { id: f.id, ..Default::default() }).collect()
-            }
+            Sockets::Connect(_) | Sockets::Listen(_) => ids.iter().map(|&id| FlowInfo { id, ..Default::default() }).collect(),
         };
-        let stats: Vec<Arc<FlowStats>> = plan.flows.iter().map(|_| Arc::new(FlowStats::default())).collect();
-        let flows = k.flows(&Setup { plan: &plan, side, stats: &stats }, sockets)?;
+        let stats: Vec<Arc<FlowStats>> = ids.iter().map(|_| Arc::new(FlowStats::default())).collect();
+        let flows = k.flows(&Setup { plan: &plan, side, ids: &ids, stats: &stats }, sockets)?;
         let threads = worker_count(&plan, side, flows.len());
         let mut groups: Vec<Vec<Box<dyn Flow>>> = (0..threads).map(|_| Vec::new()).collect();
         for (i, f) in flows.into_iter().enumerate() {
             groups[i % threads].push(f);
         }
-        Ok(Prepared { plan, side, infos, stats, groups })
+        Ok(Prepared { plan, side, ids, infos, stats, groups })
     }
 
     /// Socket facts of every flow, as set up.
@@ -100,6 +101,7 @@ impl Prepared {
         }
         let sampler = Sampler {
             side: self.side,
+            ids: self.ids,
             t0,
             start: barrier,
             schedule,
@@ -165,6 +167,7 @@ enum Signal {
 
 struct Sampler {
     side: Side,
+    ids: Vec<u32>,
     t0: u64,
     start: Arc<std::sync::Barrier>,
     schedule: Schedule,
@@ -260,7 +263,7 @@ impl Sampler {
     /// The latencies recorded since the last snapshot, merged over the workers (request/response
     /// kinds, on the side that asks).
     fn latency(&self) -> Option<Vec<u8>> {
-        let asks = self.plan.rr.is_some() && self.plan.flows.iter().any(|f| self.side.leads(f.dir));
+        let asks = self.plan.rr.is_some() && self.plan.flows.iter().any(|f| self.ids.contains(&f.id) && self.side.leads(f.dir));
         asks.then(|| {
             let mut h = latency::histogram();
             for (_, w) in &self.workers {

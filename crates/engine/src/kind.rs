@@ -94,14 +94,21 @@ pub struct Setup<'a> {
     pub plan: &'a Arc<TestPlan>,
     /// Which end we are.
     pub side: Side,
-    /// Counters, one per flow of the plan, in plan order.
+    /// The flows this end takes part in (all of them on the server; a client's share).
+    pub ids: &'a [u32],
+    /// Counters, one per entry of `ids`.
     pub stats: &'a [Arc<FlowStats>],
 }
 
 impl Setup<'_> {
-    /// The counters of the plan's flow `id`.
+    /// The counters of flow `id`.
     pub fn stats_of(&self, id: u32) -> Arc<FlowStats> {
-        self.stats[self.plan.flows.iter().position(|f| f.id == id).unwrap_or(0)].clone()
+        self.stats[self.ids.iter().position(|&i| i == id).unwrap_or(0)].clone()
+    }
+
+    /// This end's flows, as the plan describes them.
+    pub fn own_flows(&self) -> impl Iterator<Item = &FlowPlan> {
+        self.plan.flows.iter().filter(|f| self.ids.contains(&f.id))
     }
 
     /// (index among the flows going the same way, how many go that way) for flow `f`.

@@ -4,8 +4,9 @@
 //! their sockets become ready or their timers fire. Flows that could do more yield ("Again") so
 //! that one busy flow cannot starve the rest. At the time limit it tells every flow to stop;
 //! receivers then drain until their peers close or the drain deadline passes. Flows a flow starts
-//! (one per accepted connection) get a slot of their own and are dropped when they finish; the
-//! flows the worker began with stay alive until it returns, so their sockets can still be read.
+//! (one per accepted connection) get a slot of their own, keep the worker running until they
+//! finish (so a transaction in progress at the end completes), and are dropped then; the flows
+//! the worker began with stay alive until it returns, so their sockets can still be read.
 
 use crate::clock;
 use crate::kind::{Flow, Io, Step};
@@ -170,6 +171,7 @@ impl Loop {
         clock::sleep_until(self.plan.t0);
         self.plan.start.wait();
         let mut stopped = false;
+        let mut first_pass = true;
         while self.live > 0 && !shared.abort.load(Ordering::Relaxed) {
             let now = clock::now_ns();
             io.end_ns = shared.end_ns.load(Ordering::Relaxed);
@@ -195,6 +197,13 @@ impl Loop {
                     let r = self.slot(i).flow.run(&mut io);
                     self.settle(i, r);
                 }
+            }
+            if first_pass {
+                // Every flow made its first move; let the other hosts' workers on this CPU make
+                // theirs before settling into bulk work.
+                first_pass = false;
+                // SAFETY: no arguments; only reorders this thread in the run queue.
+                unsafe { libc::sched_yield() };
             }
             batch.clear();
             self.ready = batch;
@@ -257,7 +266,7 @@ impl Loop {
                 if let (Err(e), true) = (r, initial) {
                     self.first_error.get_or_insert(e);
                 }
-                if newly_done && initial {
+                if newly_done {
                     self.live -= 1;
                 }
             }
@@ -298,6 +307,7 @@ impl Loop {
             flow.register(registry, mio::Token(i))?;
             self.slots[i] = Some(Slot { flow, state: State::Queued, initial: false, armed: None });
             self.ready.push(i);
+            self.live += 1;
         }
         Ok(())
     }

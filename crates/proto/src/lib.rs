@@ -16,9 +16,15 @@
 //!  ── TimeProbe{t1} ─────────────────────────────▶   repeated; the controller keeps the
 //!  ◀────────────────────── TimeReply{t1, t2, t3}      minimum-RTT sample as the clock offset
 //!  ── Setup{plan} ───────────────────────────────▶   limits checked; data listener opened
-//!  ◀──────────────────────── Ready{port, cookie}
+//!  ◀────────────── Ready{port, udp_ports, cookie}
 //!  ══ data connections: Preamble(Data) + cookie + flow id, one per flow ══▶
+//!     (UDP kinds: a hello datagram with the same bytes per flow, echoed)
 //!  ◀──────────────────────── Connected{flows}
+//!
+//!  With several hosts, the server agent gets Setup as above and every client agent gets
+//!  Join{plan, its flow ids, the server's data address, port(s), cookie} instead: the client
+//!  opens its flows to the server and answers Connected{its flows}. Start, snapshots,
+//!  heartbeats, Done and Close then go the same way with every agent.
 //!  ── Start{t0 in the agent's clock} ───────────▶   both ends begin at t0
 //!  ◀──────────────────────── Snapshot{…}            at every interval boundary
 //!  ── Heartbeat ─────────────────────────────────▶   at least every second; silence ends the test
@@ -35,7 +41,7 @@ pub mod plan;
 pub mod sample;
 
 pub use frame::{Connection, DataHello, FrameError, Preamble, PreambleKind, MAGIC, PROTOCOL_VERSION};
-pub use msg::{ToAgent, ToController};
+pub use msg::{JoinPlan, ToAgent, ToController};
 
 /// The agent's default control port.
 pub const DEFAULT_PORT: u16 = 5301;

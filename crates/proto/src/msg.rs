@@ -1,6 +1,7 @@
 //! The control messages, one enum per direction.
 
 use crate::plan::TestPlan;
+use std::net::IpAddr;
 use crate::sample::{EndpointInfo, FlowInfo, HostInfo, Snapshot};
 use serde::{Deserialize, Serialize};
 
@@ -17,8 +18,11 @@ pub enum ToAgent {
         /// Controller's send time, ns.
         t1: u64,
     },
-    /// The test to prepare.
+    /// The test to prepare, as its accepting (server) end.
     Setup(Box<TestPlan>),
+    /// The test to prepare as one of its connecting (client) ends: open these flows to the
+    /// server agent's data ports.
+    Join(Box<JoinPlan>),
     /// Begin at `t0`, the agent's monotonic clock in ns.
     Start {
         /// Start instant in the agent's clock.
@@ -78,4 +82,21 @@ pub enum ToController {
         /// One line saying what.
         message: String,
     },
+}
+
+/// What a client agent needs to join a test whose server is another agent.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct JoinPlan {
+    /// The whole test.
+    pub plan: TestPlan,
+    /// Ids of the flows this client opens, in plan order.
+    pub flows: Vec<u32>,
+    /// The server agent's data address.
+    pub server: IpAddr,
+    /// Its TCP data port.
+    pub port: u16,
+    /// Its UDP ports for this client's flows, in the order of `flows`.
+    pub udp_ports: Vec<u16>,
+    /// The secret the server handed out.
+    pub cookie: [u8; 16],
 }

@@ -1,93 +1,35 @@
-//! Turns what the two endpoints measured (cumulative snapshots and their final facts) into a
-//! [`Report`]. Every difference and ratio fathom shows is computed here, once.
+//! Turns what the ends measured (cumulative snapshots and their final facts) into a [`Report`].
+//! Every difference and ratio fathom shows is computed here and in the modules it calls, once.
 
-use crate::model::*;
 use crate::cpu::{busy_ticks, cpu_between};
-use fathom_proto::plan::{Direction, Limit, TestPlan};
-use fathom_proto::sample::{EndpointInfo, FlowSnapshot, Mark, Snapshot, TcpInfo};
-
-/// One end's measurements.
-#[derive(Clone, Debug, Default)]
-pub struct EndData {
-    /// Facts reported at the end.
-    pub info: EndpointInfo,
-    /// Snapshots in the order taken.
-    pub snaps: Vec<Snapshot>,
-}
-
-/// Everything known about one run.
-#[derive(Clone, Debug)]
-pub struct RunData {
-    /// The plan that ran.
-    pub plan: TestPlan,
-    /// The controller's end.
-    pub local: EndData,
-    /// The agent's end.
-    pub remote: EndData,
-    /// The agent's address.
-    pub agent: String,
-    /// Whether the agent ran in-process.
-    pub embedded: bool,
-    /// Wall-clock start, Unix seconds.
-    pub started_unix_s: f64,
-    /// Agent clock minus controller clock, ns.
-    pub clock_offset_ns: i64,
-    /// Round trip of the best clock probe, ns.
-    pub control_rtt_ns: u64,
-    /// What went wrong, if anything.
-    pub error: Option<String>,
-}
+use crate::model::*;
+use crate::run::{EndData, Role, RunData, View, Window};
+use fathom_proto::plan::{Direction, Limit};
+use fathom_proto::sample::{EndpointInfo, TcpInfo};
 
 /// Builds the report of a run.
 pub fn build(run: &RunData) -> Report {
-    let plan = &run.plan;
+    let view = View::new(run);
     let mut report = Report {
         schema_version: SCHEMA_VERSION,
         fathom_version: env!("CARGO_PKG_VERSION").to_string(),
         test: echo(run),
-        hosts: Hosts { local: host(&run.local.info), remote: host(&run.remote.info) },
         error: run.error.clone(),
         ..Default::default()
     };
-    let (lw, rw) = (Window::of(&run.local.snaps), Window::of(&run.remote.snaps));
-    let (Some(lw), Some(rw)) = (lw, rw) else {
+    if view.window(0).is_none() || (1..run.ends.len()).all(|i| view.window(i).is_none()) {
+        report.hosts = (0..run.ends.len()).map(|i| host(&view, i, &[])).collect();
         report.error.get_or_insert_with(|| "the test ended before its measured window began".into());
         return report;
-    };
-    let ends = Ends { run, lw, rw };
-    report.flows = (0..plan.flows.len()).map(|i| ends.flow(i)).collect();
-    report.summary = ends.summary(&report.flows);
-    crate::rr::fill(run, lw, rw, &mut report.summary, &mut report.flows);
-    report.intervals = crate::intervals::build(run);
+    }
+    report.flows = (0..run.plan.flows.len()).map(|i| flow(&view, i)).collect();
+    report.summary = summary(&view, &report.flows);
+    crate::hosts::fill(&view, &mut report.summary);
+    report.hosts = (0..run.ends.len()).map(|i| host(&view, i, &report.flows)).collect();
+    crate::rr::fill(&view, &mut report.summary, &mut report.flows);
+    report.intervals = crate::intervals::build(&view);
     report.warnings = crate::warnings::collect(run, &report);
     report
-}
-
-/// The measured window of one end: its first and last snapshots.
-#[derive(Clone, Copy)]
-pub(crate) struct Window<'a> {
-    pub start: &'a Snapshot,
-    pub end: &'a Snapshot,
-    /// Total counters (the final snapshot).
-    pub last: &'a Snapshot,
-}
-
-impl<'a> Window<'a> {
-    pub fn of(snaps: &'a [Snapshot]) -> Option<Self> {
-        let start = snaps.iter().find(|s| s.mark == Mark::WindowStart)?;
-        let last = snaps.last()?;
-        let end = snaps.iter().find(|s| s.mark == Mark::WindowEnd).unwrap_or(last);
-        Some(Window { start, end, last })
-    }
-
-    pub fn seconds(&self) -> f64 {
-        (self.end.t_ns - self.start.t_ns).max(0) as f64 / 1e9
-    }
-
-    fn flow(&self, i: usize) -> (FlowSnapshot, FlowSnapshot) {
-        let get = |s: &Snapshot| s.flows.get(i).copied().unwrap_or_default();
-        (get(self.start), get(self.end))
-    }
 }
 
 /// Bits per second, 0 for an empty span.
@@ -116,159 +58,137 @@ pub(crate) fn dir_name(d: Direction) -> &'static str {
     }
 }
 
-struct Ends<'a> {
-    run: &'a RunData,
-    lw: Window<'a>,
-    rw: Window<'a>,
+/// Busy CPU µs of an end over its window.
+pub(crate) fn busy_us(e: &EndData, w: &Window<'_>) -> f64 {
+    let hz = e.info.host.clock_ticks.max(1) as f64;
+    busy_ticks(&w.start.cpu, &w.end.cpu) as f64 / hz * 1e6
 }
 
-impl<'a> Ends<'a> {
-    /// (sender end, receiver end) of flows going `d`, with their windows.
-    fn roles(&self, d: Direction) -> ((&'a EndData, Window<'a>), (&'a EndData, Window<'a>)) {
-        let l = (&self.run.local, self.lw);
-        let r = (&self.run.remote, self.rw);
-        match d {
-            Direction::Forward => (l, r),
-            Direction::Reverse => (r, l),
-        }
+fn flow(v: &View<'_>, i: usize) -> FlowResult {
+    let f = v.run.plan.flows[i];
+    let base = FlowResult { id: f.id, direction: dir_name(f.dir).into(), ..Default::default() };
+    let Some(l) = v.located[i] else { return base };
+    let (Some(sw), Some(rw)) = (v.window(l.sender.0), v.window(l.receiver.0)) else { return base };
+    let ((s0, s1), (r0, r1)) = (sw.flow(l.sender.1), rw.flow(l.receiver.1));
+    let ssecs = sw.seconds();
+    let bytes = r1.received.saturating_sub(r0.received);
+    let sender_bytes = s1.sent.saturating_sub(s0.sent);
+    let st = tcp_delta(s0.tcp, s1.tcp);
+    let rt = tcp_delta(r0.tcp, r1.tcp);
+    let pct = |us: u64| ratio(us as f64 * 1e-6, ssecs) * 100.0;
+    let (sinfo, rinfo) = (v.info(l.sender), v.info(l.receiver));
+    FlowResult {
+        bits_per_second: rate(bytes, rw.seconds()),
+        sender_bits_per_second: rate(sender_bytes, ssecs),
+        bytes,
+        sender_bytes,
+        total_bytes_received: rw.last.flows.get(l.receiver.1).map_or(0, |x| x.received),
+        total_bytes_sent: sw.last.flows.get(l.sender.1).map_or(0, |x| x.sent),
+        retransmits: st.retransmits as u64,
+        rtt_us: st.rtt_us,
+        rttvar_us: st.rttvar_us,
+        min_rtt_us: st.min_rtt_us,
+        cwnd: st.snd_cwnd,
+        mss: st.snd_mss,
+        data_segs_per_ack: segs_per_ack(&rt),
+        delivery_rate_bps: st.delivery_rate as f64 * 8.0,
+        rwnd_limited_pct: pct(st.rwnd_limited_us),
+        sndbuf_limited_pct: pct(st.sndbuf_limited_us),
+        busy_pct: pct(st.busy_time_us),
+        sndbuf: sinfo.sndbuf,
+        rcvbuf: rinfo.rcvbuf,
+        sndbuf_end: sinfo.sndbuf_end,
+        rcvbuf_end: rinfo.rcvbuf_end,
+        cc: sinfo.cc,
+        sender: sinfo.local,
+        receiver: rinfo.local,
+        ..base
     }
+}
 
-    fn flow(&self, i: usize) -> FlowResult {
-        let f = self.run.plan.flows[i];
-        let ((s_end, sw), (r_end, rw)) = self.roles(f.dir);
-        let (s0, s1) = sw.flow(i);
-        let (r0, r1) = rw.flow(i);
-        let (secs, ssecs) = (rw.seconds(), sw.seconds());
-        let bytes = r1.received.saturating_sub(r0.received);
-        let sender_bytes = s1.sent.saturating_sub(s0.sent);
-        let st = tcp_delta(s0.tcp, s1.tcp);
-        let rt = tcp_delta(r0.tcp, r1.tcp);
-        let pct = |us: u64| ratio(us as f64 * 1e-6, ssecs) * 100.0;
-        let sinfo = s_end.info.flows.get(i).cloned().unwrap_or_default();
-        let rinfo = r_end.info.flows.get(i).cloned().unwrap_or_default();
-        FlowResult {
-            id: f.id,
-            direction: dir_name(f.dir).into(),
-            bits_per_second: rate(bytes, secs),
-            sender_bits_per_second: rate(sender_bytes, ssecs),
-            bytes,
-            sender_bytes,
-            total_bytes_received: rw.last.flows.get(i).map_or(0, |x| x.received),
-            total_bytes_sent: sw.last.flows.get(i).map_or(0, |x| x.sent),
-            retransmits: st.retransmits as u64,
-            rtt_us: st.rtt_us,
-            rttvar_us: st.rttvar_us,
-            min_rtt_us: st.min_rtt_us,
-            cwnd: st.snd_cwnd,
-            mss: st.snd_mss,
-            data_segs_per_ack: segs_per_ack(&rt),
-            delivery_rate_bps: st.delivery_rate as f64 * 8.0,
-            rwnd_limited_pct: pct(st.rwnd_limited_us),
-            sndbuf_limited_pct: pct(st.sndbuf_limited_us),
-            busy_pct: pct(st.busy_time_us),
-            sndbuf: sinfo.sndbuf,
-            rcvbuf: rinfo.rcvbuf,
-            sndbuf_end: sinfo.sndbuf_end,
-            rcvbuf_end: rinfo.rcvbuf_end,
-            cc: sinfo.cc,
-            sender: sinfo.local,
-            receiver: rinfo.local,
-            ..Default::default()
-        }
+fn summary(v: &View<'_>, flows: &[FlowResult]) -> Summary {
+    let run = v.run;
+    let dirs: Vec<Direction> =
+        [Direction::Forward, Direction::Reverse].into_iter().filter(|d| run.plan.flows_in(*d).next().is_some()).collect();
+    let directions: Vec<DirectionResult> = dirs.iter().map(|&d| direction(v, d, flows)).collect();
+    let n = flows.len().max(1) as f64;
+    let bytes: u64 = flows.iter().map(|f| f.bytes).sum();
+    let (client, server) = (run.ends.len().min(2) - 1, 0);
+    let cpu_of = |i: usize| v.window(i).map(|w| cpu(&run.ends[i], &w, run.embedded)).unwrap_or_default();
+    let kb = bytes as f64 / 1024.0;
+    let demand = |i: usize| v.window(i).map_or(0.0, |w| ratio(busy_us(&run.ends[i], &w), kb));
+    Summary {
+        bits_per_second: directions.iter().map(|d| d.bits_per_second).sum(),
+        sender_bits_per_second: directions.iter().map(|d| d.sender_bits_per_second).sum(),
+        bytes,
+        sender_bytes: flows.iter().map(|f| f.sender_bytes).sum(),
+        total_bytes_received: flows.iter().map(|f| f.total_bytes_received).sum(),
+        total_bytes_sent: flows.iter().map(|f| f.total_bytes_sent).sum(),
+        seconds: dirs.iter().map(|&d| v.longest(&v.receivers(d))).fold(0.0, f64::max),
+        retransmits: flows.iter().map(|f| f.retransmits).sum(),
+        service_demand_us_per_kb: ServiceDemand { local: demand(client), remote: demand(server) },
+        cpu: CpuPair { local: cpu_of(client), remote: cpu_of(server) },
+        directions: if dirs.len() > 1 { directions } else { Vec::new() },
+        buffers: buffers(run, flows),
+        tcp: TcpSummary {
+            rtt_us: mean_of_known(flows.iter().map(|f| f.rtt_us)),
+            rttvar_us: mean_of_known(flows.iter().map(|f| f.rttvar_us)),
+            data_segs_per_ack: segs_per_ack_all(v),
+            rwnd_limited_pct: flows.iter().map(|f| f.rwnd_limited_pct).sum::<f64>() / n,
+            sndbuf_limited_pct: flows.iter().map(|f| f.sndbuf_limited_pct).sum::<f64>() / n,
+            busy_pct: flows.iter().map(|f| f.busy_pct).sum::<f64>() / n,
+        },
+        ..Default::default()
     }
+}
 
-    fn summary(&self, flows: &[FlowResult]) -> Summary {
-        let plan = &self.run.plan;
-        let dirs: Vec<Direction> = [Direction::Forward, Direction::Reverse]
-            .into_iter()
-            .filter(|d| plan.flows_in(*d).next().is_some())
-            .collect();
-        let directions: Vec<DirectionResult> = dirs.iter().map(|&d| self.direction(d, flows)).collect();
-        let n = flows.len().max(1) as f64;
-        let busy: f64 = flows.iter().map(|f| f.busy_pct).sum::<f64>() / n;
-        let seconds = dirs.iter().map(|&d| self.roles(d).1 .1.seconds()).fold(0.0, f64::max);
-        let bytes: u64 = flows.iter().map(|f| f.bytes).sum();
-        let local = self.cpu(&self.run.local, self.lw);
-        let remote = self.cpu(&self.run.remote, self.rw);
-        let kb = bytes as f64 / 1024.0;
-        let demand = |e: &EndData, w: Window<'_>| {
-            let hz = e.info.host.clock_ticks.max(1) as f64;
-            ratio(busy_ticks(&w.start.cpu, &w.end.cpu) as f64 / hz * 1e6, kb)
-        };
-        Summary {
-            bits_per_second: directions.iter().map(|d| d.bits_per_second).sum(),
-            sender_bits_per_second: directions.iter().map(|d| d.sender_bits_per_second).sum(),
-            bytes,
-            sender_bytes: flows.iter().map(|f| f.sender_bytes).sum(),
-            total_bytes_received: flows.iter().map(|f| f.total_bytes_received).sum(),
-            total_bytes_sent: flows.iter().map(|f| f.total_bytes_sent).sum(),
-            seconds,
-            retransmits: flows.iter().map(|f| f.retransmits).sum(),
-            service_demand_us_per_kb: ServiceDemand {
-                local: demand(&self.run.local, self.lw),
-                remote: demand(&self.run.remote, self.rw),
-            },
-            cpu: CpuPair { local, remote },
-            directions: if dirs.len() > 1 { directions } else { Vec::new() },
-            buffers: self.buffers(flows),
-            tcp: TcpSummary {
-                rtt_us: mean_of_known(flows.iter().map(|f| f.rtt_us)),
-                rttvar_us: mean_of_known(flows.iter().map(|f| f.rttvar_us)),
-                data_segs_per_ack: self.segs_per_ack_all(),
-                rwnd_limited_pct: flows.iter().map(|f| f.rwnd_limited_pct).sum::<f64>() / n,
-                sndbuf_limited_pct: flows.iter().map(|f| f.sndbuf_limited_pct).sum::<f64>() / n,
-                busy_pct: busy,
-            },
-            ..Default::default()
-        }
+fn direction(v: &View<'_>, d: Direction, flows: &[FlowResult]) -> DirectionResult {
+    let mine = || flows.iter().filter(|f| f.direction == dir_name(d));
+    let bytes: u64 = mine().map(|f| f.bytes).sum();
+    let sent: u64 = mine().map(|f| f.sender_bytes).sum();
+    DirectionResult {
+        direction: dir_name(d).into(),
+        bits_per_second: rate(bytes, v.longest(&v.receivers(d))),
+        sender_bits_per_second: rate(sent, v.longest(&v.senders(d))),
+        bytes,
+        retransmits: mine().map(|f| f.retransmits).sum(),
     }
+}
 
-    fn direction(&self, d: Direction, flows: &[FlowResult]) -> DirectionResult {
-        let ((_, sw), (_, rw)) = self.roles(d);
-        let mine = || flows.iter().filter(|f| f.direction == dir_name(d));
-        let bytes: u64 = mine().map(|f| f.bytes).sum();
-        let sent: u64 = mine().map(|f| f.sender_bytes).sum();
-        DirectionResult {
-            direction: dir_name(d).into(),
-            bits_per_second: rate(bytes, rw.seconds()),
-            sender_bits_per_second: rate(sent, sw.seconds()),
-            bytes,
-            retransmits: mine().map(|f| f.retransmits).sum(),
-        }
-    }
-
-    fn segs_per_ack_all(&self) -> f64 {
-        let mut total = TcpInfo::default();
-        for (i, f) in self.run.plan.flows.iter().enumerate() {
-            let (r0, r1) = self.roles(f.dir).1 .1.flow(i);
+fn segs_per_ack_all(v: &View<'_>) -> f64 {
+    let mut total = TcpInfo::default();
+    for l in v.located.iter().flatten() {
+        if let Some(w) = v.window(l.receiver.0) {
+            let (r0, r1) = w.flow(l.receiver.1);
             let d = tcp_delta(r0.tcp, r1.tcp);
             total.data_segs_in += d.data_segs_in;
             total.segs_out += d.segs_out;
             total.data_segs_out += d.data_segs_out;
         }
-        segs_per_ack(&total)
     }
+    segs_per_ack(&total)
+}
 
-    fn cpu(&self, end: &EndData, w: Window<'_>) -> Cpu {
-        let hz = end.info.host.clock_ticks.max(1) as f64;
-        cpu_between(&w.start.cpu, &w.end.cpu, hz, w.seconds(), self.run.embedded)
-    }
+/// CPU of an end over its window.
+pub(crate) fn cpu(e: &EndData, w: &Window<'_>, embedded: bool) -> Cpu {
+    let hz = e.info.host.clock_ticks.max(1) as f64;
+    cpu_between(&w.start.cpu, &w.end.cpu, hz, w.seconds(), embedded)
+}
 
-    fn buffers(&self, flows: &[FlowResult]) -> Buffers {
-        let s = &self.run.plan.socket;
-        let first = flows.first().cloned().unwrap_or_default();
-        let clamped = [&self.run.local.info, &self.run.remote.info].iter().any(|e| {
-            let over = |req: Option<u32>, max: u64| req.is_some_and(|r| r as u64 > max);
-            over(s.sndbuf, e.limits.wmem_max) || over(s.rcvbuf, e.limits.rmem_max)
-        });
-        Buffers {
-            requested: BufferRequest { send: s.sndbuf.map(u64::from), recv: s.rcvbuf.map(u64::from) },
-            effective_send: first.sndbuf as u64,
-            effective_recv: first.rcvbuf as u64,
-            final_send: first.sndbuf_end as u64,
-            final_recv: first.rcvbuf_end as u64,
-            clamped,
-        }
+fn buffers(run: &RunData, flows: &[FlowResult]) -> Buffers {
+    let s = &run.plan.socket;
+    let first = flows.first().cloned().unwrap_or_default();
+    let clamped = run.ends.iter().any(|e| {
+        let over = |req: Option<u32>, max: u64| req.is_some_and(|r| r as u64 > max);
+        over(s.sndbuf, e.info.limits.wmem_max) || over(s.rcvbuf, e.info.limits.rmem_max)
+    });
+    Buffers {
+        requested: BufferRequest { send: s.sndbuf.map(u64::from), recv: s.rcvbuf.map(u64::from) },
+        effective_send: first.sndbuf as u64,
+        effective_recv: first.rcvbuf as u64,
+        final_send: first.sndbuf_end as u64,
+        final_recv: first.rcvbuf_end as u64,
+        clamped,
     }
 }
 
@@ -297,20 +217,46 @@ fn segs_per_ack(recv: &TcpInfo) -> f64 {
     ratio(recv.data_segs_in as f64, acks as f64)
 }
 
-fn host(e: &EndpointInfo) -> HostResult {
+/// One host's facts and figures; `flows` empty when the window never began.
+fn host(v: &View<'_>, i: usize, flows: &[FlowResult]) -> HostResult {
+    let e = &v.run.ends[i];
+    let info: &EndpointInfo = &e.info;
+    let mine = || flows.iter().zip(&v.located).filter(move |(_, l)| l.is_some_and(|l| l.sender.0 == i || l.receiver.0 == i)).map(|(f, _)| f);
+    let first_send = v
+        .located
+        .iter()
+        .flatten()
+        .filter(|l| l.sender.0 == i)
+        .filter_map(|l| v.info(l.sender).first_byte_ns)
+        .min();
     HostResult {
-        hostname: e.host.hostname.clone(),
-        kernel: e.host.kernel.clone(),
-        cpus: e.host.cpus,
-        version: e.host.version.clone(),
-        wait: e.wait.clone(),
-        threads: e
+        name: e.name.clone(),
+        role: match e.role {
+            Role::Server => "server",
+            Role::Client => "client",
+        }
+        .into(),
+        in_process: e.in_process,
+        hostname: info.host.hostname.clone(),
+        kernel: info.host.kernel.clone(),
+        cpus: info.host.cpus,
+        version: info.host.version.clone(),
+        wait: info.wait.clone(),
+        threads: info
             .threads
             .iter()
             .map(|t| ThreadResult { pinned_cpu: t.pinned, last_cpu: t.last_cpu, flows: t.flows, cpu_s: t.cpu_ns as f64 / 1e9 })
             .collect(),
-        rmem_max: e.limits.rmem_max,
-        wmem_max: e.limits.wmem_max,
+        rmem_max: info.limits.rmem_max,
+        wmem_max: info.limits.wmem_max,
+        bits_per_second: mine().map(|f| f.bits_per_second).sum(),
+        sender_bits_per_second: mine().map(|f| f.sender_bits_per_second).sum(),
+        bytes: mine().map(|f| f.bytes).sum(),
+        cpu: v.window(i).map(|w| cpu(e, &w, v.run.embedded)).unwrap_or_default(),
+        clock_offset_us: e.clock_offset_ns as f64 / 1e3,
+        control_rtt_us: e.control_rtt_ns as f64 / 1e3,
+        first_send_us: first_send.map(|ns| ns as f64 / 1e3),
+        error: info.error.clone(),
     }
 }
 
@@ -318,9 +264,10 @@ fn echo(run: &RunData) -> TestEcho {
     let p = &run.plan;
     let fwd = p.flows_in(Direction::Forward).count() as u32;
     let rev = p.flows_in(Direction::Reverse).count() as u32;
+    let clients: Vec<String> = run.ends.iter().filter(|e| e.role == Role::Client && !e.in_process).map(|e| e.name.clone()).collect();
     TestEcho {
         kind: p.kind.name().into(),
-        agent: run.agent.clone(),
+        agent: run.server().name.clone(),
         embedded_agent: run.embedded,
         direction: match (fwd > 0, rev > 0) {
             (true, true) => "bidir",
@@ -328,7 +275,8 @@ fn echo(run: &RunData) -> TestEcho {
             _ => "forward",
         }
         .into(),
-        parallel: fwd.max(rev),
+        parallel: fwd.max(rev) / (clients.len().max(1) as u32),
+        clients,
         duration_s: match p.limit {
             Limit::Time { duration_ns } => Some(duration_ns as f64 / 1e9),
             _ => None,
@@ -359,8 +307,6 @@ fn echo(run: &RunData) -> TestEcho {
         busy_poll: p.socket.busy_poll,
         udp_timeout_ms: p.rr.as_ref().filter(|_| p.kind == fathom_proto::plan::KindId::UdpRr).map(|r| r.udp_timeout_ns as f64 / 1e6),
         started_unix_s: run.started_unix_s,
-        clock_offset_us: run.clock_offset_ns as f64 / 1e3,
-        control_rtt_us: run.control_rtt_ns as f64 / 1e3,
     }
 }
 

@@ -8,7 +8,7 @@
 //! reads 330 MB: 880 Mbit/s. Both hosts have 2 CPUs and 100 clock ticks per second; the
 //! controller's host is 40% busy, the agent's 46%.
 
-use crate::build::{EndData, RunData};
+use crate::run::{EndData, Role, RunData};
 use fathom_proto::plan::{Direction, FlowPlan, KindId, Limit, SideOptions, SocketOptions, TestPlan};
 use fathom_proto::sample::{
     BufferLimits, CpuSnapshot, CpuTicks, EndpointInfo, FlowInfo, FlowSnapshot, HostInfo, Mark, Snapshot, TcpInfo,
@@ -99,17 +99,9 @@ pub fn run_data(flows: u32, bidir: bool) -> RunData {
         controller: SideOptions::default(),
         agent: SideOptions::default(),
     };
-    RunData {
-        local: end(&LOCAL, &plan.flows),
-        remote: end(&REMOTE, &plan.flows),
-        plan,
-        agent: "192.0.2.10:5301".into(),
-        embedded: false,
-        started_unix_s: 1_700_000_000.0,
-        clock_offset_ns: 12_500,
-        control_rtt_ns: 85_000,
-        error: None,
-    }
+    let server = EndData { name: "192.0.2.10:5301".into(), role: Role::Server, clock_offset_ns: 12_500, control_rtt_ns: 85_000, ..end(&REMOTE, &plan.flows) };
+    let client = EndData { name: "local".into(), role: Role::Client, in_process: true, ..end(&LOCAL, &plan.flows) };
+    RunData { ends: vec![server, client], plan, embedded: false, started_unix_s: 1_700_000_000.0, error: None }
 }
 
 /// One end's snapshots and final facts.
@@ -125,7 +117,7 @@ fn end(side: &Side, flows: &[FlowPlan]) -> EndData {
             latency: None,
         })
         .collect();
-    EndData { info: info(side, flows), snaps }
+    EndData { info: info(side, flows), snaps, ids: flows.iter().map(|f| f.id).collect(), ..EndData::default() }
 }
 
 /// Flow `f` at snapshot `k`, as `side` sees it.

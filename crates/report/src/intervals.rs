@@ -1,13 +1,15 @@
-//! Per-interval records: consecutive snapshots of each end, paired by position (both ends cut
+//! Per-interval records: consecutive snapshots of each end, paired by position (every end cuts
 //! intervals on the same schedule relative to the common start instant).
 
-use crate::build::{rate, tcp_delta, RunData};
+use crate::build::{rate, ratio, tcp_delta};
 use crate::cpu::cpu_between;
 use crate::model::{FlowInterval, Interval, PER_FLOW_INTERVALS_MAX};
-use fathom_proto::plan::Direction;
-use fathom_proto::sample::{Mark, Snapshot};
+use crate::run::View;
+use fathom_proto::plan::KindId;
+use fathom_proto::sample::{FlowSnapshot, Mark, Snapshot};
 
-/// The snapshots that bound intervals: up to the window's end (or all, if it never came).
+/// The snapshots that bound intervals: up to the window's end (or all, if it never came), and
+/// the position of the window's start among them.
 fn bounds(snaps: &[Snapshot]) -> (Vec<&Snapshot>, usize) {
     let end = snaps.iter().position(|s| s.mark == Mark::WindowEnd).map_or(snaps.len(), |i| i + 1);
     let list: Vec<&Snapshot> = snaps[..end].iter().collect();
@@ -21,40 +23,42 @@ fn span<'a>(list: &[&'a Snapshot], k: usize) -> Option<(&'a Snapshot, &'a Snapsh
     list.get(k).map(|b| (list[k - 1], *b))
 }
 
+fn seconds(s: Option<(&Snapshot, &Snapshot)>) -> f64 {
+    s.map_or(0.0, |(a, b)| (b.t_ns - a.t_ns) as f64 / 1e9)
+}
+
+fn pair(s: Option<(&Snapshot, &Snapshot)>, pos: usize) -> Option<(FlowSnapshot, FlowSnapshot)> {
+    s.map(|(a, b)| (a.flows.get(pos).copied().unwrap_or_default(), b.flows.get(pos).copied().unwrap_or_default()))
+}
+
 /// The intervals of a run.
-pub fn build(run: &RunData) -> Vec<Interval> {
-    let (local, lws) = bounds(&run.local.snaps);
-    let (remote, rws) = bounds(&run.remote.snaps);
-    let (clock, ws) = if local.len() > remote.len() { (&local, lws) } else { (&remote, rws) };
+pub fn build(v: &View<'_>) -> Vec<Interval> {
+    let run = v.run;
+    let all: Vec<(Vec<&Snapshot>, usize)> = run.ends.iter().map(|e| bounds(&e.snaps)).collect();
+    let clock = (0..all.len()).rev().max_by_key(|&i| all[i].0.len()).unwrap_or(0);
+    let (clock_list, ws) = &all[clock];
     let per_flow = run.plan.flows.len() <= PER_FLOW_INTERVALS_MAX;
-    let hz = |e: &crate::build::EndData| e.info.host.clock_ticks.max(1) as f64;
-    (1..clock.len())
+    let client = run.ends.len().min(2) - 1;
+    (1..clock_list.len())
         .map(|k| {
-            let (ls, rs) = (span(&local, k), span(&remote, k));
             let mut iv = Interval {
-                start: clock[k - 1].t_ns as f64 / 1e9,
-                end: clock[k].t_ns as f64 / 1e9,
-                omitted: k <= ws,
+                start: clock_list[k - 1].t_ns as f64 / 1e9,
+                end: clock_list[k].t_ns as f64 / 1e9,
+                omitted: k <= *ws,
                 ..Default::default()
             };
             let (mut rtt_sum, mut rtt_n) = (0.0, 0u32);
-            for (i, f) in run.plan.flows.iter().enumerate() {
-                let (snd, rcv) = match f.dir {
-                    Direction::Forward => (ls, rs),
-                    Direction::Reverse => (rs, ls),
-                };
-                let secs = |s: Option<(&Snapshot, &Snapshot)>| s.map_or(0.0, |(a, b)| (b.t_ns - a.t_ns) as f64 / 1e9);
-                let get = |s: Option<(&Snapshot, &Snapshot)>| {
-                    s.map(|(a, b)| (a.flows.get(i).copied().unwrap_or_default(), b.flows.get(i).copied().unwrap_or_default()))
-                };
-                let (r, s) = (get(rcv), get(snd));
+            for (f, l) in run.plan.flows.iter().zip(&v.located) {
+                let Some(l) = l else { continue };
+                let (snd, rcv) = (span(&all[l.sender.0].0, k), span(&all[l.receiver.0].0, k));
+                let (r, s) = (pair(rcv, l.receiver.1), pair(snd, l.sender.1));
                 let bytes = r.map_or(0, |(a, b)| b.received.saturating_sub(a.received));
                 let sent = s.map_or(0, |(a, b)| b.sent.saturating_sub(a.sent));
                 let tcp = s.map(|(a, b)| tcp_delta(a.tcp, b.tcp)).unwrap_or_default();
                 let fi = FlowInterval {
                     id: f.id,
-                    bits_per_second: rate(bytes, secs(rcv)),
-                    sender_bits_per_second: rate(sent, secs(snd)),
+                    bits_per_second: rate(bytes, seconds(rcv)),
+                    sender_bits_per_second: rate(sent, seconds(snd)),
                     bytes,
                     retransmits: tcp.retransmits as u64,
                     rtt_us: tcp.rtt_us,
@@ -74,34 +78,33 @@ pub fn build(run: &RunData) -> Vec<Interval> {
                 }
             }
             iv.rtt_us = rtt_sum / f64::from(rtt_n.max(1));
-            let cpu = |s: Option<(&Snapshot, &Snapshot)>, hz: f64| {
-                s.map_or(0.0, |(a, b)| cpu_between(&a.cpu, &b.cpu, hz, 0.0, run.embedded).total)
+            let cpu = |i: usize| {
+                let hz = run.ends[i].info.host.clock_ticks.max(1) as f64;
+                span(&all[i].0, k).map_or(0.0, |(a, b)| cpu_between(&a.cpu, &b.cpu, hz, 0.0, run.embedded).total)
             };
-            iv.cpu_local = cpu(ls, hz(&run.local));
-            iv.cpu_remote = cpu(rs, hz(&run.remote));
+            iv.cpu_local = cpu(client);
+            iv.cpu_remote = cpu(0);
             if run.plan.rr.is_some() {
-                rr_interval(run, &mut iv, ls, rs);
+                rr_interval(v, &all, k, &mut iv);
             }
             iv
         })
         .collect()
 }
 
-/// Transactions, latency and losses of one interval, from the asking end(s).
-fn rr_interval(run: &RunData, iv: &mut Interval, ls: Option<(&Snapshot, &Snapshot)>, rs: Option<(&Snapshot, &Snapshot)>) {
+/// Transactions, latency and losses of interval `k`, from the asking ends.
+fn rr_interval(v: &View<'_>, all: &[(Vec<&Snapshot>, usize)], k: usize, iv: &mut Interval) {
     let mut hist = crate::rr::empty();
     let (mut tps, mut lost) = (0.0, 0u64);
-    for (dir, span) in [(Direction::Forward, ls), (Direction::Reverse, rs)] {
-        let Some((a, b)) = span else { continue };
-        let ids: Vec<usize> = run.plan.flows.iter().enumerate().filter(|(_, f)| f.dir == dir).map(|(i, _)| i).collect();
-        if ids.is_empty() {
-            continue;
-        }
-        let sum = |s: &Snapshot, pick: fn(&fathom_proto::sample::FlowSnapshot) -> u64| -> u64 {
-            ids.iter().filter_map(|&i| s.flows.get(i)).map(pick).sum()
-        };
+    let mut askers: Vec<usize> = v.located.iter().flatten().map(|l| l.sender.0).collect();
+    askers.sort_unstable();
+    askers.dedup();
+    for e in askers {
+        let Some((a, b)) = span(&all[e].0, k) else { continue };
+        let positions: Vec<usize> = v.located.iter().flatten().filter(|l| l.sender.0 == e).map(|l| l.sender.1).collect();
+        let sum = |s: &Snapshot, pick: fn(&FlowSnapshot) -> u64| -> u64 { positions.iter().filter_map(|&p| s.flows.get(p)).map(pick).sum() };
         let secs = (b.t_ns - a.t_ns) as f64 / 1e9;
-        tps += crate::build::ratio(sum(b, |f| f.transactions).saturating_sub(sum(a, |f| f.transactions)) as f64, secs);
+        tps += ratio(sum(b, |f| f.transactions).saturating_sub(sum(a, |f| f.transactions)) as f64, secs);
         lost += sum(b, |f| f.lost).saturating_sub(sum(a, |f| f.lost));
         crate::rr::merge_into(&mut hist, std::slice::from_ref(b));
     }
@@ -109,5 +112,5 @@ fn rr_interval(run: &RunData, iv: &mut Interval, ls: Option<(&Snapshot, &Snapsho
     iv.transactions_per_second = Some(tps);
     iv.latency_p50_us = l.as_ref().map(|l| l.p50);
     iv.latency_p99_us = l.as_ref().map(|l| l.p99);
-    iv.lost = (run.plan.kind == fathom_proto::plan::KindId::UdpRr).then_some(lost);
+    iv.lost = (v.run.plan.kind == KindId::UdpRr).then_some(lost);
 }

@@ -6,13 +6,16 @@ mod cpu;
 pub mod csv;
 #[doc(hidden)]
 pub mod fake;
+mod hosts;
 mod intervals;
 pub mod json;
 pub mod model;
+pub mod run;
 mod rr;
 pub mod table;
 mod table_rr;
 pub mod warnings;
 
-pub use build::{build, EndData, RunData};
+pub use build::build;
+pub use run::{EndData, Role, RunData};
 pub use model::Report;

@@ -16,8 +16,8 @@ pub struct Report {
     pub fathom_version: String,
     /// What was run, every option echoed.
     pub test: TestEcho,
-    /// The two ends.
-    pub hosts: Hosts,
+    /// The hosts: the server first, then the clients.
+    pub hosts: Vec<HostResult>,
     /// Figures over the measured window.
     pub summary: Summary,
     /// Per flow, over the measured window.
@@ -35,8 +35,10 @@ pub struct Report {
 pub struct TestEcho {
     /// Test kind ("stream").
     pub kind: String,
-    /// The agent's address.
+    /// The server agent's name or address.
     pub agent: String,
+    /// The client hosts; empty when the controller itself is the client.
+    pub clients: Vec<String>,
     /// True when the agent ran inside this process on loopback.
     pub embedded_agent: bool,
     /// "forward", "reverse" or "bidir".
@@ -85,24 +87,17 @@ pub struct TestEcho {
     pub udp_timeout_ms: Option<f64>,
     /// Wall-clock start, seconds since the Unix epoch.
     pub started_unix_s: f64,
-    /// Estimated offset of the agent's clock from ours, µs.
-    pub clock_offset_us: f64,
-    /// Round trip of the best clock probe, µs.
-    pub control_rtt_us: f64,
 }
 
-/// Both ends.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct Hosts {
-    /// The controller's end.
-    pub local: HostResult,
-    /// The agent's end.
-    pub remote: HostResult,
-}
-
-/// One end's host and threads.
+/// One host of the test: the server first, then the clients.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct HostResult {
+    /// How the user named it ("h2", "10.0.0.2:5301"; "local" for the controller's own end).
+    pub name: String,
+    /// "server" or "client".
+    pub role: String,
+    /// True for the controller's own end, run inside the fathom process.
+    pub in_process: bool,
     /// Host name.
     pub hostname: String,
     /// Kernel release.
@@ -119,6 +114,22 @@ pub struct HostResult {
     pub rmem_max: u64,
     /// net.core.wmem_max.
     pub wmem_max: u64,
+    /// Receivers' throughput of the flows this host took part in, bits/s.
+    pub bits_per_second: f64,
+    /// Senders' throughput of those flows, bits/s.
+    pub sender_bits_per_second: f64,
+    /// Bytes received on those flows in the window.
+    pub bytes: u64,
+    /// This host's CPU over its window.
+    pub cpu: Cpu,
+    /// Its clock minus the controller's, µs (0 for the controller's own end).
+    pub clock_offset_us: f64,
+    /// Round trip of the best clock probe, µs.
+    pub control_rtt_us: f64,
+    /// When its first payload byte went out, µs after the common start (none if it sent nothing).
+    pub first_send_us: Option<f64>,
+    /// Set when this host failed.
+    pub error: Option<String>,
 }
 
 /// One worker thread.
@@ -151,6 +162,14 @@ pub struct Summary {
     pub total_bytes_sent: u64,
     /// Length of the receivers' measured window, seconds.
     pub seconds: f64,
+    /// Total bytes received over the whole test / (last byte received − first byte sent), the
+    /// cluster studies' aggregate, bits/s.
+    pub aggregate_bits_per_second: f64,
+    /// Bytes received while every flow was running / that span, bits/s.
+    pub overlap_bits_per_second: f64,
+    /// Several client hosts: latest minus earliest first byte of the hosts, µs, measured on the
+    /// server's clock for forward tests (on the clients' clocks, offset-corrected, for reverse).
+    pub start_skew_us: Option<f64>,
     /// Retransmitted segments in the window (sender sockets).
     pub retransmits: u64,
     /// Per direction, when the test ran both ways.
@@ -229,12 +248,12 @@ pub struct DirectionResult {
     pub retransmits: u64,
 }
 
-/// CPU of the two ends.
+/// CPU of the two sides: the first client's host and the server's.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct CpuPair {
-    /// The controller's host.
+    /// The (first) client's host: the controller's own in a single-agent test.
     pub local: Cpu,
-    /// The agent's host.
+    /// The server agent's host.
     pub remote: Cpu,
 }
 

@@ -1,23 +1,13 @@
 //! Request/response figures: transactions, latency percentiles from the merged HDR histograms,
 //! CPU and TCP segments per transaction.
 
-use crate::build::{ratio, tcp_delta, EndData, RunData, Window};
-use crate::cpu::busy_ticks;
+use crate::build::{busy_us, ratio, tcp_delta};
 use crate::model::{FlowResult, Latency, SegmentsPerTransaction, ServiceDemand, Summary};
-use fathom_proto::plan::{Direction, KindId};
-use fathom_proto::sample::{Snapshot, TcpInfo};
+use crate::run::View;
+use fathom_proto::plan::KindId;
+use fathom_proto::sample::{FlowSnapshot, Snapshot, TcpInfo};
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
-
-/// The snapshots after a window's start up to and including its end: each holds the latencies
-/// recorded since the one before it.
-fn inside<'a>(snaps: &'a [Snapshot], w: &Window<'_>) -> &'a [Snapshot] {
-    let pos = |s: &Snapshot| snaps.iter().position(|x| std::ptr::eq(x, s));
-    match (pos(w.start), pos(w.end)) {
-        (Some(a), Some(b)) if b > a => &snaps[a + 1..=b],
-        _ => &[],
-    }
-}
 
 /// Adds the latencies carried by `snaps` to `into`.
 pub fn merge_into(into: &mut Histogram<u64>, snaps: &[Snapshot]) {
@@ -53,47 +43,44 @@ pub fn latency(h: &Histogram<u64>) -> Option<Latency> {
 }
 
 /// Fills the request/response parts of the summary and the flows.
-pub fn fill(run: &RunData, lw: Window<'_>, rw: Window<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
+pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
+    let run = v.run;
     let Some(rr) = &run.plan.rr else { return };
-    let asker = |d: Direction| match d {
-        Direction::Forward => (&run.local, lw, &run.remote, rw),
-        Direction::Reverse => (&run.remote, rw, &run.local, lw),
-    };
-    let (mut tx, mut answered, mut lost, mut tps) = (0u64, 0u64, 0u64, 0.0);
+    let (mut tx, mut answered, mut lost) = (0u64, 0u64, 0u64);
     let mut tcp = TcpInfo::default();
-    let mut hist = empty();
-    for d in [Direction::Forward, Direction::Reverse] {
-        if run.plan.flows_in(d).next().is_none() {
-            continue;
+    let mut per_asker: Vec<(usize, u64)> = Vec::new();
+    for (flow, l) in flows.iter_mut().zip(&v.located) {
+        let Some(l) = l else { continue };
+        let (Some(aw), Some(nw)) = (v.window(l.sender.0), v.window(l.receiver.0)) else { continue };
+        let delta = |w: &crate::run::Window<'_>, pos: usize, pick: fn(&FlowSnapshot) -> u64| {
+            let (a, b) = w.flow(pos);
+            pick(&b).saturating_sub(pick(&a))
+        };
+        let t = delta(&aw, l.sender.1, |f| f.transactions);
+        lost += delta(&aw, l.sender.1, |f| f.lost);
+        answered += delta(&nw, l.receiver.1, |f| f.transactions);
+        let (a, b) = aw.flow(l.sender.1);
+        let seg = tcp_delta(a.tcp, b.tcp);
+        tcp.segs_out += seg.segs_out;
+        tcp.segs_in += seg.segs_in;
+        tx += t;
+        match per_asker.iter_mut().find(|(e, _)| *e == l.sender.0) {
+            Some((_, n)) => *n += t,
+            None => per_asker.push((l.sender.0, t)),
         }
-        let (ask, aw, _, nw) = asker(d);
-        let mut dir_tx = 0;
-        for (i, f) in run.plan.flows.iter().enumerate().filter(|(_, f)| f.dir == d) {
-            let delta = |w: &Window<'_>, pick: fn(&fathom_proto::sample::FlowSnapshot) -> u64| {
-                let get = |s: &Snapshot| s.flows.get(i).map_or(0, pick);
-                get(w.end).saturating_sub(get(w.start))
-            };
-            let t = delta(&aw, |f| f.transactions);
-            lost += delta(&aw, |f| f.lost);
-            answered += delta(&nw, |f| f.transactions);
-            let g = |s: &Snapshot| s.flows.get(i).and_then(|f| f.tcp);
-            let seg = tcp_delta(g(aw.start), g(aw.end));
-            tcp.segs_out += seg.segs_out;
-            tcp.segs_in += seg.segs_in;
-            dir_tx += t;
-            if let Some(flow) = flows.iter_mut().find(|x| x.id == f.id) {
-                flow.transactions = Some(t);
-                flow.transactions_per_second = Some(ratio(t as f64, aw.seconds()));
-            }
-        }
-        merge_into(&mut hist, inside(&ask.snaps, &aw));
-        tx += dir_tx;
-        tps += ratio(dir_tx as f64, aw.seconds());
+        flow.transactions = Some(t);
+        flow.transactions_per_second = Some(ratio(t as f64, aw.seconds()));
     }
-    let per_tx = |e: &EndData, w: Window<'_>| {
-        let hz = e.info.host.clock_ticks.max(1) as f64;
-        ratio(busy_ticks(&w.start.cpu, &w.end.cpu) as f64 / hz * 1e6, tx as f64)
-    };
+    let mut hist = empty();
+    let mut tps = 0.0;
+    for &(e, n) in &per_asker {
+        if let Some(w) = v.window(e) {
+            merge_into(&mut hist, &run.ends[e].snaps[w.span.0 + 1..=w.span.1.max(w.span.0)]);
+            tps += ratio(n as f64, w.seconds());
+        }
+    }
+    let client = run.ends.len().min(2) - 1;
+    let per_tx = |i: usize| v.window(i).map_or(0.0, |w| ratio(busy_us(&run.ends[i], &w), tx as f64));
     summary.transactions = Some(tx);
     summary.transactions_per_second = Some(tps);
     summary.answered = Some(answered);
@@ -101,7 +88,7 @@ pub fn fill(run: &RunData, lw: Window<'_>, rw: Window<'_>, summary: &mut Summary
     summary.lost = (run.plan.kind == KindId::UdpRr).then_some(lost);
     summary.latency_us = latency(&hist);
     summary.one_way_estimate_us = summary.latency_us.as_ref().map(|l| l.p50 / 2.0);
-    summary.cpu_us_per_transaction = Some(ServiceDemand { local: per_tx(&run.local, lw), remote: per_tx(&run.remote, rw) });
+    summary.cpu_us_per_transaction = Some(ServiceDemand { local: per_tx(client), remote: per_tx(0) });
     summary.segments_per_transaction = (run.plan.kind == KindId::Rr && rr.request > 0).then(|| SegmentsPerTransaction {
         request: ratio(tcp.segs_out as f64, tx as f64),
         response: ratio(tcp.segs_in as f64, tx as f64),

@@ -24,6 +24,10 @@ pub fn render(r: &Report) -> Vec<u8> {
         lines.push(String::new());
         lines.extend(if rr { table_rr::flows(&r.flows) } else { flows(&r.flows) });
     }
+    if r.hosts.len() > 2 {
+        lines.push(String::new());
+        lines.extend(hosts(r));
+    }
     lines.push(String::new());
     lines.extend(summary(r));
     lines.extend(r.warnings.iter().map(|w| format!("warning: {w}")));
@@ -109,6 +113,35 @@ fn flows(list: &[FlowResult]) -> Vec<String> {
     lines
 }
 
+/// One line per host of a multi-host test, then the cross-host figures.
+fn hosts(r: &Report) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{:<16} {:<7} {:>13} {:>13} {:>8} {:>13} {:>10} {:>11}",
+        "host", "role", "receiver", "sender", "cpu", "busiest cpu", "offset", "first byte"
+    )];
+    lines.extend(r.hosts.iter().map(|h| {
+        format!(
+            "{:<16} {:<7} {:>13} {:>13} {:>8} {:>13} {:>10} {:>11}",
+            h.name,
+            h.role,
+            rate(h.bits_per_second),
+            rate(h.sender_bits_per_second),
+            pct(h.cpu.total),
+            format!("cpu{} {}", h.cpu.busiest_cpu.cpu, pct(h.cpu.busiest_cpu.total)),
+            format!("{:.0} µs", h.clock_offset_us),
+            h.first_send_us.map_or("-".into(), |us| format!("{us:.0} µs")),
+        )
+    }));
+    let s = &r.summary;
+    lines.push(format!(
+        "aggregate {} (total bytes / overall time), {} while all flows ran{}",
+        rate(s.aggregate_bits_per_second),
+        rate(s.overlap_bits_per_second),
+        s.start_skew_us.map_or(String::new(), |us| format!(", start skew {us:.0} µs")),
+    ));
+    lines
+}
+
 /// The figures over the measured window.
 fn summary(r: &Report) -> Vec<String> {
     let s = &r.summary;
@@ -184,8 +217,8 @@ fn buffers(b: &Buffers, r: &Report) -> (String, String) {
         format!("{asked}: {} granted, {} at the end", human_bytes(granted), human_bytes(end))
     };
     (
-        line(b.requested.send, h.local.wmem_max.min(h.remote.wmem_max), b.effective_send, b.final_send),
-        line(b.requested.recv, h.local.rmem_max.min(h.remote.rmem_max), b.effective_recv, b.final_recv),
+        line(b.requested.send, h.iter().map(|h| h.wmem_max).min().unwrap_or(0), b.effective_send, b.final_send),
+        line(b.requested.recv, h.iter().map(|h| h.rmem_max).min().unwrap_or(0), b.effective_recv, b.final_recv),
     )
 }
 

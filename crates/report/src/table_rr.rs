@@ -96,7 +96,7 @@ fn percentiles(l: &Latency) -> String {
     format!("min {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}", rtt(l.min), rtt(l.p50), rtt(l.p90), rtt(l.p99), rtt(l.p999), rtt(l.max))
 }
 
-/// Where each end's workers ran: "local cpu1 (pinned), remote cpu0".
+/// Where each host's workers ran: "local cpu1 (pinned); 127.0.0.1:5301 cpu0 (last seen)".
 fn placement(r: &Report) -> String {
     let end = |name: &str, h: &crate::model::HostResult| {
         let cpus: Vec<String> = h
@@ -109,7 +109,7 @@ fn placement(r: &Report) -> String {
             .collect();
         format!("{name} {}", cpus.join(", "))
     };
-    format!("{}; {}", end("local", &r.hosts.local), end("remote", &r.hosts.remote))
+    r.hosts.iter().map(|h| end(&h.name, h)).collect::<Vec<_>>().join("; ")
 }
 
 fn ratio(a: u64, b: u64) -> f64 {

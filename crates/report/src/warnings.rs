@@ -1,8 +1,7 @@
 //! Warnings: what the figures suggest the user do, each naming the setting to change.
 
-use crate::build::RunData;
+use crate::run::RunData;
 use crate::model::{Cpu, Report};
-use fathom_proto::plan::Direction;
 use fathom_proto::sample::EndpointInfo;
 
 /// Share of the window beyond which a limit is worth a warning, %.
@@ -14,21 +13,17 @@ const SATURATED_PCT: f64 = 95.0;
 pub fn collect(run: &RunData, r: &Report) -> Vec<String> {
     let mut w = Vec::new();
     let s = &run.plan.socket;
-    let sends = |d: Direction| run.plan.flows_in(d).next().is_some();
-    // The local end sends forward flows and receives reverse ones; the agent the other way.
-    for (name, end, sender, receiver) in [
-        ("local", &run.local.info, sends(Direction::Forward), sends(Direction::Reverse)),
-        ("remote", &run.remote.info, sends(Direction::Reverse), sends(Direction::Forward)),
-    ] {
-        if sender {
-            clamp(&mut w, name, end, Buf::Send, s.sndbuf);
+    let view = crate::run::View::new(run);
+    for (i, end) in run.ends.iter().enumerate() {
+        if view.located.iter().flatten().any(|l| l.sender.0 == i) {
+            clamp(&mut w, &end.name, &end.info, Buf::Send, s.sndbuf);
         }
-        if receiver {
-            clamp(&mut w, name, end, Buf::Recv, s.rcvbuf);
+        if view.located.iter().flatten().any(|l| l.receiver.0 == i) {
+            clamp(&mut w, &end.name, &end.info, Buf::Recv, s.rcvbuf);
         }
     }
     let t = &r.summary.tcp;
-    let limits = &run.remote.info.limits;
+    let limits = &run.server().info.limits;
     if t.rwnd_limited_pct > LIMITED_PCT {
         let how = match s.rcvbuf {
             Some(_) => format!("raise --buffer/--rcvbuf (net.core.rmem_max is {})", human_bytes(limits.rmem_max)),
@@ -43,10 +38,12 @@ pub fn collect(run: &RunData, r: &Report) -> Vec<String> {
         };
         w.push(format!("senders were limited by their send buffer {:.0}% of the time: {how}", t.sndbuf_limited_pct));
     }
-    for (name, cpu) in [("local", &r.summary.cpu.local), ("remote", &r.summary.cpu.remote)] {
-        saturated(&mut w, name, cpu);
-        if run.embedded {
-            break;
+    // Ends on one machine (loopback, a lab) see the same CPUs: warn about each machine once.
+    let mut seen: Vec<&str> = Vec::new();
+    for h in &r.hosts {
+        if !seen.contains(&h.hostname.as_str()) {
+            saturated(&mut w, &h.name, &h.cpu);
+            seen.push(&h.hostname);
         }
     }
     w
@@ -72,7 +69,7 @@ fn clamp(w: &mut Vec<String>, end: &str, e: &EndpointInfo, which: Buf, req: Opti
         Buf::Recv => f.rcvbuf,
     });
     w.push(format!(
-        "{flag} {}: the {end} host ({}) granted {opt} {} instead of {} because net.core.{sysctl} = {max} caps requests (Linux doubles what it grants); raise it: sysctl -w net.core.{sysctl}={req}",
+        "{flag} {}: {end} ({}) granted {opt} {} instead of {} because net.core.{sysctl} = {max} caps requests (Linux doubles what it grants); raise it: sysctl -w net.core.{sysctl}={req}",
         human_bytes(req.into()),
         e.host.hostname,
         human_bytes(granted.into()),
@@ -83,7 +80,7 @@ fn clamp(w: &mut Vec<String>, end: &str, e: &EndpointInfo, which: Buf, req: Opti
 fn saturated(w: &mut Vec<String>, end: &str, cpu: &Cpu) {
     if cpu.busiest_cpu.total >= SATURATED_PCT {
         w.push(format!(
-            "CPU {} on the {end} host was {:.0}% busy: the result may be bound by that CPU, not the network; spread flows with -P and --affinity",
+            "CPU {} on {end} was {:.0}% busy: the result may be bound by that CPU, not the network; spread flows with -P and --affinity",
             cpu.busiest_cpu.cpu, cpu.busiest_cpu.total
         ));
     }

@@ -20,7 +20,7 @@ fn check(run: &RunData) -> fathom_report::Report {
 #[test]
 fn no_snapshots_from_one_end() {
     let mut run = fake::run_data(2, true);
-    run.remote.snaps.clear();
+    run.ends[0].snaps.clear();
     let r = check(&run);
     assert!(r.error.is_some());
     let text = String::from_utf8(table::render(&r)).unwrap();
@@ -30,15 +30,15 @@ fn no_snapshots_from_one_end() {
 #[test]
 fn no_snapshots_at_all() {
     let mut run = fake::run_data(1, false);
-    run.local = Default::default();
-    run.remote = Default::default();
+    run.ends[1] = Default::default();
+    run.ends[0] = Default::default();
     assert!(check(&run).error.is_some());
 }
 
 #[test]
 fn zero_length_windows() {
     let mut run = fake::run_data(3, true);
-    for end in [&mut run.local, &mut run.remote] {
+    for end in run.ends.iter_mut() {
         for s in &mut end.snaps {
             s.t_ns = 1_000_000_000;
             s.cpu = Default::default();
@@ -52,7 +52,7 @@ fn zero_length_windows() {
 #[test]
 fn window_never_ended() {
     let mut run = fake::run_data(1, false);
-    for end in [&mut run.local, &mut run.remote] {
+    for end in run.ends.iter_mut() {
         end.snaps.retain(|s| !matches!(s.mark, Mark::WindowEnd | Mark::Final));
     }
     run.error = Some("agent vanished".into());
@@ -63,7 +63,7 @@ fn window_never_ended() {
 #[test]
 fn flows_missing_from_snapshots_and_infos() {
     let mut run = fake::run_data(2, false);
-    for end in [&mut run.local, &mut run.remote] {
+    for end in run.ends.iter_mut() {
         end.info = Default::default();
         for s in &mut end.snaps {
             s.flows.clear();

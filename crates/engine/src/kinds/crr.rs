@@ -29,9 +29,7 @@ impl Kind for Crr {
         let rr = s.plan.rr.clone().ok_or_else(|| wrong_sockets(KindId::Crr))?;
         match sockets {
             Sockets::Connect(server) => Ok(s
-                .plan
-                .flows
-                .iter()
+                .own_flows()
                 .filter(|f| s.side.leads(f.dir))
                 .map(|f| {
                     let (i, n) = s.place(f);
@@ -155,8 +153,12 @@ impl Flow for Client {
                 self.conn = Some(self.connect(start, io)?);
             }
             let a = self.conn.as_mut().expect("an attempt in progress");
-            if !Self::advance(a, io, self.resp)? {
-                return Ok(Step::Wait);
+            match Self::advance(a, io, self.resp) {
+                Ok(true) => {}
+                Ok(false) => return Ok(Step::Wait),
+                // The answering side may have stopped at the time limit with this one unanswered.
+                Err(_) if clock::now_ns() >= io.end_ns => return Ok(Step::Done),
+                Err(e) => return Err(e),
             }
             let done = clock::now_ns();
             io.latency.record(done.saturating_sub(a.start));

@@ -10,6 +10,10 @@ use std::sync::Arc;
 
 /// Work done per run before yielding to the worker's other flows.
 const BYTES_PER_TURN: u64 = 4 << 20;
+/// A sender's first write is this small, so every flow of every host gets its first bytes out
+/// at the start instant before any of them settles into bulk writes (the start skew between
+/// hosts then measures clocks and wake-ups, not who got the CPU first).
+const FIRST_WRITE: usize = 1024;
 
 /// The stream kind.
 pub struct Stream;
@@ -36,6 +40,7 @@ impl Kind for Stream {
                     Box::new(Sender { sock, stats, sent: 0, remaining, write: s.plan.write_size as usize, zerocopy: s.plan.zerocopy })
                         as Box<dyn Flow>
                 } else {
+                    crate::measure::stamp::enable(sock.as_raw_fd());
                     Box::new(Receiver { sock, stats, received: 0 })
                 })
             })
@@ -76,7 +81,9 @@ impl Flow for Sender {
             if self.sent - start >= BYTES_PER_TURN {
                 return Ok(Step::Again);
             }
-            let want = self.write.min(usize::try_from(self.remaining).unwrap_or(usize::MAX));
+            let first = self.sent == 0;
+            let want = if first { FIRST_WRITE.min(self.write) } else { self.write };
+            let want = want.min(usize::try_from(self.remaining).unwrap_or(usize::MAX));
             let r = match io.zc_file {
                 Some(file) if self.zerocopy => sendfile(self.sock.as_raw_fd(), file, want),
                 _ => self.sock.write(&io.wbuf[..want]),
@@ -87,6 +94,9 @@ impl Flow for Sender {
                     self.remaining -= n as u64;
                     self.stats.set_sent(self.sent);
                     self.stats.touch(now);
+                    if first {
+                        return Ok(Step::Again);
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Step::Wait),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -113,6 +123,24 @@ impl Flow for Receiver {
 
     fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
         let start = self.received;
+        if self.received == 0 {
+            // The first read: note when the data reached this host, then stop stamping.
+            let fd = self.sock.as_raw_fd();
+            match crate::measure::stamp::recv_stamped(fd, io.rbuf) {
+                Ok((0, _)) => return Ok(Step::Done),
+                Ok((n, at)) => {
+                    crate::measure::stamp::disable(fd);
+                    self.received = n as u64;
+                    self.stats.set_received(self.received);
+                    let now = crate::clock::now_ns();
+                    self.stats.touch(now);
+                    self.stats.set_first(at.unwrap_or(now).min(now));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Step::Wait),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
         loop {
             if self.received - start >= BYTES_PER_TURN {
                 return Ok(Step::Again);

@@ -224,7 +224,7 @@ impl Flow for Answerer {
             };
             self.seen += 1;
             self.stats.add_received(n as u64);
-            if self.drop_every.is_some_and(|d| d > 0 && self.seen % d == 0) {
+            if self.drop_every.is_some_and(|d| d > 0 && self.seen.is_multiple_of(d)) {
                 continue;
             }
             let k = self.echo.min(n);

@@ -83,6 +83,10 @@ impl FlowStats {
         }
         self.last_ns.store(now, Relaxed);
     }
+    /// Records when the flow's first payload arrived (a kernel stamp, before any read).
+    pub fn set_first(&self, at: u64) {
+        self.first_ns.store(at, Relaxed);
+    }
     /// The socket the sampler may read TCP_INFO from (-1: none).
     pub fn set_fd(&self, fd: i32) {
         self.fd.store(fd, Relaxed)

@@ -4,4 +4,5 @@ pub mod counters;
 pub mod cpu;
 pub mod host;
 pub mod latency;
+pub mod stamp;
 pub mod tcp_info;

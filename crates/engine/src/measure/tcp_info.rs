@@ -78,7 +78,7 @@ pub fn read(fd: RawFd) -> Option<TcpInfo> {
     let rc = unsafe {
         libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, (&mut raw as *mut RawTcpInfo).cast(), &mut len)
     };
-    (rc == 0 && len > 0).then(|| TcpInfo {
+    (rc == 0 && len > 0).then_some(TcpInfo {
         state: raw.state,
         retransmits: raw.total_retrans,
         rtt_us: raw.rtt,

@@ -1,5 +1,6 @@
-//! The controller's side of data connections: one socket per flow, options set before connect;
-//! for UDP kinds each socket is paired with the agent's by a hello datagram the agent echoes.
+//! The connecting side of data connections (the controller's own end, or a client agent's):
+//! one socket per flow, options set before connect; for UDP kinds each socket is paired with the
+//! server's by a hello datagram the server echoes.
 
 use fathom_engine::{sockopt, Sockets};
 use fathom_proto::plan::{KindId, TestPlan};
@@ -9,36 +10,33 @@ use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
-/// What the agent opened for the test (its `Ready` answer).
-pub struct AgentData {
-    /// The agent's address for data.
+/// What the server opened for the test (its `Ready` answer), as the connecting side needs it.
+pub struct ServerData {
+    /// The server's address for data.
     pub ip: IpAddr,
     /// TCP data port.
     pub port: u16,
-    /// UDP ports, one per flow.
+    /// UDP ports, one per flow in `ids` order.
     pub udp_ports: Vec<u16>,
     /// Secret to present.
     pub cookie: [u8; 16],
 }
 
-/// Sets up this side's data sockets for `plan`'s kind.
-pub fn connect(agent: &AgentData, plan: &TestPlan, bind: Option<IpAddr>) -> Result<Sockets, String> {
-    let tcp = SocketAddr::new(agent.ip, agent.port);
+/// Sets up the data sockets of flows `ids` for `plan`'s kind.
+pub fn connect(server: &ServerData, plan: &TestPlan, ids: &[u32], bind: Option<IpAddr>) -> Result<Sockets, String> {
+    let tcp = SocketAddr::new(server.ip, server.port);
+    let own = || plan.flows.iter().filter(|f| ids.contains(&f.id));
     match plan.kind {
-        KindId::Stream | KindId::Rr => plan
-            .flows
-            .iter()
-            .map(|f| connect_tcp(tcp, agent.cookie, f.id, plan, bind).map(|s| (*f, s)).map_err(|e| format!("data connection {} to {tcp}: {e}", f.id)))
+        KindId::Stream | KindId::Rr => own()
+            .map(|f| connect_tcp(tcp, server.cookie, f.id, plan, bind).map(|s| (*f, s)).map_err(|e| format!("data connection {} to {tcp}: {e}", f.id)))
             .collect::<Result<_, _>>()
             .map(Sockets::Tcp),
         KindId::Crr => Ok(Sockets::Connect(tcp)),
-        KindId::UdpRr => plan
-            .flows
-            .iter()
-            .zip(&agent.udp_ports)
+        KindId::UdpRr => own()
+            .zip(&server.udp_ports)
             .map(|(f, &port)| {
-                let to = SocketAddr::new(agent.ip, port);
-                pair_udp(to, agent.cookie, f.id, plan, bind).map(|s| (*f, s)).map_err(|e| format!("UDP flow {} to {to}: {e}", f.id))
+                let to = SocketAddr::new(server.ip, port);
+                pair_udp(to, server.cookie, f.id, plan, bind).map(|s| (*f, s)).map_err(|e| format!("UDP flow {} to {to}: {e}", f.id))
             })
             .collect::<Result<_, _>>()
             .map(Sockets::Udp),

@@ -1,0 +1,251 @@
+//! The ends of a running test as the controller holds them (its own in-process end, or agents
+//! over control connections), and the collector that starts them at one instant and gathers
+//! their snapshots, ending everything when one fails.
+
+use super::control::{ClockSync, Control};
+use super::progress::Progress;
+use fathom_engine::{Aborter, Prepared};
+use fathom_proto::plan::TestPlan;
+use fathom_proto::sample::{EndpointInfo, FlowInfo, Snapshot};
+use fathom_proto::{Connection, ToAgent, ToController};
+use fathom_report::{EndData, Role};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A control connection shared between threads.
+pub type Sender = Arc<Mutex<Connection<TcpStream>>>;
+
+/// How long the ends may take to stop after an abort before the controller gives up on them.
+const ABORT_GRACE: Duration = Duration::from_secs(3);
+
+/// One end before the start.
+pub enum Member {
+    /// The controller's own end.
+    Local(Prepared),
+    /// An agent.
+    Remote(Control, ClockSync),
+}
+
+impl Member {
+    /// The controller's own end.
+    pub fn local(p: Prepared) -> Member {
+        Member::Local(p)
+    }
+
+    /// An agent, with its clock relation.
+    pub fn remote(c: Control, s: ClockSync) -> Member {
+        Member::Remote(c, s)
+    }
+
+    /// Waits for an agent's `Connected`.
+    pub fn connected(&mut self) -> Result<Vec<FlowInfo>, String> {
+        match self {
+            Member::Remote(c, _) => c.connected(),
+            Member::Local(p) => Ok(p.flow_infos().to_vec()),
+        }
+    }
+}
+
+/// A started end.
+enum Running {
+    Local { aborter: Aborter, joiner: JoinHandle<()> },
+    Remote { sender: Sender, stream: TcpStream, reader: JoinHandle<()> },
+}
+
+enum Event {
+    Snap(usize, Box<Snapshot>),
+    Done(usize, Box<EndpointInfo>),
+    Failed(usize, String),
+}
+
+/// Starts the ends and gathers what they measure.
+pub struct Collector {
+    plan: Arc<TestPlan>,
+    ends: Vec<EndData>,
+    running: Vec<Running>,
+    tx: mpsc::Sender<Event>,
+    rx: mpsc::Receiver<Event>,
+    progress: Progress,
+}
+
+impl Collector {
+    /// A collector for `ends` (the server first).
+    pub fn new(plan: Arc<TestPlan>, ends: Vec<EndData>, progress: bool, total_s: Option<f64>) -> Self {
+        let (tx, rx) = mpsc::channel();
+        let n = ends.len();
+        Collector { plan, ends, running: Vec::new(), tx, rx, progress: Progress::new(progress, total_s, n) }
+    }
+
+    /// Starts end `i` at `t0` (the controller's clock).
+    pub fn start(&mut self, i: usize, m: Member, t0: u64) -> Result<(), String> {
+        let tx = self.tx.clone();
+        let r = match m {
+            Member::Local(p) => {
+                let snap_tx = tx.clone();
+                let running = p
+                    .start(t0, Box::new(move |s| drop(snap_tx.send(Event::Snap(i, Box::new(s))))))
+                    .map_err(|e| format!("cannot start the test: {e}"))?;
+                let aborter = running.aborter();
+                let joiner = std::thread::spawn(move || drop(tx.send(Event::Done(i, Box::new(running.join())))));
+                Running::Local { aborter, joiner }
+            }
+            Member::Remote(ctl, sync) => {
+                ctl.send(&ToAgent::Start { t0: t0.wrapping_add_signed(sync.offset_ns) })?;
+                let sender = ctl.sender();
+                let silence = Duration::from_nanos(self.plan.interval_ns) + Duration::from_secs(5);
+                let (mut conn, stream) = ctl.into_reader(silence);
+                let reader = std::thread::spawn(move || loop {
+                    let ev = match conn.recv::<ToController>() {
+                        Ok(Some(ToController::Snapshot(s))) => Event::Snap(i, s),
+                        Ok(Some(ToController::Done(info))) => Event::Done(i, info),
+                        Ok(Some(ToController::Error { message })) => Event::Failed(i, message),
+                        Ok(Some(_)) => continue,
+                        Ok(None) => Event::Failed(i, "the agent closed the connection".into()),
+                        Err(e) => Event::Failed(i, e.to_string()),
+                    };
+                    let last = !matches!(ev, Event::Snap(..));
+                    if tx.send(ev).is_err() || last {
+                        break;
+                    }
+                });
+                Running::Remote { sender, stream, reader }
+            }
+        };
+        self.running.push(r);
+        Ok(())
+    }
+
+    /// Gathers snapshots until every end is done (or, after a failure or an interrupt, until the
+    /// others stopped); `askers` says which role asks in a request/response test, so that the
+    /// answering side can be told to finish once the askers are done.
+    pub fn collect(mut self, interrupted: &AtomicBool, askers: Option<Role>) -> (Vec<EndData>, Option<String>) {
+        let n = self.ends.len();
+        let heartbeat_stop = Arc::new(AtomicBool::new(false));
+        let heartbeat = self.heartbeat(heartbeat_stop.clone());
+        let mut done = vec![false; n];
+        let mut finished = false;
+        let mut error: Option<String> = None;
+        let mut abort_at: Option<Instant> = None;
+        while done.iter().any(|d| !d) {
+            if abort_at.is_none() && interrupted.load(Ordering::Relaxed) {
+                error.get_or_insert_with(|| "interrupted".into());
+                abort_at = Some(Instant::now());
+                self.abort_all("interrupted at the controller");
+            }
+            if abort_at.is_some_and(|t| t.elapsed() > ABORT_GRACE) {
+                break;
+            }
+            let ev = match self.rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(ev) => ev,
+                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            };
+            match ev {
+                Event::Snap(i, s) => {
+                    self.progress.snapshot(i, &s);
+                    self.ends[i].snaps.push(*s);
+                }
+                Event::Done(i, info) => {
+                    done[i] = true;
+                    if let Some(e) = &info.error {
+                        error.get_or_insert_with(|| format!("{}: {e}", self.describe(i)));
+                    }
+                    self.ends[i].info = *info;
+                }
+                Event::Failed(i, message) => {
+                    done[i] = true;
+                    error.get_or_insert_with(|| format!("{}: {message}", self.describe(i)));
+                    if abort_at.is_none() {
+                        abort_at = Some(Instant::now());
+                        self.abort_all(&format!("{} failed", self.ends[i].name));
+                    }
+                }
+            }
+            if let (Some(role), false) = (askers, finished) {
+                let askers_done = (0..n).filter(|&i| self.ends[i].role == role).all(|i| done[i]);
+                if askers_done {
+                    finished = true;
+                    self.finish_where(|e| e.role != role);
+                }
+            }
+        }
+        self.progress.finish();
+        heartbeat_stop.store(true, Ordering::Relaxed);
+        self.close();
+        let _ = heartbeat.join();
+        (self.ends, error)
+    }
+
+    /// "agent at NAME" or "the local end".
+    fn describe(&self, i: usize) -> String {
+        if self.ends[i].in_process {
+            "local end".into()
+        } else {
+            format!("agent at {}", self.ends[i].name)
+        }
+    }
+
+    fn abort_all(&self, reason: &str) {
+        for r in &self.running {
+            match r {
+                Running::Local { aborter, .. } => aborter.abort(),
+                Running::Remote { sender, .. } => drop(super::send(sender, &ToAgent::Abort { reason: reason.into() })),
+            }
+        }
+    }
+
+    /// Ends gracefully the ends matching `which` (the answerers of a request/response test).
+    fn finish_where(&self, which: impl Fn(&EndData) -> bool) {
+        for (r, e) in self.running.iter().zip(&self.ends) {
+            if which(e) {
+                match r {
+                    Running::Local { aborter, .. } => aborter.finish(),
+                    Running::Remote { sender, .. } => drop(super::send(sender, &ToAgent::Finish)),
+                }
+            }
+        }
+    }
+
+    fn heartbeat(&self, stop: Arc<AtomicBool>) -> JoinHandle<()> {
+        let senders: Vec<Sender> = self
+            .running
+            .iter()
+            .filter_map(|r| match r {
+                Running::Remote { sender, .. } => Some(sender.clone()),
+                Running::Local { .. } => None,
+            })
+            .collect();
+        std::thread::spawn(move || {
+            let mut last = Instant::now();
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(100));
+                if last.elapsed() >= Duration::from_millis(900) {
+                    last = Instant::now();
+                    for s in &senders {
+                        let _ = super::send(s, &ToAgent::Heartbeat);
+                    }
+                }
+            }
+        })
+    }
+
+    /// Says goodbye to every agent and waits for every thread.
+    fn close(&mut self) {
+        for r in self.running.drain(..) {
+            match r {
+                Running::Local { aborter, joiner } => {
+                    aborter.abort();
+                    let _ = joiner.join();
+                }
+                Running::Remote { sender, stream, reader } => {
+                    let _ = super::send(&sender, &ToAgent::Close);
+                    let _ = stream.shutdown(std::net::Shutdown::Both);
+                    let _ = reader.join();
+                }
+            }
+        }
+    }
+}
