@@ -210,6 +210,12 @@ impl Loop {
             std::mem::swap(&mut self.ready, &mut self.later);
             self.adopt(io.spawned, &registry)?;
             self.reap();
+            if self.plan.busy_poll {
+                // Spinning: try every flow again at once, as a minimal ping-pong loop would,
+                // with no epoll call in between.
+                self.requeue_all();
+                continue;
+            }
             let timeout = self.timeout(io.end_ns, stopped);
             if timeout > 0 {
                 if let Some(&Reverse((t, _))) = self.timers.peek() {
@@ -244,6 +250,12 @@ impl Loop {
                 s.state = State::Queued;
                 self.ready.push(i);
             }
+        }
+    }
+
+    fn requeue_all(&mut self) {
+        for i in 0..self.slots.len() {
+            self.queue(i);
         }
     }
 
@@ -323,7 +335,7 @@ impl Loop {
     }
 
     fn timeout(&self, end_ns: u64, stopped: bool) -> u64 {
-        if !self.ready.is_empty() || self.plan.busy_poll {
+        if !self.ready.is_empty() {
             return 0;
         }
         let end = if stopped { end_ns.saturating_add(DRAIN_NS) } else { end_ns };
