@@ -304,6 +304,7 @@ impl Sampler {
             threads: results.into_iter().map(|r| r.info).collect(),
             wait: if self.plan.socket.busy_poll { "busy-poll" } else { "epoll" }.into(),
             limits: host::buffer_limits(),
+            sampler_cpu_ns: clock::thread_cpu_ns(),
             error,
         }
     }

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 
 use crate::agent::{AgentCommand, DEFAULT_AGENT_PORT};
 use crate::lab::{resolve_name, Lab};
@@ -14,6 +14,7 @@ use crate::name::DEFAULT_LAB;
 use crate::status::{status, STATUS_SCHEMA_VERSION};
 use crate::topology::Topology;
 use crate::up::UpOptions;
+use crate::wan::{self, Directions, WanLinkStatus};
 
 const LAB_EXAMPLES: &str = "\
 Examples:
@@ -21,6 +22,8 @@ Examples:
   fathom lab up topology.toml             hosts, switches and links from a file
   fathom lab status                       hosts, addresses, agents, links
   fathom lab exec h3 -- ip addr           run a command inside host h3
+  fathom lab up --hosts 2 --wan delay=25ms   h1 and h2 joined by the WAN emulator (50 ms RTT)
+  fathom lab wan set h1-h2 delay=50ms     change a running WAN link
   fathom lab down                         remove everything the lab made
 
 Every command takes --name NAME (default: the only lab there is, else 'lab'), so labs coexist.
@@ -43,11 +46,13 @@ pub enum LabCommand {
 Examples:
   fathom lab up --hosts 32
   fathom lab up --hosts 2 --rate 100M --mtu 9000 --name slow
+  fathom lab up --hosts 2 --wan \"delay=50ms,rate=1G\"      h1 - emulator - h2, 100 ms RTT
+  fathom lab up --hosts 6 --wan delay=10ms        h1-h3 on sw1, h4-h6 on sw2, emulator between
   fathom lab up topology.toml --name campus
 
-Topology files are described in crates/lab/README.md.")]
+Topology files ([[wan]] sections included) are described in crates/lab/README.md.")]
     Up {
-        /// Make N hosts h1..hN on one switch sw1.
+        /// Make N hosts h1..hN on one switch sw1 (with --wan: in two halves, see there).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000),
               conflicts_with = "topology", required_unless_present = "topology")]
         hosts: Option<u32>,
@@ -65,6 +70,12 @@ Topology files are described in crates/lab/README.md.")]
         /// With --hosts: limit every link to this rate in bits/s, both ways (e.g. 100M, 1G).
         #[arg(long, conflicts_with = "topology")]
         rate: Option<String>,
+        /// With --hosts: split the hosts in two joined by the WAN emulator with these parameters
+        /// in each direction (delay is one way): delay, jitter, loss, rate, burst, queue,
+        /// reorder, seed; e.g. "delay=50ms,rate=1G". Two hosts: h1 - wan - h2; more: the first
+        /// half on switch sw1, the rest on sw2, the emulator between the switches.
+        #[arg(long, value_name = "PARAMS", conflicts_with = "topology")]
+        wan: Option<String>,
         /// The port agents listen on.
         #[arg(long, default_value_t = DEFAULT_AGENT_PORT,
               value_parser = clap::value_parser!(u16).range(1..))]
@@ -73,7 +84,23 @@ Topology files are described in crates/lab/README.md.")]
         #[arg(long, value_name = "SECONDS", default_value_t = 10)]
         ready_timeout: u64,
     },
-    /// Remove everything a lab made: agents, namespaces, veths, bridges, state.
+    /// Change a running WAN link.
+    Wan {
+        /// What to do.
+        #[command(subcommand)]
+        cmd: WanCommand,
+    },
+    /// The forwarder of one WAN link; `lab up` starts it inside the link's router namespace.
+    #[command(hide = true)]
+    WanRouter {
+        /// The lab's name.
+        #[arg(long)]
+        name: String,
+        /// The WAN link's name.
+        #[arg(long)]
+        link: String,
+    },
+    /// Remove everything a lab made: agents, forwarders, namespaces, veths, bridges, state.
     #[command(after_help = "Examples:\n  fathom lab down\n  fathom lab down --name campus")]
     Down {
         /// The lab's name.
@@ -88,7 +115,7 @@ Topology files are described in crates/lab/README.md.")]
         /// The lab's name.
         #[arg(long)]
         name: Option<String>,
-        /// Print one JSON document (schema_version 1), errors included.
+        /// Print one JSON document (schema_version 2), errors included.
         #[arg(long)]
         json: bool,
     },
@@ -108,7 +135,50 @@ Topology files are described in crates/lab/README.md.")]
     },
 }
 
-/// Runs a `fathom lab` command; `fathom_exe` is the binary the agents run (`<exe> serve`).
+/// The `fathom lab wan` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum WanCommand {
+    /// Change the emulator's parameters of a running WAN link: the keys given change, the
+    /// others keep their values (with --reset, their defaults).
+    #[command(after_help = "\
+Examples:
+  fathom lab wan set h1-h2 delay=100ms jitter=2ms loss=0.1%
+  fathom lab wan set h1-h2 rate=10M --direction b-to-a
+  fathom lab wan set sw1-sw2 --reset delay=5ms
+
+Keys: delay (one way), jitter, loss (0.1% or ge:P:R[:1-H[:1-K]]), rate (bits/s), burst, queue
+(1000p or 256KB), reorder, seed. `fathom lab status` shows each link's name, ends and parameters.")]
+    Set {
+        /// The lab's name.
+        #[arg(long)]
+        name: Option<String>,
+        /// The WAN link (as `lab status` names it, e.g. h1-h2) or its router (wan1).
+        link: String,
+        /// Parameters as key=value, separated by spaces or commas.
+        #[arg(required = true, value_name = "KEY=VALUE")]
+        params: Vec<String>,
+        /// Which direction to change: a-to-b is from the link's first end to its second.
+        #[arg(long, value_enum, default_value_t = DirectionArg::Both)]
+        direction: DirectionArg,
+        /// Start from the defaults (a plain wire) instead of the current parameters.
+        #[arg(long)]
+        reset: bool,
+    },
+}
+
+/// `--direction` of `lab wan set`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DirectionArg {
+    /// Both directions.
+    Both,
+    /// From the link's first end to its second.
+    AToB,
+    /// From the link's second end to its first.
+    BToA,
+}
+
+/// Runs a `fathom lab` command; `fathom_exe` is the binary the agents (`<exe> serve`) and the
+/// WAN forwarders (`<exe> lab wan-router`) run.
 /// Returns the process exit code.
 pub fn run(args: LabArgs, fathom_exe: &Path) -> anyhow::Result<i32> {
     match args.cmd {
@@ -119,11 +189,16 @@ pub fn run(args: LabArgs, fathom_exe: &Path) -> anyhow::Result<i32> {
             subnet,
             mtu,
             rate,
+            wan,
             agent_port,
             ready_timeout,
         } => {
+            let (subnet, rate) = (subnet.as_deref(), rate.as_deref());
             let topology = match (hosts, topology) {
-                (Some(n), _) => Topology::star(n, subnet.as_deref(), mtu, rate.as_deref())?,
+                (Some(n), _) => match wan {
+                    Some(params) => Topology::split(n, subnet, mtu, rate, &params)?,
+                    None => Topology::star(n, subnet, mtu, rate)?,
+                },
                 (None, Some(path)) => Topology::load(&path)?,
                 (None, None) => unreachable!("clap requires --hosts or a topology file"),
             };
@@ -149,8 +224,12 @@ pub fn run(args: LabArgs, fathom_exe: &Path) -> anyhow::Result<i32> {
                 report.agents_stopped,
                 started.elapsed().as_secs_f64(),
             );
+            let forwarders = match report.forwarders_stopped {
+                0 => String::new(),
+                n => format!(", {}", count(n, "forwarder", "forwarders")),
+            };
             print(&format!(
-                "lab {name} removed: {ns} namespaces, {agents} agents stopped, in {secs:.2} s\n"
+                "lab {name} removed: {ns} namespaces, {agents} agents{forwarders} stopped, in {secs:.2} s\n"
             ))?;
             Ok(0)
         }
@@ -171,7 +250,42 @@ pub fn run(args: LabArgs, fathom_exe: &Path) -> anyhow::Result<i32> {
             let lab = Lab::load(&resolve_name(name.as_deref())?)?;
             Ok(lab.exec(&host, &cmd)?)
         }
+        LabCommand::Wan {
+            cmd:
+                WanCommand::Set {
+                    name,
+                    link,
+                    params,
+                    direction,
+                    reset,
+                },
+        } => {
+            let lab = Lab::load(&resolve_name(name.as_deref())?)?;
+            let directions = match direction {
+                DirectionArg::Both => Directions::Both,
+                DirectionArg::AToB => Directions::AToB,
+                DirectionArg::BToA => Directions::BToA,
+            };
+            let status = wan::set_wan(&lab, &link, &params.join(" "), directions, reset)?;
+            print(&set_summary(&status))?;
+            Ok(0)
+        }
+        LabCommand::WanRouter { name, link } => {
+            wan::router::run(&name, &link)?;
+            Ok(0)
+        }
     }
+}
+
+/// What `wan set` prints: the link's parameters in each direction.
+fn set_summary(status: &WanLinkStatus) -> String {
+    let [a, b] = &status.ends;
+    format!(
+        "wan {}: {a} -> {b} {}; {b} -> {a} {}\n",
+        status.name,
+        wan::summary(&status.params.a_to_b),
+        wan::summary(&status.params.b_to_a)
+    )
 }
 
 /// What `up` prints: the hosts, and how to use and remove the lab.
@@ -191,8 +305,22 @@ fn up_summary(lab: &Lab, took: Duration) -> String {
         )
     };
     let name = lab.name();
+    let wans: String = lab
+        .layout()
+        .wans
+        .iter()
+        .map(|w| {
+            let [a, b] = &w.spec.ends;
+            format!(
+                "WAN link {}: {a} -> {b} {}; {b} -> {a} {}\n",
+                w.spec.name,
+                wan::summary(&w.spec.a_to_b.to_string()),
+                wan::summary(&w.spec.b_to_a.to_string())
+            )
+        })
+        .collect();
     format!(
-        "lab {name} is up in {:.2} s: {} ({range}), {}, agents on port {}\n\
+        "lab {name} is up in {:.2} s: {} ({range}), {}, agents on port {}\n{wans}\
          run inside a host: fathom lab exec --name {name} {} -- ip addr\n\
          remove it:         fathom lab down --name {name}\n",
         took.as_secs_f64(),

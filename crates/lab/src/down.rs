@@ -1,5 +1,5 @@
-//! `lab down`: stop the recorded agents, delete the lab's namespaces (which removes every veth
-//! and bridge inside), remove the state directory. Works on half-built and stale labs, and on
+//! `lab down`: stop the recorded WAN forwarders and agents, delete the lab's namespaces (which
+//! removes every veth and bridge inside), remove the state directory. Works on half-built and stale labs, and on
 //! namespaces left without state.
 
 use std::collections::BTreeSet;
@@ -13,7 +13,7 @@ use crate::name::check_lab_name;
 use crate::state::StateDir;
 use crate::{netns, privilege};
 
-/// How long agents get to exit after SIGTERM before SIGKILL.
+/// How long agents and forwarders get to exit after SIGTERM before SIGKILL.
 const AGENT_GRACE: Duration = Duration::from_secs(3);
 
 /// What `down` removed, and what it had to leave.
@@ -23,6 +23,8 @@ pub struct DownReport {
     pub namespaces: Vec<String>,
     /// Agents stopped.
     pub agents_stopped: usize,
+    /// WAN link forwarders stopped.
+    pub forwarders_stopped: usize,
     /// Things the user should know about, one line each.
     pub warnings: Vec<String>,
 }
@@ -48,19 +50,18 @@ pub fn down(name: &str) -> Result<DownReport> {
         return Err(Error::NoSuchLab(name.to_string()));
     }
 
-    let recorded: Vec<&AgentProcess> = state
+    let forwarders: Vec<&AgentProcess> = state
+        .iter()
+        .flat_map(|s| &s.layout.wans)
+        .filter_map(|w| w.forwarder.as_ref())
+        .collect();
+    report.forwarders_stopped = stop(&forwarders, "forwarders", &mut report.warnings);
+    let agents: Vec<&AgentProcess> = state
         .iter()
         .flat_map(|s| &s.layout.hosts)
         .filter_map(|h| h.agent.as_ref())
         .collect();
-    let running = recorded.iter().filter(|a| a.is_running()).count();
-    let stuck = agent::stop_all(&recorded, AGENT_GRACE);
-    report.agents_stopped = running - stuck.len();
-    if !stuck.is_empty() {
-        report
-            .warnings
-            .push(format!("agents {stuck:?} did not exit after SIGKILL"));
-    }
+    report.agents_stopped = stop(&agents, "agents", &mut report.warnings);
 
     let mut namespaces: BTreeSet<String> = found.into_iter().collect();
     namespaces.extend(
@@ -88,4 +89,15 @@ pub fn down(name: &str) -> Result<DownReport> {
     report.namespaces = namespaces.into_iter().collect();
     dir.remove()?;
     Ok(report)
+}
+
+/// Stops the recorded `processes` (`what`: agents or forwarders); returns how many were running
+/// and stopped, and warns about any that would not go.
+fn stop(processes: &[&AgentProcess], what: &str, warnings: &mut Vec<String>) -> usize {
+    let running = processes.iter().filter(|p| p.is_running()).count();
+    let stuck = agent::stop_all(processes, AGENT_GRACE);
+    if !stuck.is_empty() {
+        warnings.push(format!("{what} {stuck:?} did not exit after SIGKILL"));
+    }
+    running - stuck.len()
 }

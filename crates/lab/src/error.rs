@@ -60,6 +60,32 @@ pub enum Error {
         /// What happened, with the end of the agent's log when there is one.
         reason: String,
     },
+    /// The lab has no WAN link of this name.
+    #[error("lab '{lab}' has no WAN link named '{name}' (WAN links: {known})")]
+    NoSuchWan {
+        /// The lab name.
+        lab: String,
+        /// The name asked for.
+        name: String,
+        /// The names that exist, comma-separated, or `none`.
+        known: String,
+    },
+    /// WAN emulator parameters that do not parse; the message names the key at fault.
+    #[error("wan {link}: {message}")]
+    WanParams {
+        /// The WAN link.
+        link: String,
+        /// What is wrong, e.g. `delay: '50' needs a unit: ns, us, ms or s`.
+        message: String,
+    },
+    /// A WAN link's forwarder did not start, or does not answer on its control socket.
+    #[error("forwarder of WAN link {link}: {reason}")]
+    Forwarder {
+        /// The WAN link.
+        link: String,
+        /// What happened, with the end of its log when there is one.
+        reason: String,
+    },
     /// Interfaces did not come up in time.
     #[error("interfaces {interfaces} in {netns} did not come up")]
     LinkNotUp {

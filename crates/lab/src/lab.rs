@@ -75,14 +75,16 @@ impl Lab {
         self.state.complete
     }
 
-    /// The namespace of the host or switch named `node`; [`Error::NoSuchNode`] if none.
+    /// The namespace of the host, switch or WAN router named `node`; [`Error::NoSuchNode`] if
+    /// none.
     pub fn netns_of(&self, node: &str) -> Result<&str> {
         self.layout().netns_of(node).ok_or_else(|| {
             let names = self
                 .hosts()
                 .iter()
                 .map(|h| &h.name)
-                .chain(self.switches().iter().map(|s| &s.name));
+                .chain(self.switches().iter().map(|s| &s.name))
+                .chain(self.layout().wans.iter().map(|w| &w.spec.router));
             Error::NoSuchNode {
                 lab: self.name().to_string(),
                 node: node.to_string(),

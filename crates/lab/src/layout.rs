@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::AgentProcess;
 use crate::name::netns_name;
-use crate::topology::{Interface, Link, Subnet, Topology};
+use crate::topology::{Interface, Link, Subnet, Topology, Wan};
 
 /// Every node of a lab with its namespace, and the links between them.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -16,8 +16,11 @@ pub struct Layout {
     pub hosts: Vec<Host>,
     /// Switches, in topology order.
     pub switches: Vec<Switch>,
-    /// Links, in topology order.
+    /// Links, in topology order (a WAN link's two links to its router included).
     pub links: Vec<Link>,
+    /// WAN links, in topology order.
+    #[serde(default)]
+    pub wans: Vec<WanLink>,
 }
 
 /// A host of a running lab: where it is, its addresses, its agent.
@@ -58,6 +61,17 @@ pub struct Switch {
     pub subnet: Subnet,
 }
 
+/// A WAN link of a running lab: its router's namespace and the forwarder running there.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WanLink {
+    /// The link as the topology declares it: name, router, ends, initial parameters.
+    pub spec: Wan,
+    /// The router's network namespace, e.g. `fl-lab-wan1`.
+    pub netns: String,
+    /// The forwarder process (`<fathom> lab wan-router`), once started.
+    pub forwarder: Option<AgentProcess>,
+}
+
 impl Layout {
     /// Places `topology` under lab name `lab`, every agent on `agent_port`.
     pub fn new(lab: &str, topology: &Topology, agent_port: u16) -> Layout {
@@ -81,31 +95,57 @@ impl Layout {
                 subnet: s.subnet,
             })
             .collect();
+        let wans = topology
+            .wans
+            .iter()
+            .map(|w| WanLink {
+                spec: w.clone(),
+                netns: netns_name(lab, &w.router),
+                forwarder: None,
+            })
+            .collect();
         Layout {
             hosts,
             switches,
             links: topology.links.clone(),
+            wans,
         }
     }
 
-    /// Every namespace of the lab: hosts first, then switches.
+    /// Every namespace of the lab: hosts first, then switches, then WAN routers.
     pub fn namespaces(&self) -> impl Iterator<Item = &str> {
         let hosts = self.hosts.iter().map(|h| h.netns.as_str());
-        hosts.chain(self.switches.iter().map(|s| s.netns.as_str()))
+        let switches = self.switches.iter().map(|s| s.netns.as_str());
+        hosts
+            .chain(switches)
+            .chain(self.wans.iter().map(|w| w.netns.as_str()))
     }
 
-    /// The namespace of the node (host or switch) named `node`.
+    /// The WAN link named `name`, or whose router node is `name`.
+    pub fn wan(&self, name: &str) -> Option<&WanLink> {
+        let by_name = self.wans.iter().find(|w| w.spec.name == name);
+        by_name.or_else(|| self.wans.iter().find(|w| w.spec.router == name))
+    }
+
+    /// The namespace of the node (host, switch or WAN router) named `node`.
     pub fn netns_of(&self, node: &str) -> Option<&str> {
         let host = self
             .hosts
             .iter()
             .find(|h| h.name == node)
             .map(|h| h.netns.as_str());
-        host.or_else(|| {
+        let switch = || {
             self.switches
                 .iter()
                 .find(|s| s.name == node)
                 .map(|s| s.netns.as_str())
-        })
+        };
+        let router = || {
+            self.wans
+                .iter()
+                .find(|w| w.spec.router == node)
+                .map(|w| w.netns.as_str())
+        };
+        host.or_else(switch).or_else(router)
     }
 }

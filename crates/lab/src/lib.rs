@@ -11,6 +11,9 @@
 //!   [`status`] says what exists and whether it is stale.
 //! - The controller finds a host with [`Lab::load`] and [`Lab::host`], and reaches its agent
 //!   with [`connect_in`], which opens the socket inside the host's namespace.
+//! - A WAN link joins two nodes through the user-space WAN emulator in a router namespace of
+//!   its own ([`wan`]): [`wan_links`] reports its parameters and counters, [`set_wan`] changes
+//!   it while it runs.
 //! - Nothing is ever created in the root namespace, and nothing is connected to it.
 //!
 //! State lives in `/run/fathom/lab/<name>/`; namespaces are `fl-<name>-<node>`.
@@ -32,12 +35,13 @@ mod state;
 mod status;
 pub mod topology;
 mod up;
+pub mod wan;
 
 pub use agent::{AgentCommand, AgentProcess, DEFAULT_AGENT_PORT};
 pub use down::{down, DownReport};
 pub use error::{Error, Result};
 pub use lab::{resolve_name, Lab};
-pub use layout::{Host, Layout, Switch};
+pub use layout::{Host, Layout, Switch, WanLink};
 pub use name::{netns_name, DEFAULT_LAB, NETNS_PREFIX};
 pub use netns::{connect_in, run_in};
 pub use state::{running_labs, STATE_ROOT};
@@ -46,3 +50,4 @@ pub use status::{
 };
 pub use topology::Topology;
 pub use up::{UpOptions, DEFAULT_READY_TIMEOUT};
+pub use wan::{set_wan, wan_links, DirectionParams, Directions, ForwarderStatus, WanLinkStatus};

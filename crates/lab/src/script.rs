@@ -37,7 +37,7 @@ pub fn create(layout: &Layout) -> String {
 }
 
 /// The script run inside namespace `netns` of a node: loopback up, addresses on a host, the
-/// bridge and its ports on a switch.
+/// bridge and its ports on a switch, both interfaces up (and nothing else) on a WAN router.
 pub fn configure(layout: &Layout, netns: &str) -> String {
     let mut s = String::from("link set lo up\n");
     if let Some(host) = layout.hosts.iter().find(|h| h.netns == netns) {
@@ -57,6 +57,11 @@ pub fn configure(layout: &Layout, netns: &str) -> String {
             writeln!(s, "link set {} master {} up", end.interface, switch.name).unwrap();
         }
         writeln!(s, "link set {} up", switch.name).unwrap();
+    }
+    if let Some(wan) = layout.wans.iter().find(|w| w.netns == netns) {
+        for interface in &wan.spec.interfaces {
+            writeln!(s, "link set {interface} up").unwrap();
+        }
     }
     s
 }

@@ -1,5 +1,7 @@
 //! The lab's state directory, `/run/fathom/lab/<name>/`: `state.json` (the layout and agents,
-//! written before anything is created), `key` (the agents' key) and `logs/<host>.log`.
+//! written before anything is created), `key` (the agents' key), `logs/<node>.log`, and per WAN
+//! link `wan/<link>.sock` (its forwarder's control socket) and `wan/<link>.json` (its current
+//! parameters, written by the forwarder).
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
@@ -69,9 +71,19 @@ impl StateDir {
         self.path.join("key")
     }
 
-    /// The log file of `host`'s agent.
-    pub fn log_file(&self, host: &str) -> PathBuf {
-        self.path.join("logs").join(format!("{host}.log"))
+    /// The log file of `node`'s agent (host) or forwarder (WAN router).
+    pub fn log_file(&self, node: &str) -> PathBuf {
+        self.path.join("logs").join(format!("{node}.log"))
+    }
+
+    /// The control socket of WAN link `link`'s forwarder.
+    pub fn wan_socket(&self, link: &str) -> PathBuf {
+        self.path.join("wan").join(format!("{link}.sock"))
+    }
+
+    /// The file holding WAN link `link`'s current parameters.
+    pub fn wan_params_file(&self, link: &str) -> PathBuf {
+        self.path.join("wan").join(format!("{link}.json"))
     }
 
     fn state_file(&self) -> PathBuf {
@@ -91,8 +103,10 @@ impl StateDir {
             }
             other => other.context(|| format!("creating {}", self.path.display()))?,
         }
-        fs::create_dir(self.path.join("logs"))
-            .context(|| format!("creating {}/logs", self.path.display()))?;
+        for sub in ["logs", "wan"] {
+            fs::create_dir(self.path.join(sub))
+                .context(|| format!("creating {}/{sub}", self.path.display()))?;
+        }
         write_key(&self.key_file()).context(|| format!("writing {}", self.key_file().display()))
     }
 

@@ -1,12 +1,18 @@
 //! `lab status`: what a lab has and whether it is whole, as text or JSON.
 //!
-//! JSON (`schema_version` 1):
+//! JSON (`schema_version` 2; version 1 had no `wan`):
 //! `{schema_version, name, state_dir, complete, stale, problems: [string],
 //!   hosts: [{name, netns, netns_present, addresses: ["10.77.0.1/16"], agent: {port, pid, alive}}],
 //!   switches: [{name, netns, netns_present, subnet}],
-//!   links: [{ends: ["h1:eth0", "sw1:h1"], mtu, rate_bps}]}`.
-//! A lab is stale when `problems` is not empty: `up` did not finish, a namespace or an agent
-//! is gone, or namespaces of the lab exist without state.
+//!   links: [{ends: ["h1:eth0", "sw1:h1"], mtu, rate_bps}],
+//!   wan: [{name, router, netns, netns_present, ends: ["h1", "h2"],
+//!          params: {a_to_b, b_to_a}, counters: {a_to_b: {...}, b_to_a: {...}} | null,
+//!          forwarder: {pid, alive, error}}]}`
+//! (a WAN link's counters are [`fathom_wan::DirCounters`]: received, forwarded, forwarded_bytes,
+//! delayed, dropped_loss, dropped_queue, dropped_oversize, dropped_overflow, dropped_ring,
+//! dropped_tx_error, queue_peak_packets, queue_peak_bytes, held_peak_packets).
+//! A lab is stale when `problems` is not empty: `up` did not finish, a namespace, an agent or a
+//! forwarder is gone, or namespaces of the lab exist without state.
 
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -18,9 +24,10 @@ use crate::lab::{namespaces_of, Lab};
 use crate::netns;
 use crate::state::StateDir;
 use crate::topology::format_rate;
+use crate::wan::{self, WanLinkStatus};
 
 /// Version of the JSON status document.
-pub const STATUS_SCHEMA_VERSION: u32 = 1;
+pub const STATUS_SCHEMA_VERSION: u32 = 2;
 
 /// A lab's status.
 #[derive(Clone, Debug, Serialize)]
@@ -43,6 +50,8 @@ pub struct Status {
     pub switches: Vec<SwitchStatus>,
     /// Links.
     pub links: Vec<LinkStatus>,
+    /// WAN links, with the emulator's parameters and counters.
+    pub wan: Vec<WanLinkStatus>,
 }
 
 /// A host's status.
@@ -152,6 +161,8 @@ pub fn status(name: &str) -> Result<Status> {
             s.netns, s.name
         ));
     }
+    let wan = wan::wan_links(&lab)?;
+    problems.extend(wan.iter().filter_map(wan_problem));
     let known: Vec<&str> = lab.layout().namespaces().collect();
     for ns in namespaces_of(name)?
         .into_iter()
@@ -181,7 +192,25 @@ pub fn status(name: &str) -> Result<Status> {
         hosts,
         switches,
         links,
+        wan,
     })
+}
+
+/// What is wrong with a WAN link, if anything.
+fn wan_problem(w: &WanLinkStatus) -> Option<String> {
+    let name = &w.name;
+    let f = &w.forwarder;
+    match (f.pid, f.alive, &f.error) {
+        _ if !w.netns_present => Some(format!(
+            "namespace {} of WAN link {name}'s router is gone",
+            w.netns
+        )),
+        (Some(pid), false, _) => Some(format!(
+            "forwarder of WAN link {name} (pid {pid}) is not running"
+        )),
+        (_, true, Some(e)) => Some(format!("forwarder of WAN link {name} does not answer: {e}")),
+        _ => None,
+    }
 }
 
 /// Status of a lab without state: stale if namespaces of it exist, else no such lab.
@@ -203,6 +232,7 @@ fn orphan_status(name: &str) -> Result<Status> {
         hosts: Vec::new(),
         switches: Vec::new(),
         links: Vec::new(),
+        wan: Vec::new(),
     })
 }
 
@@ -243,8 +273,79 @@ impl Status {
             ]
         });
         table(&mut s, ["link", "mtu", "rate"], links);
+        wan_tables(&mut s, &self.wan);
         s
     }
+}
+
+/// Appends the WAN links: one table of links and forwarders, one of parameters and counters
+/// per direction.
+fn wan_tables(out: &mut String, links: &[WanLinkStatus]) {
+    let rows = links.iter().map(|w| {
+        let forwarder = match (w.forwarder.pid, w.forwarder.alive) {
+            (Some(pid), true) => format!("pid {pid}"),
+            (Some(pid), false) => format!("pid {pid} DEAD"),
+            (None, _) => "not started".to_string(),
+        };
+        let gone = if w.netns_present { "" } else { " (gone)" };
+        vec![
+            w.name.clone(),
+            format!("{} - {} - {}", w.ends[0], w.router, w.ends[1]),
+            format!("{}{gone}", w.netns),
+            forwarder,
+        ]
+    });
+    table(out, ["wan link", "path", "netns", "forwarder"], rows);
+    let rows = links.iter().flat_map(|w| {
+        let [a, b] = &w.ends;
+        let counters = w.counters.map(|c| [c.a_to_b, c.b_to_a]);
+        [
+            (
+                format!("{a} -> {b}"),
+                &w.params.a_to_b,
+                counters.map(|c| c[0]),
+            ),
+            (
+                format!("{b} -> {a}"),
+                &w.params.b_to_a,
+                counters.map(|c| c[1]),
+            ),
+        ]
+        .map(|(direction, params, c)| {
+            let mut row = vec![w.name.clone(), direction, wan::summary(params)];
+            row.extend(match c {
+                Some(c) => [
+                    c.forwarded.to_string(),
+                    c.delayed.to_string(),
+                    format!(
+                        "{}/{}/{}",
+                        c.dropped_loss,
+                        c.dropped_queue,
+                        c.dropped_oversize
+                            + c.dropped_overflow
+                            + c.dropped_ring
+                            + c.dropped_tx_error
+                    ),
+                    format!("{} p, {} B", c.queue_peak_packets, c.queue_peak_bytes),
+                ],
+                None => ["-", "-", "-", "-"].map(str::to_string),
+            });
+            row
+        })
+    });
+    table(
+        out,
+        [
+            "wan link",
+            "direction",
+            "params",
+            "forwarded",
+            "delayed",
+            "dropped loss/queue/other",
+            "queue peak",
+        ],
+        rows,
+    );
 }
 
 /// Appends a blank line and a left-aligned table with `header`, unless `rows` is empty.

@@ -1,6 +1,7 @@
-//! `lab up`: record the layout, build it, start the agents, wait until they accept connections.
-//! Any failure tears down what was made.
+//! `lab up`: record the layout, build it, start the agents and the WAN links' forwarders, wait
+//! until they all answer. Any failure tears down what was made.
 
+use std::path::PathBuf;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -13,7 +14,7 @@ use crate::layout::{Host, Layout};
 use crate::name::check_lab_name;
 use crate::state::{State, StateDir};
 use crate::topology::Topology;
-use crate::{netns, operstate, privilege, script};
+use crate::{netns, operstate, privilege, script, wan};
 
 /// How long `up` waits for the agents unless told otherwise.
 pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -25,6 +26,9 @@ pub struct UpOptions {
     pub name: String,
     /// The agent every host runs.
     pub agent: AgentCommand,
+    /// The fathom executable that runs each WAN link's forwarder (`<exe> lab wan-router`);
+    /// by default the agent's program.
+    pub router_exe: PathBuf,
     /// The port agents listen on.
     pub agent_port: u16,
     /// How long to wait for all links to come up and all agents to accept connections.
@@ -32,10 +36,12 @@ pub struct UpOptions {
 }
 
 impl UpOptions {
-    /// Options for lab `name` running `agent` on the default port with the default timeout.
+    /// Options for lab `name` running `agent` on the default port with the default timeout,
+    /// and WAN forwarders with the agent's program.
     pub fn new(name: &str, agent: AgentCommand) -> UpOptions {
         UpOptions {
             name: name.to_string(),
+            router_exe: agent.program.clone(),
             agent,
             agent_port: DEFAULT_AGENT_PORT,
             ready_timeout: DEFAULT_READY_TIMEOUT,
@@ -44,7 +50,8 @@ impl UpOptions {
 }
 
 impl Lab {
-    /// Builds `topology` as lab `opts.name` and starts an agent on every host. The state is
+    /// Builds `topology` as lab `opts.name`, starts an agent on every host and a forwarder for
+    /// every WAN link. The state is
     /// written before anything is created, so `down` can always remove a half-built lab; on
     /// failure this removes it itself.
     pub fn up(topology: &Topology, opts: &UpOptions) -> Result<Lab> {
@@ -76,6 +83,7 @@ impl Lab {
     fn build(&mut self, opts: &UpOptions) -> Result<()> {
         let layout = &self.state.layout;
         ip::run(Tool::Ip, None, false, &script::create(layout))?;
+        wan::setup::prepare(layout)?;
         ip::run_all(
             Tool::Ip,
             layout
@@ -90,7 +98,9 @@ impl Lab {
         )?;
         let deadline = Instant::now() + opts.ready_timeout;
         self.start_agents(&opts.agent)?;
+        self.start_forwarders(&opts.router_exe)?;
         operstate::wait_running(&self.state.layout, deadline)?;
+        self.wait_forwarders(deadline)?;
         self.wait_ready(deadline)?;
         self.state.complete = true;
         self.dir.save(&self.state)

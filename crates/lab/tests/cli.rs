@@ -48,6 +48,37 @@ fn the_command_line_is_consistent() {
     assert!(
         Fathom::try_parse_from(["fathom", "lab", "exec", "h1", "--", "ip", "-br", "addr"]).is_ok()
     );
+    let parses =
+        |args: &[&str]| Fathom::try_parse_from(["fathom", "lab"].iter().chain(args)).is_ok();
+    assert!(parses(&[
+        "up",
+        "--hosts",
+        "4",
+        "--wan",
+        "delay=5ms,rate=1G"
+    ]));
+    assert!(
+        !parses(&["up", "t.toml", "--wan", "delay=5ms"]),
+        "--wan goes with --hosts"
+    );
+    assert!(parses(&[
+        "wan",
+        "set",
+        "h1-h2",
+        "delay=5ms",
+        "loss=1%",
+        "--direction",
+        "b-to-a"
+    ]));
+    assert!(!parses(&["wan", "set", "h1-h2"]), "set needs parameters");
+    assert!(!parses(&[
+        "wan",
+        "set",
+        "h1-h2",
+        "delay=1ms",
+        "--direction",
+        "up"
+    ]));
 }
 
 #[test]

@@ -115,7 +115,7 @@ fn mistakes_get_one_clear_line_each() {
         ),
         (
             format!("{linked}{}", link("sw1", "h1")),
-            "duplicate link sw1-h1",
+            "link sw1-h1: duplicate: sw1 and h1 are already joined",
         ),
         (
             format!("{linked}{}", link("h1", "h1")),
@@ -168,5 +168,117 @@ fn mistakes_get_one_clear_line_each() {
     let err = error_of(&format!(
         "{linked}[[host]]\nname = \"h3\"\ncolour = \"red\"\n"
     ));
-    assert!(err.contains("unknown field `colour`"), "{err}");
+    assert!(err.contains("line 13: unknown field `colour`"), "{err}");
+    assert!(!err.contains('\n'), "not one line: {err:?}");
+}
+
+/// Two hosts on sw1, one on sw2, and WAN links as given.
+fn two_segments(wans: &str) -> String {
+    let mut toml = String::from("[[switch]]\nname = \"sw1\"\n[[switch]]\nname = \"sw2\"\n");
+    for (host, switch) in [("h1", "sw1"), ("h2", "sw1"), ("h3", "sw2")] {
+        toml +=
+            &format!("[[host]]\nname = \"{host}\"\n[[link]]\nends = [\"{host}\", \"{switch}\"]\n");
+    }
+    toml + wans
+}
+
+#[test]
+fn a_wan_joins_two_nodes_through_its_router() {
+    let topo = Topology::parse(&two_segments(
+        "[[wan]]\nends = [\"sw1\", \"sw2\"]\nparams = \"delay=25ms,rate=1G\"\nb_to_a = \"loss=1%\"\n",
+    ))
+    .unwrap();
+    let wan = &topo.wans[0];
+    assert_eq!(wan.name, "sw1-sw2");
+    assert_eq!(wan.router, "wan1");
+    assert_eq!(wan.interfaces, ["sw1", "sw2"]);
+    assert_eq!(wan.a_to_b, "delay=25ms,rate=1G".parse().unwrap());
+    assert_eq!(wan.b_to_a, "delay=25ms,rate=1G,loss=1%".parse().unwrap());
+    let end = |node: &str, interface: &str| LinkEnd {
+        node: node.into(),
+        interface: interface.into(),
+    };
+    assert_eq!(topo.links[3].ends, [end("sw1", "wan1"), end("wan1", "sw1")]);
+    assert_eq!(topo.links[4].ends, [end("wan1", "sw2"), end("sw2", "wan1")]);
+    assert_eq!(topo.links[4].rate_bps, None, "the emulator does the rate");
+    assert_eq!(topo.hosts[2].interfaces[0].address.to_string(), "10.77.0.3");
+
+    // Between two hosts: each gets an interface in the lab's subnet, after its links' ones.
+    let topo = Topology::parse(
+        "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n\
+         [[wan]]\nname = \"long_haul\"\nends = [\"a\", \"b\"]\nmtu = 9000\n",
+    )
+    .unwrap();
+    assert_eq!(topo.wans[0].name, "long_haul");
+    assert_eq!(topo.links[0].ends, [end("a", "eth0"), end("wan1", "a")]);
+    assert_eq!(topo.links[1].mtu, 9000);
+    assert_eq!(topo.hosts[1].interfaces[0].address.to_string(), "10.77.0.2");
+}
+
+#[test]
+fn split_puts_the_wan_between_two_halves() {
+    let two = Topology::split(2, None, None, None, "delay=50ms").unwrap();
+    assert!(two.switches.is_empty());
+    assert_eq!(two.wans[0].name, "h1-h2");
+    assert_eq!(
+        two.wans[0].b_to_a.delay,
+        std::time::Duration::from_millis(50)
+    );
+    assert_eq!(two.hosts[1].interfaces[0].address.to_string(), "10.77.0.2");
+
+    let five = Topology::split(5, None, None, Some("1G"), "delay=5ms").unwrap();
+    let switch_of = |host: &str| {
+        let link = five.links.iter().find(|l| l.ends[0].node == host).unwrap();
+        link.ends[1].node.clone()
+    };
+    let sides: Vec<String> = ["h1", "h2", "h3", "h4", "h5"].map(switch_of).to_vec();
+    assert_eq!(sides, ["sw1", "sw1", "sw1", "sw2", "sw2"]);
+    assert_eq!(five.wans[0].name, "sw1-sw2");
+    assert_eq!(five.wans[0].ends, ["sw1", "sw2"]);
+
+    let err = |r: fathom_lab::Result<Topology>| r.unwrap_err().to_string();
+    assert!(err(Topology::split(1, None, None, None, "")).contains("at least 2 hosts"));
+    assert!(err(Topology::split(2, None, None, Some("1G"), "")).contains("put rate= in the --wan"));
+    let bad = err(Topology::split(2, None, None, None, "delay=5ms,dealy=5ms"));
+    assert_eq!(bad, "topology: wan h1-h2: params: unknown key 'dealy'; valid keys: delay, jitter, loss, rate, burst, queue, reorder, seed");
+}
+
+#[test]
+fn wan_mistakes_get_one_clear_line_each() {
+    let wan = |ends: &str, more: &str| format!("[[wan]]\nends = [{ends}]\n{more}");
+    let cases = [
+        (wan("\"sw1\", \"sw2\"", "params = \"delay=5\"\n"), "wan sw1-sw2: params: delay: '5' needs a unit"),
+        (wan("\"sw1\", \"sw2\"", "a_to_b = \"loss=2\"\n"), "wan sw1-sw2: a_to_b: loss: '2' needs a '%'"),
+        (wan("\"sw1\", \"sw9\"", ""), "wan sw1-sw9: unknown node 'sw9'"),
+        (wan("\"sw1\"", ""), "wan 1: 'ends' needs exactly two node names"),
+        (wan("\"h1\", \"sw1\"", ""), "wan h1-sw1: duplicate: h1 and sw1 are already joined"),
+        (wan("\"sw1\", \"sw2\"", "name = \"a b\"\n"), "wan name 'a b'"),
+        (
+            wan("\"sw1\", \"sw2\"", "") + &wan("\"h1\", \"h3\"", "name = \"sw1-sw2\"\n"),
+            "duplicate wan name 'sw1-sw2'",
+        ),
+        (
+            wan("\"sw1\", \"sw2\"", "") + "[[link]]\nends = [\"sw2\", \"sw1\"]\n",
+            "wan sw1-sw2: duplicate: sw1 and sw2 are already joined",
+        ),
+        (
+            "[[switch]]\nname = \"sw3\"\n[[link]]\nends = [\"sw1\", \"sw3\"]\n[[link]]\nends = [\"sw3\", \"sw2\"]\n".to_string()
+                + &wan("\"sw1\", \"sw2\"", ""),
+            "wan sw1-sw2: it closes a loop of switches",
+        ),
+        (
+            "[[host]]\nname = \"wan1\"\n[[link]]\nends = [\"wan1\", \"sw2\"]\n".to_string()
+                + &wan("\"sw1\", \"sw2\"", ""),
+            "node name 'wan1' is taken by the router of [[wan]] number 1",
+        ),
+        (wan("\"sw1\", \"sw2\"", "speed = 1\n"), "unknown field `speed`"),
+    ];
+    for (wans, expected) in cases {
+        let err = error_of(&two_segments(&wans));
+        assert!(
+            err.contains(expected),
+            "expected {expected:?} in {err:?} for:\n{wans}"
+        );
+        assert!(!err.contains('\n'), "not one line: {err:?}");
+    }
 }

@@ -238,6 +238,8 @@ pub struct EndpointInfo {
     pub wait: String,
     /// Kernel buffer limits.
     pub limits: BufferLimits,
+    /// CPU time the sampler spent measuring (snapshots, TCP_INFO, /proc/stat), ns.
+    pub sampler_cpu_ns: u64,
     /// Set when the endpoint failed; its snapshots up to then are still valid.
     pub error: Option<String>,
 }

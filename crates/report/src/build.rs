@@ -256,6 +256,11 @@ fn host(v: &View<'_>, i: usize, flows: &[FlowResult]) -> HostResult {
         clock_offset_us: e.clock_offset_ns as f64 / 1e3,
         control_rtt_us: e.control_rtt_ns as f64 / 1e3,
         first_send_us: first_send.map(|ns| ns as f64 / 1e3),
+        measurement_cpu_s: info.sampler_cpu_ns as f64 / 1e9,
+        measurement_percent: {
+            let span = e.snaps.last().map_or(0.0, |s| s.t_ns.max(0) as f64 / 1e9);
+            ratio(info.sampler_cpu_ns as f64 / 1e9 * 100.0, span * f64::from(info.host.cpus.max(1)))
+        },
         error: info.error.clone(),
     }
 }

@@ -245,6 +245,7 @@ fn info(side: &Side, flows: &[FlowPlan]) -> EndpointInfo {
             tcp_rmem: [4096, 131_072, 6_291_456],
             tcp_wmem: [4096, 16_384, 4_194_304],
         },
+        sampler_cpu_ns: 9_000_000,
         error: None,
     }
 }

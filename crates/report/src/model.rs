@@ -128,6 +128,10 @@ pub struct HostResult {
     pub control_rtt_us: f64,
     /// When its first payload byte went out, µs after the common start (none if it sent nothing).
     pub first_send_us: Option<f64>,
+    /// CPU fathom spent measuring on this host (snapshots, TCP_INFO, /proc/stat), seconds.
+    pub measurement_cpu_s: f64,
+    /// The same as a percentage of the host's capacity over the test.
+    pub measurement_percent: f64,
     /// Set when this host failed.
     pub error: Option<String>,
 }

@@ -1,12 +1,12 @@
-//! What the forwarder did, per direction: [`DirCounters`] (plain, serialisable) and the atomic copy
+//! What the forwarder did, per direction: [`DirCounters`] (plain, serialisable both ways) and the atomic copy
 //! the forwarding thread publishes for readers on other threads.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Counts for one direction since the forwarder started.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DirCounters {
     /// Frames read from the ingress interface (including those later dropped).
     pub received: u64,
@@ -37,7 +37,7 @@ pub struct DirCounters {
 }
 
 /// Counts for both directions.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counters {
     /// Frames that entered on interface A and left on B.
     pub a_to_b: DirCounters,

@@ -125,7 +125,16 @@ impl FromStr for LinkParams {
     type Err = ParamsError;
 
     fn from_str(text: &str) -> Result<Self, ParamsError> {
-        let mut params = LinkParams::default();
+        LinkParams::default().updated(text)
+    }
+}
+
+impl LinkParams {
+    /// These parameters with the keys written in `text` changed (same syntax as the full text
+    /// form); every key not written keeps its value. `"delay=100ms"` on top of
+    /// `"delay=50ms,rate=1G"` gives `"delay=100ms,rate=1G"`.
+    pub fn updated(&self, text: &str) -> Result<LinkParams, ParamsError> {
+        let mut params = self.clone();
         let mut seen: Vec<&str> = Vec::new();
         for item in text
             .split(|c: char| c == ',' || c.is_whitespace())
@@ -143,9 +152,19 @@ impl FromStr for LinkParams {
         }
         Ok(params)
     }
-}
 
-impl LinkParams {
+    /// The text form of only the keys that differ from their defaults (`"delay=50ms,rate=1G"`;
+    /// empty for a plain wire); it parses back to the same parameters.
+    pub fn summary(&self) -> String {
+        let (full, plain) = (self.to_string(), LinkParams::default().to_string());
+        let defaults: Vec<&str> = plain.split(',').collect();
+        let changed: Vec<&str> = full
+            .split(',')
+            .filter(|item| !defaults.contains(item))
+            .collect();
+        changed.join(",")
+    }
+
     /// Sets one key from its text value.
     fn set(&mut self, key: &str, value: Option<&str>) -> Result<(), ParamsError> {
         if key == "reorder" {
@@ -400,6 +419,27 @@ mod tests {
                 "{text} -> {p}"
             );
         }
+    }
+
+    #[test]
+    fn updated_changes_only_the_keys_written() {
+        let base: LinkParams = "delay=50ms,rate=1G,loss=1%".parse().unwrap();
+        let next = base.updated("delay=100ms jitter=2ms").unwrap();
+        assert_eq!(
+            next,
+            "delay=100ms,jitter=2ms,rate=1G,loss=1%".parse().unwrap()
+        );
+        assert_eq!(base.updated("").unwrap(), base);
+        let err = base.updated("delay=1").unwrap_err().to_string();
+        assert!(err.starts_with("delay: '1'"), "{err}");
+    }
+
+    #[test]
+    fn summary_names_only_what_differs_from_a_plain_wire() {
+        assert_eq!(LinkParams::default().summary(), "");
+        let p: LinkParams = "rate=1G,delay=25ms,seed=3".parse().unwrap();
+        assert_eq!(p.summary(), "delay=25ms,rate=1G,seed=3");
+        assert_eq!(p.summary().parse::<LinkParams>().unwrap(), p);
     }
 
     #[test]

@@ -17,6 +17,14 @@
 //! ends = ["h1", "sw1"]
 //! mtu = 9000                # optional
 //! rate = "1G"               # optional: tbf on both ends
+//!
+//! [[wan]]
+//! name = "h1-h2"            # optional (default "<a>-<b>"): what `lab wan set` calls it
+//! ends = ["sw1", "sw2"]     # two hosts, a host and a switch, or two switches
+//! params = "delay=25ms"     # optional: both directions
+//! a_to_b = "rate=100M"      # optional: on top of `params`, from ends[0] to ends[1]
+//! b_to_a = "loss=0.1%"      # optional: on top of `params`, from ends[1] to ends[0]
+//! mtu = 1500                # optional
 //! ```
 
 use serde::Deserialize;
@@ -37,6 +45,9 @@ pub struct TopologyFile {
     /// `[[link]]` entries, in file order (the order numbers each host's interfaces).
     #[serde(default, rename = "link")]
     pub links: Vec<LinkEntry>,
+    /// `[[wan]]` entries, in file order; a host's interfaces for them come after its links'.
+    #[serde(default, rename = "wan")]
+    pub wans: Vec<WanEntry>,
 }
 
 /// The `[lab]` section.
@@ -79,4 +90,22 @@ pub struct LinkEntry {
     pub mtu: Option<u32>,
     /// Rate limit of both ends' egress, e.g. `"1G"`.
     pub rate: Option<String>,
+}
+
+/// A `[[wan]]` entry: the WAN emulator between two nodes, in a router namespace of its own.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WanEntry {
+    /// What `lab wan set` and `lab status` call it (default: `"<a>-<b>"`).
+    pub name: Option<String>,
+    /// The two nodes joined: hosts or switches.
+    pub ends: Vec<String>,
+    /// Emulator parameters for both directions, e.g. `"delay=25ms,rate=1G"`.
+    pub params: Option<String>,
+    /// Parameters changed, on top of `params`, for frames from `ends[0]` to `ends[1]`.
+    pub a_to_b: Option<String>,
+    /// Parameters changed, on top of `params`, for frames from `ends[1]` to `ends[0]`.
+    pub b_to_a: Option<String>,
+    /// MTU of the emulated path (default: the lab's).
+    pub mtu: Option<u32>,
 }

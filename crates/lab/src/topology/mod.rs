@@ -6,13 +6,15 @@
 //!
 //! The model is nodes joined by links. A switch is a segment with a subnet; a host gets one
 //! interface (`eth0`, `eth1`, …) per link and on each an address from that segment's subnet.
-//! A router joining two segments is a node of the same shape as a host: interfaces on two
-//! switches, an address in each subnet.
+//! A WAN link (`[[wan]]`) is a router node `wanN` (for the N-th `[[wan]]`) with two links, one
+//! to each of the nodes it joins; it forwards frames between them through the user-space WAN
+//! emulator as a transparent layer-2 box, so the two nodes share one subnet as if linked directly.
 
 mod file;
 mod rate;
 mod subnet;
 mod validate;
+mod wan;
 
 use std::net::Ipv4Addr;
 use std::path::Path;
@@ -20,9 +22,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, IoContext, Result};
-pub use file::{HostEntry, LabSection, LinkEntry, SwitchEntry, TopologyFile};
+pub use file::{HostEntry, LabSection, LinkEntry, SwitchEntry, TopologyFile, WanEntry};
 pub use rate::{format_rate, parse_rate};
 pub use subnet::Subnet;
+pub use wan::Wan;
 
 /// The subnet used when a topology names none.
 pub const DEFAULT_SUBNET: &str = "10.77.0.0/16";
@@ -39,8 +42,10 @@ pub struct Topology {
     pub hosts: Vec<HostSpec>,
     /// Switches, in declaration order.
     pub switches: Vec<SwitchSpec>,
-    /// Links, in declaration order.
+    /// Links, in declaration order, then two for each WAN link (node to router, router to node).
     pub links: Vec<Link>,
+    /// WAN links, in declaration order.
+    pub wans: Vec<Wan>,
 }
 
 /// A host: a namespace with addressed interfaces, running an agent.
@@ -96,7 +101,7 @@ impl Topology {
     /// Parses and checks a TOML topology.
     pub fn parse(text: &str) -> Result<Topology> {
         let file: TopologyFile =
-            toml::from_str(text).map_err(|e| Error::Topology(e.to_string()))?;
+            toml::from_str(text).map_err(|e| Error::Topology(one_line(text, &e)))?;
         Topology::from_file(file)
     }
 
@@ -141,11 +146,91 @@ impl Topology {
                 subnet: None,
             }],
             links,
+            wans: Vec::new(),
+        })
+    }
+
+    /// `n` hosts in two segments joined by a WAN link with `wan` parameters (both directions):
+    /// `h1 – wan – h2` for two hosts; for more, `h1`…`hK` on switch `sw1` and the rest on `sw2`
+    /// (K = ⌈n/2⌉), the WAN link joining `sw1` and `sw2`. Subnet, MTU and rate as for
+    /// [`Topology::star`]; the rate limits the hosts' links, so it needs more than two hosts.
+    pub fn split(
+        n: u32,
+        subnet: Option<&str>,
+        mtu: Option<u32>,
+        rate: Option<&str>,
+        wan: &str,
+    ) -> Result<Topology> {
+        let refuse = |msg: &str| Err(Error::Topology(msg.to_string()));
+        if n < 2 {
+            return refuse("--wan needs at least 2 hosts, one on each side");
+        }
+        if n == 2 && rate.is_some() {
+            return refuse(
+                "--rate: with --hosts 2 --wan, h1 and h2 are joined by the emulator alone; \
+                 put rate= in the --wan parameters",
+            );
+        }
+        let hosts = (1..=n)
+            .map(|i| HostEntry {
+                name: format!("h{i}"),
+                address: None,
+            })
+            .collect();
+        let (switches, links, ends) = if n == 2 {
+            (Vec::new(), Vec::new(), ["h1", "h2"])
+        } else {
+            let switch = |name: &str| SwitchEntry {
+                name: name.to_string(),
+                subnet: None,
+            };
+            let first_side = n.div_ceil(2);
+            let links = (1..=n)
+                .map(|i| LinkEntry {
+                    ends: vec![
+                        format!("h{i}"),
+                        if i <= first_side { "sw1" } else { "sw2" }.to_string(),
+                    ],
+                    mtu: None,
+                    rate: rate.map(str::to_string),
+                })
+                .collect();
+            (vec![switch("sw1"), switch("sw2")], links, ["sw1", "sw2"])
+        };
+        let wan = WanEntry {
+            name: None,
+            ends: ends.map(str::to_string).to_vec(),
+            params: Some(wan.to_string()),
+            a_to_b: None,
+            b_to_a: None,
+            mtu: None,
+        };
+        Topology::from_file(TopologyFile {
+            lab: LabSection {
+                subnet: subnet.map(str::to_string),
+                mtu,
+            },
+            hosts,
+            switches,
+            links,
+            wans: vec![wan],
         })
     }
 
     /// Checks a topology as read and resolves its interfaces and addresses.
     pub fn from_file(file: TopologyFile) -> Result<Topology> {
         validate::validate(file).map_err(Error::Topology)
+    }
+}
+
+/// A TOML error on one line: `line 19: unknown field `speed`, expected one of …`.
+fn one_line(text: &str, error: &toml::de::Error) -> String {
+    let message = error.message().trim().replace('\n', " ");
+    match error.span() {
+        Some(span) => {
+            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            format!("line {line}: {message}")
+        }
+        None => message,
     }
 }

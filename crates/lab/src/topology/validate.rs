@@ -3,12 +3,17 @@
 //! Addressing: the n-th `[[host]]` gets host address n of each segment it joins (`h1` =
 //! `10.77.0.1` in `10.77.0.0/16`); a host's optional `address` replaces that of its first
 //! interface. A link to a switch is in the switch's subnet; a host-to-host link is in the lab's.
+//! A WAN link is addressed as a direct link between its two ends would be.
+//!
+//! Switches forward every frame they receive and so do WAN routers, so a cycle of switches and
+//! WAN links would carry broadcasts around forever: a link or WAN link that closes one is refused.
 
 use std::collections::{HashMap, HashSet};
 use std::net::Ipv4Addr;
 
+use super::wan::{self, Wan};
 use super::{parse_rate, HostSpec, Interface, Link, LinkEnd, Subnet, SwitchSpec, Topology};
-use super::{HostEntry, LinkEntry, TopologyFile, DEFAULT_MTU, DEFAULT_SUBNET};
+use super::{HostEntry, LinkEntry, TopologyFile, WanEntry, DEFAULT_MTU, DEFAULT_SUBNET};
 use crate::name::check_node_name;
 
 /// A Linux bridge takes at most this many ports.
@@ -32,6 +37,10 @@ struct Wiring<'a> {
     host_subnets: Vec<Vec<Subnet>>,
     /// Per switch, its number of ports.
     switch_ports: Vec<usize>,
+    /// Per switch, a switch it is joined to (union-find), to refuse loops.
+    joined: Vec<usize>,
+    /// Node pairs already joined by a link or WAN link.
+    pairs: HashSet<(String, String)>,
 }
 
 /// Checks `file` and resolves it into a [`Topology`]; the error is one line.
@@ -65,21 +74,28 @@ pub(super) fn validate(file: TopologyFile) -> Result<Topology, String> {
         links: Vec::with_capacity(file.links.len()),
         host_subnets: vec![Vec::new(); file.hosts.len()],
         switch_ports: vec![0; switches.len()],
+        joined: (0..switches.len()).collect(),
+        pairs: HashSet::new(),
     };
-    let mut pairs = HashSet::new();
     for (index, entry) in file.links.iter().enumerate() {
-        let [a, b] = <[String; 2]>::try_from(entry.ends.clone())
-            .map_err(|_| format!("link {}: 'ends' needs exactly two node names", index + 1))?;
-        if !pairs.insert(if a < b {
-            (a.clone(), b.clone())
-        } else {
-            (b.clone(), a.clone())
-        }) {
-            return Err(format!("duplicate link {a}-{b}"));
-        }
+        let [a, b] = two_ends(&entry.ends, &format!("link {}", index + 1))?;
         wiring
             .wire(entry, [&a, &b])
             .map_err(|e| format!("link {a}-{b}: {e}"))?;
+    }
+    let mut wans: Vec<Wan> = Vec::with_capacity(file.wans.len());
+    for (index, entry) in file.wans.iter().enumerate() {
+        let [a, b] = two_ends(&entry.ends, &format!("wan {}", index + 1))?;
+        let name = wan::name_of(entry, [&a, &b])?;
+        let wan = wiring
+            .wire_wan(entry, index, name.clone(), [a, b])
+            .map_err(|e| format!("wan {name}: {e}"))?;
+        if wans.iter().any(|w| w.name == wan.name) {
+            return Err(format!(
+                "duplicate wan name '{name}'; give one of them another `name`"
+            ));
+        }
+        wans.push(wan);
     }
     if let Some(s) = wiring
         .switch_ports
@@ -105,7 +121,14 @@ pub(super) fn validate(file: TopologyFile) -> Result<Topology, String> {
         hosts,
         switches,
         links,
+        wans,
     })
+}
+
+/// The two node names of an `ends` entry of `what` (`link 3`, `wan 1`).
+fn two_ends(ends: &[String], what: &str) -> Result<[String; 2], String> {
+    <[String; 2]>::try_from(ends.to_vec())
+        .map_err(|_| format!("{what}: 'ends' needs exactly two node names"))
 }
 
 /// Maps every node name to its kind, checking names and their uniqueness.
@@ -127,12 +150,73 @@ fn index_nodes(file: &TopologyFile) -> Result<HashMap<&str, Node>, String> {
             return Err(format!("duplicate node name '{name}'"));
         }
     }
+    for index in 0..file.wans.len() {
+        let router = wan::router_name(index);
+        if nodes.contains_key(router.as_str()) {
+            return Err(format!(
+                "node name '{router}' is taken by the router of [[wan]] number {}; rename the node",
+                index + 1
+            ));
+        }
+    }
     Ok(nodes)
 }
 
 impl Wiring<'_> {
     /// Resolves one link between nodes `a` and `b`.
     fn wire(&mut self, entry: &LinkEntry, [a, b]: [&str; 2]) -> Result<(), String> {
+        let (na, nb, subnet) = self.join(a, b)?;
+        let mtu = check_mtu(entry.mtu.unwrap_or(self.default_mtu))?;
+        let rate_bps = entry.rate.as_deref().map(parse_rate).transpose()?;
+        let ends = [self.end(a, na, b, subnet), self.end(b, nb, a, subnet)];
+        self.links.push(Link {
+            ends,
+            mtu,
+            rate_bps,
+        });
+        Ok(())
+    }
+
+    /// Resolves the `index`-th WAN link, named `name`, between nodes `a` and `b`: two links
+    /// through its router, addressed as a direct link between `a` and `b` would be.
+    fn wire_wan(
+        &mut self,
+        entry: &WanEntry,
+        index: usize,
+        name: String,
+        [a, b]: [String; 2],
+    ) -> Result<Wan, String> {
+        let (na, nb, subnet) = self.join(&a, &b)?;
+        let [a_to_b, b_to_a] = wan::params_of(entry)?;
+        let mtu = check_mtu(entry.mtu.unwrap_or(self.default_mtu))?;
+        let router = wan::router_name(index);
+        let at_router = |peer: &str| LinkEnd {
+            node: router.clone(),
+            interface: peer.to_string(),
+        };
+        let (router_a, router_b) = (at_router(&a), at_router(&b));
+        let ends = [
+            [self.end(&a, na, &router, subnet), router_a.clone()],
+            [router_b.clone(), self.end(&b, nb, &router, subnet)],
+        ];
+        self.links.extend(ends.map(|ends| Link {
+            ends,
+            mtu,
+            rate_bps: None,
+        }));
+        Ok(Wan {
+            name,
+            router,
+            ends: [a, b],
+            interfaces: [router_a.interface, router_b.interface],
+            a_to_b,
+            b_to_a,
+        })
+    }
+
+    /// Checks that nodes `a` and `b` may be joined (by a link or a WAN link) and records it;
+    /// returns both nodes and the subnet of the segment they share.
+    fn join(&mut self, a: &str, b: &str) -> Result<(Node, Node, Subnet), String> {
         let node = |name: &str| {
             self.nodes
                 .get(name)
@@ -143,24 +227,40 @@ impl Wiring<'_> {
         if a == b {
             return Err("a link needs two different nodes".to_string());
         }
+        let pair = if a < b { (a, b) } else { (b, a) };
+        if !self.pairs.insert((pair.0.to_string(), pair.1.to_string())) {
+            return Err(format!(
+                "duplicate: {a} and {b} are already joined by a link or WAN link"
+            ));
+        }
         let subnet = match (na, nb) {
-            (Node::Switch(x), Node::Switch(y))
-                if self.switches[x].subnet != self.switches[y].subnet =>
-            {
-                return Err("linked switches must share a subnet".to_string());
+            (Node::Switch(x), Node::Switch(y)) => {
+                if self.switches[x].subnet != self.switches[y].subnet {
+                    return Err("linked switches must share a subnet".to_string());
+                }
+                let (rx, ry) = (self.segment(x), self.segment(y));
+                if rx == ry {
+                    return Err(
+                        "it closes a loop of switches, which would carry broadcasts forever"
+                            .to_string(),
+                    );
+                }
+                self.joined[rx] = ry;
+                self.switches[x].subnet
             }
             (Node::Switch(x), _) | (_, Node::Switch(x)) => self.switches[x].subnet,
             (Node::Host(_), Node::Host(_)) => self.lab_subnet,
         };
-        let mtu = check_mtu(entry.mtu.unwrap_or(self.default_mtu))?;
-        let rate_bps = entry.rate.as_deref().map(parse_rate).transpose()?;
-        let ends = [self.end(a, na, b, subnet), self.end(b, nb, a, subnet)];
-        self.links.push(Link {
-            ends,
-            mtu,
-            rate_bps,
-        });
-        Ok(())
+        Ok((na, nb, subnet))
+    }
+
+    /// The representative of the group of switches joined to switch `s`.
+    fn segment(&mut self, mut s: usize) -> usize {
+        while self.joined[s] != s {
+            self.joined[s] = self.joined[self.joined[s]];
+            s = self.joined[s];
+        }
+        s
     }
 
     /// The end of a link at node `me` (of `kind`) towards `peer`, in `subnet`.
@@ -186,7 +286,7 @@ impl Wiring<'_> {
 fn address_host(h: usize, entry: &HostEntry, subnets: &[Subnet]) -> Result<HostSpec, String> {
     let name = &entry.name;
     if subnets.is_empty() {
-        return Err(format!("host {name} has no [[link]]"));
+        return Err(format!("host {name} has no [[link]] or [[wan]]"));
     }
     let mut seen = HashSet::new();
     let mut interfaces = Vec::with_capacity(subnets.len());
