@@ -1,0 +1,90 @@
+//! Multi-host tests over namespace hosts made by `fathom lab` (root; CI runs them as root).
+//! Every test makes its own uniquely named lab and removes it, also when it fails.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::time::Instant;
+
+/// A lab that is removed when dropped.
+struct Lab {
+    name: String,
+}
+
+impl Lab {
+    fn up(tag: &str, hosts: u32) -> Option<Lab> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            assert!(std::env::var_os("CI").is_none(), "CI runs the lab tests as root");
+            eprintln!("SKIP: the lab needs root");
+            return None;
+        }
+        let lab = Lab { name: format!("mh{}{tag}", std::process::id()) };
+        let out = run(&["lab", "up", "--name", &lab.name, "--hosts", &hosts.to_string()], 120);
+        assert!(out.status.success(), "lab up: {}", stderr(&out));
+        Some(lab)
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let _ = run(&["lab", "down", "--name", &self.name], 120);
+    }
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn five_clients_two_connections_each_over_namespace_hosts() {
+    let Some(lab) = Lab::up("a", 6) else { return };
+    let out = run(
+        &["stream", "--lab", &lab.name, "--server", "h1", "--clients", "h2,h3,h4,h5,h6", "-P", "2", "-t", "2", "--json"],
+        120,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j = json(&out);
+    let hosts = j["hosts"].as_array().unwrap();
+    assert_eq!(hosts.iter().map(|h| h["name"].as_str().unwrap()).collect::<Vec<_>>(), ["h1", "h2", "h3", "h4", "h5", "h6"]);
+    let total = j["summary"]["bytes"].as_u64().unwrap();
+    assert!(total > 0);
+    assert_eq!(hosts[1..].iter().map(|h| h["bytes"].as_u64().unwrap()).sum::<u64>(), total, "per-host bytes sum to the total");
+    for h in hosts {
+        assert!(h["cpu"]["total"].is_number(), "{}", h["name"]);
+    }
+    let skew = f(&j["summary"]["start_skew_us"]);
+    assert!(skew < 100_000.0, "start skew {skew} µs");
+    assert!(f(&j["summary"]["aggregate_bits_per_second"]) > 0.0);
+}
+
+#[test]
+fn a_lab_host_agent_killed_mid_test_is_named() {
+    let Some(lab) = Lab::up("b", 3) else { return };
+    let status: Value = serde_json::from_slice(&run(&["lab", "status", "--name", &lab.name, "--json"], 30).stdout).unwrap();
+    let pid = status["hosts"].as_array().unwrap().iter().find(|h| h["name"] == "h3").and_then(|h| h["agent"]["pid"].as_i64()).expect("h3's agent pid");
+    let child = fathom()
+        .args(["stream", "--lab", &lab.name, "--server", "h1", "--clients", "h2,h3", "-t", "20", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // SAFETY: signals the agent our lab started for h3, by the PID the lab recorded.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    let started = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed().as_secs() < 15);
+    assert_eq!(out.status.code(), Some(1));
+    let j = json(&out);
+    assert!(j["error"].as_str().unwrap().contains("h3"), "{}", j["error"]);
+    assert!(f(&j["hosts"][1]["bits_per_second"]) > 0.0, "h2 kept its results");
+}
+
+#[test]
+fn a_lab_host_as_the_only_server_needs_clients() {
+    let Some(lab) = Lab::up("c", 2) else { return };
+    let out = run(&["stream", "--lab", &lab.name, "h1", "-t", "1"], 30);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--clients"), "{}", stderr(&out));
+}
