@@ -20,8 +20,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// The first snapshot is taken this long before t0 and stamped t0 (early enough that dozens of
-/// hosts' samplers on a few CPUs are all done before their workers start).
-const FIRST_SNAPSHOT_LEAD_NS: u64 = 2_000_000;
+/// hosts' samplers on a few CPUs are all done before their workers start; the window's CPU
+/// figures then include these few idle milliseconds, well under 0.1% of a 10 s window).
+const FIRST_SNAPSHOT_LEAD_NS: u64 = 5_000_000;
 
 
 /// An endpoint whose flows are built but not started.
@@ -78,14 +79,14 @@ impl Prepared {
             Side::Agent => &self.plan.agent,
         };
         let mut workers = Vec::new();
-        let barrier = Arc::new(std::sync::Barrier::new(self.groups.len() + 1));
+        let gate = Arc::new(crate::gate::Gate::default());
         for (i, flows) in self.groups.into_iter().enumerate() {
             let shared = Arc::new(WorkerShared { abort: abort.clone(), end_ns: end_ns.clone(), ..Default::default() });
             let wp = WorkerPlan {
                 flows,
                 pin: side_opts.affinity.as_ref().filter(|c| !c.is_empty()).map(|c| c[i % c.len()]),
                 t0,
-                start: barrier.clone(),
+                start: gate.clone(),
                 busy_poll: self.plan.socket.busy_poll,
                 write_size: self.plan.write_size as usize,
                 read_size: self.plan.read_size as usize,
@@ -103,7 +104,7 @@ impl Prepared {
             side: self.side,
             ids: self.ids,
             t0,
-            start: barrier,
+            start: gate,
             schedule,
             plan: self.plan,
             infos: self.infos,
@@ -169,7 +170,7 @@ struct Sampler {
     side: Side,
     ids: Vec<u32>,
     t0: u64,
-    start: Arc<std::sync::Barrier>,
+    start: Arc<crate::gate::Gate>,
     schedule: Schedule,
     plan: Arc<TestPlan>,
     infos: Vec<FlowInfo>,
@@ -184,12 +185,12 @@ impl Sampler {
     fn run(mut self) -> EndpointInfo {
         let mut done = 0;
         let mut aborted = false;
-        // Workers wait at the barrier until this first snapshot is taken, so it holds exactly
-        // the state at the start, even when this thread wakes late.
+        // Workers wait at the gate until this first snapshot is taken, so it holds exactly the
+        // state at the start, even when this thread wakes late.
         clock::sleep_until(self.t0.saturating_sub(FIRST_SNAPSHOT_LEAD_NS));
         let (mut t, mark) = self.schedule.first();
         self.emit(mark, Some(self.t0.max(clock::now_ns())));
-        self.start.wait();
+        self.start.open();
         while let Some((next, mark)) = self.schedule.next_after(t) {
             t = next;
             match self.wait_until(self.t0 + next, &mut done) {

@@ -64,6 +64,9 @@ pub struct Io<'a> {
     pub zc_file: Option<RawFd>,
     /// Monotonic ns at which senders stop (u64::MAX: no time limit).
     pub end_ns: u64,
+    /// Until this instant (monotonic ns) senders hold back after their first small write, so
+    /// that every flow of every host gets going at the start before any takes a CPU for long.
+    pub ramp_until: u64,
     /// The worker's event registry, for flows that open sockets while running.
     pub registry: &'a mio::Registry,
     /// The running flow's token.

@@ -3,6 +3,7 @@
 
 pub mod clock;
 pub mod endpoint;
+mod gate;
 pub mod kind;
 mod kinds;
 pub mod measure;

@@ -1,6 +1,7 @@
 //! A worker: one thread, one epoll set (mio) over its share of the flows.
 //!
-//! It registers its flows, waits at the start barrier, kicks every flow once, then runs flows as
+//! It registers its flows, waits for the start (its instant, and the gate the sampler opens once it
+//! has its first snapshot), kicks every flow once, then runs flows as
 //! their sockets become ready or their timers fire. Flows that could do more yield ("Again") so
 //! that one busy flow cannot starve the rest. At the time limit it tells every flow to stop;
 //! receivers then drain until their peers close or the drain deadline passes. Flows a flow starts
@@ -23,6 +24,9 @@ use std::sync::Arc;
 /// Longest sleep in the loop, so an abort or a finish is noticed quickly.
 const MAX_WAIT_NS: u64 = 100_000_000;
 
+/// How long after the start senders wait after their first small write (see the stream kind).
+const RAMP_NS: u64 = 2_000_000;
+
 /// The timerfd's token; flows use tokens from 0 up.
 const TIMER_TOKEN: mio::Token = mio::Token(usize::MAX);
 
@@ -37,8 +41,8 @@ pub struct WorkerPlan {
     pub pin: Option<u32>,
     /// Start instant (monotonic ns).
     pub t0: u64,
-    /// Passed by every worker and the sampler at t0, once the sampler has its first snapshot.
-    pub start: Arc<std::sync::Barrier>,
+    /// Opened by the sampler once it has its first snapshot.
+    pub start: Arc<crate::gate::Gate>,
     /// Spin instead of sleeping.
     pub busy_poll: bool,
     /// Size of the write buffer.
@@ -162,6 +166,7 @@ impl Loop {
             rbuf: &mut rbuf,
             zc_file: zc.as_ref().map(|f| f.as_raw_fd()),
             end_ns: shared.end_ns.load(Ordering::Relaxed),
+            ramp_until: self.plan.t0 + RAMP_NS,
             registry: &registry,
             token: mio::Token(0),
             latency: &shared.latency,
@@ -169,9 +174,8 @@ impl Loop {
         };
 
         clock::sleep_until(self.plan.t0);
-        self.plan.start.wait();
+        self.plan.start.pass();
         let mut stopped = false;
-        let mut first_pass = true;
         while self.live > 0 && !shared.abort.load(Ordering::Relaxed) {
             let now = clock::now_ns();
             io.end_ns = shared.end_ns.load(Ordering::Relaxed);
@@ -197,13 +201,6 @@ impl Loop {
                     let r = self.slot(i).flow.run(&mut io);
                     self.settle(i, r);
                 }
-            }
-            if first_pass {
-                // Every flow made its first move; let the other hosts' workers on this CPU make
-                // theirs before settling into bulk work.
-                first_pass = false;
-                // SAFETY: no arguments; only reorders this thread in the run queue.
-                unsafe { libc::sched_yield() };
             }
             batch.clear();
             self.ready = batch;
