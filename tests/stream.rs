@@ -113,6 +113,14 @@ fn a_thousand_flows_work() {
 }
 
 #[test]
+fn ipv6_runs_over_the_ipv6_loopback() {
+    let out = run(&["stream", "-6", "-n", "1M", "--json"], 60);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j = json(&out);
+    assert!(j["flows"][0]["sender"].as_str().unwrap().starts_with("[::1]"), "{}", j["flows"][0]);
+}
+
+#[test]
 fn the_table_shows_the_summary() {
     let out = run(&["stream", "-t", "1"], 60);
     assert!(out.status.success(), "{}", stderr(&out));

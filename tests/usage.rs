@@ -22,6 +22,7 @@ fn usage_errors_exit_2_with_one_line() {
     check(&["stream", "-n", "1M", "--omit", "1s"], 2, "--omit");
     check(&["stream", "--affinity", "x"], 2, "CPU list");
     check(&["stream", "--nosuch"], 2, "--nosuch");
+    check(&["stream", "-P", "-1"], 2, "--parallel");
 }
 
 #[test]

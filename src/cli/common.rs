@@ -22,16 +22,16 @@ pub struct CommonArgs {
     #[arg(long, value_name = "NAME")]
     pub lab: Option<String>,
     /// Parallel connections (per direction).
-    #[arg(short = 'P', long, default_value_t = 1, value_name = "N")]
+    #[arg(short = 'P', long, default_value_t = 1, value_name = "N", allow_negative_numbers = true)]
     pub parallel: u32,
     /// Measured time, after the warm-up (default 10s).
-    #[arg(short = 't', long, value_parser = parse_duration, value_name = "DUR")]
+    #[arg(short = 't', long, value_parser = parse_duration, value_name = "DUR", allow_negative_numbers = true)]
     pub time: Option<u64>,
     /// Warm-up excluded from the results.
-    #[arg(long, value_parser = parse_duration, default_value = "0", value_name = "DUR")]
+    #[arg(long, value_parser = parse_duration, default_value = "0", value_name = "DUR", allow_negative_numbers = true)]
     pub omit: u64,
     /// Interval between samples.
-    #[arg(short = 'i', long, value_parser = parse_duration, default_value = "1s", value_name = "DUR")]
+    #[arg(short = 'i', long, value_parser = parse_duration, default_value = "1s", value_name = "DUR", allow_negative_numbers = true)]
     pub interval: u64,
     /// Socket buffer size, send and receive, on both ends.
     #[arg(long, value_parser = parse_io_size, value_name = "SIZE")]

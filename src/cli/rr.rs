@@ -10,7 +10,7 @@ const MAX_UDP: u64 = 65_507;
 
 /// `fathom rr [HOST[:PORT]]` and `fathom crr [HOST[:PORT]]`.
 #[derive(clap::Args, Debug, Clone)]
-#[command(allow_negative_numbers = true, after_help = "\
+#[command(after_help = "\
 Examples:
   fathom rr HOST                          1-byte request, 1-byte response, 10 s
   fathom rr HOST --size 1460              request and response both 1460 bytes
@@ -32,11 +32,11 @@ pub struct RrArgs {
     #[arg(short = 'n', long, value_name = "N")]
     pub transactions: Option<u64>,
     /// Transactions in flight per connection.
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N", allow_negative_numbers = true)]
     pub burst: u32,
     /// Open loop: this many transactions per second in all, scheduled; latency counts from the
     /// scheduled instant.
-    #[arg(long, value_name = "TX/S")]
+    #[arg(long, value_name = "TX/S", allow_negative_numbers = true)]
     pub rate: Option<f64>,
     /// Keep TCP_QUICKACK set after every read (delayed ACKs off).
     #[arg(long)]

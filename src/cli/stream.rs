@@ -11,7 +11,7 @@ pub const DEFAULT_READ: u32 = 128 << 10;
 
 /// `fathom stream [HOST[:PORT]]`.
 #[derive(clap::Args, Debug, Clone)]
-#[command(allow_negative_numbers = true, after_help = "\
+#[command(after_help = "\
 Sizes take K/M/G, 1024-based (-n 100M = 104,857,600 bytes); durations take ms/s/m.
 
 Examples:
