@@ -13,6 +13,10 @@ struct Lab {
 
 impl Lab {
     fn up(tag: &str, hosts: u32) -> Option<Lab> {
+        Self::up_with(tag, &["--hosts", &hosts.to_string()])
+    }
+
+    fn up_with(tag: &str, args: &[&str]) -> Option<Lab> {
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
             assert!(std::env::var_os("CI").is_none(), "CI runs the lab tests as root");
@@ -20,7 +24,7 @@ impl Lab {
             return None;
         }
         let lab = Lab { name: format!("mh{}{tag}", std::process::id()) };
-        let out = run(&["lab", "up", "--name", &lab.name, "--hosts", &hosts.to_string()], 120);
+        let out = run(&[&["lab", "up", "--name", &lab.name][..], args].concat(), 120);
         assert!(out.status.success(), "lab up: {}", stderr(&out));
         Some(lab)
     }
@@ -87,4 +91,18 @@ fn a_lab_host_as_the_only_server_needs_clients() {
     let out = run(&["stream", "--lab", &lab.name, "h1", "-t", "1"], 30);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--clients"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_test_across_the_wan_emulator_records_its_parameters_and_counters() {
+    let Some(lab) = Lab::up_with("d", &["--hosts", "2", "--wan", "delay=5ms"]) else { return };
+    let out = run(&["stream", "--lab", &lab.name, "--server", "h2", "--clients", "h1", "-t", "1", "--json"], 120);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j = json(&out);
+    let wan = j["wan"].as_array().unwrap();
+    assert_eq!(wan.len(), 1, "{}", j["wan"]);
+    assert!(wan[0]["a_to_b"].as_str().unwrap().contains("delay=5ms"), "{}", wan[0]);
+    assert!(wan[0]["counters_after"].is_object(), "{}", wan[0]);
+    let rtt = f(&j["flows"][0]["min_rtt_us"]);
+    assert!(rtt >= 9_000.0, "the path's round trip includes the emulated 10 ms: {rtt} µs");
 }

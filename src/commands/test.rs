@@ -4,6 +4,7 @@ use super::output::{self, Format};
 use crate::agent::{Agent, AgentConfig};
 use crate::cli::{common::CommonArgs, read_key};
 use crate::controller::{self, RunOptions, Target, Topology};
+use fathom_report::model::WanLinkResult;
 use crate::Failure;
 use fathom_proto::plan::TestPlan;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -20,10 +21,14 @@ pub fn run(c: &CommonArgs, plan: TestPlan) -> Result<(), Failure> {
     } else {
         Format::Table
     };
-    let topo = topology(c, plan.socket.ipv6)?;
+    let (topo, lab) = topology(c, plan.socket.ipv6)?;
     let interrupted = interrupt_flag();
     let opts = RunOptions { key, bind: c.bind, progress: true };
-    let run = controller::run(&topo, plan, &opts, &interrupted).map_err(Failure::Runtime)?;
+    let wan_before = lab.as_ref().and_then(|l| fathom_lab::wan_links(l).ok());
+    let mut run = controller::run(&topo, plan, &opts, &interrupted).map_err(Failure::Runtime)?;
+    if let (Some(lab), Some(before)) = (&lab, wan_before) {
+        run.wan = wan_record(before, fathom_lab::wan_links(lab).ok().unwrap_or_default());
+    }
     let report = fathom_report::build(&run);
     output::print(&report, format);
     match &report.error {
@@ -33,10 +38,29 @@ pub fn run(c: &CommonArgs, plan: TestPlan) -> Result<(), Failure> {
     }
 }
 
-/// The server and clients the options name; lab host names resolve in the lab.
-fn topology(c: &CommonArgs, ipv6: Option<bool>) -> Result<Topology, Failure> {
+/// The emulator links of the test's lab, with their counters before and after the test.
+fn wan_record(before: Vec<fathom_lab::WanLinkStatus>, after: Vec<fathom_lab::WanLinkStatus>) -> Vec<WanLinkResult> {
+    before
+        .into_iter()
+        .map(|b| {
+            let a = after.iter().find(|a| a.name == b.name);
+            WanLinkResult {
+                counters_before: b.counters.as_ref().and_then(|c| serde_json::to_value(c).ok()),
+                counters_after: a.and_then(|a| a.counters.as_ref()).and_then(|c| serde_json::to_value(c).ok()),
+                a_to_b: b.params.a_to_b,
+                b_to_a: b.params.b_to_a,
+                ends: b.ends,
+                name: b.name,
+            }
+        })
+        .collect()
+}
+
+/// The server and clients the options name, and the lab whose hosts they are (if any); lab
+/// host names resolve in the lab.
+fn topology(c: &CommonArgs, ipv6: Option<bool>) -> Result<(Topology, Option<fathom_lab::Lab>), Failure> {
     let Some(server) = c.server_name() else {
-        return Ok(Topology { server: embedded_agent(c.ipv6)?, clients: Vec::new() });
+        return Ok((Topology { server: embedded_agent(c.ipv6)?, clients: Vec::new() }, None));
     };
     let lab = lab(c.lab.as_deref())?;
     let resolve = |name: &str| Target::lab_or_resolve(name, lab.as_ref(), ipv6).map_err(Failure::Runtime);
@@ -48,7 +72,8 @@ fn topology(c: &CommonArgs, ipv6: Option<bool>) -> Result<Topology, Failure> {
             server.name
         )));
     }
-    Ok(Topology { server, clients })
+    let in_lab = server.netns.is_some() || clients.iter().any(|t| t.netns.is_some());
+    Ok((Topology { server, clients }, lab.filter(|_| in_lab)))
 }
 
 /// The lab named by --lab, or the only running one (none if no lab runs).

@@ -110,6 +110,7 @@ pub fn run(topo: &Topology, mut plan: TestPlan, opts: &RunOptions, interrupted: 
         ends: Vec::new(),
         embedded: topo.server.embedded,
         started_unix_s,
+        wan: Vec::new(),
         error: None,
     };
     let (ends, error) = collector.collect(interrupted, askers_of(&plan));

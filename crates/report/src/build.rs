@@ -14,6 +14,7 @@ pub fn build(run: &RunData) -> Report {
         schema_version: SCHEMA_VERSION,
         fathom_version: env!("CARGO_PKG_VERSION").to_string(),
         test: echo(run),
+        wan: run.wan.clone(),
         error: run.error.clone(),
         ..Default::default()
     };

@@ -101,7 +101,7 @@ pub fn run_data(flows: u32, bidir: bool) -> RunData {
     };
     let server = EndData { name: "192.0.2.10:5301".into(), role: Role::Server, clock_offset_ns: 12_500, control_rtt_ns: 85_000, ..end(&REMOTE, &plan.flows) };
     let client = EndData { name: "local".into(), role: Role::Client, in_process: true, ..end(&LOCAL, &plan.flows) };
-    RunData { ends: vec![server, client], plan, embedded: false, started_unix_s: 1_700_000_000.0, error: None }
+    RunData { ends: vec![server, client], plan, embedded: false, started_unix_s: 1_700_000_000.0, wan: Vec::new(), error: None }
 }
 
 /// One end's snapshots and final facts.

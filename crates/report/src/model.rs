@@ -24,6 +24,8 @@ pub struct Report {
     pub flows: Vec<FlowResult>,
     /// Per interval, warm-up intervals marked `omitted`.
     pub intervals: Vec<Interval>,
+    /// The lab's WAN emulator links, when the test ran between lab hosts of a lab that has them.
+    pub wan: Vec<WanLinkResult>,
     /// Things the user should know, each saying what to do.
     pub warnings: Vec<String>,
     /// Set when the test failed; figures above hold what was measured until then.
@@ -477,4 +479,22 @@ pub struct FlowInterval {
     pub rtt_us: u32,
     /// Congestion window at the interval's end.
     pub cwnd: u32,
+}
+
+/// One WAN emulator link of the lab the test ran in: its parameters, and its counters before and
+/// after the test (the difference is what this test sent through it).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct WanLinkResult {
+    /// The link's name, e.g. `h1-h2`.
+    pub name: String,
+    /// The nodes it joins, A then B.
+    pub ends: [String; 2],
+    /// Parameters for frames from A to B, in full text form (`delay=25ms,jitter=0s,...`).
+    pub a_to_b: String,
+    /// Parameters for frames from B to A.
+    pub b_to_a: String,
+    /// The emulator's counters before the test (as `fathom lab status --json` shows them).
+    pub counters_before: Option<serde_json::Value>,
+    /// Its counters after the test.
+    pub counters_after: Option<serde_json::Value>,
 }

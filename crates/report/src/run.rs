@@ -46,6 +46,8 @@ pub struct RunData {
     pub embedded: bool,
     /// Wall-clock start, Unix seconds.
     pub started_unix_s: f64,
+    /// The WAN emulator links of the lab the test ran in.
+    pub wan: Vec<crate::model::WanLinkResult>,
     /// What went wrong, if anything.
     pub error: Option<String>,
 }

@@ -28,6 +28,9 @@ pub fn render(r: &Report) -> Vec<u8> {
         lines.push(String::new());
         lines.extend(hosts(r));
     }
+    for w in &r.wan {
+        lines.push(format!("wan {}: {} → {}: {}; {} → {}: {}", w.name, w.ends[0], w.ends[1], w.a_to_b, w.ends[1], w.ends[0], w.b_to_a));
+    }
     lines.push(String::new());
     lines.extend(summary(r));
     lines.extend(r.warnings.iter().map(|w| format!("warning: {w}")));
