@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
 # Installs what the tests and benches need beyond the Rust toolchain: iproute2 (ip netns, veth,
-# bridge), ethtool, iputils-ping and iperf3. Idempotent and quiet; needs root (apt-get).
+# bridge), ethtool, iputils-ping, iperf3, perl-base (the lab tests' stand-in agent) and OpenSSH
+# (the WAN test copies a file with scp between two lab hosts, running its own sshd inside one).
+# Idempotent and quiet; needs root (apt-get).
 set -euo pipefail
 
-packages=(iproute2 ethtool iputils-ping iperf3)
+packages=(iproute2 ethtool iputils-ping iperf3 perl-base openssh-server openssh-client)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if [ ${#missing[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
+    # Packages must not start services (openssh-server would start sshd on this machine): keep
+    # any policy in place, else refuse service starts for the duration of the install.
+    policy=/usr/sbin/policy-rc.d
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\nexit 101\n' >"$policy"
+        chmod 755 "$policy"
+        trap 'rm -f "$policy"' EXIT
+    fi
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

@@ -143,7 +143,6 @@ impl Router {
 
     /// Reads one request from `stream` and answers it.
     fn answer(&mut self, mut stream: UnixStream) -> io::Result<()> {
-        stream.set_nonblocking(false)?;
         stream.set_read_timeout(Some(CLIENT_TIMEOUT))?;
         stream.set_write_timeout(Some(CLIENT_TIMEOUT))?;
         let response = match control::receive::<Request>(&mut stream) {
