@@ -86,8 +86,12 @@ def iperf2(secs, parallel, write=None):
     rc, out, cpu = _client(cmd, secs)
     cpu += _stop(srv)
     lines = [l.split(",") for l in out.strip().splitlines() if l.count(",") >= 8]
-    total = [l for l in lines if l[5] == "-1"] or lines
-    return float(total[-1][8]), cpu
+    summed = [l for l in lines if l[5] == "-1"]
+    if summed:
+        return float(summed[-1][8]), cpu
+    # Without a sum line (iperf 2.1 with -y C), add up each stream's whole-test report.
+    whole = [l for l in lines if l[6].startswith("0.0")]
+    return sum(float(l[8]) for l in whole), cpu
 
 
 def nuttcp(secs, parallel, write=None):

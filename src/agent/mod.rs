@@ -53,8 +53,8 @@ impl AgentConfig {
             }
         }
         const MAX_IO: u32 = 64 << 20;
-        if plan.write_size == 0 || plan.read_size == 0 || plan.write_size > MAX_IO || plan.read_size > MAX_IO {
-            return Err(format!("write and read sizes must be between 1 byte and {} MB", MAX_IO >> 20));
+        if plan.write_size == 0 || plan.write_size > MAX_IO || plan.read_size > MAX_IO {
+            return Err(format!("write and read sizes must be at most {} MB (and writes at least 1 byte)", MAX_IO >> 20));
         }
         if plan.interval_ns < 10_000_000 {
             return Err("the interval must be at least 10 ms".into());

@@ -89,7 +89,7 @@ impl Prepared {
                 start: gate.clone(),
                 busy_poll: self.plan.socket.busy_poll,
                 write_size: self.plan.write_size as usize,
-                read_size: self.plan.read_size as usize,
+                read_size: read_size(&self.plan) as usize,
                 zerocopy: self.plan.zerocopy,
             };
             let (sh, tx) = (shared.clone(), signal_tx.clone());
@@ -304,6 +304,7 @@ impl Sampler {
             flows: self.infos,
             threads: results.into_iter().map(|r| r.info).collect(),
             wait: if self.plan.socket.busy_poll { "busy-poll" } else { "epoll" }.into(),
+            read_size: read_size(&self.plan),
             limits: host::buffer_limits(),
             sampler_cpu_ns: clock::thread_cpu_ns(),
             error,
@@ -319,6 +320,14 @@ enum Wait {
 
 fn panicked_worker() -> WorkerResult {
     WorkerResult { _flows: Vec::new(), info: Default::default(), error: Some("a worker thread panicked".into()) }
+}
+
+/// The plan's read size, or this host's default when the plan leaves it to each end (0).
+fn read_size(plan: &TestPlan) -> u32 {
+    match plan.read_size {
+        0 => host::default_read_size(),
+        n => n,
+    }
 }
 
 fn worker_count(plan: &TestPlan, side: Side, flows: usize) -> usize {

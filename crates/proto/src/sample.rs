@@ -236,6 +236,8 @@ pub struct EndpointInfo {
     pub threads: Vec<ThreadInfo>,
     /// How workers waited for work: "epoll" or "busy-poll".
     pub wait: String,
+    /// Bytes per read call this end used.
+    pub read_size: u32,
     /// Kernel buffer limits.
     pub limits: BufferLimits,
     /// CPU time the sampler spent measuring (snapshots, TCP_INFO, /proc/stat), ns.

@@ -243,6 +243,7 @@ fn host(v: &View<'_>, i: usize, flows: &[FlowResult]) -> HostResult {
         cpus: info.host.cpus,
         version: info.host.version.clone(),
         wait: info.wait.clone(),
+        read_size: info.read_size,
         threads: info
             .threads
             .iter()

@@ -239,6 +239,7 @@ fn info(side: &Side, flows: &[FlowPlan]) -> EndpointInfo {
             })
             .collect(),
         wait: "epoll".into(),
+        read_size: 131_072,
         limits: BufferLimits {
             rmem_max: 212_992,
             wmem_max: 212_992,

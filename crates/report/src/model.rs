@@ -57,7 +57,7 @@ pub struct TestEcho {
     pub interval_s: f64,
     /// Bytes per write.
     pub write_size: u32,
-    /// Bytes per read.
+    /// Bytes per read; 0 = each end's default (its L1 data cache size, see `hosts[].read_size`).
     pub read_size: u32,
     /// sendfile instead of write.
     pub zerocopy: bool,
@@ -110,6 +110,8 @@ pub struct HostResult {
     pub version: String,
     /// How the workers waited ("epoll" or "busy-poll").
     pub wait: String,
+    /// Bytes per read call it used.
+    pub read_size: u32,
     /// Where each worker thread ran.
     pub threads: Vec<ThreadResult>,
     /// net.core.rmem_max.
