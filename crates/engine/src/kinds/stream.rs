@@ -51,6 +51,7 @@ impl Kind for Stream {
 }
 
 struct Sender {
+    /// The end of the start ramp while the sender waits for it.
     wake: Option<u64>,
     sock: mio::net::TcpStream,
     stats: Arc<FlowStats>,
@@ -85,6 +86,7 @@ impl Flow for Sender {
                 self.wake = Some(io.ramp_until);
                 return Ok(Step::Wait);
             }
+            self.wake = None;
             if self.sent - start >= BYTES_PER_TURN {
                 return Ok(Step::Again);
             }
