@@ -139,7 +139,10 @@ impl Flow for Receiver {
         if self.received == 0 {
             // The first read: note when the data reached this host, then stop stamping.
             let fd = self.sock.as_raw_fd();
-            match crate::measure::stamp::recv_stamped(fd, io.rbuf) {
+            // One byte only: the kernel stamps a read with its last segment's arrival (and merges
+            // segments queued behind it), and the first byte's is the one that says when this
+            // flow began.
+            match crate::measure::stamp::recv_stamped(fd, &mut io.rbuf[..1]) {
                 Ok((0, _)) => return Ok(Step::Done),
                 Ok((n, at)) => {
                     crate::measure::stamp::disable(fd);
