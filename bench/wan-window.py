@@ -86,22 +86,25 @@ def mbit(bps):
 def window_table(rtts, buffers, rate_bps):
     lines = [
         f"Steady throughput of one flow, rate={rate_bps // 10**6}M, Mbit/s (receiver, after warm-up). "
-        "bound = min(effective_recv x 8 / RTT, rate); ratio = measured / bound.",
+        "--buffer sets SO_SNDBUF and SO_RCVBUF on both ends. window = the receive window the receiver "
+        "advertised, as the sender's TCP_INFO (snd_wnd) saw it at the end (flows[].window); "
+        "bound = min(window x 8 / RTT, rate); ratio = measured / bound.",
         "",
-        "| RTT | rcvbuf | effective_recv | bound | measured | ratio | retransmits | rwnd-limited | sndbuf-limited |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| RTT | buffer | effective_recv | window | bound | measured | ratio | retransmits | rwnd-limited | sndbuf-limited |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for rtt in rtts:
         wan_set(f"delay={rtt / 2}ms,rate={rate_bps}")
         for name in buffers:
             omit = 1 + 10 * rtt / 1000
             secs = 3 + 10 * rtt / 1000
-            doc = stream("--rcvbuf", name, "-t", f"{secs:.1f}s", "--omit", f"{omit:.1f}s")
+            doc = stream("--buffer", name, "-t", f"{secs:.1f}s", "--omit", f"{omit:.1f}s")
             s = doc["summary"]
             effective = s["buffers"]["effective_recv"]
-            bound = min(effective * 8 / (rtt / 1000), rate_bps)
+            window = doc["flows"][0]["window"]
+            bound = min(window * 8 / (rtt / 1000), rate_bps)
             bps = s["bits_per_second"]
-            row = (f"| {rtt} ms | {name} | {effective >> 10} KB | {mbit(bound)} | {mbit(bps)} | "
+            row = (f"| {rtt} ms | {name} | {effective >> 10} KB | {window >> 10} KB | {mbit(bound)} | {mbit(bps)} | "
                    f"{bps / bound:.2f} | {s['retransmits']} | {s['tcp']['rwnd_limited_pct']:.0f}% | "
                    f"{s['tcp']['sndbuf_limited_pct']:.0f}% |")
             print(row, file=sys.stderr)

@@ -90,6 +90,7 @@ fn flow(v: &View<'_>, i: usize) -> FlowResult {
         rttvar_us: st.rttvar_us,
         min_rtt_us: st.min_rtt_us,
         cwnd: st.snd_cwnd,
+        window: st.snd_wnd,
         mss: st.snd_mss,
         data_segs_per_ack: segs_per_ack(&rt),
         delivery_rate_bps: st.delivery_rate as f64 * 8.0,

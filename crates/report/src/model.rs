@@ -392,6 +392,9 @@ pub struct FlowResult {
     pub min_rtt_us: u32,
     /// Congestion window at the window's end, segments.
     pub cwnd: u32,
+    /// The receive window the receiver advertised, as the sender saw it at the window's end
+    /// (TCP_INFO snd_wnd), bytes: the window that bounds throughput at window / RTT.
+    pub window: u32,
     /// Send MSS, bytes.
     pub mss: u32,
     /// Data segments received per ACK sent, at the receiver.
