@@ -4,4 +4,4 @@
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-test-deps.sh
-exec cargo test --workspace --locked "$@"
+exec cargo test --workspace --locked --no-fail-fast "$@"
