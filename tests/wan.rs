@@ -5,6 +5,8 @@
 //! Each test makes its own lab (named with the pid), removes it through a guard even when it
 //! fails, bounds every command, and takes a lock so that no two labs measure at once.
 
+mod common;
+use common::run_program as run;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard};
@@ -26,27 +28,6 @@ fn root_or_skip(test: &str) -> bool {
         eprintln!("SKIP {test}: needs root to create network namespaces");
     }
     root
-}
-
-/// Runs `program args`, killed (by its pid) after `secs` seconds; panics if it had to be.
-fn run(program: &str, args: &[&str], secs: u64) -> Output {
-    let child = Command::new(program)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
-    let pid = child.id() as i32;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || drop(tx.send(child.wait_with_output())));
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(out) => out.expect("output"),
-        Err(_) => {
-            // SAFETY: signals the child we spawned, by its pid.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            panic!("{program} {args:?} did not finish in {secs} s");
-        }
-    }
 }
 
 /// Runs `fathom ARGS` (bounded), panicking with its stderr unless it exits 0; returns stdout.

@@ -164,20 +164,7 @@ mod tests {
     #[test]
     fn flows_are_shared_evenly_per_direction() {
         let flows = (0..6).map(|id| FlowPlan { id, dir: if id < 4 { Direction::Forward } else { Direction::Reverse } }).collect();
-        let plan = TestPlan {
-            kind: KindId::Stream,
-            flows,
-            limit: Limit::Bytes(1),
-            omit_ns: 0,
-            interval_ns: 1,
-            socket: SocketOptions::default(),
-            write_size: 1,
-            read_size: 1,
-            zerocopy: false,
-            rr: None,
-            controller: SideOptions::default(),
-            agent: SideOptions::default(),
-        };
+        let plan = TestPlan { flows, ..TestPlan::default() };
         assert_eq!(assign(&plan, 2), vec![vec![0, 1, 4], vec![2, 3, 5]]);
         assert_eq!(assign(&plan, 1), vec![vec![0, 1, 2, 3, 4, 5]]);
     }

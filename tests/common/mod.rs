@@ -13,7 +13,17 @@ pub fn fathom() -> Command {
 
 /// Runs fathom with `args`, bounded to `secs` seconds (killed by its PID after that).
 pub fn run(args: &[&str], secs: u64) -> Output {
-    let child = fathom().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn fathom");
+    run_program(env!("CARGO_BIN_EXE_fathom"), args, secs)
+}
+
+/// Runs `program args`, bounded to `secs` seconds (killed by its PID after that).
+pub fn run_program(program: &str, args: &[&str], secs: u64) -> Output {
+    let child = Command::new(program)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
     let pid = child.id() as i32;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || drop(tx.send(child.wait_with_output())));
@@ -23,7 +33,7 @@ pub fn run(args: &[&str], secs: u64) -> Output {
             // SAFETY: signals the child we spawned, by its PID.
             unsafe { libc::kill(pid, libc::SIGKILL) };
             let out = rx.recv().expect("output after kill").expect("output");
-            panic!("fathom {args:?} did not finish in {secs} s; stderr: {}", String::from_utf8_lossy(&out.stderr));
+            panic!("{program} {args:?} did not finish in {secs} s; stderr: {}", String::from_utf8_lossy(&out.stderr));
         }
     }
 }

@@ -51,23 +51,9 @@ impl Schedule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fathom_proto::plan::*;
 
     fn plan(omit: u64, interval: u64, limit: Limit) -> TestPlan {
-        TestPlan {
-            kind: KindId::Stream,
-            flows: vec![],
-            limit,
-            omit_ns: omit,
-            interval_ns: interval,
-            socket: SocketOptions::default(),
-            write_size: 1,
-            read_size: 1,
-            zerocopy: false,
-            rr: None,
-            controller: SideOptions::default(),
-            agent: SideOptions::default(),
-        }
+        TestPlan { limit, omit_ns: omit, interval_ns: interval, ..TestPlan::default() }
     }
 
     fn all(s: &Schedule) -> Vec<(u64, Mark)> {

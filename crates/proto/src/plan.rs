@@ -135,6 +135,26 @@ pub struct TestPlan {
     pub agent: SideOptions,
 }
 
+impl Default for TestPlan {
+    /// A 10 s stream with no flows yet, 1 s intervals and default socket options.
+    fn default() -> Self {
+        TestPlan {
+            kind: KindId::Stream,
+            flows: Vec::new(),
+            limit: Limit::Time { duration_ns: 10_000_000_000 },
+            omit_ns: 0,
+            interval_ns: 1_000_000_000,
+            socket: SocketOptions::default(),
+            write_size: 1 << 20,
+            read_size: 0,
+            zerocopy: false,
+            rr: None,
+            controller: SideOptions::default(),
+            agent: SideOptions::default(),
+        }
+    }
+}
+
 impl TestPlan {
     /// Payload bytes flow `index` of `n` moves when `total` are split over the flows going one way.
     pub fn share(total: u64, index: u64, n: u64) -> u64 {

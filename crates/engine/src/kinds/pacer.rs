@@ -98,20 +98,7 @@ mod tests {
     use fathom_proto::plan::*;
 
     fn plan(limit: Limit) -> TestPlan {
-        TestPlan {
-            kind: KindId::Rr,
-            flows: vec![],
-            limit,
-            omit_ns: 0,
-            interval_ns: 1,
-            socket: SocketOptions::default(),
-            write_size: 1,
-            read_size: 1,
-            zerocopy: false,
-            rr: None,
-            controller: SideOptions::default(),
-            agent: SideOptions::default(),
-        }
+        TestPlan { kind: KindId::Rr, limit, ..TestPlan::default() }
     }
 
     fn rr(burst: u32, rate: Option<f64>) -> RrOptions {
