@@ -214,7 +214,7 @@ pub(crate) fn tcp_delta(a: Option<TcpInfo>, b: Option<TcpInfo>) -> TcpInfo {
 }
 
 /// Data segments received per pure ACK sent, from the receiver's counters.
-fn segs_per_ack(recv: &TcpInfo) -> f64 {
+pub(crate) fn segs_per_ack(recv: &TcpInfo) -> f64 {
     let acks = recv.segs_out.saturating_sub(recv.data_segs_out);
     ratio(recv.data_segs_in as f64, acks as f64)
 }

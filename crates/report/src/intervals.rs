@@ -1,7 +1,7 @@
 //! Per-interval records: consecutive snapshots of each end, paired by position (every end cuts
 //! intervals on the same schedule relative to the common start instant).
 
-use crate::build::{rate, ratio, tcp_delta};
+use crate::build::{rate, ratio, segs_per_ack, tcp_delta};
 use crate::cpu::cpu_between;
 use crate::model::{FlowInterval, Interval, PER_FLOW_INTERVALS_MAX};
 use crate::run::View;
@@ -55,6 +55,8 @@ pub fn build(v: &View<'_>) -> Vec<Interval> {
                 let bytes = r.map_or(0, |(a, b)| b.received.saturating_sub(a.received));
                 let sent = s.map_or(0, |(a, b)| b.sent.saturating_sub(a.sent));
                 let tcp = s.map(|(a, b)| tcp_delta(a.tcp, b.tcp)).unwrap_or_default();
+                let rtcp = r.map(|(a, b)| tcp_delta(a.tcp, b.tcp)).unwrap_or_default();
+                let pct = |us: u64| ratio(us as f64 * 1e-6, seconds(snd)) * 100.0;
                 let fi = FlowInterval {
                     id: f.id,
                     bits_per_second: rate(bytes, seconds(rcv)),
@@ -62,7 +64,16 @@ pub fn build(v: &View<'_>) -> Vec<Interval> {
                     bytes,
                     retransmits: tcp.retransmits as u64,
                     rtt_us: tcp.rtt_us,
+                    rttvar_us: tcp.rttvar_us,
                     cwnd: tcp.snd_cwnd,
+                    window: tcp.snd_wnd,
+                    delivery_rate_bps: tcp.delivery_rate as f64 * 8.0,
+                    segs_out: tcp.segs_out.into(),
+                    data_segs_out: tcp.data_segs_out.into(),
+                    data_segs_per_ack: segs_per_ack(&rtcp),
+                    rwnd_limited_pct: pct(tcp.rwnd_limited_us),
+                    sndbuf_limited_pct: pct(tcp.sndbuf_limited_us),
+                    busy_pct: pct(tcp.busy_time_us),
                 };
                 iv.bytes += bytes;
                 iv.bits_per_second += fi.bits_per_second;

@@ -482,8 +482,26 @@ pub struct FlowInterval {
     pub retransmits: u64,
     /// Smoothed RTT at the interval's end, µs.
     pub rtt_us: u32,
+    /// RTT variation at the interval's end, µs.
+    pub rttvar_us: u32,
     /// Congestion window at the interval's end.
     pub cwnd: u32,
+    /// The window the receiver advertised at the interval's end, bytes.
+    pub window: u32,
+    /// The kernel's delivery rate estimate at the interval's end, bits/s.
+    pub delivery_rate_bps: f64,
+    /// Segments the sender sent (data and ACKs) in the interval.
+    pub segs_out: u64,
+    /// Segments the sender sent that carried data.
+    pub data_segs_out: u64,
+    /// Data segments the receiver got per ACK it sent.
+    pub data_segs_per_ack: f64,
+    /// Share of the interval the sender was limited by the receive window, %.
+    pub rwnd_limited_pct: f64,
+    /// Share of the interval the sender was limited by its send buffer, %.
+    pub sndbuf_limited_pct: f64,
+    /// Share of the interval the sender had data in flight, %.
+    pub busy_pct: f64,
 }
 
 /// One WAN emulator link of the lab the test ran in: its parameters, and its counters before and
