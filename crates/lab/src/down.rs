@@ -11,7 +11,7 @@ use crate::ip::{self, Tool};
 use crate::lab::namespaces_of;
 use crate::name::check_lab_name;
 use crate::state::StateDir;
-use crate::{netns, privilege};
+use crate::{hosts_file, netns, privilege};
 
 /// How long agents and forwarders get to exit after SIGTERM before SIGKILL.
 const AGENT_GRACE: Duration = Duration::from_secs(3);
@@ -86,6 +86,7 @@ pub fn down(name: &str) -> Result<DownReport> {
     if !script.is_empty() {
         ip::run(Tool::Ip, None, true, &script)?;
     }
+    hosts_file::remove(name);
     report.namespaces = namespaces.into_iter().collect();
     dir.remove()?;
     Ok(report)

@@ -22,6 +22,7 @@ mod agent;
 pub mod cli;
 mod down;
 mod error;
+mod hosts_file;
 mod ip;
 mod lab;
 mod layout;

@@ -14,7 +14,7 @@ use crate::layout::{Host, Layout};
 use crate::name::check_lab_name;
 use crate::state::{State, StateDir};
 use crate::topology::Topology;
-use crate::{netns, operstate, privilege, script, wan};
+use crate::{hosts_file, netns, operstate, privilege, script, wan};
 
 /// How long `up` waits for the agents unless told otherwise.
 pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -96,6 +96,7 @@ impl Lab {
                 .namespaces()
                 .filter_map(|ns| Some((ns, script::shape(layout, ns)?))),
         )?;
+        hosts_file::write(layout)?;
         let deadline = Instant::now() + opts.ready_timeout;
         self.start_agents(&opts.agent)?;
         self.start_forwarders(&opts.router_exe)?;
