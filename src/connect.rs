@@ -23,12 +23,21 @@ pub struct ServerData {
 }
 
 /// Sets up the data sockets of flows `ids` for `plan`'s kind.
-pub fn connect(server: &ServerData, plan: &TestPlan, ids: &[u32], bind: Option<IpAddr>) -> Result<Sockets, String> {
+pub fn connect(
+    server: &ServerData,
+    plan: &TestPlan,
+    ids: &[u32],
+    bind: Option<IpAddr>,
+) -> Result<Sockets, String> {
     let tcp = SocketAddr::new(server.ip, server.port);
     let own = || plan.flows.iter().filter(|f| ids.contains(&f.id));
     match plan.kind {
         KindId::Stream | KindId::Rr => own()
-            .map(|f| connect_tcp(tcp, server.cookie, f.id, plan, bind).map(|s| (*f, s)).map_err(|e| format!("data connection {} to {tcp}: {e}", f.id)))
+            .map(|f| {
+                connect_tcp(tcp, server.cookie, f.id, plan, bind)
+                    .map(|s| (*f, s))
+                    .map_err(|e| format!("data connection {} to {tcp}: {e}", f.id))
+            })
             .collect::<Result<_, _>>()
             .map(Sockets::Tcp),
         KindId::Crr => Ok(Sockets::Connect(tcp)),
@@ -36,7 +45,9 @@ pub fn connect(server: &ServerData, plan: &TestPlan, ids: &[u32], bind: Option<I
             .zip(&server.udp_ports)
             .map(|(f, &port)| {
                 let to = SocketAddr::new(server.ip, port);
-                pair_udp(to, server.cookie, f.id, plan, bind).map(|s| (*f, s)).map_err(|e| format!("UDP flow {} to {to}: {e}", f.id))
+                pair_udp(to, server.cookie, f.id, plan, bind)
+                    .map(|s| (*f, s))
+                    .map_err(|e| format!("UDP flow {} to {to}: {e}", f.id))
             })
             .collect::<Result<_, _>>()
             .map(Sockets::Udp),
@@ -52,8 +63,18 @@ fn bind_local(sock: &Socket, bind: Option<IpAddr>) -> std::io::Result<()> {
     }
 }
 
-fn connect_tcp(agent: SocketAddr, cookie: [u8; 16], flow: u32, plan: &TestPlan, bind: Option<IpAddr>) -> std::io::Result<Socket> {
-    let sock = Socket::new(Domain::for_address(agent), Type::STREAM, Some(Protocol::TCP))?;
+fn connect_tcp(
+    agent: SocketAddr,
+    cookie: [u8; 16],
+    flow: u32,
+    plan: &TestPlan,
+    bind: Option<IpAddr>,
+) -> std::io::Result<Socket> {
+    let sock = Socket::new(
+        Domain::for_address(agent),
+        Type::STREAM,
+        Some(Protocol::TCP),
+    )?;
     sockopt::apply(&sock, &plan.socket)?;
     bind_local(&sock, bind)?;
     sock.connect_timeout(&agent.into(), Duration::from_secs(10))?;
@@ -62,7 +83,13 @@ fn connect_tcp(agent: SocketAddr, cookie: [u8; 16], flow: u32, plan: &TestPlan, 
 }
 
 /// A UDP socket connected to the agent's socket for this flow, once the agent echoed our hello.
-fn pair_udp(agent: SocketAddr, cookie: [u8; 16], flow: u32, plan: &TestPlan, bind: Option<IpAddr>) -> std::io::Result<Socket> {
+fn pair_udp(
+    agent: SocketAddr,
+    cookie: [u8; 16],
+    flow: u32,
+    plan: &TestPlan,
+    bind: Option<IpAddr>,
+) -> std::io::Result<Socket> {
     let sock = Socket::new(Domain::for_address(agent), Type::DGRAM, Some(Protocol::UDP))?;
     sockopt::apply_buffers(&sock, &plan.socket)?;
     bind_local(&sock, bind)?;
@@ -74,12 +101,21 @@ fn pair_udp(agent: SocketAddr, cookie: [u8; 16], flow: u32, plan: &TestPlan, bin
         sock.send(&hello)?;
         match sock.recv(&mut buf) {
             // SAFETY: recv initialized the first n bytes.
-            Ok(n) if n == DataHello::LEN && buf.iter().zip(&hello).all(|(b, h)| unsafe { b.assume_init() } == *h) => {
+            Ok(n)
+                if n == DataHello::LEN
+                    && buf
+                        .iter()
+                        .zip(&hello)
+                        .all(|(b, h)| unsafe { b.assume_init() } == *h) =>
+            {
                 sock.set_read_timeout(None)?;
                 return Ok(sock);
             }
             _ => {}
         }
     }
-    Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "the agent did not answer the UDP hello"))
+    Err(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        "the agent did not answer the UDP hello",
+    ))
 }

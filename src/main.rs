@@ -38,12 +38,23 @@ fn lab(a: fathom_lab::cli::LabArgs, json: bool) -> ExitCode {
 /// clap's errors: help and version go out as usual; real errors become one line, exit 2.
 fn usage(e: clap::Error, json: bool) -> ExitCode {
     use clap::error::ErrorKind::*;
-    if matches!(e.kind(), DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand) {
+    if matches!(
+        e.kind(),
+        DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
         let _ = e.print();
-        return if e.kind() == DisplayHelpOnMissingArgumentOrSubcommand { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        return if e.kind() == DisplayHelpOnMissingArgumentOrSubcommand {
+            ExitCode::from(2)
+        } else {
+            ExitCode::SUCCESS
+        };
     }
     let rendered = e.render().to_string();
-    let line = rendered.lines().next().unwrap_or("error: bad usage").trim_start_matches("error: ");
+    let line = rendered
+        .lines()
+        .next()
+        .unwrap_or("error: bad usage")
+        .trim_start_matches("error: ");
     fail(Failure::Usage(line.to_string()), json)
 }
 

@@ -38,7 +38,10 @@ fn a_killed_controller_frees_its_test_within_a_second_and_the_agent_serves_the_n
         .unwrap();
     let running = Instant::now();
     while agent.threads() <= idle_threads + 4 {
-        assert!(running.elapsed() < Duration::from_secs(10), "the test never started");
+        assert!(
+            running.elapsed() < Duration::from_secs(10),
+            "the test never started"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(500));
@@ -48,7 +51,11 @@ fn a_killed_controller_frees_its_test_within_a_second_and_the_agent_serves_the_n
     let line = agent.next_log_line();
     assert!(line.contains("test 1"), "{line}");
     while agent.threads() > idle_threads {
-        assert!(killed.elapsed() < Duration::from_secs(1), "threads still running: {} > {idle_threads}", agent.threads());
+        assert!(
+            killed.elapsed() < Duration::from_secs(1),
+            "threads still running: {} > {idle_threads}",
+            agent.threads()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let out = run(&["stream", &agent.target(), "-n", "1M", "--json"], 60);
@@ -62,11 +69,35 @@ fn keys_are_checked() {
     std::fs::write(&good, "s3cret\n").unwrap();
     std::fs::write(&bad, "guess").unwrap();
     let agent = Agent::start(&["--key-file", good.to_str().unwrap()]);
-    let out = run(&["stream", &agent.target(), "-n", "1M", "--key-file", good.to_str().unwrap()], 60);
+    let out = run(
+        &[
+            "stream",
+            &agent.target(),
+            "-n",
+            "1M",
+            "--key-file",
+            good.to_str().unwrap(),
+        ],
+        60,
+    );
     assert!(out.status.success(), "{}", stderr(&out));
-    let out = run(&["stream", &agent.target(), "-n", "1M", "--key-file", bad.to_str().unwrap()], 60);
+    let out = run(
+        &[
+            "stream",
+            &agent.target(),
+            "-n",
+            "1M",
+            "--key-file",
+            bad.to_str().unwrap(),
+        ],
+        60,
+    );
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("authentication failed"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("authentication failed"),
+        "{}",
+        stderr(&out)
+    );
     let out = run(&["stream", &agent.target(), "-n", "1M"], 60);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("requires a key"), "{}", stderr(&out));
@@ -94,7 +125,10 @@ fn a_version_mismatch_is_a_clear_error_on_both_sides() {
     fake.join().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(err.contains("version mismatch") && err.contains("v999"), "{err}");
+    assert!(
+        err.contains("version mismatch") && err.contains("v999"),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1, "{err}");
 
     let mut agent = Agent::start(&[]);
@@ -104,13 +138,20 @@ fn a_version_mismatch_is_a_clear_error_on_both_sides() {
     s.read_exact(&mut back).unwrap();
     assert_eq!(&back[..4], b"FTHM");
     let line = agent.next_log_line();
-    assert!(line.contains("version mismatch") && line.contains("v999"), "{line}");
+    assert!(
+        line.contains("version mismatch") && line.contains("v999"),
+        "{line}"
+    );
 }
 
 #[test]
 fn malformed_messages_get_an_error_and_the_agent_keeps_serving() {
     let mut agent = Agent::start(&[]);
-    for garbage in [&b"\x00\x00\x00\x05hello"[..], b"\xff\xff\xff\xff", b"HTTP/1.1 200 OK\r\n\r\n"] {
+    for garbage in [
+        &b"\x00\x00\x00\x05hello"[..],
+        b"\xff\xff\xff\xff",
+        b"HTTP/1.1 200 OK\r\n\r\n",
+    ] {
         let mut s = TcpStream::connect(agent.addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         if garbage.starts_with(b"HTTP") {

@@ -23,13 +23,22 @@ impl Lab {
     fn up_with(tag: &str, args: &[&str]) -> Option<Lab> {
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
-            assert!(std::env::var_os("CI").is_none(), "CI runs the lab tests as root");
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI runs the lab tests as root"
+            );
             eprintln!("SKIP: the lab needs root");
             return None;
         }
         let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-        let lab = Lab { name: format!("mh{}{tag}", std::process::id()), _turn: turn };
-        let out = run(&[&["lab", "up", "--name", &lab.name][..], args].concat(), 120);
+        let lab = Lab {
+            name: format!("mh{}{tag}", std::process::id()),
+            _turn: turn,
+        };
+        let out = run(
+            &[&["lab", "up", "--name", &lab.name][..], args].concat(),
+            120,
+        );
         assert!(out.status.success(), "lab up: {}", stderr(&out));
         Some(lab)
     }
@@ -49,16 +58,42 @@ fn f(v: &Value) -> f64 {
 fn five_clients_two_connections_each_over_namespace_hosts() {
     let Some(lab) = Lab::up("a", 6) else { return };
     let out = run(
-        &["stream", "--lab", &lab.name, "--server", "h1", "--clients", "h2,h3,h4,h5,h6", "-P", "2", "-t", "2", "--json"],
+        &[
+            "stream",
+            "--lab",
+            &lab.name,
+            "--server",
+            "h1",
+            "--clients",
+            "h2,h3,h4,h5,h6",
+            "-P",
+            "2",
+            "-t",
+            "2",
+            "--json",
+        ],
         120,
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let j = json(&out);
     let hosts = j["hosts"].as_array().unwrap();
-    assert_eq!(hosts.iter().map(|h| h["name"].as_str().unwrap()).collect::<Vec<_>>(), ["h1", "h2", "h3", "h4", "h5", "h6"]);
+    assert_eq!(
+        hosts
+            .iter()
+            .map(|h| h["name"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["h1", "h2", "h3", "h4", "h5", "h6"]
+    );
     let total = j["summary"]["bytes"].as_u64().unwrap();
     assert!(total > 0);
-    assert_eq!(hosts[1..].iter().map(|h| h["bytes"].as_u64().unwrap()).sum::<u64>(), total, "per-host bytes sum to the total");
+    assert_eq!(
+        hosts[1..]
+            .iter()
+            .map(|h| h["bytes"].as_u64().unwrap())
+            .sum::<u64>(),
+        total,
+        "per-host bytes sum to the total"
+    );
     for h in hosts {
         assert!(h["cpu"]["total"].is_number(), "{}", h["name"]);
     }
@@ -72,10 +107,29 @@ fn five_clients_two_connections_each_over_namespace_hosts() {
 #[test]
 fn a_lab_host_agent_killed_mid_test_is_named() {
     let Some(lab) = Lab::up("b", 3) else { return };
-    let status: Value = serde_json::from_slice(&run(&["lab", "status", "--name", &lab.name, "--json"], 30).stdout).unwrap();
-    let pid = status["hosts"].as_array().unwrap().iter().find(|h| h["name"] == "h3").and_then(|h| h["agent"]["pid"].as_i64()).expect("h3's agent pid");
+    let status: Value =
+        serde_json::from_slice(&run(&["lab", "status", "--name", &lab.name, "--json"], 30).stdout)
+            .unwrap();
+    let pid = status["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["name"] == "h3")
+        .and_then(|h| h["agent"]["pid"].as_i64())
+        .expect("h3's agent pid");
     let child = fathom()
-        .args(["stream", "--lab", &lab.name, "--server", "h1", "--clients", "h2,h3", "-t", "20", "--json"])
+        .args([
+            "stream",
+            "--lab",
+            &lab.name,
+            "--server",
+            "h1",
+            "--clients",
+            "h2,h3",
+            "-t",
+            "20",
+            "--json",
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -88,8 +142,15 @@ fn a_lab_host_agent_killed_mid_test_is_named() {
     assert!(started.elapsed().as_secs() < 15);
     assert_eq!(out.status.code(), Some(1));
     let j = json(&out);
-    assert!(j["error"].as_str().unwrap().contains("h3"), "{}", j["error"]);
-    assert!(f(&j["hosts"][1]["bits_per_second"]) > 0.0, "h2 kept its results");
+    assert!(
+        j["error"].as_str().unwrap().contains("h3"),
+        "{}",
+        j["error"]
+    );
+    assert!(
+        f(&j["hosts"][1]["bits_per_second"]) > 0.0,
+        "h2 kept its results"
+    );
 }
 
 #[test]
@@ -102,14 +163,37 @@ fn a_lab_host_as_the_only_server_needs_clients() {
 
 #[test]
 fn a_test_across_the_wan_emulator_records_its_parameters_and_counters() {
-    let Some(lab) = Lab::up_with("d", &["--hosts", "2", "--wan", "delay=5ms"]) else { return };
-    let out = run(&["stream", "--lab", &lab.name, "--server", "h2", "--clients", "h1", "-t", "1", "--json"], 120);
+    let Some(lab) = Lab::up_with("d", &["--hosts", "2", "--wan", "delay=5ms"]) else {
+        return;
+    };
+    let out = run(
+        &[
+            "stream",
+            "--lab",
+            &lab.name,
+            "--server",
+            "h2",
+            "--clients",
+            "h1",
+            "-t",
+            "1",
+            "--json",
+        ],
+        120,
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let j = json(&out);
     let wan = j["wan"].as_array().unwrap();
     assert_eq!(wan.len(), 1, "{}", j["wan"]);
-    assert!(wan[0]["a_to_b"].as_str().unwrap().contains("delay=5ms"), "{}", wan[0]);
+    assert!(
+        wan[0]["a_to_b"].as_str().unwrap().contains("delay=5ms"),
+        "{}",
+        wan[0]
+    );
     assert!(wan[0]["counters_after"].is_object(), "{}", wan[0]);
     let rtt = f(&j["flows"][0]["min_rtt_us"]);
-    assert!(rtt >= 9_000.0, "the path's round trip includes the emulated 10 ms: {rtt} µs");
+    assert!(
+        rtt >= 9_000.0,
+        "the path's round trip includes the emulated 10 ms: {rtt} µs"
+    );
 }

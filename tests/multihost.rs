@@ -10,14 +10,32 @@ fn f(v: &Value) -> f64 {
 }
 
 fn targets(agents: &[Agent]) -> String {
-    agents.iter().map(Agent::target).collect::<Vec<_>>().join(",")
+    agents
+        .iter()
+        .map(Agent::target)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 #[test]
 fn five_clients_two_connections_each_add_up() {
     let server = Agent::start(&[]);
     let clients: Vec<Agent> = (0..5).map(|_| Agent::start(&[])).collect();
-    let out = run(&["stream", "--server", &server.target(), "--clients", &targets(&clients), "-P", "2", "-t", "2", "--json"], 120);
+    let out = run(
+        &[
+            "stream",
+            "--server",
+            &server.target(),
+            "--clients",
+            &targets(&clients),
+            "-P",
+            "2",
+            "-t",
+            "2",
+            "--json",
+        ],
+        120,
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let j = json(&out);
     assert_eq!(j["flows"].as_array().unwrap().len(), 10);
@@ -25,11 +43,25 @@ fn five_clients_two_connections_each_add_up() {
     assert_eq!(hosts.len(), 6);
     assert_eq!(hosts[0]["role"], "server");
     let s = &j["summary"];
-    let client_bytes: u64 = hosts[1..].iter().map(|h| h["bytes"].as_u64().unwrap()).sum();
-    assert_eq!(client_bytes, s["bytes"].as_u64().unwrap(), "per-host bytes sum to the total");
-    assert_eq!(hosts[0]["bytes"], s["bytes"], "the server received everything");
+    let client_bytes: u64 = hosts[1..]
+        .iter()
+        .map(|h| h["bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        client_bytes,
+        s["bytes"].as_u64().unwrap(),
+        "per-host bytes sum to the total"
+    );
+    assert_eq!(
+        hosts[0]["bytes"], s["bytes"],
+        "the server received everything"
+    );
     for h in hosts {
-        assert!(f(&h["cpu"]["total"]) > 0.0, "every host's CPU is reported: {}", h["name"]);
+        assert!(
+            f(&h["cpu"]["total"]) > 0.0,
+            "every host's CPU is reported: {}",
+            h["name"]
+        );
         assert!(f(&h["bits_per_second"]) > 0.0, "{}", h["name"]);
     }
     assert!(f(&s["aggregate_bits_per_second"]) > 0.0 && f(&s["overlap_bits_per_second"]) > 0.0);
@@ -41,14 +73,36 @@ fn five_clients_two_connections_each_add_up() {
 #[test]
 fn a_host_with_a_shifted_clock_still_lines_up() {
     let server = Agent::start(&[]);
-    let clients = [Agent::start(&[]), Agent::start(&["--test-clock-shift", "2s"]), Agent::start(&[])];
-    let out = run(&["stream", "--server", &server.target(), "--clients", &targets(&clients), "-t", "1", "--json"], 120);
+    let clients = [
+        Agent::start(&[]),
+        Agent::start(&["--test-clock-shift", "2s"]),
+        Agent::start(&[]),
+    ];
+    let out = run(
+        &[
+            "stream",
+            "--server",
+            &server.target(),
+            "--clients",
+            &targets(&clients),
+            "-t",
+            "1",
+            "--json",
+        ],
+        120,
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let j = json(&out);
     let offset = f(&j["hosts"][2]["clock_offset_us"]);
-    assert!((offset - 2e6).abs() < 5_000.0, "the shift is seen as the offset: {offset} µs");
+    assert!(
+        (offset - 2e6).abs() < 5_000.0,
+        "the shift is seen as the offset: {offset} µs"
+    );
     let skew = f(&j["summary"]["start_skew_us"]);
-    assert!(skew < 200_000.0, "hosts start together despite the shift: skew {skew} µs");
+    assert!(
+        skew < 200_000.0,
+        "hosts start together despite the shift: skew {skew} µs"
+    );
 }
 
 #[test]
@@ -57,7 +111,16 @@ fn a_client_agent_killed_mid_test_is_named_and_the_others_results_kept() {
     let mut clients = vec![Agent::start(&[]), Agent::start(&[]), Agent::start(&[])];
     let victim = clients[1].target();
     let child = fathom()
-        .args(["stream", "--server", &server.target(), "--clients", &targets(&clients), "-t", "20", "--json"])
+        .args([
+            "stream",
+            "--server",
+            &server.target(),
+            "--clients",
+            &targets(&clients),
+            "-t",
+            "20",
+            "--json",
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -66,14 +129,20 @@ fn a_client_agent_killed_mid_test_is_named_and_the_others_results_kept() {
     clients[1].child.kill().unwrap();
     let started = std::time::Instant::now();
     let out = child.wait_with_output().unwrap();
-    assert!(started.elapsed().as_secs() < 15, "the test ends soon after the loss");
+    assert!(
+        started.elapsed().as_secs() < 15,
+        "the test ends soon after the loss"
+    );
     assert_eq!(out.status.code(), Some(1));
     let j = json(&out);
     let error = j["error"].as_str().unwrap();
     assert!(error.contains(&victim), "the error names the host: {error}");
     let hosts = j["hosts"].as_array().unwrap();
     for (i, h) in hosts.iter().enumerate().filter(|(i, _)| *i != 2) {
-        assert!(f(&h["bits_per_second"]) > 0.0, "host {i} kept its results: {h}");
+        assert!(
+            f(&h["bits_per_second"]) > 0.0,
+            "host {i} kept its results: {h}"
+        );
     }
 }
 
@@ -81,7 +150,21 @@ fn a_client_agent_killed_mid_test_is_named_and_the_others_results_kept() {
 fn request_response_across_hosts_counts_exactly() {
     let server = Agent::start(&[]);
     let clients: Vec<Agent> = (0..2).map(|_| Agent::start(&[])).collect();
-    let out = run(&["rr", "--server", &server.target(), "--clients", &targets(&clients), "-P", "2", "-n", "4000", "--json"], 120);
+    let out = run(
+        &[
+            "rr",
+            "--server",
+            &server.target(),
+            "--clients",
+            &targets(&clients),
+            "-P",
+            "2",
+            "-n",
+            "4000",
+            "--json",
+        ],
+        120,
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let s = &json(&out)["summary"];
     assert_eq!(s["transactions"].as_u64(), Some(4000));

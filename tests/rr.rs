@@ -16,7 +16,11 @@ fn ok_json(args: &[&str]) -> Value {
 
 #[test]
 fn a_transaction_count_is_performed_exactly_and_counted_at_both_ends() {
-    for args in [&["rr", "-n", "10000", "--json"][..], &["rr", "-n", "10000", "-P", "3", "--burst", "4", "--json"], &["rr", "-n", "3000", "-R", "--json"]] {
+    for args in [
+        &["rr", "-n", "10000", "--json"][..],
+        &["rr", "-n", "10000", "-P", "3", "--burst", "4", "--json"],
+        &["rr", "-n", "3000", "-R", "--json"],
+    ] {
         let s = &ok_json(args)["summary"];
         let n: u64 = args[2].parse().unwrap();
         assert_eq!(s["transactions"].as_u64(), Some(n), "{args:?}: asker");
@@ -26,16 +30,29 @@ fn a_transaction_count_is_performed_exactly_and_counted_at_both_ends() {
 
 #[test]
 fn percentiles_are_monotonic_and_the_mean_lies_between_min_and_max() {
-    for args in [&["rr", "-t", "1", "--json"][..], &["crr", "-t", "1", "--json"], &["rr", "--udp", "-t", "1", "--json"], &["rr", "-t", "1", "--size", "100,8K", "-P", "4", "--json"]] {
+    for args in [
+        &["rr", "-t", "1", "--json"][..],
+        &["crr", "-t", "1", "--json"],
+        &["rr", "--udp", "-t", "1", "--json"],
+        &["rr", "-t", "1", "--size", "100,8K", "-P", "4", "--json"],
+    ] {
         let j = ok_json(args);
         let l = &j["summary"]["latency_us"];
         assert!(l.is_object(), "{args:?}: no latency in {}", j["summary"]);
-        let v: Vec<f64> = ["min", "p50", "p90", "p99", "p999", "max"].iter().map(|k| f(&l[k])).collect();
+        let v: Vec<f64> = ["min", "p50", "p90", "p99", "p999", "max"]
+            .iter()
+            .map(|k| f(&l[k]))
+            .collect();
         assert!(v.windows(2).all(|w| w[0] <= w[1]), "{args:?}: {v:?}");
-        assert!(f(&l["min"]) <= f(&l["mean"]) && f(&l["mean"]) <= f(&l["max"]), "{args:?}: {l}");
+        assert!(
+            f(&l["min"]) <= f(&l["mean"]) && f(&l["mean"]) <= f(&l["max"]),
+            "{args:?}: {l}"
+        );
         assert!(f(&j["summary"]["transactions_per_second"]) > 0.0);
         for iv in j["intervals"].as_array().unwrap() {
-            if let (Some(a), Some(b)) = (iv["latency_p50_us"].as_f64(), iv["latency_p99_us"].as_f64()) {
+            if let (Some(a), Some(b)) =
+                (iv["latency_p50_us"].as_f64(), iv["latency_p99_us"].as_f64())
+            {
                 assert!(a <= b, "{iv}");
             }
         }
@@ -44,16 +61,52 @@ fn percentiles_are_monotonic_and_the_mean_lies_between_min_and_max() {
 
 #[test]
 fn udp_losses_are_counted_never_as_fast_ones_and_the_test_ends_on_time() {
-    let j = ok_json(&["rr", "--udp", "-n", "500", "--udp-timeout", "20ms", "--test-drop-every", "10", "--json"]);
+    let j = ok_json(&[
+        "rr",
+        "--udp",
+        "-n",
+        "500",
+        "--udp-timeout",
+        "20ms",
+        "--test-drop-every",
+        "10",
+        "--json",
+    ]);
     let s = &j["summary"];
-    let (tx, lost) = (s["transactions"].as_u64().unwrap(), s["lost"].as_u64().unwrap());
-    assert_eq!(tx + lost, 500, "every transaction is either answered or lost");
-    assert!((50..=60).contains(&lost), "every 10th request dropped: {lost} lost");
-    assert!(f(&s["latency_us"]["max"]) < 20_000.0, "a lost transaction never shows as a latency");
+    let (tx, lost) = (
+        s["transactions"].as_u64().unwrap(),
+        s["lost"].as_u64().unwrap(),
+    );
+    assert_eq!(
+        tx + lost,
+        500,
+        "every transaction is either answered or lost"
+    );
+    assert!(
+        (50..=60).contains(&lost),
+        "every 10th request dropped: {lost} lost"
+    );
+    assert!(
+        f(&s["latency_us"]["max"]) < 20_000.0,
+        "a lost transaction never shows as a latency"
+    );
 
     let started = std::time::Instant::now();
-    let j = ok_json(&["rr", "--udp", "-t", "2", "--udp-timeout", "50ms", "--test-drop-every", "10", "--json"]);
-    assert!(started.elapsed().as_secs_f64() < 8.0, "a timed UDP test ends on time");
+    let j = ok_json(&[
+        "rr",
+        "--udp",
+        "-t",
+        "2",
+        "--udp-timeout",
+        "50ms",
+        "--test-drop-every",
+        "10",
+        "--json",
+    ]);
+    assert!(
+        started.elapsed().as_secs_f64() < 8.0,
+        "a timed UDP test ends on time"
+    );
     let s = &j["summary"];
     let (tx, lost) = (f(&s["transactions"]), f(&s["lost"]));
     let share = lost / (tx + lost);
@@ -64,7 +117,10 @@ fn udp_losses_are_counted_never_as_fast_ones_and_the_test_ends_on_time() {
 fn an_open_loop_rate_is_held() {
     let j = ok_json(&["rr", "-t", "2", "--rate", "2000", "--json"]);
     let tps = f(&j["summary"]["transactions_per_second"]);
-    assert!((tps - 2000.0).abs() <= 40.0, "2000 tx/s scheduled, {tps} measured");
+    assert!(
+        (tps - 2000.0).abs() <= 40.0,
+        "2000 tx/s scheduled, {tps} measured"
+    );
     assert_eq!(j["test"]["rate"], 2000.0);
 }
 
@@ -78,20 +134,39 @@ fn crr_reports_connections_per_second() {
 
 #[test]
 fn busy_poll_quickack_and_segments_per_transaction() {
-    let j = ok_json(&["rr", "-t", "1", "--busy-poll", "--quickack", "--nodelay", "--json"]);
+    let j = ok_json(&[
+        "rr",
+        "-t",
+        "1",
+        "--busy-poll",
+        "--quickack",
+        "--nodelay",
+        "--json",
+    ]);
     assert_eq!(j["test"]["busy_poll"], true);
     assert_eq!(j["hosts"][1]["wait"], "busy-poll");
     let seg = &j["summary"]["segments_per_transaction"];
-    assert!(f(&seg["request"]) >= 1.0 && f(&seg["response"]) >= 1.0, "{seg}");
+    assert!(
+        f(&seg["request"]) >= 1.0 && f(&seg["response"]) >= 1.0,
+        "{seg}"
+    );
 }
 
 #[test]
 fn rr_outputs_validate_against_the_schema() {
-    let schema: Value = serde_json::from_str(include_str!("../docs/schema/result.schema.json")).unwrap();
+    let schema: Value =
+        serde_json::from_str(include_str!("../docs/schema/result.schema.json")).unwrap();
     let validator = jsonschema::validator_for(&schema).expect("valid schema");
-    for args in [&["rr", "-t", "1", "--json"][..], &["crr", "-n", "200", "--json"], &["rr", "--udp", "-n", "200", "--json"]] {
+    for args in [
+        &["rr", "-t", "1", "--json"][..],
+        &["crr", "-n", "200", "--json"],
+        &["rr", "--udp", "-n", "200", "--json"],
+    ] {
         let doc = ok_json(args);
-        let errors: Vec<String> = validator.iter_errors(&doc).map(|e| format!("{} at {}", e, e.instance_path)).collect();
+        let errors: Vec<String> = validator
+            .iter_errors(&doc)
+            .map(|e| format!("{} at {}", e, e.instance_path))
+            .collect();
         assert!(errors.is_empty(), "{args:?}: {errors:?}");
     }
 }

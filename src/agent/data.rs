@@ -20,7 +20,11 @@ const ARRIVAL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Opens a TCP listener for a test's data connections on `ip`, any free port.
 pub fn listen(ip: IpAddr, plan: &TestPlan) -> io::Result<Socket> {
-    let sock = Socket::new(Domain::for_address(SocketAddr::new(ip, 0)), Type::STREAM, Some(Protocol::TCP))?;
+    let sock = Socket::new(
+        Domain::for_address(SocketAddr::new(ip, 0)),
+        Type::STREAM,
+        Some(Protocol::TCP),
+    )?;
     sock.set_reuse_address(true)?;
     sockopt::apply(&sock, &plan.socket)?;
     sock.bind(&SocketAddr::new(ip, 0).into())?;
@@ -33,7 +37,11 @@ pub fn udp_sockets(ip: IpAddr, plan: &TestPlan) -> io::Result<Vec<Socket>> {
     plan.flows
         .iter()
         .map(|_| {
-            let sock = Socket::new(Domain::for_address(SocketAddr::new(ip, 0)), Type::DGRAM, Some(Protocol::UDP))?;
+            let sock = Socket::new(
+                Domain::for_address(SocketAddr::new(ip, 0)),
+                Type::DGRAM,
+                Some(Protocol::UDP),
+            )?;
             sockopt::apply_buffers(&sock, &plan.socket)?;
             sock.bind(&SocketAddr::new(ip, 0).into())?;
             Ok(sock)
@@ -43,12 +51,21 @@ pub fn udp_sockets(ip: IpAddr, plan: &TestPlan) -> io::Result<Vec<Socket>> {
 
 /// The local port of a bound socket.
 pub fn port_of(sock: &Socket) -> u16 {
-    sock.local_addr().ok().and_then(|a| a.as_socket()).map_or(0, |a| a.port())
+    sock.local_addr()
+        .ok()
+        .and_then(|a| a.as_socket())
+        .map_or(0, |a| a.port())
 }
 
 /// Accepts connections until every flow of the test has arrived with the right cookie, handing
 /// each to the session as `Event::Flow`. Strangers are dropped. Stops when `stop` is set.
-pub fn accept_flows(listener: Socket, cookie: [u8; 16], flows: usize, stop: Arc<AtomicBool>, tx: Sender<Event>) {
+pub fn accept_flows(
+    listener: Socket,
+    cookie: [u8; 16],
+    flows: usize,
+    stop: Arc<AtomicBool>,
+    tx: Sender<Event>,
+) {
     let deadline = Instant::now() + ARRIVAL_TIMEOUT;
     let mut seen = vec![false; flows];
     let mut got = 0;
@@ -60,7 +77,9 @@ pub fn accept_flows(listener: Socket, cookie: [u8; 16], flows: usize, stop: Arc<
         if !readable(&listener, 100) {
             continue;
         }
-        let Ok((sock, _)) = listener.accept() else { continue };
+        let Ok((sock, _)) = listener.accept() else {
+            continue;
+        };
         let _ = sock.set_read_timeout(Some(Duration::from_secs(5)));
         match DataHello::read_from(&mut &sock) {
             Ok(h) if h.cookie == cookie && (h.flow as usize) < flows && !seen[h.flow as usize] => {
@@ -94,16 +113,27 @@ pub fn pair_udp(socks: Vec<Socket>, cookie: [u8; 16], stop: Arc<AtomicBool>, tx:
                 continue;
             }
             let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); DataHello::LEN];
-            let Ok((n, from)) = sock.recv_from(&mut buf) else { continue };
+            let Ok((n, from)) = sock.recv_from(&mut buf) else {
+                continue;
+            };
             // SAFETY: recv_from initialized the first n bytes.
-            let bytes: Vec<u8> = buf[..n].iter().map(|b| unsafe { b.assume_init() }).collect();
+            let bytes: Vec<u8> = buf[..n]
+                .iter()
+                .map(|b| unsafe { b.assume_init() })
+                .collect();
             match DataHello::read_from(&mut &bytes[..]) {
                 Ok(h) if h.cookie == cookie && h.flow as usize == id => {
                     if sock.connect(&from).is_err() || sock.send(&bytes).is_err() {
                         continue;
                     }
                     got += 1;
-                    if tx.send(Event::Flow(Ok((h.flow, slot.take().expect("checked above"))))).is_err() {
+                    if tx
+                        .send(Event::Flow(Ok((
+                            h.flow,
+                            slot.take().expect("checked above"),
+                        ))))
+                        .is_err()
+                    {
                         return;
                     }
                 }
@@ -114,11 +144,18 @@ pub fn pair_udp(socks: Vec<Socket>, cookie: [u8; 16], stop: Arc<AtomicBool>, tx:
 }
 
 fn late(got: usize, flows: usize) -> String {
-    format!("only {got} of {flows} data connections arrived within {} s", ARRIVAL_TIMEOUT.as_secs())
+    format!(
+        "only {got} of {flows} data connections arrived within {} s",
+        ARRIVAL_TIMEOUT.as_secs()
+    )
 }
 
 fn readable(sock: &Socket, timeout_ms: i32) -> bool {
-    let mut p = libc::pollfd { fd: sock.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    let mut p = libc::pollfd {
+        fd: sock.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
     // SAFETY: one valid pollfd.
     unsafe { libc::poll(&mut p, 1, timeout_ms) > 0 }
 }

@@ -30,7 +30,14 @@ pub struct AgentConfig {
 
 impl Default for AgentConfig {
     fn default() -> Self {
-        AgentConfig { key: None, max_duration_ns: 3600 * 1_000_000_000, max_flows: 20_000, max_tests: 64, log: false, clock_shift_ns: 0 }
+        AgentConfig {
+            key: None,
+            max_duration_ns: 3600 * 1_000_000_000,
+            max_flows: 20_000,
+            max_tests: 64,
+            log: false,
+            clock_shift_ns: 0,
+        }
     }
 }
 
@@ -41,7 +48,11 @@ impl AgentConfig {
             return Err("the test has no flows".into());
         }
         if plan.flows.len() > self.max_flows as usize {
-            return Err(format!("the test asks for {} connections; this agent allows {} (--max-flows)", plan.flows.len(), self.max_flows));
+            return Err(format!(
+                "the test asks for {} connections; this agent allows {} (--max-flows)",
+                plan.flows.len(),
+                self.max_flows
+            ));
         }
         if let Limit::Time { duration_ns } = plan.limit {
             if plan.omit_ns.saturating_add(duration_ns) > self.max_duration_ns {
@@ -54,7 +65,10 @@ impl AgentConfig {
         }
         const MAX_IO: u32 = 64 << 20;
         if plan.write_size == 0 || plan.write_size > MAX_IO || plan.read_size > MAX_IO {
-            return Err(format!("write and read sizes must be at most {} MB (and writes at least 1 byte)", MAX_IO >> 20));
+            return Err(format!(
+                "write and read sizes must be at most {} MB (and writes at least 1 byte)",
+                MAX_IO >> 20
+            ));
         }
         if plan.interval_ns < 10_000_000 {
             return Err("the interval must be at least 10 ms".into());
@@ -73,7 +87,11 @@ pub struct Agent {
 impl Agent {
     /// Binds the control port.
     pub fn bind(addr: SocketAddr, cfg: AgentConfig) -> io::Result<Agent> {
-        Ok(Agent { listener: TcpListener::bind(addr)?, cfg: Arc::new(cfg), active: Arc::new(AtomicUsize::new(0)) })
+        Ok(Agent {
+            listener: TcpListener::bind(addr)?,
+            cfg: Arc::new(cfg),
+            active: Arc::new(AtomicUsize::new(0)),
+        })
     }
 
     /// The address it listens on.
@@ -98,10 +116,12 @@ impl Agent {
             let (cfg, active, id) = (self.cfg.clone(), self.active.clone(), next_id);
             next_id += 1;
             let over = active.fetch_add(1, Ordering::SeqCst) >= cfg.max_tests;
-            let spawned = std::thread::Builder::new().name(format!("fathom-test{id}")).spawn(move || {
-                session::run(stream, peer, &cfg, id, over);
-                active.fetch_sub(1, Ordering::SeqCst);
-            });
+            let spawned = std::thread::Builder::new()
+                .name(format!("fathom-test{id}"))
+                .spawn(move || {
+                    session::run(stream, peer, &cfg, id, over);
+                    active.fetch_sub(1, Ordering::SeqCst);
+                });
             if let Err(e) = spawned {
                 self.active.fetch_sub(1, Ordering::SeqCst);
                 if self.cfg.log {
@@ -113,9 +133,11 @@ impl Agent {
 
     /// Serves on a background thread (the embedded agent).
     pub fn spawn(self) -> io::Result<std::thread::JoinHandle<()>> {
-        std::thread::Builder::new().name("fathom-agent".into()).spawn(move || {
-            let _ = self.serve();
-        })
+        std::thread::Builder::new()
+            .name("fathom-agent".into())
+            .spawn(move || {
+                let _ = self.serve();
+            })
     }
 }
 
@@ -123,6 +145,14 @@ impl Agent {
 fn is_transient(e: &io::Error) -> bool {
     matches!(
         e.raw_os_error(),
-        Some(libc::ECONNABORTED | libc::EINTR | libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM | libc::EPROTO)
+        Some(
+            libc::ECONNABORTED
+                | libc::EINTR
+                | libc::EMFILE
+                | libc::ENFILE
+                | libc::ENOBUFS
+                | libc::ENOMEM
+                | libc::EPROTO
+        )
     )
 }

@@ -3,11 +3,13 @@
 //! the test ends, the controller closes, or the controller falls silent.
 
 use super::{data, AgentConfig};
+use crate::connect::{self, ServerData};
 use fathom_engine::{clock, measure::host, Aborter, Prepared, Side, Sockets};
 use fathom_proto::plan::{KindId, TestPlan};
-use crate::connect::{self, ServerData};
 use fathom_proto::sample::{EndpointInfo, FlowInfo, Snapshot};
-use fathom_proto::{auth, Connection, FrameError, JoinPlan, Preamble, PreambleKind, ToAgent, ToController};
+use fathom_proto::{
+    auth, Connection, FrameError, JoinPlan, Preamble, PreambleKind, ToAgent, ToController,
+};
 use socket2::Socket;
 use std::io::Write;
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -50,44 +52,78 @@ struct Session {
 }
 
 impl Session {
-    fn handshake(stream: TcpStream, cfg: &AgentConfig, over_capacity: bool) -> Result<Session, String> {
+    fn handshake(
+        stream: TcpStream,
+        cfg: &AgentConfig,
+        over_capacity: bool,
+    ) -> Result<Session, String> {
         let _ = stream.set_nodelay(true);
-        stream.set_read_timeout(Some(HANDSHAKE)).map_err(|e| e.to_string())?;
+        stream
+            .set_read_timeout(Some(HANDSHAKE))
+            .map_err(|e| e.to_string())?;
         let theirs = Preamble::read_from(&mut &stream).map_err(|e| format!("refused: {e}"))?;
-        (&stream).write_all(&Preamble::ours(PreambleKind::Control).encode()).map_err(|e| e.to_string())?;
-        theirs.check_version().map_err(|e| format!("refused: {e}"))?;
+        (&stream)
+            .write_all(&Preamble::ours(PreambleKind::Control).encode())
+            .map_err(|e| e.to_string())?;
+        theirs
+            .check_version()
+            .map_err(|e| format!("refused: {e}"))?;
         let mut conn = Connection::new(stream.try_clone().map_err(|e| e.to_string())?);
         let refuse = |conn: &mut Connection<TcpStream>, message: String| {
-            let _ = conn.send(&ToController::Error { message: message.clone() });
+            let _ = conn.send(&ToController::Error {
+                message: message.clone(),
+            });
             format!("refused: {message}")
         };
         if theirs.kind != PreambleKind::Control {
-            return Err(refuse(&mut conn, "data connections go to the port named in Ready".into()));
+            return Err(refuse(
+                &mut conn,
+                "data connections go to the port named in Ready".into(),
+            ));
         }
         let nonce = auth::nonce();
-        conn.send(&ToController::Challenge { nonce, key_required: cfg.key.is_some() }).map_err(|e| e.to_string())?;
+        conn.send(&ToController::Challenge {
+            nonce,
+            key_required: cfg.key.is_some(),
+        })
+        .map_err(|e| e.to_string())?;
         match conn.expect::<ToAgent>() {
             Ok(ToAgent::Auth { mac }) => {
                 if let Some(key) = &cfg.key {
                     if !mac.is_some_and(|m| auth::verify(key, &nonce, &m)) {
-                        let what = if mac.is_some() { "wrong key" } else { "this agent requires a key (--key-file)" };
+                        let what = if mac.is_some() {
+                            "wrong key"
+                        } else {
+                            "this agent requires a key (--key-file)"
+                        };
                         return Err(refuse(&mut conn, format!("authentication failed: {what}")));
                     }
                 }
             }
-            Ok(other) => return Err(refuse(&mut conn, format!("expected Auth, got {}", name(&other)))),
+            Ok(other) => {
+                return Err(refuse(
+                    &mut conn,
+                    format!("expected Auth, got {}", name(&other)),
+                ))
+            }
             Err(e) => return Err(refuse(&mut conn, e.to_string())),
         }
         if over_capacity {
-            return Err(refuse(&mut conn, "this agent is running its maximum number of tests (--max-tests)".into()));
+            return Err(refuse(
+                &mut conn,
+                "this agent is running its maximum number of tests (--max-tests)".into(),
+            ));
         }
-        conn.send(&ToController::Welcome(host::host_info())).map_err(|e| e.to_string())?;
+        conn.send(&ToController::Welcome(host::host_info()))
+            .map_err(|e| e.to_string())?;
         Ok(Session { stream, conn })
     }
 
     fn serve(mut self, cfg: &AgentConfig) -> Result<String, String> {
         let (tx, rx) = mpsc::channel();
-        self.stream.set_read_timeout(Some(SILENCE)).map_err(|e| e.to_string())?;
+        self.stream
+            .set_read_timeout(Some(SILENCE))
+            .map_err(|e| e.to_string())?;
         let reader_stream = self.stream.try_clone().map_err(|e| e.to_string())?;
         let reader_tx = tx.clone();
         let reader = std::thread::spawn(move || {
@@ -104,7 +140,9 @@ impl Session {
         let outcome = self.drive(cfg, &tx, &rx, &mut test);
         test.teardown();
         if let Err(message) = &outcome {
-            let _ = self.conn.send(&ToController::Error { message: message.clone() });
+            let _ = self.conn.send(&ToController::Error {
+                message: message.clone(),
+            });
         }
         let _ = self.stream.shutdown(Shutdown::Both);
         let _ = reader.join();
@@ -112,7 +150,9 @@ impl Session {
     }
 
     fn send(&mut self, m: &ToController) -> Result<(), String> {
-        self.conn.send(m).map_err(|e| format!("controller unreachable: {e}"))
+        self.conn
+            .send(m)
+            .map_err(|e| format!("controller unreachable: {e}"))
     }
 
     fn drive(
@@ -123,12 +163,16 @@ impl Session {
         test: &mut Test,
     ) -> Result<String, String> {
         loop {
-            let wait = test.deadline.map_or(Duration::from_secs(3600), |d| d.saturating_duration_since(Instant::now()));
+            let wait = test.deadline.map_or(Duration::from_secs(3600), |d| {
+                d.saturating_duration_since(Instant::now())
+            });
             let ev = match rx.recv_timeout(wait) {
                 Ok(ev) => ev,
                 Err(_) => {
                     test.abort();
-                    return Err("the test exceeded this agent's --max-duration and was stopped".into());
+                    return Err(
+                        "the test exceeded this agent's --max-duration and was stopped".into(),
+                    );
                 }
             };
             match ev {
@@ -136,7 +180,11 @@ impl Session {
                     ToAgent::TimeProbe { t1 } => {
                         let shifted = || clock::now_ns().wrapping_add_signed(cfg.clock_shift_ns);
                         let t2 = shifted();
-                        self.send(&ToController::TimeReply { t1, t2, t3: shifted() })?;
+                        self.send(&ToController::TimeReply {
+                            t1,
+                            t2,
+                            t3: shifted(),
+                        })?;
                     }
                     ToAgent::Join(j) => {
                         let infos = test.join(*j, cfg)?;
@@ -149,7 +197,9 @@ impl Session {
                         }
                     }
                     ToAgent::Finish => test.finish(),
-                    ToAgent::Start { t0 } => test.start(t0.wrapping_add_signed(-cfg.clock_shift_ns), cfg, tx)?,
+                    ToAgent::Start { t0 } => {
+                        test.start(t0.wrapping_add_signed(-cfg.clock_shift_ns), cfg, tx)?
+                    }
                     ToAgent::Heartbeat => {}
                     ToAgent::Abort { reason } => {
                         test.abort();
@@ -160,11 +210,17 @@ impl Session {
                 },
                 Event::Ctrl(Ok(None)) => {
                     test.abort();
-                    return Ok(format!("{}; the controller closed the connection", test.summary()));
+                    return Ok(format!(
+                        "{}; the controller closed the connection",
+                        test.summary()
+                    ));
                 }
                 Event::Ctrl(Err(FrameError::Io(e))) if is_timeout(&e) => {
                     test.abort();
-                    return Err(format!("the controller was silent for {} s; test stopped", SILENCE.as_secs()));
+                    return Err(format!(
+                        "the controller was silent for {} s; test stopped",
+                        SILENCE.as_secs()
+                    ));
                 }
                 Event::Ctrl(Err(FrameError::Io(e))) => {
                     test.abort();
@@ -206,7 +262,13 @@ struct Test {
 
 impl Test {
     /// Opens what the test's kind needs; returns the messages that answer Setup.
-    fn setup(&mut self, plan: TestPlan, cfg: &AgentConfig, ip: std::net::IpAddr, tx: &mpsc::Sender<Event>) -> Result<Vec<ToController>, String> {
+    fn setup(
+        &mut self,
+        plan: TestPlan,
+        cfg: &AgentConfig,
+        ip: std::net::IpAddr,
+        tx: &mpsc::Sender<Event>,
+    ) -> Result<Vec<ToController>, String> {
         if self.plan.is_some() {
             return Err("a session runs one test; Setup came twice".into());
         }
@@ -223,20 +285,35 @@ impl Test {
                 let listener = data::listen(ip, &plan).map_err(no_listener)?;
                 let port = data::port_of(&listener);
                 std::thread::spawn(move || data::accept_flows(listener, cookie, n, stop, tx));
-                Ok(vec![ToController::Ready { port, udp_ports: Vec::new(), cookie }])
+                Ok(vec![ToController::Ready {
+                    port,
+                    udp_ports: Vec::new(),
+                    cookie,
+                }])
             }
             KindId::UdpRr => {
                 let socks = data::udp_sockets(ip, &plan).map_err(no_listener)?;
                 let udp_ports = socks.iter().map(data::port_of).collect();
                 std::thread::spawn(move || data::pair_udp(socks, cookie, stop, tx));
-                Ok(vec![ToController::Ready { port: 0, udp_ports, cookie }])
+                Ok(vec![ToController::Ready {
+                    port: 0,
+                    udp_ports,
+                    cookie,
+                }])
             }
             KindId::Crr => {
                 let listener = data::listen(ip, &plan).map_err(no_listener)?;
                 let port = data::port_of(&listener);
                 let ids = plan.flows.iter().map(|f| f.id).collect();
                 let infos = self.prepare(Side::Agent, ids, Sockets::Listen(listener))?;
-                Ok(vec![ToController::Ready { port, udp_ports: Vec::new(), cookie }, ToController::Connected(infos)])
+                Ok(vec![
+                    ToController::Ready {
+                        port,
+                        udp_ports: Vec::new(),
+                        cookie,
+                    },
+                    ToController::Connected(infos),
+                ])
             }
         }
     }
@@ -248,9 +325,23 @@ impl Test {
         if self.arrived < self.sockets.len() {
             return Ok(None);
         }
-        let socks = plan.flows.iter().zip(self.sockets.drain(..)).map(|(f, s)| (*f, s.expect("every flow arrived"))).collect();
-        let sockets = if plan.kind == KindId::UdpRr { Sockets::Udp(socks) } else { Sockets::Tcp(socks) };
-        self.prepare(Side::Agent, plan.flows.iter().map(|f| f.id).collect(), sockets).map(Some)
+        let socks = plan
+            .flows
+            .iter()
+            .zip(self.sockets.drain(..))
+            .map(|(f, s)| (*f, s.expect("every flow arrived")))
+            .collect();
+        let sockets = if plan.kind == KindId::UdpRr {
+            Sockets::Udp(socks)
+        } else {
+            Sockets::Tcp(socks)
+        };
+        self.prepare(
+            Side::Agent,
+            plan.flows.iter().map(|f| f.id).collect(),
+            sockets,
+        )
+        .map(Some)
     }
 
     /// Joins a test as a client: opens this agent's flows to the server agent.
@@ -260,31 +351,59 @@ impl Test {
         }
         cfg.admit(&j.plan)?;
         self.plan = Some(Arc::new(j.plan.clone()));
-        let server = ServerData { ip: j.server, port: j.port, udp_ports: j.udp_ports, cookie: j.cookie };
+        let server = ServerData {
+            ip: j.server,
+            port: j.port,
+            udp_ports: j.udp_ports,
+            cookie: j.cookie,
+        };
         let sockets = connect::connect(&server, &j.plan, &j.flows, None)?;
         self.prepare(Side::Controller, j.flows, sockets)
     }
 
-    fn prepare(&mut self, side: Side, ids: Vec<u32>, sockets: Sockets) -> Result<Vec<FlowInfo>, String> {
+    fn prepare(
+        &mut self,
+        side: Side,
+        ids: Vec<u32>,
+        sockets: Sockets,
+    ) -> Result<Vec<FlowInfo>, String> {
         let plan = self.plan.clone().ok_or("data before Setup")?;
-        let prepared = Prepared::new(plan, side, ids, sockets).map_err(|e| format!("cannot set up the flows: {e}"))?;
+        let prepared = Prepared::new(plan, side, ids, sockets)
+            .map_err(|e| format!("cannot set up the flows: {e}"))?;
         let infos = prepared.flow_infos().to_vec();
         self.prepared = Some(prepared);
         Ok(infos)
     }
 
-    fn start(&mut self, t0: u64, cfg: &AgentConfig, tx: &mpsc::Sender<Event>) -> Result<(), String> {
-        let prepared = self.prepared.take().ok_or("Start before all data connections arrived")?;
+    fn start(
+        &mut self,
+        t0: u64,
+        cfg: &AgentConfig,
+        tx: &mpsc::Sender<Event>,
+    ) -> Result<(), String> {
+        let prepared = self
+            .prepared
+            .take()
+            .ok_or("Start before all data connections arrived")?;
         let snap_tx = tx.clone();
         let running = prepared
-            .start(t0, Box::new(move |s| drop(snap_tx.send(Event::Snap(Box::new(s))))))
+            .start(
+                t0,
+                Box::new(move |s| drop(snap_tx.send(Event::Snap(Box::new(s))))),
+            )
             .map_err(|e| format!("cannot start the test: {e}"))?;
         let aborter = running.aborter();
         let done_tx = tx.clone();
-        let joiner = std::thread::spawn(move || drop(done_tx.send(Event::Done(Box::new(running.join())))));
+        let joiner =
+            std::thread::spawn(move || drop(done_tx.send(Event::Done(Box::new(running.join())))));
         self.running = Some((aborter, joiner));
         let lead = Duration::from_nanos(t0.saturating_sub(clock::now_ns()));
-        self.deadline = Some(Instant::now() + lead + Duration::from_nanos(cfg.max_duration_ns) + Duration::from_secs(5));
+        self.deadline = Some(
+            Instant::now()
+                + lead
+                + Duration::from_nanos(cfg.max_duration_ns)
+                + Duration::from_secs(5),
+        );
         Ok(())
     }
 
@@ -314,15 +433,28 @@ impl Test {
     fn summary(&self) -> String {
         match (&self.plan, self.finished, &self.aborted) {
             (None, _, _) => "no test run".into(),
-            (Some(p), _, Some(r)) => format!("{} with {} flows aborted by the controller: {r}", p.kind.name(), p.flows.len()),
-            (Some(p), true, None) => format!("{} with {} flows completed", p.kind.name(), p.flows.len()),
-            (Some(p), false, None) => format!("{} with {} flows stopped early", p.kind.name(), p.flows.len()),
+            (Some(p), _, Some(r)) => format!(
+                "{} with {} flows aborted by the controller: {r}",
+                p.kind.name(),
+                p.flows.len()
+            ),
+            (Some(p), true, None) => {
+                format!("{} with {} flows completed", p.kind.name(), p.flows.len())
+            }
+            (Some(p), false, None) => format!(
+                "{} with {} flows stopped early",
+                p.kind.name(),
+                p.flows.len()
+            ),
         }
     }
 }
 
 fn is_timeout(e: &std::io::Error) -> bool {
-    matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
 }
 
 fn name(m: &ToAgent) -> &'static str {

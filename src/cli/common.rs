@@ -22,7 +22,13 @@ pub struct CommonArgs {
     #[arg(long, value_name = "NAME")]
     pub lab: Option<String>,
     /// Parallel connections (per direction).
-    #[arg(short = 'P', long, default_value_t = 1, value_name = "N", allow_negative_numbers = true)]
+    #[arg(
+        short = 'P',
+        long,
+        default_value_t = 1,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub parallel: u32,
     /// Measured time, after the warm-up (default 10s).
     #[arg(short = 't', long, value_parser = parse_duration, value_name = "DUR", allow_negative_numbers = true)]
@@ -117,13 +123,24 @@ impl CommonArgs {
     }
 
     /// The limit: `count` (given with the flag `flag`, made a limit by `make`), else the time.
-    pub fn limit(&self, flag: &str, count: Option<u64>, make: fn(u64) -> Limit) -> Result<Limit, String> {
+    pub fn limit(
+        &self,
+        flag: &str,
+        count: Option<u64>,
+        make: fn(u64) -> Limit,
+    ) -> Result<Limit, String> {
         match count {
             Some(0) => Err(format!("{flag}: must be at least 1")),
-            Some(_) if self.time.is_some() => Err(format!("-t/--time and {flag} cannot be used together")),
-            Some(_) if self.omit > 0 => Err(format!("--omit applies to timed tests (-t); with {flag} the whole run is measured")),
+            Some(_) if self.time.is_some() => {
+                Err(format!("-t/--time and {flag} cannot be used together"))
+            }
+            Some(_) if self.omit > 0 => Err(format!(
+                "--omit applies to timed tests (-t); with {flag} the whole run is measured"
+            )),
             Some(n) => Ok(make(n)),
-            None => Ok(Limit::Time { duration_ns: self.time.unwrap_or(10_000_000_000) }),
+            None => Ok(Limit::Time {
+                duration_ns: self.time.unwrap_or(10_000_000_000),
+            }),
         }
     }
 
@@ -137,13 +154,28 @@ impl CommonArgs {
             mss: self.mss,
             quickack: false,
             busy_poll: false,
-            ipv6: if self.ipv6 { Some(true) } else if self.ipv4 { Some(false) } else { None },
+            ipv6: if self.ipv6 {
+                Some(true)
+            } else if self.ipv4 {
+                Some(false)
+            } else {
+                None
+            },
         }
     }
 
     /// (controller's, agent's) thread placement.
     pub fn sides(&self) -> (SideOptions, SideOptions) {
         let (local, remote) = self.affinity.clone().unwrap_or((None, None));
-        (SideOptions { affinity: local, threads: self.threads }, SideOptions { affinity: remote, threads: self.threads })
+        (
+            SideOptions {
+                affinity: local,
+                threads: self.threads,
+            },
+            SideOptions {
+                affinity: remote,
+                threads: self.threads,
+            },
+        )
     }
 }

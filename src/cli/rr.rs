@@ -32,7 +32,12 @@ pub struct RrArgs {
     #[arg(short = 'n', long, value_name = "N")]
     pub transactions: Option<u64>,
     /// Transactions in flight per connection.
-    #[arg(long, default_value_t = 1, value_name = "N", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub burst: u32,
     /// Open loop: this many transactions per second in all, scheduled; latency counts from the
     /// scheduled instant.
@@ -62,14 +67,20 @@ pub struct RrArgs {
 pub fn parse_sizes(s: &str) -> Result<(u32, u32), String> {
     let parts: Vec<&str> = s.split(',').collect();
     if parts.len() > 2 {
-        return Err(format!("--size: '{s}' has {} sizes; give REQ or REQ,RESP", parts.len()));
+        return Err(format!(
+            "--size: '{s}' has {} sizes; give REQ or REQ,RESP",
+            parts.len()
+        ));
     }
     let one = |p: &str| -> Result<u32, String> {
         let v = parse_size(p).map_err(|e| format!("--size: {e}"))?;
         if v == 0 {
             return Err("--size: sizes must be at least 1 byte".into());
         }
-        u32::try_from(v).ok().filter(|v| *v <= 64 << 20).ok_or_else(|| format!("--size: '{p}' is above 64M"))
+        u32::try_from(v)
+            .ok()
+            .filter(|v| *v <= 64 << 20)
+            .ok_or_else(|| format!("--size: '{p}' is above 64M"))
     };
     let req = one(parts[0])?;
     let resp = parts.get(1).map(|p| one(p)).transpose()?.unwrap_or(req);
@@ -87,7 +98,9 @@ impl RrArgs {
         }
         if let Some(r) = self.rate {
             if !(r.is_finite() && r > 0.0) {
-                return Err(format!("--rate: {r} is not a positive rate in transactions per second"));
+                return Err(format!(
+                    "--rate: {r} is not a positive rate in transactions per second"
+                ));
             }
         }
         let kind = match (crr, self.udp) {
@@ -100,7 +113,9 @@ impl RrArgs {
             return Err("-R/--reverse: crr connects from this side only".into());
         }
         if self.udp && (u64::from(request) > MAX_UDP || u64::from(response) > MAX_UDP) {
-            return Err(format!("--size: UDP datagrams carry at most {MAX_UDP} bytes"));
+            return Err(format!(
+                "--size: UDP datagrams carry at most {MAX_UDP} bytes"
+            ));
         }
         if !self.udp && (self.udp_timeout.is_some() || self.test_drop_every.is_some()) {
             return Err("--udp-timeout: applies to --udp only".into());

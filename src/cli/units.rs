@@ -5,7 +5,9 @@
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let bad = || format!("'{s}' is not a size; try 64K, 1M or 100M (1024-based)");
     let t = s.trim();
-    let digits = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let digits = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(digits);
     let v: f64 = num.parse().map_err(|_| bad())?;
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
@@ -29,7 +31,10 @@ pub fn parse_io_size(s: &str) -> Result<u32, String> {
     if v == 0 {
         return Err("must be at least 1 byte".into());
     }
-    u32::try_from(v).ok().filter(|v| *v <= i32::MAX as u32).ok_or_else(|| format!("'{s}' is too large (2G at most)"))
+    u32::try_from(v)
+        .ok()
+        .filter(|v| *v <= i32::MAX as u32)
+        .ok_or_else(|| format!("'{s}' is too large (2G at most)"))
 }
 
 /// A duration in ns: "10" (seconds), "10s", "500ms", "1.5s", "2m", "100us".
@@ -37,9 +42,13 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
     let bad = || format!("'{s}' is not a duration; try 10s, 500ms or 2m");
     let t = s.trim();
     if t.starts_with('-') {
-        return Err(format!("'{s}' is negative; durations are positive, e.g. 10s"));
+        return Err(format!(
+            "'{s}' is negative; durations are positive, e.g. 10s"
+        ));
     }
-    let digits = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let digits = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(digits);
     let v: f64 = num.parse().map_err(|_| bad())?;
     let ns_per: f64 = match unit {
@@ -65,7 +74,8 @@ pub fn parse_cpulist(s: &str) -> Result<Vec<u32>, String> {
         let part = part.trim();
         match part.split_once('-') {
             Some((a, b)) => {
-                let (a, b): (u32, u32) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+                let (a, b): (u32, u32) =
+                    (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
                 if a > b || b - a > 4096 {
                     return Err(bad());
                 }
@@ -86,7 +96,13 @@ pub fn parse_affinity(s: &str) -> Result<Affinity, String> {
         Some((l, r)) => (l, Some(r)),
         None => (s, None),
     };
-    let list = |x: &str| if x.is_empty() { Ok(None) } else { parse_cpulist(x).map(Some) };
+    let list = |x: &str| {
+        if x.is_empty() {
+            Ok(None)
+        } else {
+            parse_cpulist(x).map(Some)
+        }
+    };
     Ok((list(l)?, r.map(list).transpose()?.flatten()))
 }
 
@@ -121,7 +137,10 @@ mod tests {
     fn cpu_lists_and_affinity() {
         assert_eq!(parse_cpulist("0,2-4").unwrap(), vec![0, 2, 3, 4]);
         assert!(parse_cpulist("3-1").is_err());
-        assert_eq!(parse_affinity("0/1").unwrap(), (Some(vec![0]), Some(vec![1])));
+        assert_eq!(
+            parse_affinity("0/1").unwrap(),
+            (Some(vec![0]), Some(vec![1]))
+        );
         assert_eq!(parse_affinity("/1").unwrap(), (None, Some(vec![1])));
         assert_eq!(parse_affinity("0-1").unwrap(), (Some(vec![0, 1]), None));
     }

@@ -6,7 +6,12 @@ use crate::Failure;
 
 /// Runs the agent in the foreground.
 pub fn run(a: &ServeArgs) -> Result<(), Failure> {
-    let key = a.key_file.as_deref().map(read_key).transpose().map_err(Failure::Usage)?;
+    let key = a
+        .key_file
+        .as_deref()
+        .map(read_key)
+        .transpose()
+        .map_err(Failure::Usage)?;
     if key.is_none() && !a.listen.ip().is_loopback() && !a.insecure {
         return Err(Failure::Usage(format!(
             "refusing to listen on {} without a key: pass --key-file, or --insecure to let any controller run tests",
@@ -21,8 +26,16 @@ pub fn run(a: &ServeArgs) -> Result<(), Failure> {
         log: true,
         clock_shift_ns: a.test_clock_shift.map_or(0, |s| s as i64),
     };
-    let agent = Agent::bind(a.listen, cfg).map_err(|e| Failure::Runtime(format!("cannot listen on {}: {e}", a.listen)))?;
-    let addr = agent.local_addr().map_err(|e| Failure::Runtime(e.to_string()))?;
-    eprintln!("fathom serve: listening on {addr} (protocol v{})", fathom_proto::PROTOCOL_VERSION);
-    agent.serve().map_err(|e| Failure::Runtime(format!("accept failed: {e}")))
+    let agent = Agent::bind(a.listen, cfg)
+        .map_err(|e| Failure::Runtime(format!("cannot listen on {}: {e}", a.listen)))?;
+    let addr = agent
+        .local_addr()
+        .map_err(|e| Failure::Runtime(e.to_string()))?;
+    eprintln!(
+        "fathom serve: listening on {addr} (protocol v{})",
+        fathom_proto::PROTOCOL_VERSION
+    );
+    agent
+        .serve()
+        .map_err(|e| Failure::Runtime(format!("accept failed: {e}")))
 }

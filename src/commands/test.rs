@@ -4,16 +4,21 @@ use super::output::{self, Format};
 use crate::agent::{Agent, AgentConfig};
 use crate::cli::{common::CommonArgs, read_key};
 use crate::controller::{self, RunOptions, Target, Topology};
-use fathom_report::model::WanLinkResult;
 use crate::Failure;
 use fathom_proto::plan::TestPlan;
+use fathom_report::model::WanLinkResult;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Runs `plan` as the shared options say and prints its report.
 pub fn run(c: &CommonArgs, plan: TestPlan) -> Result<(), Failure> {
-    let key = c.key_file.as_deref().map(read_key).transpose().map_err(Failure::Usage)?;
+    let key = c
+        .key_file
+        .as_deref()
+        .map(read_key)
+        .transpose()
+        .map_err(Failure::Usage)?;
     let format = if c.json {
         Format::Json
     } else if c.csv {
@@ -23,7 +28,11 @@ pub fn run(c: &CommonArgs, plan: TestPlan) -> Result<(), Failure> {
     };
     let (topo, lab) = topology(c, plan.socket.ipv6)?;
     let interrupted = interrupt_flag();
-    let opts = RunOptions { key, bind: c.bind, progress: true };
+    let opts = RunOptions {
+        key,
+        bind: c.bind,
+        progress: true,
+    };
     let wan_before = lab.as_ref().and_then(|l| fathom_lab::wan_links(l).ok());
     let mut run = controller::run(&topo, plan, &opts, &interrupted).map_err(Failure::Runtime)?;
     if let (Some(lab), Some(before)) = (&lab, wan_before) {
@@ -39,14 +48,22 @@ pub fn run(c: &CommonArgs, plan: TestPlan) -> Result<(), Failure> {
 }
 
 /// The emulator links of the test's lab, with their counters before and after the test.
-fn wan_record(before: Vec<fathom_lab::WanLinkStatus>, after: Vec<fathom_lab::WanLinkStatus>) -> Vec<WanLinkResult> {
+fn wan_record(
+    before: Vec<fathom_lab::WanLinkStatus>,
+    after: Vec<fathom_lab::WanLinkStatus>,
+) -> Vec<WanLinkResult> {
     before
         .into_iter()
         .map(|b| {
             let a = after.iter().find(|a| a.name == b.name);
             WanLinkResult {
-                counters_before: b.counters.as_ref().and_then(|c| serde_json::to_value(c).ok()),
-                counters_after: a.and_then(|a| a.counters.as_ref()).and_then(|c| serde_json::to_value(c).ok()),
+                counters_before: b
+                    .counters
+                    .as_ref()
+                    .and_then(|c| serde_json::to_value(c).ok()),
+                counters_after: a
+                    .and_then(|a| a.counters.as_ref())
+                    .and_then(|c| serde_json::to_value(c).ok()),
                 a_to_b: b.params.a_to_b,
                 b_to_a: b.params.b_to_a,
                 ends: b.ends,
@@ -58,14 +75,28 @@ fn wan_record(before: Vec<fathom_lab::WanLinkStatus>, after: Vec<fathom_lab::Wan
 
 /// The server and clients the options name, and the lab whose hosts they are (if any); lab
 /// host names resolve in the lab.
-fn topology(c: &CommonArgs, ipv6: Option<bool>) -> Result<(Topology, Option<fathom_lab::Lab>), Failure> {
+fn topology(
+    c: &CommonArgs,
+    ipv6: Option<bool>,
+) -> Result<(Topology, Option<fathom_lab::Lab>), Failure> {
     let Some(server) = c.server_name() else {
-        return Ok((Topology { server: embedded_agent(c.ipv6)?, clients: Vec::new() }, None));
+        return Ok((
+            Topology {
+                server: embedded_agent(c.ipv6)?,
+                clients: Vec::new(),
+            },
+            None,
+        ));
     };
     let lab = lab(c.lab.as_deref())?;
-    let resolve = |name: &str| Target::lab_or_resolve(name, lab.as_ref(), ipv6).map_err(Failure::Runtime);
+    let resolve =
+        |name: &str| Target::lab_or_resolve(name, lab.as_ref(), ipv6).map_err(Failure::Runtime);
     let server = resolve(server)?;
-    let clients = c.clients.iter().map(|n| resolve(n.trim())).collect::<Result<Vec<_>, _>>()?;
+    let clients = c
+        .clients
+        .iter()
+        .map(|n| resolve(n.trim()))
+        .collect::<Result<Vec<_>, _>>()?;
     if server.netns.is_some() && clients.is_empty() {
         return Err(Failure::Usage(format!(
             "{} is a lab host, and the lab is not connected to this namespace: name the client hosts with --clients",
@@ -79,7 +110,9 @@ fn topology(c: &CommonArgs, ipv6: Option<bool>) -> Result<(Topology, Option<fath
 /// The lab named by --lab, or the only running one (none if no lab runs).
 fn lab(name: Option<&str>) -> Result<Option<fathom_lab::Lab>, Failure> {
     match name {
-        Some(n) => fathom_lab::Lab::load(n).map(Some).map_err(|e| Failure::Runtime(format!("--lab {n}: {e}"))),
+        Some(n) => fathom_lab::Lab::load(n)
+            .map(Some)
+            .map_err(|e| Failure::Runtime(format!("--lab {n}: {e}"))),
         None => match fathom_lab::running_labs().as_slice() {
             [only] => Ok(fathom_lab::Lab::load(only).ok()),
             _ => Ok(None),
@@ -89,12 +122,24 @@ fn lab(name: Option<&str>) -> Result<Option<fathom_lab::Lab>, Failure> {
 
 /// Starts an agent in this process on loopback (the embedded default).
 pub fn embedded_agent(ipv6: bool) -> Result<Target, Failure> {
-    let ip = if ipv6 { IpAddr::V6(Ipv6Addr::LOCALHOST) } else { IpAddr::V4(Ipv4Addr::LOCALHOST) };
+    let ip = if ipv6 {
+        IpAddr::V6(Ipv6Addr::LOCALHOST)
+    } else {
+        IpAddr::V4(Ipv4Addr::LOCALHOST)
+    };
     let agent = Agent::bind(SocketAddr::new(ip, 0), AgentConfig::default())
         .map_err(|e| Failure::Runtime(format!("cannot start the in-process agent: {e}")))?;
-    let addr = agent.local_addr().map_err(|e| Failure::Runtime(e.to_string()))?;
+    let addr = agent
+        .local_addr()
+        .map_err(|e| Failure::Runtime(e.to_string()))?;
     agent.spawn().map_err(|e| Failure::Runtime(e.to_string()))?;
-    Ok(Target { addr, name: addr.to_string(), embedded: true, netns: None, key: None })
+    Ok(Target {
+        addr,
+        name: addr.to_string(),
+        embedded: true,
+        netns: None,
+        key: None,
+    })
 }
 
 /// A flag set by Ctrl-C, so an interrupted test still reports what it measured.

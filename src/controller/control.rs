@@ -5,7 +5,9 @@ use crate::connect::ServerData;
 use fathom_engine::clock;
 use fathom_proto::plan::TestPlan;
 use fathom_proto::sample::{FlowInfo, HostInfo};
-use fathom_proto::{auth, Connection, FrameError, JoinPlan, Preamble, PreambleKind, ToAgent, ToController};
+use fathom_proto::{
+    auth, Connection, FrameError, JoinPlan, Preamble, PreambleKind, ToAgent, ToController,
+};
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Mutex};
@@ -38,23 +40,50 @@ impl Control {
     pub fn open(stream: TcpStream, name: &str, key: Option<&[u8]>) -> Result<Control, String> {
         let e = |what: &dyn std::fmt::Display| format!("agent at {name}: {what}");
         let _ = stream.set_nodelay(true);
-        stream.set_read_timeout(Some(STEP_TIMEOUT)).map_err(|x| e(&x))?;
-        (&stream).write_all(&Preamble::ours(PreambleKind::Control).encode()).map_err(|x| e(&x))?;
+        stream
+            .set_read_timeout(Some(STEP_TIMEOUT))
+            .map_err(|x| e(&x))?;
+        (&stream)
+            .write_all(&Preamble::ours(PreambleKind::Control).encode())
+            .map_err(|x| e(&x))?;
         let theirs = Preamble::read_from(&mut &stream).map_err(|x| e(&describe(x)))?;
         theirs.check_version().map_err(|x| e(&x))?;
         let reader = Connection::new(stream.try_clone().map_err(|x| e(&x))?);
-        let writer = Arc::new(Mutex::new(Connection::new(stream.try_clone().map_err(|x| e(&x))?)));
-        let mut c = Control { name: name.to_string(), stream, reader, writer, host: HostInfo::default() };
-        let (nonce, key_required) = match c.reader.expect::<ToController>().map_err(|x| e(&describe(x)))? {
-            ToController::Challenge { nonce, key_required } => (nonce, key_required),
+        let writer = Arc::new(Mutex::new(Connection::new(
+            stream.try_clone().map_err(|x| e(&x))?,
+        )));
+        let mut c = Control {
+            name: name.to_string(),
+            stream,
+            reader,
+            writer,
+            host: HostInfo::default(),
+        };
+        let (nonce, key_required) = match c
+            .reader
+            .expect::<ToController>()
+            .map_err(|x| e(&describe(x)))?
+        {
+            ToController::Challenge {
+                nonce,
+                key_required,
+            } => (nonce, key_required),
             ToController::Error { message } => return Err(e(&message)),
             other => return Err(e(&unexpected("Challenge", &other))),
         };
         if key_required && key.is_none() {
-            return Err(e(&"this agent requires a key: pass --key-file with the agent's key"));
+            return Err(e(
+                &"this agent requires a key: pass --key-file with the agent's key",
+            ));
         }
-        c.send(&ToAgent::Auth { mac: key.map(|k| auth::answer(k, &nonce)) })?;
-        match c.reader.expect::<ToController>().map_err(|x| e(&describe(x)))? {
+        c.send(&ToAgent::Auth {
+            mac: key.map(|k| auth::answer(k, &nonce)),
+        })?;
+        match c
+            .reader
+            .expect::<ToController>()
+            .map_err(|x| e(&describe(x)))?
+        {
             ToController::Welcome(h) => c.host = h,
             ToController::Error { message } => return Err(e(&format!("refused: {message}"))),
             other => return Err(e(&unexpected("Welcome", &other))),
@@ -63,9 +92,18 @@ impl Control {
     }
 
     /// Connects to `addr` within `timeout`, then [`open`](Self::open)s.
-    pub fn connect(addr: SocketAddr, name: &str, key: Option<&[u8]>, timeout: Duration) -> Result<Control, String> {
+    pub fn connect(
+        addr: SocketAddr,
+        name: &str,
+        key: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<Control, String> {
         let stream = TcpStream::connect_timeout(&addr, timeout).map_err(|x| {
-            let hint = if x.kind() == std::io::ErrorKind::ConnectionRefused { " (is `fathom serve` running there?)" } else { "" };
+            let hint = if x.kind() == std::io::ErrorKind::ConnectionRefused {
+                " (is `fathom serve` running there?)"
+            } else {
+                ""
+            };
             format!("cannot reach the agent at {name}: {x}{hint}")
         })?;
         Self::open(stream, name, key)
@@ -74,7 +112,8 @@ impl Control {
     /// Sends a message (safe to call from several threads).
     pub fn send(&self, m: &ToAgent) -> Result<(), String> {
         let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        w.send(m).map_err(|x| format!("agent at {}: {x}", self.name))
+        w.send(m)
+            .map_err(|x| format!("agent at {}: {x}", self.name))
     }
 
     /// A sender usable from another thread (heartbeats).
@@ -85,26 +124,44 @@ impl Control {
     /// Receives the next message; an agent `Error` becomes `Err`.
     pub fn recv(&mut self, expecting: &str) -> Result<ToController, String> {
         match self.reader.expect::<ToController>() {
-            Ok(ToController::Error { message }) => Err(format!("agent at {}: {message}", self.name)),
+            Ok(ToController::Error { message }) => {
+                Err(format!("agent at {}: {message}", self.name))
+            }
             Ok(m) => Ok(m),
-            Err(x) => Err(format!("agent at {} (waiting for {expecting}): {}", self.name, describe(x))),
+            Err(x) => Err(format!(
+                "agent at {} (waiting for {expecting}): {}",
+                self.name,
+                describe(x)
+            )),
         }
     }
 
     /// Estimates the agent's clock offset: several probes, the minimum-RTT one wins.
     pub fn sync(&mut self, probes: usize) -> Result<ClockSync, String> {
-        let mut best = ClockSync { offset_ns: 0, rtt_ns: u64::MAX };
+        let mut best = ClockSync {
+            offset_ns: 0,
+            rtt_ns: u64::MAX,
+        };
         for _ in 0..probes {
-            self.send(&ToAgent::TimeProbe { t1: clock::now_ns() })?;
+            self.send(&ToAgent::TimeProbe {
+                t1: clock::now_ns(),
+            })?;
             let m = self.recv("TimeReply")?;
             let t4 = clock::now_ns();
             let ToController::TimeReply { t1, t2, t3 } = m else {
-                return Err(format!("agent at {}: {}", self.name, unexpected("TimeReply", &m)));
+                return Err(format!(
+                    "agent at {}: {}",
+                    self.name,
+                    unexpected("TimeReply", &m)
+                ));
             };
             let rtt = (t4 - t1).saturating_sub(t3.saturating_sub(t2));
             if rtt < best.rtt_ns {
                 let offset = ((t2 as i128 - t1 as i128) + (t3 as i128 - t4 as i128)) / 2;
-                best = ClockSync { offset_ns: offset as i64, rtt_ns: rtt };
+                best = ClockSync {
+                    offset_ns: offset as i64,
+                    rtt_ns: rtt,
+                };
             }
         }
         Ok(best)
@@ -114,17 +171,40 @@ impl Control {
     pub fn setup(&mut self, plan: &TestPlan, ip: std::net::IpAddr) -> Result<ServerData, String> {
         self.send(&ToAgent::Setup(Box::new(plan.clone())))?;
         match self.recv("Ready")? {
-            ToController::Ready { port, udp_ports, cookie } => Ok(ServerData { ip, port, udp_ports, cookie }),
-            other => Err(format!("agent at {}: {}", self.name, unexpected("Ready", &other))),
+            ToController::Ready {
+                port,
+                udp_ports,
+                cookie,
+            } => Ok(ServerData {
+                ip,
+                port,
+                udp_ports,
+                cookie,
+            }),
+            other => Err(format!(
+                "agent at {}: {}",
+                self.name,
+                unexpected("Ready", &other)
+            )),
         }
     }
 
     /// Asks a client agent to open flows `ids` to the server; returns their facts.
-    pub fn join(&mut self, plan: &TestPlan, ids: Vec<u32>, server: &ServerData) -> Result<Vec<FlowInfo>, String> {
+    pub fn join(
+        &mut self,
+        plan: &TestPlan,
+        ids: Vec<u32>,
+        server: &ServerData,
+    ) -> Result<Vec<FlowInfo>, String> {
         let udp_ports = if server.udp_ports.is_empty() {
             Vec::new()
         } else {
-            plan.flows.iter().zip(&server.udp_ports).filter(|(f, _)| ids.contains(&f.id)).map(|(_, p)| *p).collect()
+            plan.flows
+                .iter()
+                .zip(&server.udp_ports)
+                .filter(|(f, _)| ids.contains(&f.id))
+                .map(|(_, p)| *p)
+                .collect()
         };
         self.send(&ToAgent::Join(Box::new(JoinPlan {
             plan: plan.clone(),
@@ -141,7 +221,11 @@ impl Control {
     pub fn connected(&mut self) -> Result<Vec<FlowInfo>, String> {
         match self.recv("Connected")? {
             ToController::Connected(infos) => Ok(infos),
-            other => Err(format!("agent at {}: {}", self.name, unexpected("Connected", &other))),
+            other => Err(format!(
+                "agent at {}: {}",
+                self.name,
+                unexpected("Connected", &other)
+            )),
         }
     }
 

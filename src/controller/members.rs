@@ -51,8 +51,15 @@ impl Member {
 
 /// A started end.
 enum Running {
-    Local { aborter: Aborter, joiner: JoinHandle<()> },
-    Remote { sender: Sender, stream: TcpStream, reader: JoinHandle<()> },
+    Local {
+        aborter: Aborter,
+        joiner: JoinHandle<()>,
+    },
+    Remote {
+        sender: Sender,
+        stream: TcpStream,
+        reader: JoinHandle<()>,
+    },
 }
 
 enum Event {
@@ -73,10 +80,22 @@ pub struct Collector {
 
 impl Collector {
     /// A collector for `ends` (the server first).
-    pub fn new(plan: Arc<TestPlan>, ends: Vec<EndData>, progress: bool, total_s: Option<f64>) -> Self {
+    pub fn new(
+        plan: Arc<TestPlan>,
+        ends: Vec<EndData>,
+        progress: bool,
+        total_s: Option<f64>,
+    ) -> Self {
         let (tx, rx) = mpsc::channel();
         let n = ends.len();
-        Collector { plan, ends, running: Vec::new(), tx, rx, progress: Progress::new(progress, total_s, n) }
+        Collector {
+            plan,
+            ends,
+            running: Vec::new(),
+            tx,
+            rx,
+            progress: Progress::new(progress, total_s, n),
+        }
     }
 
     /// Starts end `i` at `t0` (the controller's clock).
@@ -86,14 +105,21 @@ impl Collector {
             Member::Local(p) => {
                 let snap_tx = tx.clone();
                 let running = p
-                    .start(t0, Box::new(move |s| drop(snap_tx.send(Event::Snap(i, Box::new(s))))))
+                    .start(
+                        t0,
+                        Box::new(move |s| drop(snap_tx.send(Event::Snap(i, Box::new(s))))),
+                    )
                     .map_err(|e| format!("cannot start the test: {e}"))?;
                 let aborter = running.aborter();
-                let joiner = std::thread::spawn(move || drop(tx.send(Event::Done(i, Box::new(running.join())))));
+                let joiner = std::thread::spawn(move || {
+                    drop(tx.send(Event::Done(i, Box::new(running.join()))))
+                });
                 Running::Local { aborter, joiner }
             }
             Member::Remote(ctl, sync) => {
-                ctl.send(&ToAgent::Start { t0: t0.wrapping_add_signed(sync.offset_ns) })?;
+                ctl.send(&ToAgent::Start {
+                    t0: t0.wrapping_add_signed(sync.offset_ns),
+                })?;
                 let sender = ctl.sender();
                 let silence = Duration::from_nanos(self.plan.interval_ns) + Duration::from_secs(5);
                 let (mut conn, stream) = ctl.into_reader(silence);
@@ -111,7 +137,11 @@ impl Collector {
                         break;
                     }
                 });
-                Running::Remote { sender, stream, reader }
+                Running::Remote {
+                    sender,
+                    stream,
+                    reader,
+                }
             }
         };
         self.running.push(r);
@@ -121,7 +151,11 @@ impl Collector {
     /// Gathers snapshots until every end is done (or, after a failure or an interrupt, until the
     /// others stopped); `askers` says which role asks in a request/response test, so that the
     /// answering side can be told to finish once the askers are done.
-    pub fn collect(mut self, interrupted: &AtomicBool, askers: Option<Role>) -> (Vec<EndData>, Option<String>) {
+    pub fn collect(
+        mut self,
+        interrupted: &AtomicBool,
+        askers: Option<Role>,
+    ) -> (Vec<EndData>, Option<String>) {
         let n = self.ends.len();
         let heartbeat_stop = Arc::new(AtomicBool::new(false));
         let heartbeat = self.heartbeat(heartbeat_stop.clone());
@@ -165,7 +199,9 @@ impl Collector {
                 }
             }
             if let (Some(role), false) = (askers, finished) {
-                let askers_done = (0..n).filter(|&i| self.ends[i].role == role).all(|i| done[i]);
+                let askers_done = (0..n)
+                    .filter(|&i| self.ends[i].role == role)
+                    .all(|i| done[i]);
                 if askers_done {
                     finished = true;
                     self.finish_where(|e| e.role != role);
@@ -192,7 +228,12 @@ impl Collector {
         for r in &self.running {
             match r {
                 Running::Local { aborter, .. } => aborter.abort(),
-                Running::Remote { sender, .. } => drop(super::send(sender, &ToAgent::Abort { reason: reason.into() })),
+                Running::Remote { sender, .. } => drop(super::send(
+                    sender,
+                    &ToAgent::Abort {
+                        reason: reason.into(),
+                    },
+                )),
             }
         }
     }
@@ -240,7 +281,11 @@ impl Collector {
                     aborter.abort();
                     let _ = joiner.join();
                 }
-                Running::Remote { sender, stream, reader } => {
+                Running::Remote {
+                    sender,
+                    stream,
+                    reader,
+                } => {
                     let _ = super::send(&sender, &ToAgent::Close);
                     let _ = stream.shutdown(std::net::Shutdown::Both);
                     let _ = reader.join();

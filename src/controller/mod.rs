@@ -42,7 +42,12 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const PROBES: usize = 8;
 
 /// Runs `plan` on `topo`. `Err` only when nothing could be measured.
-pub fn run(topo: &Topology, mut plan: TestPlan, opts: &RunOptions, interrupted: &AtomicBool) -> Result<RunData, String> {
+pub fn run(
+    topo: &Topology,
+    mut plan: TestPlan,
+    opts: &RunOptions,
+    interrupted: &AtomicBool,
+) -> Result<RunData, String> {
     let mut server = connect(&topo.server, opts)?;
     let mut clients: Vec<Option<(Control, ClockSync)>> = Vec::new();
     for c in &topo.clients {
@@ -51,7 +56,13 @@ pub fn run(topo: &Topology, mut plan: TestPlan, opts: &RunOptions, interrupted: 
         clients.push(Some((ctl, sync)));
     }
     let server_sync = server.sync(PROBES)?;
-    let max_rtt = clients.iter().flatten().map(|(_, s)| s.rtt_ns).chain([server_sync.rtt_ns]).max().unwrap_or(0);
+    let max_rtt = clients
+        .iter()
+        .flatten()
+        .map(|(_, s)| s.rtt_ns)
+        .chain([server_sync.rtt_ns])
+        .max()
+        .unwrap_or(0);
     if let Some(rr) = plan.rr.as_mut().filter(|rr| rr.udp_timeout_ns == 0) {
         rr.udp_timeout_ns = (4 * max_rtt).max(UDP_TIMEOUT_FLOOR_NS);
     }
@@ -72,7 +83,13 @@ pub fn run(topo: &Topology, mut plan: TestPlan, opts: &RunOptions, interrupted: 
         let socks = crate::connect::connect(&ready, &plan, &shares[0], opts.bind)?;
         let prepared = Prepared::new(plan.clone(), Side::Controller, shares[0].clone(), socks)
             .map_err(|e| format!("cannot set up the flows: {e}"))?;
-        ends.push(EndData { name: "local".into(), role: Role::Client, in_process: true, ids: shares[0].clone(), ..Default::default() });
+        ends.push(EndData {
+            name: "local".into(),
+            role: Role::Client,
+            in_process: true,
+            ids: shares[0].clone(),
+            ..Default::default()
+        });
         members.push(Member::local(prepared));
     }
     for ((target, slot), ids) in topo.clients.iter().zip(clients.iter_mut()).zip(&shares) {
@@ -82,7 +99,10 @@ pub fn run(topo: &Topology, mut plan: TestPlan, opts: &RunOptions, interrupted: 
             name: target.name.clone(),
             role: Role::Client,
             ids: ids.clone(),
-            info: fathom_proto::sample::EndpointInfo { flows: infos, ..Default::default() },
+            info: fathom_proto::sample::EndpointInfo {
+                flows: infos,
+                ..Default::default()
+            },
             clock_offset_ns: sync.offset_ns,
             control_rtt_ns: sync.rtt_ns,
             ..Default::default()
@@ -90,12 +110,21 @@ pub fn run(topo: &Topology, mut plan: TestPlan, opts: &RunOptions, interrupted: 
         members.push(Member::remote(ctl, sync));
     }
     let server_flows = members[0].connected()?;
-    if !server_flows.iter().map(|f| f.id).eq(plan.flows.iter().map(|f| f.id)) {
-        return Err(format!("agent at {}: its flows do not match the plan's", topo.server.name));
+    if !server_flows
+        .iter()
+        .map(|f| f.id)
+        .eq(plan.flows.iter().map(|f| f.id))
+    {
+        return Err(format!(
+            "agent at {}: its flows do not match the plan's",
+            topo.server.name
+        ));
     }
     ends[0].info.flows = server_flows;
 
-    let started_unix_s = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+    let started_unix_s = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
     let t0 = clock::now_ns() + 100_000_000 + 4 * max_rtt.min(250_000_000);
     let total_s = match plan.limit {
         Limit::Time { duration_ns } => Some((plan.omit_ns + duration_ns) as f64 / 1e9),
@@ -124,8 +153,12 @@ fn connect(t: &Target, opts: &RunOptions) -> Result<Control, String> {
     let key = t.key.as_deref().or(opts.key.as_deref());
     match &t.netns {
         Some(ns) => {
-            let stream = fathom_lab::connect_in(ns, t.addr, CONNECT_TIMEOUT)
-                .map_err(|e| format!("cannot reach the agent of lab host {} ({}): {e}", t.name, t.addr))?;
+            let stream = fathom_lab::connect_in(ns, t.addr, CONNECT_TIMEOUT).map_err(|e| {
+                format!(
+                    "cannot reach the agent of lab host {} ({}): {e}",
+                    t.name, t.addr
+                )
+            })?;
             Control::open(stream, &t.name, key)
         }
         None => Control::connect(t.addr, &t.name, key, CONNECT_TIMEOUT),
@@ -147,7 +180,13 @@ pub fn assign(plan: &TestPlan, n: usize) -> Vec<Vec<u32>> {
 
 /// Which role asks in a request/response test (`None` for streams).
 fn askers_of(plan: &TestPlan) -> Option<Role> {
-    plan.rr.as_ref().map(|_| if plan.flows_in(Direction::Forward).next().is_some() { Role::Client } else { Role::Server })
+    plan.rr.as_ref().map(|_| {
+        if plan.flows_in(Direction::Forward).next().is_some() {
+            Role::Client
+        } else {
+            Role::Server
+        }
+    })
 }
 
 /// Sends one message on a shared control connection.
@@ -163,8 +202,20 @@ mod tests {
 
     #[test]
     fn flows_are_shared_evenly_per_direction() {
-        let flows = (0..6).map(|id| FlowPlan { id, dir: if id < 4 { Direction::Forward } else { Direction::Reverse } }).collect();
-        let plan = TestPlan { flows, ..TestPlan::default() };
+        let flows = (0..6)
+            .map(|id| FlowPlan {
+                id,
+                dir: if id < 4 {
+                    Direction::Forward
+                } else {
+                    Direction::Reverse
+                },
+            })
+            .collect();
+        let plan = TestPlan {
+            flows,
+            ..TestPlan::default()
+        };
         assert_eq!(assign(&plan, 2), vec![vec![0, 1, 4], vec![2, 3, 5]]);
         assert_eq!(assign(&plan, 1), vec![vec![0, 1, 2, 3, 4, 5]]);
     }

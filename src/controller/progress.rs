@@ -29,12 +29,19 @@ impl Progress {
     pub fn new(wanted: bool, total_s: Option<f64>, ends: usize) -> Self {
         let bar = (wanted && std::io::stderr().is_terminal()).then(|| {
             let b = ProgressBar::new_spinner();
-            b.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+            b.set_style(
+                ProgressStyle::with_template("{spinner} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
             b.enable_steady_tick(std::time::Duration::from_millis(200));
             b.set_message("starting");
             b
         });
-        Progress { bar, total_s, ends: vec![EndRate::default(); ends] }
+        Progress {
+            bar,
+            total_s,
+            ends: vec![EndRate::default(); ends],
+        }
     }
 
     /// Takes a snapshot of end `end`.
@@ -42,7 +49,9 @@ impl Progress {
         let Some(bar) = &self.bar else { return };
         let bytes: u64 = s.flows.iter().map(|f| f.received).sum();
         let tx: u64 = s.flows.iter().map(|f| f.transactions).sum();
-        let Some(e) = self.ends.get_mut(end) else { return };
+        let Some(e) = self.ends.get_mut(end) else {
+            return;
+        };
         if let Some((t, b, n)) = e.last {
             let dt = (s.t_ns - t) as f64 / 1e9;
             if dt > 0.0 {
@@ -59,7 +68,11 @@ impl Progress {
         let rate: f64 = self.ends.iter().map(|e| e.rate).sum();
         // The asking and the answering ends both count transactions: show the asking side's sum.
         let tps = self.ends.iter().map(|e| e.tps).sum::<f64>() / 2.0;
-        let what = if tps > 0.0 { format!("{tps:.0} tx/s") } else { fathom_report::table::rate(rate) };
+        let what = if tps > 0.0 {
+            format!("{tps:.0} tx/s")
+        } else {
+            fathom_report::table::rate(rate)
+        };
         bar.set_message(format!("{time}  {what}"));
     }
 

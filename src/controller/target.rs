@@ -31,14 +31,26 @@ pub struct Topology {
 impl Target {
     /// A lab host's agent, if `name` is a host of `lab`.
     pub fn in_lab(name: &str, lab: &fathom_lab::Lab) -> Result<Option<Target>, String> {
-        let Some(host) = lab.host(name) else { return Ok(None) };
+        let Some(host) = lab.host(name) else {
+            return Ok(None);
+        };
         let addr = host.agent_addr();
         let key = crate::cli::read_key(&lab.key_file())?;
-        Ok(Some(Target { addr, name: name.to_string(), embedded: false, netns: Some(host.netns.clone()), key: Some(key) }))
+        Ok(Some(Target {
+            addr,
+            name: name.to_string(),
+            embedded: false,
+            netns: Some(host.netns.clone()),
+            key: Some(key),
+        }))
     }
 
     /// A lab host's agent when `lab` has one named `spec`, else an agent at HOST[:PORT].
-    pub fn lab_or_resolve(spec: &str, lab: Option<&fathom_lab::Lab>, ipv6: Option<bool>) -> Result<Target, String> {
+    pub fn lab_or_resolve(
+        spec: &str,
+        lab: Option<&fathom_lab::Lab>,
+        ipv6: Option<bool>,
+    ) -> Result<Target, String> {
         match lab.map(|l| Self::in_lab(spec, l)).transpose()?.flatten() {
             Some(t) => Ok(t),
             None => Self::resolve(spec, ipv6),
@@ -57,15 +69,26 @@ impl Target {
             let fam = if ipv6 == Some(true) { "IPv6" } else { "IPv4" };
             format!("host '{host}' has no {fam} address")
         })?;
-        Ok(Target { addr, name: spec.to_string(), embedded: false, netns: None, key: None })
+        Ok(Target {
+            addr,
+            name: spec.to_string(),
+            embedded: false,
+            netns: None,
+            key: None,
+        })
     }
 }
 
 /// Splits "host", "host:port", "[v6]", "[v6]:port", or a bare IPv6 address.
 fn split_host_port(spec: &str) -> Result<(String, u16), String> {
-    let port = |p: &str| p.parse::<u16>().map_err(|_| format!("'{spec}': '{p}' is not a port number"));
+    let port = |p: &str| {
+        p.parse::<u16>()
+            .map_err(|_| format!("'{spec}': '{p}' is not a port number"))
+    };
     if let Some(rest) = spec.strip_prefix('[') {
-        let (h, tail) = rest.split_once(']').ok_or_else(|| format!("'{spec}': missing ']'"))?;
+        let (h, tail) = rest
+            .split_once(']')
+            .ok_or_else(|| format!("'{spec}': missing ']'"))?;
         return match tail.strip_prefix(':') {
             Some(p) => Ok((h.to_string(), port(p)?)),
             None if tail.is_empty() => Ok((h.to_string(), DEFAULT_PORT)),

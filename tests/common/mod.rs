@@ -33,7 +33,10 @@ pub fn run_program(program: &str, args: &[&str], secs: u64) -> Output {
             // SAFETY: signals the child we spawned, by its PID.
             unsafe { libc::kill(pid, libc::SIGKILL) };
             let out = rx.recv().expect("output after kill").expect("output");
-            panic!("{program} {args:?} did not finish in {secs} s; stderr: {}", String::from_utf8_lossy(&out.stderr));
+            panic!(
+                "{program} {args:?} did not finish in {secs} s; stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
     }
 }
@@ -41,7 +44,11 @@ pub fn run_program(program: &str, args: &[&str], secs: u64) -> Output {
 /// Parses stdout as exactly one JSON document.
 pub fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("stdout is not one JSON document ({e}): {}\nstderr: {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+        panic!(
+            "stdout is not one JSON document ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
     })
 }
 
@@ -91,8 +98,13 @@ impl Agent {
 
     /// Threads of the agent process now.
     pub fn threads(&self) -> usize {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
-        status.lines().find_map(|l| l.strip_prefix("Threads:")).and_then(|v| v.trim().parse().ok()).unwrap_or(0)
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Threads:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
     }
 }
 

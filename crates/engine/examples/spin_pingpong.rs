@@ -29,7 +29,10 @@ fn spin_read(s: &mut TcpStream, b: &mut [u8]) -> bool {
 }
 
 fn main() {
-    let secs: u64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(5);
+    let secs: u64 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(5);
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
     let server = std::thread::spawn(move || {
@@ -61,5 +64,9 @@ fn main() {
     server.join().unwrap();
     rtts.sort_unstable();
     let median = rtts.get(rtts.len() / 2).copied().unwrap_or(0);
-    println!("{{\"transactions_per_second\": {}, \"p50_us\": {}}}", rtts.len() as f64 / secs as f64, median as f64 / 1e3);
+    println!(
+        "{{\"transactions_per_second\": {}, \"p50_us\": {}}}",
+        rtts.len() as f64 / secs as f64,
+        median as f64 / 1e3
+    );
 }

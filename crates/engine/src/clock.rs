@@ -2,7 +2,10 @@
 
 /// Now, in ns of CLOCK_MONOTONIC.
 pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: valid pointer to a timespec; CLOCK_MONOTONIC always exists on Linux.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -16,7 +19,12 @@ pub fn sleep_until(deadline_ns: u64) {
     };
     // SAFETY: valid timespec; a null remainder is allowed with TIMER_ABSTIME.
     while unsafe {
-        libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut())
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
     } == libc::EINTR
     {}
 }
@@ -37,7 +45,10 @@ pub fn other_thread_cpu_ns(thread: libc::pthread_t) -> Option<u64> {
 }
 
 fn clock_ns(id: libc::clockid_t) -> Option<u64> {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: valid pointer; an invalid clock id yields an error, not UB.
     if unsafe { libc::clock_gettime(id, &mut ts) } != 0 {
         return None;

@@ -24,7 +24,6 @@ use std::time::Duration;
 /// figures then include these few idle milliseconds, well under 0.1% of a 10 s window).
 const FIRST_SNAPSHOT_LEAD_NS: u64 = 5_000_000;
 
-
 /// An endpoint whose flows are built but not started.
 pub struct Prepared {
     plan: Arc<TestPlan>,
@@ -38,9 +37,17 @@ pub struct Prepared {
 impl Prepared {
     /// Builds the flows `ids` of `side` from its data sockets. Snapshots and infos list the
     /// flows in the order of `ids`.
-    pub fn new(plan: Arc<TestPlan>, side: Side, ids: Vec<u32>, sockets: Sockets) -> io::Result<Self> {
+    pub fn new(
+        plan: Arc<TestPlan>,
+        side: Side,
+        ids: Vec<u32>,
+        sockets: Sockets,
+    ) -> io::Result<Self> {
         let k = kind(plan.kind).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::Unsupported, format!("test kind {} is not built in", plan.kind.name()))
+            io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("test kind {} is not built in", plan.kind.name()),
+            )
         })?;
         let infos = match &sockets {
             Sockets::Tcp(v) | Sockets::Udp(v) => v
@@ -50,16 +57,38 @@ impl Prepared {
                     Ok(sockopt::flow_info(f.id, sock))
                 })
                 .collect::<io::Result<Vec<_>>>()?,
-            Sockets::Connect(_) | Sockets::Listen(_) => ids.iter().map(|&id| FlowInfo { id, ..Default::default() }).collect(),
+            Sockets::Connect(_) | Sockets::Listen(_) => ids
+                .iter()
+                .map(|&id| FlowInfo {
+                    id,
+                    ..Default::default()
+                })
+                .collect(),
         };
-        let stats: Vec<Arc<FlowStats>> = ids.iter().map(|_| Arc::new(FlowStats::default())).collect();
-        let flows = k.flows(&Setup { plan: &plan, side, ids: &ids, stats: &stats }, sockets)?;
+        let stats: Vec<Arc<FlowStats>> =
+            ids.iter().map(|_| Arc::new(FlowStats::default())).collect();
+        let flows = k.flows(
+            &Setup {
+                plan: &plan,
+                side,
+                ids: &ids,
+                stats: &stats,
+            },
+            sockets,
+        )?;
         let threads = worker_count(&plan, side, flows.len());
         let mut groups: Vec<Vec<Box<dyn Flow>>> = (0..threads).map(|_| Vec::new()).collect();
         for (i, f) in flows.into_iter().enumerate() {
             groups[i % threads].push(f);
         }
-        Ok(Prepared { plan, side, ids, infos, stats, groups })
+        Ok(Prepared {
+            plan,
+            side,
+            ids,
+            infos,
+            stats,
+            groups,
+        })
     }
 
     /// Socket facts of every flow, as set up.
@@ -81,10 +110,18 @@ impl Prepared {
         let mut workers = Vec::new();
         let gate = Arc::new(crate::gate::Gate::default());
         for (i, flows) in self.groups.into_iter().enumerate() {
-            let shared = Arc::new(WorkerShared { abort: abort.clone(), end_ns: end_ns.clone(), ..Default::default() });
+            let shared = Arc::new(WorkerShared {
+                abort: abort.clone(),
+                end_ns: end_ns.clone(),
+                ..Default::default()
+            });
             let wp = WorkerPlan {
                 flows,
-                pin: side_opts.affinity.as_ref().filter(|c| !c.is_empty()).map(|c| c[i % c.len()]),
+                pin: side_opts
+                    .affinity
+                    .as_ref()
+                    .filter(|c| !c.is_empty())
+                    .map(|c| c[i % c.len()]),
                 t0,
                 start: gate.clone(),
                 busy_poll: self.plan.socket.busy_poll,
@@ -93,11 +130,13 @@ impl Prepared {
                 zerocopy: self.plan.zerocopy,
             };
             let (sh, tx) = (shared.clone(), signal_tx.clone());
-            let handle = std::thread::Builder::new().name(format!("fathom-w{i}")).spawn(move || {
-                let r = worker::run(wp, &sh);
-                let _ = tx.send(Signal::WorkerDone);
-                r
-            })?;
+            let handle = std::thread::Builder::new()
+                .name(format!("fathom-w{i}"))
+                .spawn(move || {
+                    let r = worker::run(wp, &sh);
+                    let _ = tx.send(Signal::WorkerDone);
+                    r
+                })?;
             workers.push((Some(handle), shared));
         }
         let sampler = Sampler {
@@ -113,8 +152,17 @@ impl Prepared {
             signals: signal_rx,
             sink,
         };
-        let handle = std::thread::Builder::new().name("fathom-sampler".into()).spawn(move || sampler.run())?;
-        Ok(Running { control: Aborter { abort, end_ns, poke: signal_tx }, sampler: handle })
+        let handle = std::thread::Builder::new()
+            .name("fathom-sampler".into())
+            .spawn(move || sampler.run())?;
+        Ok(Running {
+            control: Aborter {
+                abort,
+                end_ns,
+                poke: signal_tx,
+            },
+            sampler: handle,
+        })
     }
 }
 
@@ -215,7 +263,12 @@ impl Sampler {
             .map(|h| h.join().unwrap_or_else(|_| panicked_worker()))
             .collect();
         if self.schedule.end().is_none() && !aborted {
-            let last = self.stats.iter().filter_map(|s| s.last_ns()).max().unwrap_or_else(clock::now_ns);
+            let last = self
+                .stats
+                .iter()
+                .filter_map(|s| s.last_ns())
+                .max()
+                .unwrap_or_else(clock::now_ns);
             self.emit(Mark::WindowEnd, Some(last));
         }
         self.emit(Mark::Final, None);
@@ -228,7 +281,10 @@ impl Sampler {
             if now >= deadline {
                 return Wait::Reached;
             }
-            match self.signals.recv_timeout(Duration::from_nanos(deadline - now)) {
+            match self
+                .signals
+                .recv_timeout(Duration::from_nanos(deadline - now))
+            {
                 Ok(Signal::WorkerDone) => {
                     *done += 1;
                     // Workers that finish at the time limit must not cost the window's last
@@ -256,15 +312,31 @@ impl Sampler {
             }
         }
         let (process_user_us, process_system_us) = cpu::process_rusage_us();
-        let cpu = CpuSnapshot { per_cpu: cpu::proc_stat(), threads_ns: self.threads_cpu_ns(), process_user_us, process_system_us };
-        let snap = Snapshot { mark, t_ns: at as i64 - self.t0 as i64, flows, cpu, latency: self.latency() };
+        let cpu = CpuSnapshot {
+            per_cpu: cpu::proc_stat(),
+            threads_ns: self.threads_cpu_ns(),
+            process_user_us,
+            process_system_us,
+        };
+        let snap = Snapshot {
+            mark,
+            t_ns: at as i64 - self.t0 as i64,
+            flows,
+            cpu,
+            latency: self.latency(),
+        };
         (self.sink)(snap);
     }
 
     /// The latencies recorded since the last snapshot, merged over the workers (request/response
     /// kinds, on the side that asks).
     fn latency(&self) -> Option<Vec<u8>> {
-        let asks = self.plan.rr.is_some() && self.plan.flows.iter().any(|f| self.ids.contains(&f.id) && self.side.leads(f.dir));
+        let asks = self.plan.rr.is_some()
+            && self
+                .plan
+                .flows
+                .iter()
+                .any(|f| self.ids.contains(&f.id) && self.side.leads(f.dir));
         asks.then(|| {
             let mut h = latency::histogram();
             for (_, w) in &self.workers {
@@ -303,7 +375,12 @@ impl Sampler {
             host: host::host_info(),
             flows: self.infos,
             threads: results.into_iter().map(|r| r.info).collect(),
-            wait: if self.plan.socket.busy_poll { "busy-poll" } else { "epoll" }.into(),
+            wait: if self.plan.socket.busy_poll {
+                "busy-poll"
+            } else {
+                "epoll"
+            }
+            .into(),
             read_size: read_size(&self.plan),
             limits: host::buffer_limits(),
             sampler_cpu_ns: clock::thread_cpu_ns(),
@@ -319,7 +396,11 @@ enum Wait {
 }
 
 fn panicked_worker() -> WorkerResult {
-    WorkerResult { _flows: Vec::new(), info: Default::default(), error: Some("a worker thread panicked".into()) }
+    WorkerResult {
+        _flows: Vec::new(),
+        info: Default::default(),
+        error: Some("a worker thread panicked".into()),
+    }
 }
 
 /// The plan's read size, or this host's default when the plan leaves it to each end (0).
@@ -335,7 +416,10 @@ fn worker_count(plan: &TestPlan, side: Side, flows: usize) -> usize {
         Side::Controller => &plan.controller,
         Side::Agent => &plan.agent,
     };
-    let want = opts.threads.map(|t| t as usize).unwrap_or_else(|| host::online_cpus() as usize);
+    let want = opts
+        .threads
+        .map(|t| t as usize)
+        .unwrap_or_else(|| host::online_cpus() as usize);
     want.clamp(1, flows.max(1))
 }
 
@@ -344,7 +428,15 @@ fn fd_buffers(fd: i32) -> (u32, u32) {
         let mut v: i32 = 0;
         let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
         // SAFETY: valid int pointer and length.
-        unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, name, (&mut v as *mut i32).cast(), &mut len) };
+        unsafe {
+            libc::getsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                name,
+                (&mut v as *mut i32).cast(),
+                &mut len,
+            )
+        };
         v.max(0) as u32
     };
     (get(libc::SO_SNDBUF), get(libc::SO_RCVBUF))

@@ -27,7 +27,10 @@ impl Side {
     /// True when this side sends the payload of flows going `dir` (or asks, for request/response).
     pub fn leads(self, dir: fathom_proto::plan::Direction) -> bool {
         use fathom_proto::plan::Direction::*;
-        matches!((self, dir), (Side::Controller, Forward) | (Side::Agent, Reverse))
+        matches!(
+            (self, dir),
+            (Side::Controller, Forward) | (Side::Agent, Reverse)
+        )
     }
 }
 
@@ -117,7 +120,10 @@ impl Setup<'_> {
     /// (index among the flows going the same way, how many go that way) for flow `f`.
     pub fn place(&self, f: &FlowPlan) -> (u64, u64) {
         let same = || self.plan.flows_in(f.dir);
-        (same().position(|g| g.id == f.id).unwrap_or(0) as u64, same().count() as u64)
+        (
+            same().position(|g| g.id == f.id).unwrap_or(0) as u64,
+            same().count() as u64,
+        )
     }
 }
 
@@ -131,7 +137,10 @@ pub trait Kind: Sync {
 
 /// The kind registered for `id`.
 pub fn kind(id: KindId) -> Option<&'static dyn Kind> {
-    crate::kinds::REGISTRY.iter().copied().find(|k| k.id() == id)
+    crate::kinds::REGISTRY
+        .iter()
+        .copied()
+        .find(|k| k.id() == id)
 }
 
 /// Turns a connected socket into a non-blocking mio stream.
@@ -142,7 +151,10 @@ pub fn mio_tcp(sock: Socket) -> io::Result<mio::net::TcpStream> {
 
 /// The error for sockets a kind cannot use.
 pub fn wrong_sockets(kind: KindId) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidInput, format!("{} was given the wrong kind of sockets", kind.name()))
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{} was given the wrong kind of sockets", kind.name()),
+    )
 }
 
 /// Writes from an in-memory file with sendfile; `count` bytes from its start.

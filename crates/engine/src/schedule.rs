@@ -20,12 +20,23 @@ impl Schedule {
             Limit::Time { duration_ns } => Some(plan.omit_ns + duration_ns),
             _ => None,
         };
-        Schedule { omit: plan.omit_ns, interval: plan.interval_ns.max(1_000_000), end }
+        Schedule {
+            omit: plan.omit_ns,
+            interval: plan.interval_ns.max(1_000_000),
+            end,
+        }
     }
 
     /// The first snapshot: the window's start when there is no warm-up.
     pub fn first(&self) -> (u64, Mark) {
-        (0, if self.omit == 0 { Mark::WindowStart } else { Mark::Start })
+        (
+            0,
+            if self.omit == 0 {
+                Mark::WindowStart
+            } else {
+                Mark::Start
+            },
+        )
     }
 
     /// The boundary after `t` (ns after t0), or `None` after the window's end.
@@ -39,7 +50,11 @@ impl Schedule {
             (self.omit, self.end.unwrap_or(u64::MAX), Mark::WindowEnd)
         };
         let next = base + ((t - base) / self.interval + 1) * self.interval;
-        Some(if next >= limit { (limit, limit_mark) } else { (next, Mark::Interval) })
+        Some(if next >= limit {
+            (limit, limit_mark)
+        } else {
+            (next, Mark::Interval)
+        })
     }
 
     /// The end of the measured window, if the test is timed.
@@ -53,7 +68,12 @@ mod tests {
     use super::*;
 
     fn plan(omit: u64, interval: u64, limit: Limit) -> TestPlan {
-        TestPlan { limit, omit_ns: omit, interval_ns: interval, ..TestPlan::default() }
+        TestPlan {
+            limit,
+            omit_ns: omit,
+            interval_ns: interval,
+            ..TestPlan::default()
+        }
     }
 
     fn all(s: &Schedule) -> Vec<(u64, Mark)> {
@@ -67,7 +87,10 @@ mod tests {
     #[test]
     fn warm_up_and_window_edges_are_boundaries() {
         let s = Schedule::of(&plan(1500, 1000, Limit::Time { duration_ns: 2500 }).clone());
-        let s = Schedule { interval: 1000, ..s };
+        let s = Schedule {
+            interval: 1000,
+            ..s
+        };
         assert_eq!(
             all(&s),
             vec![
@@ -83,13 +106,26 @@ mod tests {
 
     #[test]
     fn no_warm_up_starts_the_window_at_zero() {
-        let s = Schedule { interval: 10, ..Schedule::of(&plan(0, 10, Limit::Time { duration_ns: 20 })) };
-        assert_eq!(all(&s), vec![(0, Mark::WindowStart), (10, Mark::Interval), (20, Mark::WindowEnd)]);
+        let s = Schedule {
+            interval: 10,
+            ..Schedule::of(&plan(0, 10, Limit::Time { duration_ns: 20 }))
+        };
+        assert_eq!(
+            all(&s),
+            vec![
+                (0, Mark::WindowStart),
+                (10, Mark::Interval),
+                (20, Mark::WindowEnd)
+            ]
+        );
     }
 
     #[test]
     fn byte_limited_is_open_ended() {
-        let s = Schedule { interval: 10, ..Schedule::of(&plan(0, 10, Limit::Bytes(5))) };
+        let s = Schedule {
+            interval: 10,
+            ..Schedule::of(&plan(0, 10, Limit::Bytes(5)))
+        };
         assert_eq!(s.next_after(1_000_000), Some((1_000_010, Mark::Interval)));
     }
 }

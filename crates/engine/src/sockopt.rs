@@ -11,12 +11,14 @@ use std::os::fd::{AsRawFd, RawFd};
 pub fn apply(sock: &Socket, o: &SocketOptions) -> io::Result<()> {
     apply_buffers(sock, o)?;
     if let Some(mss) = o.mss {
-        sock.set_mss(mss).map_err(|e| with_context(e, &format!("--mss {mss}")))?;
+        sock.set_mss(mss)
+            .map_err(|e| with_context(e, &format!("--mss {mss}")))?;
     }
     if let Some(cc) = &o.cc {
         sock.set_tcp_congestion(cc.as_bytes()).map_err(|e| {
-            let avail = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
-                .unwrap_or_default();
+            let avail =
+                std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+                    .unwrap_or_default();
             with_context(e, &format!("--cc {cc} (available here: {})", avail.trim()))
         })?;
     }
@@ -56,7 +58,15 @@ fn is_tcp(fd: RawFd) -> bool {
     let mut t: i32 = 0;
     let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
     // SAFETY: valid int pointer and length.
-    let rc = unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_TYPE, (&mut t as *mut i32).cast(), &mut len) };
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TYPE,
+            (&mut t as *mut i32).cast(),
+            &mut len,
+        )
+    };
     rc == 0 && t == libc::SOCK_STREAM
 }
 
@@ -70,7 +80,13 @@ pub fn set_quickack(fd: RawFd) {
 fn setsockopt_int(fd: RawFd, level: i32, name: i32, v: i32) -> io::Result<()> {
     // SAFETY: passes a valid pointer to an int of the stated size.
     let rc = unsafe {
-        libc::setsockopt(fd, level, name, (&v as *const i32).cast(), std::mem::size_of::<i32>() as u32)
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (&v as *const i32).cast(),
+            std::mem::size_of::<i32>() as u32,
+        )
     };
     if rc == 0 {
         Ok(())
@@ -86,7 +102,10 @@ fn with_context(e: io::Error, what: &str) -> io::Error {
 /// The socket facts of a connected data socket, for results.
 pub fn flow_info(id: u32, sock: &Socket) -> FlowInfo {
     let addr = |a: io::Result<socket2::SockAddr>| {
-        a.ok().and_then(|a| a.as_socket()).map(|a| a.to_string()).unwrap_or_default()
+        a.ok()
+            .and_then(|a| a.as_socket())
+            .map(|a| a.to_string())
+            .unwrap_or_default()
     };
     let (sndbuf, rcvbuf) = buffers(sock);
     FlowInfo {
@@ -97,7 +116,14 @@ pub fn flow_info(id: u32, sock: &Socket) -> FlowInfo {
         rcvbuf,
         sndbuf_end: sndbuf,
         rcvbuf_end: rcvbuf,
-        cc: sock.tcp_congestion().map(|b| String::from_utf8_lossy(&b).trim_end_matches('\0').to_string()).unwrap_or_default(),
+        cc: sock
+            .tcp_congestion()
+            .map(|b| {
+                String::from_utf8_lossy(&b)
+                    .trim_end_matches('\0')
+                    .to_string()
+            })
+            .unwrap_or_default(),
         mss: sock.mss().unwrap_or(0),
         first_byte_ns: None,
         last_byte_ns: None,

@@ -14,12 +14,20 @@ impl TimerFd {
     /// A new disarmed timer.
     pub fn new() -> io::Result<TimerFd> {
         // SAFETY: plain syscall; returns a new descriptor or -1.
-        let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
+        let fd = unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        };
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: fd was just created and is owned by nobody else.
-        Ok(TimerFd { fd: unsafe { OwnedFd::from_raw_fd(fd) }, armed: None })
+        Ok(TimerFd {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            armed: None,
+        })
     }
 
     /// Fires at `at` (monotonic ns); a no-op if already set to that instant.
@@ -28,11 +36,25 @@ impl TimerFd {
             return Ok(());
         }
         let spec = libc::itimerspec {
-            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-            it_value: libc::timespec { tv_sec: (at / 1_000_000_000) as libc::time_t, tv_nsec: (at % 1_000_000_000).max(1) as libc::c_long },
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: (at / 1_000_000_000) as libc::time_t,
+                tv_nsec: (at % 1_000_000_000).max(1) as libc::c_long,
+            },
         };
         // SAFETY: valid itimerspec; a null old value is allowed.
-        if unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) } != 0 {
+        if unsafe {
+            libc::timerfd_settime(
+                self.fd.as_raw_fd(),
+                libc::TFD_TIMER_ABSTIME,
+                &spec,
+                std::ptr::null_mut(),
+            )
+        } != 0
+        {
             return Err(io::Error::last_os_error());
         }
         self.armed = Some(at);

@@ -84,7 +84,11 @@ pub fn run(plan: WorkerPlan, shared: &WorkerShared) -> WorkerResult {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
     let pin = plan.pin;
     let initial = plan.flows.len() as u32;
-    let mut error = pin.and_then(|cpu| clock::pin_to(cpu).err().map(|e| format!("cannot pin a worker to CPU {cpu}: {e}")));
+    let mut error = pin.and_then(|cpu| {
+        clock::pin_to(cpu)
+            .err()
+            .map(|e| format!("cannot pin a worker to CPU {cpu}: {e}"))
+    });
     let mut lp = Loop::new(plan);
     if error.is_none() {
         if let Err(e) = lp.run(shared) {
@@ -94,7 +98,12 @@ pub fn run(plan: WorkerPlan, shared: &WorkerShared) -> WorkerResult {
     let cpu_ns = clock::thread_cpu_ns();
     shared.final_cpu_ns.store(cpu_ns, Ordering::Release);
     WorkerResult {
-        info: ThreadInfo { pinned: pin, last_cpu: clock::current_cpu(), flows: initial, cpu_ns },
+        info: ThreadInfo {
+            pinned: pin,
+            last_cpu: clock::current_cpu(),
+            flows: initial,
+            cpu_ns,
+        },
         _flows: lp.into_initial_flows(),
         error,
     }
@@ -134,7 +143,17 @@ impl Loop {
     fn new(mut plan: WorkerPlan) -> Loop {
         let flows = std::mem::take(&mut plan.flows);
         let n = flows.len();
-        let slots = flows.into_iter().map(|flow| Some(Slot { flow, state: State::Queued, initial: true, armed: None })).collect();
+        let slots = flows
+            .into_iter()
+            .map(|flow| {
+                Some(Slot {
+                    flow,
+                    state: State::Queued,
+                    initial: true,
+                    armed: None,
+                })
+            })
+            .collect();
         Loop {
             plan,
             slots,
@@ -148,7 +167,12 @@ impl Loop {
     }
 
     fn into_initial_flows(self) -> Vec<Box<dyn Flow>> {
-        self.slots.into_iter().flatten().filter(|s| s.initial).map(|s| s.flow).collect()
+        self.slots
+            .into_iter()
+            .flatten()
+            .filter(|s| s.initial)
+            .map(|s| s.flow)
+            .collect()
     }
 
     fn run(&mut self, shared: &WorkerShared) -> io::Result<()> {
@@ -156,13 +180,24 @@ impl Loop {
         let registry = poll.registry().try_clone()?;
         let mut events = mio::Events::with_capacity(self.slots.len().clamp(16, 1024));
         for (i, s) in self.slots.iter_mut().enumerate() {
-            s.as_mut().expect("initial slots are full").flow.register(&registry, mio::Token(i))?;
+            s.as_mut()
+                .expect("initial slots are full")
+                .flow
+                .register(&registry, mio::Token(i))?;
         }
         let mut timerfd = TimerFd::new()?;
-        registry.register(&mut mio::unix::SourceFd(&timerfd.raw()), TIMER_TOKEN, mio::Interest::READABLE)?;
+        registry.register(
+            &mut mio::unix::SourceFd(&timerfd.raw()),
+            TIMER_TOKEN,
+            mio::Interest::READABLE,
+        )?;
         let wbuf = payload(self.plan.write_size);
         let mut rbuf = vec![0u8; self.plan.read_size];
-        let zc = if self.plan.zerocopy { Some(memfile(&wbuf)?) } else { None };
+        let zc = if self.plan.zerocopy {
+            Some(memfile(&wbuf)?)
+        } else {
+            None
+        };
         let mut spawned: Vec<Box<dyn Flow>> = Vec::new();
         let mut io = Io {
             wbuf: &wbuf,
@@ -188,7 +223,10 @@ impl Loop {
             if !stopped && now >= io.end_ns {
                 stopped = true;
                 for i in 0..self.slots.len() {
-                    if self.slots[i].as_ref().is_some_and(|s| s.state != State::Done) {
+                    if self.slots[i]
+                        .as_ref()
+                        .is_some_and(|s| s.state != State::Done)
+                    {
                         io.token = mio::Token(i);
                         let r = self.slot(i).flow.stop(&mut io);
                         self.settle(i, r);
@@ -198,7 +236,10 @@ impl Loop {
             self.fire_timers(now);
             let mut batch = std::mem::take(&mut self.ready);
             for &i in &batch {
-                if self.slots[i].as_ref().is_some_and(|s| s.state == State::Queued) {
+                if self.slots[i]
+                    .as_ref()
+                    .is_some_and(|s| s.state == State::Queued)
+                {
                     self.slot(i).state = State::Idle;
                     io.token = mio::Token(i);
                     let r = self.slot(i).flow.run(&mut io);
@@ -310,14 +351,23 @@ impl Loop {
         }
     }
 
-    fn adopt(&mut self, spawned: &mut Vec<Box<dyn Flow>>, registry: &mio::Registry) -> io::Result<()> {
+    fn adopt(
+        &mut self,
+        spawned: &mut Vec<Box<dyn Flow>>,
+        registry: &mio::Registry,
+    ) -> io::Result<()> {
         for mut flow in spawned.drain(..) {
             let i = self.free.pop().unwrap_or_else(|| {
                 self.slots.push(None);
                 self.slots.len() - 1
             });
             flow.register(registry, mio::Token(i))?;
-            self.slots[i] = Some(Slot { flow, state: State::Queued, initial: false, armed: None });
+            self.slots[i] = Some(Slot {
+                flow,
+                state: State::Queued,
+                initial: false,
+                armed: None,
+            });
             self.ready.push(i);
             self.live += 1;
         }
@@ -327,7 +377,10 @@ impl Loop {
     /// Drops finished flows that a flow started (their sockets close), freeing their slots.
     fn reap(&mut self) {
         for i in 0..self.slots.len() {
-            if self.slots[i].as_ref().is_some_and(|s| !s.initial && s.state == State::Done) {
+            if self.slots[i]
+                .as_ref()
+                .is_some_and(|s| !s.initial && s.state == State::Done)
+            {
                 self.slots[i] = None;
                 self.free.push(i);
             }
@@ -338,7 +391,11 @@ impl Loop {
         if !self.ready.is_empty() {
             return 0;
         }
-        let end = if stopped { end_ns.saturating_add(DRAIN_NS) } else { end_ns };
+        let end = if stopped {
+            end_ns.saturating_add(DRAIN_NS)
+        } else {
+            end_ns
+        };
         let now = clock::now_ns();
         match self.timers.peek() {
             Some(Reverse((t, _))) if *t <= now => 0,

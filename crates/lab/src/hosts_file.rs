@@ -33,11 +33,16 @@ pub fn write(layout: &Layout) -> Result<()> {
 /// `-`, so `fl-a-h1` belongs to lab `a` and `fl-a-b-h1` to lab `a-b` only.
 pub fn remove(name: &str) {
     let prefix = format!("{NETNS_PREFIX}{name}-");
-    let Ok(entries) = std::fs::read_dir(NETNS_ETC) else { return };
+    let Ok(entries) = std::fs::read_dir(NETNS_ETC) else {
+        return;
+    };
     for e in entries.flatten() {
         let file = e.file_name();
         let file = file.to_string_lossy();
-        if file.strip_prefix(&prefix).is_some_and(|node| !node.is_empty() && !node.contains('-')) {
+        if file
+            .strip_prefix(&prefix)
+            .is_some_and(|node| !node.is_empty() && !node.contains('-'))
+        {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }

@@ -43,7 +43,12 @@ fn up_exec_down_round_trip_leaves_nothing() {
     // h1 reaches h3's agent through the switch.
     connect_in(&lab.host("h1").unwrap().netns, h3.agent_addr(), SECOND).unwrap();
     let sh = |script: &str| ["sh", "-c", script].map(String::from).to_vec();
-    assert_eq!(lab.exec("h1", &sh("getent hosts h3 | grep -q '^10.77.0.3 '")).unwrap(), 0, "host names resolve inside the lab");
+    assert_eq!(
+        lab.exec("h1", &sh("getent hosts h3 | grep -q '^10.77.0.3 '"))
+            .unwrap(),
+        0,
+        "host names resolve inside the lab"
+    );
     assert_eq!(
         lab.exec(
             "h2",

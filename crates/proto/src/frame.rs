@@ -59,7 +59,10 @@ pub enum FrameError {
 impl Preamble {
     /// Our own preamble for a connection of `kind`.
     pub fn ours(kind: PreambleKind) -> Self {
-        Preamble { version: PROTOCOL_VERSION, kind }
+        Preamble {
+            version: PROTOCOL_VERSION,
+            kind,
+        }
     }
 
     /// The 8 bytes on the wire.
@@ -84,7 +87,10 @@ impl Preamble {
             1 => PreambleKind::Data,
             k => return Err(FrameError::BadKind(k)),
         };
-        Ok(Preamble { version: u16::from_be_bytes([b[4], b[5]]), kind })
+        Ok(Preamble {
+            version: u16::from_be_bytes([b[4], b[5]]),
+            kind,
+        })
     }
 
     /// Reads a preamble from `r`.
@@ -99,7 +105,10 @@ impl Preamble {
         if self.version == PROTOCOL_VERSION {
             Ok(())
         } else {
-            Err(FrameError::Version { peer: self.version, ours: PROTOCOL_VERSION })
+            Err(FrameError::Version {
+                peer: self.version,
+                ours: PROTOCOL_VERSION,
+            })
         }
     }
 }
@@ -151,7 +160,10 @@ pub struct Connection<S> {
 impl<S: Read + Write> Connection<S> {
     /// Wraps a stream whose preamble has already been exchanged.
     pub fn new(stream: S) -> Self {
-        Connection { stream, buf: Vec::with_capacity(4096) }
+        Connection {
+            stream,
+            buf: Vec::with_capacity(4096),
+        }
     }
 
     /// The underlying stream.
@@ -171,7 +183,10 @@ impl<S: Read + Write> Connection<S> {
             return Err(FrameError::TooLarge(len));
         }
         body[..4].copy_from_slice(&(len as u32).to_be_bytes());
-        let r = self.stream.write_all(&body).and_then(|_| self.stream.flush());
+        let r = self
+            .stream
+            .write_all(&body)
+            .and_then(|_| self.stream.flush());
         self.buf = body;
         Ok(r?)
     }
@@ -189,13 +204,18 @@ impl<S: Read + Write> Connection<S> {
         }
         self.buf.resize(len, 0);
         self.stream.read_exact(&mut self.buf)?;
-        postcard::from_bytes(&self.buf).map(Some).map_err(|e| FrameError::Malformed(e.to_string()))
+        postcard::from_bytes(&self.buf)
+            .map(Some)
+            .map_err(|e| FrameError::Malformed(e.to_string()))
     }
 
     /// Like [`recv`](Self::recv) but a clean end of stream is an error too.
     pub fn expect<M: DeserializeOwned>(&mut self) -> Result<M, FrameError> {
         self.recv()?.ok_or_else(|| {
-            FrameError::Io(io::Error::new(io::ErrorKind::UnexpectedEof, "peer closed the connection"))
+            FrameError::Io(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "peer closed the connection",
+            ))
         })
     }
 }
@@ -268,7 +288,10 @@ mod tests {
 
     #[test]
     fn data_hello_round_trip() {
-        let h = DataHello { cookie: [7; 16], flow: 42 };
+        let h = DataHello {
+            cookie: [7; 16],
+            flow: 42,
+        };
         assert_eq!(DataHello::read_from(&mut &h.encode()[..]).unwrap(), h);
         let mut bad = h.encode();
         bad[6] = 0;
@@ -279,9 +302,18 @@ mod tests {
     fn preamble_checks() {
         let p = Preamble::ours(PreambleKind::Data);
         assert_eq!(Preamble::decode(p.encode()).unwrap(), p);
-        assert!(matches!(Preamble::decode(*b"HTTP/1.1"), Err(FrameError::BadMagic(_))));
-        let old = Preamble { version: PROTOCOL_VERSION + 1, kind: PreambleKind::Control };
-        let e = Preamble::decode(old.encode()).unwrap().check_version().unwrap_err();
+        assert!(matches!(
+            Preamble::decode(*b"HTTP/1.1"),
+            Err(FrameError::BadMagic(_))
+        ));
+        let old = Preamble {
+            version: PROTOCOL_VERSION + 1,
+            kind: PreambleKind::Control,
+        };
+        let e = Preamble::decode(old.encode())
+            .unwrap()
+            .check_version()
+            .unwrap_err();
         assert!(e.to_string().contains("mismatch"), "{e}");
     }
 }

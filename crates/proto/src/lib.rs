@@ -40,7 +40,9 @@ pub mod msg;
 pub mod plan;
 pub mod sample;
 
-pub use frame::{Connection, DataHello, FrameError, Preamble, PreambleKind, MAGIC, PROTOCOL_VERSION};
+pub use frame::{
+    Connection, DataHello, FrameError, Preamble, PreambleKind, MAGIC, PROTOCOL_VERSION,
+};
 pub use msg::{JoinPlan, ToAgent, ToController};
 
 /// The agent's default control port.

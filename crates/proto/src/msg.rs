@@ -1,9 +1,9 @@
 //! The control messages, one enum per direction.
 
 use crate::plan::TestPlan;
-use std::net::IpAddr;
 use crate::sample::{EndpointInfo, FlowInfo, HostInfo, Snapshot};
 use serde::{Deserialize, Serialize};
+use std::net::IpAddr;
 
 /// Controller → agent.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

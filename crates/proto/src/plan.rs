@@ -141,7 +141,9 @@ impl Default for TestPlan {
         TestPlan {
             kind: KindId::Stream,
             flows: Vec::new(),
-            limit: Limit::Time { duration_ns: 10_000_000_000 },
+            limit: Limit::Time {
+                duration_ns: 10_000_000_000,
+            },
             omit_ns: 0,
             interval_ns: 1_000_000_000,
             socket: SocketOptions::default(),

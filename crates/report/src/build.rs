@@ -20,13 +20,17 @@ pub fn build(run: &RunData) -> Report {
     };
     if view.window(0).is_none() || (1..run.ends.len()).all(|i| view.window(i).is_none()) {
         report.hosts = (0..run.ends.len()).map(|i| host(&view, i, &[])).collect();
-        report.error.get_or_insert_with(|| "the test ended before its measured window began".into());
+        report
+            .error
+            .get_or_insert_with(|| "the test ended before its measured window began".into());
         return report;
     }
     report.flows = (0..run.plan.flows.len()).map(|i| flow(&view, i)).collect();
     report.summary = summary(&view, &report.flows);
     crate::hosts::fill(&view, &mut report.summary);
-    report.hosts = (0..run.ends.len()).map(|i| host(&view, i, &report.flows)).collect();
+    report.hosts = (0..run.ends.len())
+        .map(|i| host(&view, i, &report.flows))
+        .collect();
     crate::rr::fill(&view, &mut report.summary, &mut report.flows);
     report.intervals = crate::intervals::build(&view);
     report.warnings = crate::warnings::collect(run, &report);
@@ -67,9 +71,15 @@ pub(crate) fn busy_us(e: &EndData, w: &Window<'_>) -> f64 {
 
 fn flow(v: &View<'_>, i: usize) -> FlowResult {
     let f = v.run.plan.flows[i];
-    let base = FlowResult { id: f.id, direction: dir_name(f.dir).into(), ..Default::default() };
+    let base = FlowResult {
+        id: f.id,
+        direction: dir_name(f.dir).into(),
+        ..Default::default()
+    };
     let Some(l) = v.located[i] else { return base };
-    let (Some(sw), Some(rw)) = (v.window(l.sender.0), v.window(l.receiver.0)) else { return base };
+    let (Some(sw), Some(rw)) = (v.window(l.sender.0), v.window(l.receiver.0)) else {
+        return base;
+    };
     let ((s0, s1), (r0, r1)) = (sw.flow(l.sender.1), rw.flow(l.receiver.1));
     let ssecs = sw.seconds();
     let bytes = r1.received.saturating_sub(r0.received);
@@ -110,15 +120,24 @@ fn flow(v: &View<'_>, i: usize) -> FlowResult {
 
 fn summary(v: &View<'_>, flows: &[FlowResult]) -> Summary {
     let run = v.run;
-    let dirs: Vec<Direction> =
-        [Direction::Forward, Direction::Reverse].into_iter().filter(|d| run.plan.flows_in(*d).next().is_some()).collect();
+    let dirs: Vec<Direction> = [Direction::Forward, Direction::Reverse]
+        .into_iter()
+        .filter(|d| run.plan.flows_in(*d).next().is_some())
+        .collect();
     let directions: Vec<DirectionResult> = dirs.iter().map(|&d| direction(v, d, flows)).collect();
     let n = flows.len().max(1) as f64;
     let bytes: u64 = flows.iter().map(|f| f.bytes).sum();
     let (client, server) = (run.ends.len().min(2) - 1, 0);
-    let cpu_of = |i: usize| v.window(i).map(|w| cpu(&run.ends[i], &w, run.embedded)).unwrap_or_default();
+    let cpu_of = |i: usize| {
+        v.window(i)
+            .map(|w| cpu(&run.ends[i], &w, run.embedded))
+            .unwrap_or_default()
+    };
     let kb = bytes as f64 / 1024.0;
-    let demand = |i: usize| v.window(i).map_or(0.0, |w| ratio(busy_us(&run.ends[i], &w), kb));
+    let demand = |i: usize| {
+        v.window(i)
+            .map_or(0.0, |w| ratio(busy_us(&run.ends[i], &w), kb))
+    };
     Summary {
         bits_per_second: directions.iter().map(|d| d.bits_per_second).sum(),
         sender_bits_per_second: directions.iter().map(|d| d.sender_bits_per_second).sum(),
@@ -126,11 +145,24 @@ fn summary(v: &View<'_>, flows: &[FlowResult]) -> Summary {
         sender_bytes: flows.iter().map(|f| f.sender_bytes).sum(),
         total_bytes_received: flows.iter().map(|f| f.total_bytes_received).sum(),
         total_bytes_sent: flows.iter().map(|f| f.total_bytes_sent).sum(),
-        seconds: dirs.iter().map(|&d| v.longest(&v.receivers(d))).fold(0.0, f64::max),
+        seconds: dirs
+            .iter()
+            .map(|&d| v.longest(&v.receivers(d)))
+            .fold(0.0, f64::max),
         retransmits: flows.iter().map(|f| f.retransmits).sum(),
-        service_demand_us_per_kb: ServiceDemand { local: demand(client), remote: demand(server) },
-        cpu: CpuPair { local: cpu_of(client), remote: cpu_of(server) },
-        directions: if dirs.len() > 1 { directions } else { Vec::new() },
+        service_demand_us_per_kb: ServiceDemand {
+            local: demand(client),
+            remote: demand(server),
+        },
+        cpu: CpuPair {
+            local: cpu_of(client),
+            remote: cpu_of(server),
+        },
+        directions: if dirs.len() > 1 {
+            directions
+        } else {
+            Vec::new()
+        },
         buffers: buffers(run, flows),
         tcp: TcpSummary {
             rtt_us: mean_of_known(flows.iter().map(|f| f.rtt_us)),
@@ -185,7 +217,10 @@ fn buffers(run: &RunData, flows: &[FlowResult]) -> Buffers {
         over(s.sndbuf, e.info.limits.wmem_max) || over(s.rcvbuf, e.info.limits.rmem_max)
     });
     Buffers {
-        requested: BufferRequest { send: s.sndbuf.map(u64::from), recv: s.rcvbuf.map(u64::from) },
+        requested: BufferRequest {
+            send: s.sndbuf.map(u64::from),
+            recv: s.rcvbuf.map(u64::from),
+        },
         effective_send: first.sndbuf as u64,
         effective_recv: first.rcvbuf as u64,
         final_send: first.sndbuf_end as u64,
@@ -223,7 +258,13 @@ pub(crate) fn segs_per_ack(recv: &TcpInfo) -> f64 {
 fn host(v: &View<'_>, i: usize, flows: &[FlowResult]) -> HostResult {
     let e = &v.run.ends[i];
     let info: &EndpointInfo = &e.info;
-    let mine = || flows.iter().zip(&v.located).filter(move |(_, l)| l.is_some_and(|l| l.sender.0 == i || l.receiver.0 == i)).map(|(f, _)| f);
+    let mine = || {
+        flows
+            .iter()
+            .zip(&v.located)
+            .filter(move |(_, l)| l.is_some_and(|l| l.sender.0 == i || l.receiver.0 == i))
+            .map(|(f, _)| f)
+    };
     let first_send = v
         .located
         .iter()
@@ -248,21 +289,32 @@ fn host(v: &View<'_>, i: usize, flows: &[FlowResult]) -> HostResult {
         threads: info
             .threads
             .iter()
-            .map(|t| ThreadResult { pinned_cpu: t.pinned, last_cpu: t.last_cpu, flows: t.flows, cpu_s: t.cpu_ns as f64 / 1e9 })
+            .map(|t| ThreadResult {
+                pinned_cpu: t.pinned,
+                last_cpu: t.last_cpu,
+                flows: t.flows,
+                cpu_s: t.cpu_ns as f64 / 1e9,
+            })
             .collect(),
         rmem_max: info.limits.rmem_max,
         wmem_max: info.limits.wmem_max,
         bits_per_second: mine().map(|f| f.bits_per_second).sum(),
         sender_bits_per_second: mine().map(|f| f.sender_bits_per_second).sum(),
         bytes: mine().map(|f| f.bytes).sum(),
-        cpu: v.window(i).map(|w| cpu(e, &w, v.run.embedded)).unwrap_or_default(),
+        cpu: v
+            .window(i)
+            .map(|w| cpu(e, &w, v.run.embedded))
+            .unwrap_or_default(),
         clock_offset_us: e.clock_offset_ns as f64 / 1e3,
         control_rtt_us: e.control_rtt_ns as f64 / 1e3,
         first_send_us: first_send.map(|ns| ns as f64 / 1e3),
         measurement_cpu_s: info.sampler_cpu_ns as f64 / 1e9,
         measurement_percent: {
             let span = e.snaps.last().map_or(0.0, |s| s.t_ns.max(0) as f64 / 1e9);
-            ratio(info.sampler_cpu_ns as f64 / 1e9 * 100.0, span * f64::from(info.host.cpus.max(1)))
+            ratio(
+                info.sampler_cpu_ns as f64 / 1e9 * 100.0,
+                span * f64::from(info.host.cpus.max(1)),
+            )
         },
         error: info.error.clone(),
     }
@@ -272,7 +324,12 @@ fn echo(run: &RunData) -> TestEcho {
     let p = &run.plan;
     let fwd = p.flows_in(Direction::Forward).count() as u32;
     let rev = p.flows_in(Direction::Reverse).count() as u32;
-    let clients: Vec<String> = run.ends.iter().filter(|e| e.role == Role::Client && !e.in_process).map(|e| e.name.clone()).collect();
+    let clients: Vec<String> = run
+        .ends
+        .iter()
+        .filter(|e| e.role == Role::Client && !e.in_process)
+        .map(|e| e.name.clone())
+        .collect();
     TestEcho {
         kind: p.kind.name().into(),
         agent: run.server().name.clone(),
@@ -313,13 +370,19 @@ fn echo(run: &RunData) -> TestEcho {
         },
         quickack: p.socket.quickack,
         busy_poll: p.socket.busy_poll,
-        udp_timeout_ms: p.rr.as_ref().filter(|_| p.kind == fathom_proto::plan::KindId::UdpRr).map(|r| r.udp_timeout_ns as f64 / 1e6),
+        udp_timeout_ms: p
+            .rr
+            .as_ref()
+            .filter(|_| p.kind == fathom_proto::plan::KindId::UdpRr)
+            .map(|r| r.udp_timeout_ns as f64 / 1e6),
         started_unix_s: run.started_unix_s,
     }
 }
 
 /// Mean of the values that were measured (non-zero); 0 if none were.
 fn mean_of_known(v: impl Iterator<Item = u32>) -> f64 {
-    let (sum, n) = v.filter(|&x| x > 0).fold((0.0, 0u32), |(s, n), x| (s + f64::from(x), n + 1));
+    let (sum, n) = v
+        .filter(|&x| x > 0)
+        .fold((0.0, 0u32), |(s, n), x| (s + f64::from(x), n + 1));
     ratio(sum, f64::from(n))
 }

@@ -7,7 +7,12 @@ use fathom_proto::sample::{CpuSnapshot, CpuTicks};
 /// Utilization of one host between `a` and `b`, `seconds` apart; `hz` = /proc/stat ticks per
 /// second; `shared` when both test ends ran in one process.
 pub fn cpu_between(a: &CpuSnapshot, b: &CpuSnapshot, hz: f64, seconds: f64, shared: bool) -> Cpu {
-    let per: Vec<CpuTicks> = b.per_cpu.iter().zip(&a.per_cpu).map(|(y, x)| y.since(x)).collect();
+    let per: Vec<CpuTicks> = b
+        .per_cpu
+        .iter()
+        .zip(&a.per_cpu)
+        .map(|(y, x)| y.since(x))
+        .collect();
     let mut sum = CpuTicks::default();
     for t in &per {
         sum.user += t.user;
@@ -25,12 +30,26 @@ pub fn cpu_between(a: &CpuSnapshot, b: &CpuSnapshot, hz: f64, seconds: f64, shar
         .map(|(i, t)| {
             let tt = t.total() as f64;
             let p = |v: u64| ratio(v as f64 * 100.0, tt);
-            CpuOne { cpu: i as u32, total: p(t.busy()), user: p(t.user), system: p(t.system), softirq: p(t.softirq) }
+            CpuOne {
+                cpu: i as u32,
+                total: p(t.busy()),
+                user: p(t.user),
+                system: p(t.system),
+                softirq: p(t.softirq),
+            }
         })
         .collect();
-    let busiest = per_cpu.iter().cloned().max_by(|x, y| x.total.total_cmp(&y.total)).unwrap_or_default();
+    let busiest = per_cpu
+        .iter()
+        .cloned()
+        .max_by(|x, y| x.total.total_cmp(&y.total))
+        .unwrap_or_default();
     let fathom_s = b.threads_ns.saturating_sub(a.threads_ns) as f64 / 1e9;
-    let capacity_s = if total > 0.0 { total / hz } else { seconds * per.len() as f64 };
+    let capacity_s = if total > 0.0 {
+        total / hz
+    } else {
+        seconds * per.len() as f64
+    };
     Cpu {
         total: pct(sum.busy()),
         user: pct(sum.user),
@@ -50,5 +69,9 @@ pub fn cpu_between(a: &CpuSnapshot, b: &CpuSnapshot, hz: f64, seconds: f64, shar
 
 /// Busy ticks of all CPUs between two snapshots.
 pub fn busy_ticks(a: &CpuSnapshot, b: &CpuSnapshot) -> u64 {
-    b.per_cpu.iter().zip(&a.per_cpu).map(|(y, x)| y.since(x).busy()).sum()
+    b.per_cpu
+        .iter()
+        .zip(&a.per_cpu)
+        .map(|(y, x)| y.since(x).busy())
+        .sum()
 }

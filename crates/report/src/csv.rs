@@ -25,13 +25,13 @@ pub const COLUMNS: [&str; 13] = [
 /// The report's intervals as CSV.
 pub fn render(r: &Report) -> Vec<u8> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
-    let rows = std::iter::once(COLUMNS.map(String::from)).chain(
-        r.intervals
-            .iter()
-            .flat_map(|iv| std::iter::once(sum_row(iv)).chain(iv.flows.iter().map(|f| flow_row(r, iv, f)))),
-    );
+    let rows =
+        std::iter::once(COLUMNS.map(String::from)).chain(r.intervals.iter().flat_map(|iv| {
+            std::iter::once(sum_row(iv)).chain(iv.flows.iter().map(|f| flow_row(r, iv, f)))
+        }));
     for row in rows {
-        w.write_record(&row).expect("writing CSV to memory cannot fail");
+        w.write_record(&row)
+            .expect("writing CSV to memory cannot fail");
     }
     w.into_inner().expect("flushing CSV to memory cannot fail")
 }
@@ -57,7 +57,11 @@ fn sum_row(iv: &Interval) -> [String; 13] {
 
 /// One flow of one interval; its direction comes from the report's flow list.
 fn flow_row(r: &Report, iv: &Interval, f: &FlowInterval) -> [String; 13] {
-    let direction = r.flows.iter().find(|x| x.id == f.id).map_or("", |x| x.direction.as_str());
+    let direction = r
+        .flows
+        .iter()
+        .find(|x| x.id == f.id)
+        .map_or("", |x| x.direction.as_str());
     [
         num(iv.start),
         num(iv.end),

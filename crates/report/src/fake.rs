@@ -9,10 +9,12 @@
 //! controller's host is 40% busy, the agent's 46%.
 
 use crate::run::{EndData, Role, RunData};
-use fathom_proto::plan::{Direction, FlowPlan, KindId, Limit, SideOptions, SocketOptions, TestPlan};
+use fathom_proto::plan::{
+    Direction, FlowPlan, KindId, Limit, SideOptions, SocketOptions, TestPlan,
+};
 use fathom_proto::sample::{
-    BufferLimits, CpuSnapshot, CpuTicks, EndpointInfo, FlowInfo, FlowSnapshot, HostInfo, Mark, Snapshot, TcpInfo,
-    ThreadInfo,
+    BufferLimits, CpuSnapshot, CpuTicks, EndpointInfo, FlowInfo, FlowSnapshot, HostInfo, Mark,
+    Snapshot, TcpInfo, ThreadInfo,
 };
 
 /// When each end takes its snapshots (ms since t0), and why.
@@ -25,7 +27,14 @@ pub const MARKS: [(i64, Mark); 6] = [
     (4500, Mark::Final),
 ];
 /// Bytes flow 0's receiver has read at each snapshot (flow `i`: `i + 1` times as many).
-pub const RECEIVED: [u64; 6] = [0, 50_000_000, 150_000_000, 260_000_000, 380_000_000, 385_000_000];
+pub const RECEIVED: [u64; 6] = [
+    0,
+    50_000_000,
+    150_000_000,
+    260_000_000,
+    380_000_000,
+    385_000_000,
+];
 /// Bytes flow 0's sender has written but its receiver not yet read, at each snapshot.
 pub const IN_FLIGHT: [u64; 6] = [0, 1_000_000, 2_000_000, 2_000_000, 3_000_000, 0];
 /// Retransmits of every flow's sender so far.
@@ -83,12 +92,21 @@ const REMOTE: Side = Side {
 pub fn run_data(flows: u32, bidir: bool) -> RunData {
     let n = flows.max(1);
     let plan_flows: Vec<FlowPlan> = (0..if bidir { 2 * n } else { n })
-        .map(|id| FlowPlan { id, dir: if id < n { Direction::Forward } else { Direction::Reverse } })
+        .map(|id| FlowPlan {
+            id,
+            dir: if id < n {
+                Direction::Forward
+            } else {
+                Direction::Reverse
+            },
+        })
         .collect();
     let plan = TestPlan {
         kind: KindId::Stream,
         flows: plan_flows,
-        limit: Limit::Time { duration_ns: 3_000_000_000 },
+        limit: Limit::Time {
+            duration_ns: 3_000_000_000,
+        },
         omit_ns: 1_000_000_000,
         interval_ns: 1_000_000_000,
         socket: SocketOptions::default(),
@@ -99,9 +117,27 @@ pub fn run_data(flows: u32, bidir: bool) -> RunData {
         controller: SideOptions::default(),
         agent: SideOptions::default(),
     };
-    let server = EndData { name: "192.0.2.10:5301".into(), role: Role::Server, clock_offset_ns: 12_500, control_rtt_ns: 85_000, ..end(&REMOTE, &plan.flows) };
-    let client = EndData { name: "local".into(), role: Role::Client, in_process: true, ..end(&LOCAL, &plan.flows) };
-    RunData { ends: vec![server, client], plan, embedded: false, started_unix_s: 1_700_000_000.0, wan: Vec::new(), error: None }
+    let server = EndData {
+        name: "192.0.2.10:5301".into(),
+        role: Role::Server,
+        clock_offset_ns: 12_500,
+        control_rtt_ns: 85_000,
+        ..end(&REMOTE, &plan.flows)
+    };
+    let client = EndData {
+        name: "local".into(),
+        role: Role::Client,
+        in_process: true,
+        ..end(&LOCAL, &plan.flows)
+    };
+    RunData {
+        ends: vec![server, client],
+        plan,
+        embedded: false,
+        started_unix_s: 1_700_000_000.0,
+        wan: Vec::new(),
+        error: None,
+    }
 }
 
 /// One end's snapshots and final facts.
@@ -117,7 +153,12 @@ fn end(side: &Side, flows: &[FlowPlan]) -> EndData {
             latency: None,
         })
         .collect();
-    EndData { info: info(side, flows), snaps, ids: flows.iter().map(|f| f.id).collect(), ..EndData::default() }
+    EndData {
+        info: info(side, flows),
+        snaps,
+        ids: flows.iter().map(|f| f.id).collect(),
+        ..EndData::default()
+    }
 }
 
 /// Flow `f` at snapshot `k`, as `side` sees it.
@@ -149,7 +190,11 @@ fn flow_snapshot(side: &Side, f: &FlowPlan, k: usize) -> FlowSnapshot {
             rcv_wnd: 65_535,
             ..TcpInfo::default()
         };
-        FlowSnapshot { sent, tcp: Some(tcp), ..FlowSnapshot::default() }
+        FlowSnapshot {
+            sent,
+            tcp: Some(tcp),
+            ..FlowSnapshot::default()
+        }
     } else {
         let segs = received / SEGMENT;
         let tcp = TcpInfo {
@@ -168,7 +213,11 @@ fn flow_snapshot(side: &Side, f: &FlowPlan, k: usize) -> FlowSnapshot {
             rcv_wnd: 3_000_000,
             ..TcpInfo::default()
         };
-        FlowSnapshot { received, tcp: Some(tcp), ..FlowSnapshot::default() }
+        FlowSnapshot {
+            received,
+            tcp: Some(tcp),
+            ..FlowSnapshot::default()
+        }
     }
 }
 
@@ -197,13 +246,20 @@ fn cpu(side: &Side, ms: u64) -> CpuSnapshot {
 
 /// What `side` reports at the end: host, sockets, threads, limits.
 fn info(side: &Side, flows: &[FlowPlan]) -> EndpointInfo {
-    let other = if side.addr == LOCAL.addr { REMOTE.addr } else { LOCAL.addr };
+    let other = if side.addr == LOCAL.addr {
+        REMOTE.addr
+    } else {
+        LOCAL.addr
+    };
     let client_port = |id: u32| 40_000 + id;
     let flow_infos = flows
         .iter()
         .map(|f| {
-            let (lp, pp) =
-                if side.sends == Direction::Forward { (client_port(f.id), 5302) } else { (5302, client_port(f.id)) };
+            let (lp, pp) = if side.sends == Direction::Forward {
+                (client_port(f.id), 5302)
+            } else {
+                (5302, client_port(f.id))
+            };
             FlowInfo {
                 id: f.id,
                 local: format!("{}:{lp}", side.addr),

@@ -10,8 +10,14 @@ use fathom_proto::sample::Snapshot;
 /// Fills the aggregates and the skew.
 pub fn fill(v: &View<'_>, s: &mut Summary) {
     let flows: Vec<_> = v.located.iter().flatten().collect();
-    let first_sent = flows.iter().filter_map(|l| v.info(l.sender).first_byte_ns).min();
-    let last_received = flows.iter().filter_map(|l| v.info(l.receiver).last_byte_ns).max();
+    let first_sent = flows
+        .iter()
+        .filter_map(|l| v.info(l.sender).first_byte_ns)
+        .min();
+    let last_received = flows
+        .iter()
+        .filter_map(|l| v.info(l.receiver).last_byte_ns)
+        .max();
     if let (Some(a), Some(b)) = (first_sent, last_received) {
         s.aggregate_bits_per_second = rate(s.total_bytes_received, (b - a).max(0) as f64 / 1e9);
     }
@@ -22,7 +28,10 @@ pub fn fill(v: &View<'_>, s: &mut Summary) {
             Some((i.first_byte_ns?, i.last_byte_ns?))
         })
         .collect();
-    let (from, to) = (spans.iter().map(|x| x.0).max(), spans.iter().map(|x| x.1).min());
+    let (from, to) = (
+        spans.iter().map(|x| x.0).max(),
+        spans.iter().map(|x| x.1).min(),
+    );
     if let (Some(from), Some(to)) = (from, to) {
         if to > from && spans.len() == flows.len() {
             let bytes: f64 = flows
@@ -62,9 +71,26 @@ fn skew(v: &View<'_>) -> Option<f64> {
     let starts: Vec<i64> = (0..v.run.ends.len())
         .filter(|&i| v.run.ends[i].role == Role::Client)
         .filter_map(|c| {
-            let mine = || v.run.plan.flows.iter().zip(&v.located).filter_map(move |(f, l)| l.filter(|l| l.sender.0 == c || l.receiver.0 == c).map(|l| (f.dir, l)));
-            let forward = mine().filter(|(d, _)| *d == Direction::Forward).filter_map(|(_, l)| v.info(l.receiver).first_byte_ns).min();
-            forward.or_else(|| mine().filter_map(|(_, l)| v.info(l.receiver).first_byte_ns).min())
+            let mine = || {
+                v.run
+                    .plan
+                    .flows
+                    .iter()
+                    .zip(&v.located)
+                    .filter_map(move |(f, l)| {
+                        l.filter(|l| l.sender.0 == c || l.receiver.0 == c)
+                            .map(|l| (f.dir, l))
+                    })
+            };
+            let forward = mine()
+                .filter(|(d, _)| *d == Direction::Forward)
+                .filter_map(|(_, l)| v.info(l.receiver).first_byte_ns)
+                .min();
+            forward.or_else(|| {
+                mine()
+                    .filter_map(|(_, l)| v.info(l.receiver).first_byte_ns)
+                    .min()
+            })
         })
         .collect();
     let (lo, hi) = (starts.iter().min()?, starts.iter().max()?);

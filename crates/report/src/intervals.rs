@@ -11,10 +11,16 @@ use fathom_proto::sample::{FlowSnapshot, Mark, Snapshot};
 /// The snapshots that bound intervals: up to the window's end (or all, if it never came), and
 /// the position of the window's start among them.
 fn bounds(snaps: &[Snapshot]) -> (Vec<&Snapshot>, usize) {
-    let end = snaps.iter().position(|s| s.mark == Mark::WindowEnd).map_or(snaps.len(), |i| i + 1);
+    let end = snaps
+        .iter()
+        .position(|s| s.mark == Mark::WindowEnd)
+        .map_or(snaps.len(), |i| i + 1);
     let list: Vec<&Snapshot> = snaps[..end].iter().collect();
     // Without a window start (the test died in its warm-up), every interval is warm-up.
-    let ws = list.iter().position(|s| s.mark == Mark::WindowStart).unwrap_or(list.len());
+    let ws = list
+        .iter()
+        .position(|s| s.mark == Mark::WindowStart)
+        .unwrap_or(list.len());
     (list, ws)
 }
 
@@ -28,14 +34,22 @@ fn seconds(s: Option<(&Snapshot, &Snapshot)>) -> f64 {
 }
 
 fn pair(s: Option<(&Snapshot, &Snapshot)>, pos: usize) -> Option<(FlowSnapshot, FlowSnapshot)> {
-    s.map(|(a, b)| (a.flows.get(pos).copied().unwrap_or_default(), b.flows.get(pos).copied().unwrap_or_default()))
+    s.map(|(a, b)| {
+        (
+            a.flows.get(pos).copied().unwrap_or_default(),
+            b.flows.get(pos).copied().unwrap_or_default(),
+        )
+    })
 }
 
 /// The intervals of a run.
 pub fn build(v: &View<'_>) -> Vec<Interval> {
     let run = v.run;
     let all: Vec<(Vec<&Snapshot>, usize)> = run.ends.iter().map(|e| bounds(&e.snaps)).collect();
-    let clock = (0..all.len()).rev().max_by_key(|&i| all[i].0.len()).unwrap_or(0);
+    let clock = (0..all.len())
+        .rev()
+        .max_by_key(|&i| all[i].0.len())
+        .unwrap_or(0);
     let (clock_list, ws) = &all[clock];
     let per_flow = run.plan.flows.len() <= PER_FLOW_INTERVALS_MAX;
     let client = run.ends.len().min(2) - 1;
@@ -91,7 +105,9 @@ pub fn build(v: &View<'_>) -> Vec<Interval> {
             iv.rtt_us = rtt_sum / f64::from(rtt_n.max(1));
             let cpu = |i: usize| {
                 let hz = run.ends[i].info.host.clock_ticks.max(1) as f64;
-                span(&all[i].0, k).map_or(0.0, |(a, b)| cpu_between(&a.cpu, &b.cpu, hz, 0.0, run.embedded).total)
+                span(&all[i].0, k).map_or(0.0, |(a, b)| {
+                    cpu_between(&a.cpu, &b.cpu, hz, 0.0, run.embedded).total
+                })
             };
             iv.cpu_local = cpu(client);
             iv.cpu_remote = cpu(0);
@@ -111,11 +127,28 @@ fn rr_interval(v: &View<'_>, all: &[(Vec<&Snapshot>, usize)], k: usize, iv: &mut
     askers.sort_unstable();
     askers.dedup();
     for e in askers {
-        let Some((a, b)) = span(&all[e].0, k) else { continue };
-        let positions: Vec<usize> = v.located.iter().flatten().filter(|l| l.sender.0 == e).map(|l| l.sender.1).collect();
-        let sum = |s: &Snapshot, pick: fn(&FlowSnapshot) -> u64| -> u64 { positions.iter().filter_map(|&p| s.flows.get(p)).map(pick).sum() };
+        let Some((a, b)) = span(&all[e].0, k) else {
+            continue;
+        };
+        let positions: Vec<usize> = v
+            .located
+            .iter()
+            .flatten()
+            .filter(|l| l.sender.0 == e)
+            .map(|l| l.sender.1)
+            .collect();
+        let sum = |s: &Snapshot, pick: fn(&FlowSnapshot) -> u64| -> u64 {
+            positions
+                .iter()
+                .filter_map(|&p| s.flows.get(p))
+                .map(pick)
+                .sum()
+        };
         let secs = (b.t_ns - a.t_ns) as f64 / 1e9;
-        tps += ratio(sum(b, |f| f.transactions).saturating_sub(sum(a, |f| f.transactions)) as f64, secs);
+        tps += ratio(
+            sum(b, |f| f.transactions).saturating_sub(sum(a, |f| f.transactions)) as f64,
+            secs,
+        );
         lost += sum(b, |f| f.lost).saturating_sub(sum(a, |f| f.lost));
         crate::rr::merge_into(&mut hist, std::slice::from_ref(b));
     }

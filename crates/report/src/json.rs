@@ -13,6 +13,8 @@ pub fn render(r: &Report) -> Vec<u8> {
 
 /// A minimal document for a run that failed before any report existed.
 pub fn error_document(message: &str) -> Vec<u8> {
-    let doc = serde_json::json!({ "schema_version": crate::model::SCHEMA_VERSION, "error": message });
-    serde_json::to_vec_pretty(&doc).unwrap_or_else(|_| b"{\"error\":\"unprintable error\"}".to_vec())
+    let doc =
+        serde_json::json!({ "schema_version": crate::model::SCHEMA_VERSION, "error": message });
+    serde_json::to_vec_pretty(&doc)
+        .unwrap_or_else(|_| b"{\"error\":\"unprintable error\"}".to_vec())
 }

@@ -10,12 +10,12 @@ mod hosts;
 mod intervals;
 pub mod json;
 pub mod model;
-pub mod run;
 mod rr;
+pub mod run;
 pub mod table;
 mod table_rr;
 pub mod warnings;
 
 pub use build::build;
-pub use run::{EndData, Role, RunData};
 pub use model::Report;
+pub use run::{EndData, Role, RunData};

@@ -51,7 +51,9 @@ pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
     let mut per_asker: Vec<(usize, u64)> = Vec::new();
     for (flow, l) in flows.iter_mut().zip(&v.located) {
         let Some(l) = l else { continue };
-        let (Some(aw), Some(nw)) = (v.window(l.sender.0), v.window(l.receiver.0)) else { continue };
+        let (Some(aw), Some(nw)) = (v.window(l.sender.0), v.window(l.receiver.0)) else {
+            continue;
+        };
         let delta = |w: &crate::run::Window<'_>, pos: usize, pick: fn(&FlowSnapshot) -> u64| {
             let (a, b) = w.flow(pos);
             pick(&b).saturating_sub(pick(&a))
@@ -75,12 +77,18 @@ pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
     let mut tps = 0.0;
     for &(e, n) in &per_asker {
         if let Some(w) = v.window(e) {
-            merge_into(&mut hist, &run.ends[e].snaps[w.span.0 + 1..=w.span.1.max(w.span.0)]);
+            merge_into(
+                &mut hist,
+                &run.ends[e].snaps[w.span.0 + 1..=w.span.1.max(w.span.0)],
+            );
             tps += ratio(n as f64, w.seconds());
         }
     }
     let client = run.ends.len().min(2) - 1;
-    let per_tx = |i: usize| v.window(i).map_or(0.0, |w| ratio(busy_us(&run.ends[i], &w), tx as f64));
+    let per_tx = |i: usize| {
+        v.window(i)
+            .map_or(0.0, |w| ratio(busy_us(&run.ends[i], &w), tx as f64))
+    };
     summary.transactions = Some(tx);
     summary.transactions_per_second = Some(tps);
     summary.answered = Some(answered);
@@ -88,9 +96,13 @@ pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
     summary.lost = (run.plan.kind == KindId::UdpRr).then_some(lost);
     summary.latency_us = latency(&hist);
     summary.one_way_estimate_us = summary.latency_us.as_ref().map(|l| l.p50 / 2.0);
-    summary.cpu_us_per_transaction = Some(ServiceDemand { local: per_tx(client), remote: per_tx(0) });
-    summary.segments_per_transaction = (run.plan.kind == KindId::Rr && rr.request > 0).then(|| SegmentsPerTransaction {
-        request: ratio(tcp.segs_out as f64, tx as f64),
-        response: ratio(tcp.segs_in as f64, tx as f64),
+    summary.cpu_us_per_transaction = Some(ServiceDemand {
+        local: per_tx(client),
+        remote: per_tx(0),
     });
+    summary.segments_per_transaction =
+        (run.plan.kind == KindId::Rr && rr.request > 0).then(|| SegmentsPerTransaction {
+            request: ratio(tcp.segs_out as f64, tx as f64),
+            response: ratio(tcp.segs_in as f64, tx as f64),
+        });
 }

@@ -87,8 +87,16 @@ impl<'a> Window<'a> {
     pub fn of(snaps: &'a [Snapshot]) -> Option<Self> {
         let a = snaps.iter().position(|s| s.mark == Mark::WindowStart)?;
         let last = snaps.len().checked_sub(1)?;
-        let b = snaps.iter().position(|s| s.mark == Mark::WindowEnd).unwrap_or(last);
-        Some(Window { start: &snaps[a], end: &snaps[b], last: &snaps[last], span: (a, b) })
+        let b = snaps
+            .iter()
+            .position(|s| s.mark == Mark::WindowEnd)
+            .unwrap_or(last);
+        Some(Window {
+            start: &snaps[a],
+            end: &snaps[b],
+            last: &snaps[last],
+            span: (a, b),
+        })
     }
 
     /// Its length in seconds.
@@ -127,7 +135,11 @@ impl<'a> View<'a> {
     pub fn new(run: &'a RunData) -> Self {
         let windows = run.ends.iter().map(|e| Window::of(&e.snaps)).collect();
         let find = |id: u32, role: Role| {
-            run.ends.iter().enumerate().filter(|(_, e)| e.role == role).find_map(|(i, e)| e.ids.iter().position(|&x| x == id).map(|p| (i, p)))
+            run.ends
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.role == role)
+                .find_map(|(i, e)| e.ids.iter().position(|&x| x == id).map(|p| (i, p)))
         };
         let located = run
             .plan
@@ -136,12 +148,22 @@ impl<'a> View<'a> {
             .map(|f| {
                 let (client, server) = (find(f.id, Role::Client)?, find(f.id, Role::Server)?);
                 Some(match f.dir {
-                    Direction::Forward => Located { sender: client, receiver: server },
-                    Direction::Reverse => Located { sender: server, receiver: client },
+                    Direction::Forward => Located {
+                        sender: client,
+                        receiver: server,
+                    },
+                    Direction::Reverse => Located {
+                        sender: server,
+                        receiver: client,
+                    },
                 })
             })
             .collect();
-        View { run, windows, located }
+        View {
+            run,
+            windows,
+            located,
+        }
     }
 
     /// The window of end `i`.
@@ -151,7 +173,12 @@ impl<'a> View<'a> {
 
     /// Facts about flow `pos` of end `i`.
     pub fn info(&self, (i, pos): (usize, usize)) -> FlowInfo {
-        self.run.ends[i].info.flows.get(pos).cloned().unwrap_or_default()
+        self.run.ends[i]
+            .info
+            .flows
+            .get(pos)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Indices of the ends that send (or ask) flows going `d`.
@@ -165,7 +192,15 @@ impl<'a> View<'a> {
     }
 
     fn ends_where(&self, d: Direction, pick: fn(&Located) -> usize) -> Vec<usize> {
-        let mut v: Vec<usize> = self.run.plan.flows.iter().zip(&self.located).filter(|(f, _)| f.dir == d).filter_map(|(_, l)| l.as_ref().map(pick)).collect();
+        let mut v: Vec<usize> = self
+            .run
+            .plan
+            .flows
+            .iter()
+            .zip(&self.located)
+            .filter(|(f, _)| f.dir == d)
+            .filter_map(|(_, l)| l.as_ref().map(pick))
+            .collect();
         v.sort_unstable();
         v.dedup();
         v
@@ -173,6 +208,9 @@ impl<'a> View<'a> {
 
     /// The longest window among `ends`, seconds.
     pub fn longest(&self, ends: &[usize]) -> f64 {
-        ends.iter().filter_map(|&i| self.window(i)).map(|w| w.seconds()).fold(0.0, f64::max)
+        ends.iter()
+            .filter_map(|&i| self.window(i))
+            .map(|w| w.seconds())
+            .fold(0.0, f64::max)
     }
 }

@@ -18,18 +18,29 @@ pub fn render(r: &Report) -> Vec<u8> {
     let rr = r.summary.transactions.is_some();
     if !r.intervals.is_empty() {
         lines.push(String::new());
-        lines.extend(if rr { table_rr::intervals(&r.intervals) } else { intervals(&r.intervals) });
+        lines.extend(if rr {
+            table_rr::intervals(&r.intervals)
+        } else {
+            intervals(&r.intervals)
+        });
     }
     if !r.flows.is_empty() && r.flows.len() <= FLOW_TABLE_MAX {
         lines.push(String::new());
-        lines.extend(if rr { table_rr::flows(&r.flows) } else { flows(&r.flows) });
+        lines.extend(if rr {
+            table_rr::flows(&r.flows)
+        } else {
+            flows(&r.flows)
+        });
     }
     if r.hosts.len() > 2 {
         lines.push(String::new());
         lines.extend(hosts(r));
     }
     for w in &r.wan {
-        lines.push(format!("wan {}: {} → {}: {}; {} → {}: {}", w.name, w.ends[0], w.ends[1], w.a_to_b, w.ends[1], w.ends[0], w.b_to_a));
+        lines.push(format!(
+            "wan {}: {} → {}: {}; {} → {}: {}",
+            w.name, w.ends[0], w.ends[1], w.a_to_b, w.ends[1], w.ends[0], w.b_to_a
+        ));
     }
     lines.push(String::new());
     lines.extend(summary(r));
@@ -43,7 +54,11 @@ pub fn render(r: &Report) -> Vec<u8> {
 /// "stream to HOST:PORT: 1 flow forward, 3 s window after 1 s warm-up, 1 s intervals".
 fn header(r: &Report) -> String {
     let t = &r.test;
-    let agent = if t.embedded_agent { format!("{} (embedded agent)", t.agent) } else { t.agent.clone() };
+    let agent = if t.embedded_agent {
+        format!("{} (embedded agent)", t.agent)
+    } else {
+        t.agent.clone()
+    };
     let flows = plural(t.parallel as u64, "flow");
     let shape = match t.direction.as_str() {
         "bidir" => format!("{flows} each way (bidir)"),
@@ -54,8 +69,16 @@ fn header(r: &Report) -> String {
         (None, Some(b)) => format!("{} per direction", human_bytes(b)),
         (None, None) => "until done".to_string(),
     };
-    let warmup = if t.omit_s > 0.0 { format!("after {} warm-up", secs(t.omit_s)) } else { "no warm-up".to_string() };
-    format!("{} to {agent}: {shape}, {limit} {warmup}, {} intervals", t.kind, secs(t.interval_s))
+    let warmup = if t.omit_s > 0.0 {
+        format!("after {} warm-up", secs(t.omit_s))
+    } else {
+        "no warm-up".to_string()
+    };
+    format!(
+        "{} to {agent}: {shape}, {limit} {warmup}, {} intervals",
+        t.kind,
+        secs(t.interval_s)
+    )
 }
 
 /// One line per interval, under a column header.
@@ -94,13 +117,18 @@ fn flows(list: &[FlowResult]) -> Vec<String> {
         )
     };
     let head = [
-        "flow", "dir", "receiver", "sender", "bytes", "retr", "rtt", "cwnd", "segs/ack", "rwnd-lim", "sndbuf", "rcvbuf",
+        "flow", "dir", "receiver", "sender", "bytes", "retr", "rtt", "cwnd", "segs/ack",
+        "rwnd-lim", "sndbuf", "rcvbuf",
     ];
     let mut lines = vec![row(head)];
     lines.extend(list.iter().map(|f| {
         row([
             &f.id.to_string(),
-            if f.direction == "reverse" { "←" } else { "→" },
+            if f.direction == "reverse" {
+                "←"
+            } else {
+                "→"
+            },
             &rate(f.bits_per_second),
             &rate(f.sender_bits_per_second),
             &human_bytes(f.bytes),
@@ -130,9 +158,14 @@ fn hosts(r: &Report) -> Vec<String> {
             rate(h.bits_per_second),
             rate(h.sender_bits_per_second),
             pct(h.cpu.total),
-            format!("cpu{} {}", h.cpu.busiest_cpu.cpu, pct(h.cpu.busiest_cpu.total)),
+            format!(
+                "cpu{} {}",
+                h.cpu.busiest_cpu.cpu,
+                pct(h.cpu.busiest_cpu.total)
+            ),
             format!("{:.0} µs", h.clock_offset_us),
-            h.first_send_us.map_or("-".into(), |us| format!("{us:.0} µs")),
+            h.first_send_us
+                .map_or("-".into(), |us| format!("{us:.0} µs")),
         )
     }));
     let s = &r.summary;
@@ -140,7 +173,8 @@ fn hosts(r: &Report) -> Vec<String> {
         "aggregate {} (total bytes / overall time), {} while all flows ran{}",
         rate(s.aggregate_bits_per_second),
         rate(s.overlap_bits_per_second),
-        s.start_skew_us.map_or(String::new(), |us| format!(", start skew {us:.0} µs")),
+        s.start_skew_us
+            .map_or(String::new(), |us| format!(", start skew {us:.0} µs")),
     ));
     lines
 }
@@ -149,7 +183,10 @@ fn hosts(r: &Report) -> Vec<String> {
 fn summary(r: &Report) -> Vec<String> {
     let s = &r.summary;
     let t = &s.tcp;
-    let mut lines = vec![format!("summary over the measured window ({})", secs(s.seconds))];
+    let mut lines = vec![format!(
+        "summary over the measured window ({})",
+        secs(s.seconds)
+    )];
     let mut item = |label: &str, text: String| lines.push(format!("  {label:<LABEL$}{text}"));
     if s.transactions.is_some() {
         table_rr::summary(r, &mut item);
@@ -157,10 +194,22 @@ fn summary(r: &Report) -> Vec<String> {
         item("cpu remote", cpu(&s.cpu.remote));
         return lines;
     }
-    item("receiver", format!("{}  (sender {})", rate(s.bits_per_second), rate(s.sender_bits_per_second)));
+    item(
+        "receiver",
+        format!(
+            "{}  (sender {})",
+            rate(s.bits_per_second),
+            rate(s.sender_bits_per_second)
+        ),
+    );
     item(
         "bytes",
-        format!("{} received in {}, {} sent", human_bytes(s.bytes), secs(s.seconds), human_bytes(s.sender_bytes)),
+        format!(
+            "{} received in {}, {} sent",
+            human_bytes(s.bytes),
+            secs(s.seconds),
+            human_bytes(s.sender_bytes)
+        ),
     );
     item("retransmits", s.retransmits.to_string());
     for d in &s.directions {
@@ -169,15 +218,25 @@ fn summary(r: &Report) -> Vec<String> {
     item("cpu local", cpu(&s.cpu.local));
     item("cpu remote", cpu(&s.cpu.remote));
     let sd = &s.service_demand_us_per_kb;
-    item("service demand", format!("local {:.3} µs/KB, remote {:.3} µs/KB", sd.local, sd.remote));
+    item(
+        "service demand",
+        format!("local {:.3} µs/KB, remote {:.3} µs/KB", sd.local, sd.remote),
+    );
     let (send, recv) = buffers(&s.buffers, r);
     item("send buffer", send);
     item("recv buffer", recv);
     item("segs per ack", format!("{:.2}", t.data_segs_per_ack));
-    item("rtt", format!("{} (variation {})", rtt(t.rtt_us), rtt(t.rttvar_us)));
+    item(
+        "rtt",
+        format!("{} (variation {})", rtt(t.rtt_us), rtt(t.rttvar_us)),
+    );
     item(
         "limited by",
-        format!("receive window {}, send buffer {} of the window", pct(t.rwnd_limited_pct), pct(t.sndbuf_limited_pct)),
+        format!(
+            "receive window {}, send buffer {} of the window",
+            pct(t.rwnd_limited_pct),
+            pct(t.sndbuf_limited_pct)
+        ),
     );
     lines
 }
@@ -213,15 +272,31 @@ fn buffers(b: &Buffers, r: &Report) -> (String, String) {
     let h = &r.hosts;
     let line = |req: Option<u64>, max: u64, granted: u64, end: u64| {
         let asked = match req {
-            Some(q) if b.clamped && q > max => format!("{} requested, clamped by the kernel", human_bytes(q)),
+            Some(q) if b.clamped && q > max => {
+                format!("{} requested, clamped by the kernel", human_bytes(q))
+            }
             Some(q) => format!("{} requested", human_bytes(q)),
             None => "autotuned".to_string(),
         };
-        format!("{asked}: {} granted, {} at the end", human_bytes(granted), human_bytes(end))
+        format!(
+            "{asked}: {} granted, {} at the end",
+            human_bytes(granted),
+            human_bytes(end)
+        )
     };
     (
-        line(b.requested.send, h.iter().map(|h| h.wmem_max).min().unwrap_or(0), b.effective_send, b.final_send),
-        line(b.requested.recv, h.iter().map(|h| h.rmem_max).min().unwrap_or(0), b.effective_recv, b.final_recv),
+        line(
+            b.requested.send,
+            h.iter().map(|h| h.wmem_max).min().unwrap_or(0),
+            b.effective_send,
+            b.final_send,
+        ),
+        line(
+            b.requested.recv,
+            h.iter().map(|h| h.rmem_max).min().unwrap_or(0),
+            b.effective_recv,
+            b.final_recv,
+        ),
     )
 }
 

@@ -35,12 +35,19 @@ pub fn intervals(list: &[Interval]) -> Vec<String> {
 
 /// One line per flow: its transactions and TCP state.
 pub fn flows(list: &[FlowResult]) -> Vec<String> {
-    let mut lines = vec![format!("{:>4} {:^3} {:>12} {:>12} {:>6} {:>9} {:>7}", "flow", "dir", "transactions", "tx/s", "retr", "rtt", "cwnd")];
+    let mut lines = vec![format!(
+        "{:>4} {:^3} {:>12} {:>12} {:>6} {:>9} {:>7}",
+        "flow", "dir", "transactions", "tx/s", "retr", "rtt", "cwnd"
+    )];
     lines.extend(list.iter().map(|f| {
         format!(
             "{:>4} {:^3} {:>12} {:>12} {:>6} {:>9} {:>7}",
             f.id,
-            if f.direction == "reverse" { "←" } else { "→" },
+            if f.direction == "reverse" {
+                "←"
+            } else {
+                "→"
+            },
             f.transactions.unwrap_or(0),
             format!("{:.0}", f.transactions_per_second.unwrap_or(0.0)),
             f.retransmits,
@@ -61,39 +68,94 @@ pub fn summary(r: &Report, item: &mut dyn FnMut(&str, String)) {
         (Some(q), Some(p)) => format!("{q}-byte request, {p}-byte response"),
         _ => String::new(),
     };
-    item("transactions", format!("{tx} in {:.2} s: {:.0} tx/s ({size})", s.seconds, s.transactions_per_second.unwrap_or(0.0)));
+    item(
+        "transactions",
+        format!(
+            "{tx} in {:.2} s: {:.0} tx/s ({size})",
+            s.seconds,
+            s.transactions_per_second.unwrap_or(0.0)
+        ),
+    );
     if let Some(c) = s.connections_per_second {
-        item("connections", format!("{c:.0} per second, one per transaction"));
+        item(
+            "connections",
+            format!("{c:.0} per second, one per transaction"),
+        );
     }
     if let Some(lost) = s.lost {
         let all = tx + lost;
-        item("lost", format!("{lost} of {all} ({}) unanswered within {:.1} ms", pct(ratio(lost, all) * 100.0), t.udp_timeout_ms.unwrap_or(0.0)));
+        item(
+            "lost",
+            format!(
+                "{lost} of {all} ({}) unanswered within {:.1} ms",
+                pct(ratio(lost, all) * 100.0),
+                t.udp_timeout_ms.unwrap_or(0.0)
+            ),
+        );
     }
     match &s.latency_us {
         Some(l) => {
             item("latency", percentiles(l));
-            item("", format!("mean {} ± {}, one way ≈ {} (estimate: half the median round trip)", rtt(l.mean), rtt(l.stddev), rtt(l.p50 / 2.0)));
+            item(
+                "",
+                format!(
+                    "mean {} ± {}, one way ≈ {} (estimate: half the median round trip)",
+                    rtt(l.mean),
+                    rtt(l.stddev),
+                    rtt(l.p50 / 2.0)
+                ),
+            );
         }
         None => item("latency", "no transaction completed".into()),
     }
     if let Some(c) = &s.cpu_us_per_transaction {
-        item("cpu per tx", format!("local {:.1} µs, remote {:.1} µs", c.local, c.remote));
+        item(
+            "cpu per tx",
+            format!("local {:.1} µs, remote {:.1} µs", c.local, c.remote),
+        );
     }
     if let Some(seg) = &s.segments_per_transaction {
-        item("segs per tx", format!("request {:.2}, response {:.2} (1 = ACKs ride on data, 2 = separate ACKs)", seg.request, seg.response));
+        item(
+            "segs per tx",
+            format!(
+                "request {:.2}, response {:.2} (1 = ACKs ride on data, 2 = separate ACKs)",
+                seg.request, seg.response
+            ),
+        );
     }
     let how = match (t.rate, t.burst) {
-        (Some(rate), _) => format!("open loop at {rate:.0} tx/s, latency from the scheduled instant"),
+        (Some(rate), _) => {
+            format!("open loop at {rate:.0} tx/s, latency from the scheduled instant")
+        }
         (None, Some(b)) if b > 1 => format!("closed loop, {b} in flight per connection"),
         _ => "closed loop, one in flight per connection".into(),
     };
-    let wait = if t.busy_poll { "busy-polling" } else { "sleeping in epoll" };
-    item("method", format!("{how}; workers {wait}{}{}", if t.nodelay { ", TCP_NODELAY" } else { "" }, if t.quickack { ", TCP_QUICKACK" } else { "" }));
+    let wait = if t.busy_poll {
+        "busy-polling"
+    } else {
+        "sleeping in epoll"
+    };
+    item(
+        "method",
+        format!(
+            "{how}; workers {wait}{}{}",
+            if t.nodelay { ", TCP_NODELAY" } else { "" },
+            if t.quickack { ", TCP_QUICKACK" } else { "" }
+        ),
+    );
     item("placement", placement(r));
 }
 
 fn percentiles(l: &Latency) -> String {
-    format!("min {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}", rtt(l.min), rtt(l.p50), rtt(l.p90), rtt(l.p99), rtt(l.p999), rtt(l.max))
+    format!(
+        "min {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+        rtt(l.min),
+        rtt(l.p50),
+        rtt(l.p90),
+        rtt(l.p99),
+        rtt(l.p999),
+        rtt(l.max)
+    )
 }
 
 /// Where each host's workers ran: "local cpu1 (pinned); 127.0.0.1:5301 cpu0 (last seen)".
@@ -109,7 +171,11 @@ fn placement(r: &Report) -> String {
             .collect();
         format!("{name} {}", cpus.join(", "))
     };
-    r.hosts.iter().map(|h| end(&h.name, h)).collect::<Vec<_>>().join("; ")
+    r.hosts
+        .iter()
+        .map(|h| end(&h.name, h))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn ratio(a: u64, b: u64) -> f64 {

@@ -1,7 +1,7 @@
 //! Warnings: what the figures suggest the user do, each naming the setting to change.
 
-use crate::run::RunData;
 use crate::model::{Cpu, Report};
+use crate::run::RunData;
 use fathom_proto::sample::EndpointInfo;
 
 /// Share of the window beyond which a limit is worth a warning, %.
@@ -26,17 +26,35 @@ pub fn collect(run: &RunData, r: &Report) -> Vec<String> {
     let limits = &run.server().info.limits;
     if t.rwnd_limited_pct > LIMITED_PCT {
         let how = match s.rcvbuf {
-            Some(_) => format!("raise --buffer/--rcvbuf (net.core.rmem_max is {})", human_bytes(limits.rmem_max)),
-            None => format!("autotuning stops at net.ipv4.tcp_rmem's maximum ({}): raise it, or set --buffer", human_bytes(limits.tcp_rmem[2])),
+            Some(_) => format!(
+                "raise --buffer/--rcvbuf (net.core.rmem_max is {})",
+                human_bytes(limits.rmem_max)
+            ),
+            None => format!(
+                "autotuning stops at net.ipv4.tcp_rmem's maximum ({}): raise it, or set --buffer",
+                human_bytes(limits.tcp_rmem[2])
+            ),
         };
-        w.push(format!("senders were limited by the receive window {:.0}% of the time: {how}", t.rwnd_limited_pct));
+        w.push(format!(
+            "senders were limited by the receive window {:.0}% of the time: {how}",
+            t.rwnd_limited_pct
+        ));
     }
     if t.sndbuf_limited_pct > LIMITED_PCT {
         let how = match s.sndbuf {
-            Some(_) => format!("raise --buffer/--sndbuf (net.core.wmem_max is {})", human_bytes(limits.wmem_max)),
-            None => format!("autotuning stops at net.ipv4.tcp_wmem's maximum ({}): raise it, or set --buffer", human_bytes(limits.tcp_wmem[2])),
+            Some(_) => format!(
+                "raise --buffer/--sndbuf (net.core.wmem_max is {})",
+                human_bytes(limits.wmem_max)
+            ),
+            None => format!(
+                "autotuning stops at net.ipv4.tcp_wmem's maximum ({}): raise it, or set --buffer",
+                human_bytes(limits.tcp_wmem[2])
+            ),
         };
-        w.push(format!("senders were limited by their send buffer {:.0}% of the time: {how}", t.sndbuf_limited_pct));
+        w.push(format!(
+            "senders were limited by their send buffer {:.0}% of the time: {how}",
+            t.sndbuf_limited_pct
+        ));
     }
     // Ends on one machine (loopback, a lab) see the same CPUs: warn about each machine once.
     let mut seen: Vec<&str> = Vec::new();

@@ -16,9 +16,18 @@ fn per_flow_bytes_sum_to_the_summary() {
         let r = report(flows, bidir);
         let s = &r.summary;
         assert_eq!(r.flows.iter().map(|f| f.bytes).sum::<u64>(), s.bytes);
-        assert_eq!(r.flows.iter().map(|f| f.sender_bytes).sum::<u64>(), s.sender_bytes);
-        assert_eq!(r.flows.iter().map(|f| f.retransmits).sum::<u64>(), s.retransmits);
-        assert_eq!(s.directions.iter().map(|d| d.bytes).sum::<u64>(), if bidir { s.bytes } else { 0 });
+        assert_eq!(
+            r.flows.iter().map(|f| f.sender_bytes).sum::<u64>(),
+            s.sender_bytes
+        );
+        assert_eq!(
+            r.flows.iter().map(|f| f.retransmits).sum::<u64>(),
+            s.retransmits
+        );
+        assert_eq!(
+            s.directions.iter().map(|d| d.bytes).sum::<u64>(),
+            if bidir { s.bytes } else { 0 }
+        );
         for iv in &r.intervals {
             assert_eq!(iv.flows.iter().map(|f| f.bytes).sum::<u64>(), iv.bytes);
         }
@@ -36,9 +45,16 @@ fn measured_intervals_cover_exactly_the_window() {
         for pair in measured.windows(2) {
             assert_eq!(pair[0].end, pair[1].start, "intervals must be contiguous");
         }
-        assert!(r.intervals.iter().filter(|iv| iv.omitted).all(|iv| iv.end <= omit));
+        assert!(r
+            .intervals
+            .iter()
+            .filter(|iv| iv.omitted)
+            .all(|iv| iv.end <= omit));
         let in_window: u64 = measured.iter().map(|iv| iv.bytes).sum();
-        assert_eq!(in_window, r.summary.bytes, "the window's intervals add up to the summary");
+        assert_eq!(
+            in_window, r.summary.bytes,
+            "the window's intervals add up to the summary"
+        );
     }
 }
 
@@ -86,8 +102,18 @@ fn tcp_and_cpu_follow_from_the_counters() {
     assert!((f.busy_pct - 100.0).abs() < 1e-9);
     assert_eq!(t.data_segs_per_ack, 2.5);
     let (local, remote) = (&r.summary.cpu.local, &r.summary.cpu.remote);
-    assert_eq!((local.total, local.user, local.system, local.softirq), (40.0, 13.0, 20.0, 7.0));
-    assert_eq!((remote.total, remote.busiest_cpu.cpu, remote.busiest_cpu.total), (46.0, 0, 72.0));
+    assert_eq!(
+        (local.total, local.user, local.system, local.softirq),
+        (40.0, 13.0, 20.0, 7.0)
+    );
+    assert_eq!(
+        (
+            remote.total,
+            remote.busiest_cpu.cpu,
+            remote.busiest_cpu.total
+        ),
+        (46.0, 0, 72.0)
+    );
     assert!((local.fathom_s - 0.9).abs() < 1e-9);
     assert!((local.fathom_percent - 15.0).abs() < 1e-9);
     // Service demand: busy CPU µs over the window per KB received.
@@ -95,7 +121,10 @@ fn tcp_and_cpu_follow_from_the_counters() {
     let sd = &r.summary.service_demand_us_per_kb;
     assert!((sd.local - 0.40 * 2.0 * 3.0 * 1e6 / kb).abs() < 1e-9);
     assert!((sd.remote - 0.46 * 2.0 * 3.0 * 1e6 / kb).abs() < 1e-9);
-    assert!(r.intervals.iter().all(|iv| iv.cpu_local == 40.0 && iv.cpu_remote == 46.0));
+    assert!(r
+        .intervals
+        .iter()
+        .all(|iv| iv.cpu_local == 40.0 && iv.cpu_remote == 46.0));
 }
 
 #[test]
@@ -103,7 +132,10 @@ fn buffers_and_warnings() {
     let r = report(1, false);
     let b = &r.summary.buffers;
     assert_eq!((b.requested.send, b.requested.recv), (None, None));
-    assert_eq!((b.effective_send, b.effective_recv, b.clamped), (16_384, 131_072, false));
+    assert_eq!(
+        (b.effective_send, b.effective_recv, b.clamped),
+        (16_384, 131_072, false)
+    );
     assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
     assert!(r.warnings[0].contains("receive window 30%"));
 }

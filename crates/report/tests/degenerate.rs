@@ -53,7 +53,8 @@ fn zero_length_windows() {
 fn window_never_ended() {
     let mut run = fake::run_data(1, false);
     for end in run.ends.iter_mut() {
-        end.snaps.retain(|s| !matches!(s.mark, Mark::WindowEnd | Mark::Final));
+        end.snaps
+            .retain(|s| !matches!(s.mark, Mark::WindowEnd | Mark::Final));
     }
     run.error = Some("agent vanished".into());
     let r = check(&run);

@@ -42,6 +42,7 @@ fn json_four_flows_bidir() {
 #[test]
 fn json_round_trips() {
     let r = report(4, true);
-    let back: fathom_report::Report = serde_json::from_slice(&json::render(&r)).expect("valid JSON");
+    let back: fathom_report::Report =
+        serde_json::from_slice(&json::render(&r)).expect("valid JSON");
     assert_eq!(back, r);
 }

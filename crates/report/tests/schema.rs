@@ -16,7 +16,9 @@ fn fake_reports_validate() {
 
 #[test]
 fn error_document_validates() {
-    assert_valid(&parse(&json::error_document("cannot reach agent 192.0.2.10:5301")));
+    assert_valid(&parse(&json::error_document(
+        "cannot reach agent 192.0.2.10:5301",
+    )));
 }
 
 #[test]
@@ -34,18 +36,29 @@ fn schema_rejects_what_is_not_a_report() {
     let mut doc = parse(&json::render(&report(1, false)));
     doc["summary"]["retransmits"] = Value::from(-1);
     assert!(!v.is_valid(&doc), "negative count accepted");
-    assert!(!v.is_valid(&serde_json::json!({ "schema_version": 1 })), "empty document accepted");
+    assert!(
+        !v.is_valid(&serde_json::json!({ "schema_version": 1 })),
+        "empty document accepted"
+    );
 }
 
 #[test]
 fn required_paths_exist() {
     let doc = parse(&json::render(&report(2, true)));
     let number = |pointer: &str| {
-        assert!(doc.pointer(pointer).is_some_and(Value::is_number), "{pointer} is not a number");
+        assert!(
+            doc.pointer(pointer).is_some_and(Value::is_number),
+            "{pointer} is not a number"
+        );
     };
-    for p in
-        ["bits_per_second", "sender_bits_per_second", "bytes", "retransmits", "cpu/local/total", "cpu/remote/total"]
-    {
+    for p in [
+        "bits_per_second",
+        "sender_bits_per_second",
+        "bytes",
+        "retransmits",
+        "cpu/local/total",
+        "cpu/remote/total",
+    ] {
         number(&format!("/summary/{p}"));
     }
     for p in ["effective_send", "effective_recv"] {
@@ -54,7 +67,10 @@ fn required_paths_exist() {
     let buffers = &doc["summary"]["buffers"];
     assert!(buffers["requested"].is_object() && buffers["clamped"].is_boolean());
     for key in ["send", "recv"] {
-        assert!(buffers["requested"].get(key).is_some(), "buffers.requested.{key} missing");
+        assert!(
+            buffers["requested"].get(key).is_some(),
+            "buffers.requested.{key} missing"
+        );
     }
     let flows = doc["flows"].as_array().expect("flows is an array");
     assert_eq!(flows.len(), 4);
@@ -62,6 +78,11 @@ fn required_paths_exist() {
     let intervals = doc["intervals"].as_array().expect("intervals is an array");
     assert_eq!(intervals.len(), 4);
     for iv in intervals {
-        assert!(["start", "end", "bits_per_second"].iter().all(|k| iv[k].is_number()), "{iv}");
+        assert!(
+            ["start", "end", "bits_per_second"]
+                .iter()
+                .all(|k| iv[k].is_number()),
+            "{iv}"
+        );
     }
 }

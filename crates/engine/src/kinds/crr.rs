@@ -26,7 +26,11 @@ impl Kind for Crr {
     }
 
     fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
-        let rr = s.plan.rr.clone().ok_or_else(|| wrong_sockets(KindId::Crr))?;
+        let rr = s
+            .plan
+            .rr
+            .clone()
+            .ok_or_else(|| wrong_sockets(KindId::Crr))?;
         match sockets {
             Sockets::Connect(server) => Ok(s
                 .own_flows()
@@ -88,7 +92,11 @@ struct Client {
 
 impl Client {
     fn connect(&self, start: u64, io: &Io<'_>) -> io::Result<Attempt> {
-        let sock = Socket::new(Domain::for_address(self.server), Type::STREAM, Some(Protocol::TCP))?;
+        let sock = Socket::new(
+            Domain::for_address(self.server),
+            Type::STREAM,
+            Some(Protocol::TCP),
+        )?;
         sockopt::apply(&sock, &self.opts)?;
         sock.set_nonblocking(true)?;
         match sock.connect(&self.server.into()) {
@@ -96,8 +104,18 @@ impl Client {
             _ => {}
         }
         let mut sock = mio::net::TcpStream::from_std(sock.into());
-        io.registry.register(&mut sock, io.token, mio::Interest::READABLE | mio::Interest::WRITABLE)?;
-        Ok(Attempt { sock, start, connected: false, to_send: self.req, got: 0 })
+        io.registry.register(
+            &mut sock,
+            io.token,
+            mio::Interest::READABLE | mio::Interest::WRITABLE,
+        )?;
+        Ok(Attempt {
+            sock,
+            start,
+            connected: false,
+            to_send: self.req,
+            got: 0,
+        })
     }
 
     /// Advances the current attempt; `Ok(true)` when its response is complete.
@@ -122,7 +140,12 @@ impl Client {
         }
         loop {
             match a.sock.read(io.rbuf) {
-                Ok(0) => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the server closed before answering")),
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the server closed before answering",
+                    ))
+                }
                 Ok(n) => {
                     a.got += n as u64;
                     if a.got >= resp {
@@ -149,7 +172,9 @@ impl Flow for Client {
                 return Ok(Step::Done);
             }
             if self.conn.is_none() {
-                let Some(start) = self.pacer.issue(now) else { return Ok(Step::Wait) };
+                let Some(start) = self.pacer.issue(now) else {
+                    return Ok(Step::Wait);
+                };
                 self.conn = Some(self.connect(start, io)?);
             }
             let a = self.conn.as_mut().expect("an attempt in progress");
@@ -211,11 +236,23 @@ impl Flow for Acceptor {
                 Ok((sock, _)) => {
                     use std::os::fd::AsRawFd;
                     sockopt::apply_connected(sock.as_raw_fd(), &self.opts)?;
-                    io.spawned.push(Box::new(Served { sock, stats: self.stats.clone(), req: self.req, resp: self.resp, got: 0, to_send: 0 }));
+                    io.spawned.push(Box::new(Served {
+                        sock,
+                        stats: self.stats.clone(),
+                        req: self.req,
+                        resp: self.resp,
+                        got: 0,
+                        to_send: 0,
+                    }));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Step::Wait),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ECONNABORTED | libc::EMFILE | libc::ENFILE)) => {
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::ECONNABORTED | libc::EMFILE | libc::ENFILE)
+                    ) =>
+                {
                     return Ok(Step::Wait)
                 }
                 Err(e) => return Err(e),
@@ -245,7 +282,11 @@ struct Served {
 
 impl Flow for Served {
     fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(&mut self.sock, t, mio::Interest::READABLE | mio::Interest::WRITABLE)
+        r.register(
+            &mut self.sock,
+            t,
+            mio::Interest::READABLE | mio::Interest::WRITABLE,
+        )
     }
 
     fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {

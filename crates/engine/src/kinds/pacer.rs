@@ -26,13 +26,20 @@ impl Pacer {
             Limit::Transactions(n) => TestPlan::share(n, index, flows),
             _ => u64::MAX,
         };
-        let interval_ns = rr.rate.filter(|r| *r > 0.0).map(|r| ((1e9 * flows as f64 / r).round() as u64).max(1));
+        let interval_ns = rr
+            .rate
+            .filter(|r| *r > 0.0)
+            .map(|r| ((1e9 * flows as f64 / r).round() as u64).max(1));
         // Spread the flows' schedules over one interval so they do not all send at once.
         let offset = interval_ns.map_or(0, |iv| iv * index / flows.max(1));
         Pacer {
             remaining,
             in_flight: 0,
-            cap: if interval_ns.is_some() { OPEN_LOOP_CAP } else { rr.burst.max(1) as usize },
+            cap: if interval_ns.is_some() {
+                OPEN_LOOP_CAP
+            } else {
+                rr.burst.max(1) as usize
+            },
             interval_ns,
             next_at: offset,
             started: false,
@@ -88,7 +95,9 @@ impl Pacer {
 
     /// When the schedule wants the next request (open loop with room in flight).
     pub fn timer(&self) -> Option<u64> {
-        self.interval_ns.filter(|_| self.started && self.remaining > 0 && self.in_flight < self.cap).map(|_| self.next_at)
+        self.interval_ns
+            .filter(|_| self.started && self.remaining > 0 && self.in_flight < self.cap)
+            .map(|_| self.next_at)
     }
 }
 
@@ -98,11 +107,22 @@ mod tests {
     use fathom_proto::plan::*;
 
     fn plan(limit: Limit) -> TestPlan {
-        TestPlan { kind: KindId::Rr, limit, ..TestPlan::default() }
+        TestPlan {
+            kind: KindId::Rr,
+            limit,
+            ..TestPlan::default()
+        }
     }
 
     fn rr(burst: u32, rate: Option<f64>) -> RrOptions {
-        RrOptions { request: 1, response: 1, burst, rate, udp_timeout_ns: 1, test_drop_every: None }
+        RrOptions {
+            request: 1,
+            response: 1,
+            burst,
+            rate,
+            udp_timeout_ns: 1,
+            test_drop_every: None,
+        }
     }
 
     #[test]
@@ -125,12 +145,29 @@ mod tests {
     #[test]
     fn open_loop_counts_from_the_schedule_even_when_late() {
         // 1000 tx/s over 2 flows: each flow every 2 ms; flow 1 offset by 1 ms.
-        let mut p = Pacer::new(&plan(Limit::Time { duration_ns: 1 }), &rr(1, Some(1000.0)), 1, 2);
-        assert_eq!(p.issue(0), None, "the schedule starts now, this flow 1 ms in");
+        let mut p = Pacer::new(
+            &plan(Limit::Time { duration_ns: 1 }),
+            &rr(1, Some(1000.0)),
+            1,
+            2,
+        );
+        assert_eq!(
+            p.issue(0),
+            None,
+            "the schedule starts now, this flow 1 ms in"
+        );
         assert_eq!(p.timer(), Some(1_000_000));
         assert_eq!(p.issue(500_000), None);
-        assert_eq!(p.issue(7_000_000), Some(1_000_000), "a late send keeps its scheduled start");
-        assert_eq!(p.issue(7_000_000), Some(3_000_000), "and the backlog goes out at once");
+        assert_eq!(
+            p.issue(7_000_000),
+            Some(1_000_000),
+            "a late send keeps its scheduled start"
+        );
+        assert_eq!(
+            p.issue(7_000_000),
+            Some(3_000_000),
+            "and the backlog goes out at once"
+        );
         assert_eq!(p.timer(), Some(5_000_000), "the schedule keeps its pace");
     }
 }

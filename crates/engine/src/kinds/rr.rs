@@ -25,7 +25,9 @@ impl Kind for Rr {
     }
 
     fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
-        let Sockets::Tcp(socks) = sockets else { return Err(wrong_sockets(KindId::Rr)) };
+        let Sockets::Tcp(socks) = sockets else {
+            return Err(wrong_sockets(KindId::Rr));
+        };
         let rr = s.plan.rr.clone().ok_or_else(|| wrong_sockets(KindId::Rr))?;
         socks
             .into_iter()
@@ -33,13 +35,26 @@ impl Kind for Rr {
                 let stats = s.stats_of(f.id);
                 let sock = mio_tcp(sock)?;
                 stats.set_fd(sock.as_raw_fd());
-                let io = Conn { sock, stats, quickack: s.plan.socket.quickack, sent: 0, received: 0 };
+                let io = Conn {
+                    sock,
+                    stats,
+                    quickack: s.plan.socket.quickack,
+                    sent: 0,
+                    received: 0,
+                };
                 Ok(if s.side.leads(f.dir) {
                     let (i, n) = s.place(&f);
                     let pacer = Pacer::new(s.plan, &rr, i, n);
                     Box::new(Asker::new(io, &rr, pacer)) as Box<dyn Flow>
                 } else {
-                    Box::new(Answerer { io, req: rr.request as u64, resp: rr.response as u64, got: 0, to_send: 0, tx: 0 })
+                    Box::new(Answerer {
+                        io,
+                        req: rr.request as u64,
+                        resp: rr.response as u64,
+                        got: 0,
+                        to_send: 0,
+                        tx: 0,
+                    })
                 })
             })
             .collect()
@@ -100,7 +115,11 @@ impl Conn {
     }
 
     fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(&mut self.sock, t, mio::Interest::READABLE | mio::Interest::WRITABLE)
+        r.register(
+            &mut self.sock,
+            t,
+            mio::Interest::READABLE | mio::Interest::WRITABLE,
+        )
     }
 }
 
@@ -119,7 +138,16 @@ struct Asker {
 impl Asker {
     fn new(io: Conn, rr: &RrOptions, pacer: Pacer) -> Self {
         let starts = VecDeque::with_capacity(pacer.capacity().min(1 << 16));
-        Asker { io, pacer, starts, req: rr.request as u64, resp: rr.response as u64, to_send: 0, got: 0, tx: 0 }
+        Asker {
+            io,
+            pacer,
+            starts,
+            req: rr.request as u64,
+            resp: rr.response as u64,
+            to_send: 0,
+            got: 0,
+            tx: 0,
+        }
     }
 }
 
@@ -148,9 +176,14 @@ impl Flow for Asker {
             if drained {
                 return Ok(Step::Wait);
             }
-            let Some(n) = self.io.read(io.rbuf)? else { return Ok(Step::Wait) };
+            let Some(n) = self.io.read(io.rbuf)? else {
+                return Ok(Step::Wait);
+            };
             if n == 0 {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the peer closed the connection mid-test"));
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the peer closed the connection mid-test",
+                ));
             }
             drained = n < io.rbuf.len() as u64;
             self.got += n;
@@ -204,7 +237,9 @@ impl Flow for Answerer {
             if drained {
                 return Ok(Step::Wait);
             }
-            let Some(n) = self.io.read(io.rbuf)? else { return Ok(Step::Wait) };
+            let Some(n) = self.io.read(io.rbuf)? else {
+                return Ok(Step::Wait);
+            };
             if n == 0 {
                 return Ok(Step::Done);
             }

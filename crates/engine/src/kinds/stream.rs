@@ -26,7 +26,9 @@ impl Kind for Stream {
     }
 
     fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
-        let Sockets::Tcp(socks) = sockets else { return Err(wrong_sockets(KindId::Stream)) };
+        let Sockets::Tcp(socks) = sockets else {
+            return Err(wrong_sockets(KindId::Stream));
+        };
         socks
             .into_iter()
             .map(|(f, sock)| {
@@ -39,11 +41,22 @@ impl Kind for Stream {
                         Limit::Bytes(total) => TestPlan::share(total, i, n),
                         _ => u64::MAX,
                     };
-                    Box::new(Sender { wake: None, sock, stats, sent: 0, remaining, write: s.plan.write_size as usize, zerocopy: s.plan.zerocopy })
-                        as Box<dyn Flow>
+                    Box::new(Sender {
+                        wake: None,
+                        sock,
+                        stats,
+                        sent: 0,
+                        remaining,
+                        write: s.plan.write_size as usize,
+                        zerocopy: s.plan.zerocopy,
+                    }) as Box<dyn Flow>
                 } else {
                     crate::measure::stamp::enable(sock.as_raw_fd());
-                    Box::new(Receiver { sock, stats, received: 0 })
+                    Box::new(Receiver {
+                        sock,
+                        stats,
+                        received: 0,
+                    })
                 })
             })
             .collect()
@@ -91,7 +104,11 @@ impl Flow for Sender {
                 return Ok(Step::Again);
             }
             let first = self.sent == 0;
-            let want = if first { FIRST_WRITE.min(self.write) } else { self.write };
+            let want = if first {
+                FIRST_WRITE.min(self.write)
+            } else {
+                self.write
+            };
             let want = want.min(usize::try_from(self.remaining).unwrap_or(usize::MAX));
             let r = match io.zc_file {
                 Some(file) if self.zerocopy => sendfile(self.sock.as_raw_fd(), file, want),

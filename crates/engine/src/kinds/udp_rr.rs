@@ -24,8 +24,14 @@ impl Kind for UdpRr {
     }
 
     fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
-        let Sockets::Udp(socks) = sockets else { return Err(wrong_sockets(KindId::UdpRr)) };
-        let rr = s.plan.rr.clone().ok_or_else(|| wrong_sockets(KindId::UdpRr))?;
+        let Sockets::Udp(socks) = sockets else {
+            return Err(wrong_sockets(KindId::UdpRr));
+        };
+        let rr = s
+            .plan
+            .rr
+            .clone()
+            .ok_or_else(|| wrong_sockets(KindId::UdpRr))?;
         socks
             .into_iter()
             .map(|(f, sock)| {
@@ -34,7 +40,8 @@ impl Kind for UdpRr {
                 let stats = s.stats_of(f.id);
                 Ok(if s.side.leads(f.dir) {
                     let (i, n) = s.place(&f);
-                    Box::new(Asker::new(sock, stats, &rr, Pacer::new(s.plan, &rr, i, n))) as Box<dyn Flow>
+                    Box::new(Asker::new(sock, stats, &rr, Pacer::new(s.plan, &rr, i, n)))
+                        as Box<dyn Flow>
                 } else {
                     Box::new(Answerer {
                         sock,
@@ -130,14 +137,24 @@ impl Asker {
             match self.sock.send(&self.req) {
                 Ok(n) => {
                     self.sent += n as u64;
-                    self.pending.push_back(Pending { tag: t, start, deadline: now + self.timeout });
+                    self.pending.push_back(Pending {
+                        tag: t,
+                        start,
+                        deadline: now + self.timeout,
+                    });
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.pacer.unissue();
                     self.seq -= 1;
                     return Ok(false);
                 }
-                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => self.pending.push_back(Pending { tag: t, start, deadline: now + self.timeout }),
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                    self.pending.push_back(Pending {
+                        tag: t,
+                        start,
+                        deadline: now + self.timeout,
+                    })
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -148,7 +165,11 @@ impl Asker {
 
 impl Flow for Asker {
     fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(&mut self.sock, t, mio::Interest::READABLE | mio::Interest::WRITABLE)
+        r.register(
+            &mut self.sock,
+            t,
+            mio::Interest::READABLE | mio::Interest::WRITABLE,
+        )
     }
 
     fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
@@ -172,7 +193,9 @@ impl Flow for Asker {
                 continue;
             }
             let t = read_tag(io.rbuf, self.echo);
-            let Some(pos) = self.pending.iter().position(|p| p.tag == t) else { continue };
+            let Some(pos) = self.pending.iter().position(|p| p.tag == t) else {
+                continue;
+            };
             let p = self.pending.remove(pos).expect("position is in range");
             let done = clock::now_ns();
             io.latency.record(done.saturating_sub(p.start));
@@ -224,7 +247,10 @@ impl Flow for Answerer {
             };
             self.seen += 1;
             self.stats.add_received(n as u64);
-            if self.drop_every.is_some_and(|d| d > 0 && self.seen.is_multiple_of(d)) {
+            if self
+                .drop_every
+                .is_some_and(|d| d > 0 && self.seen.is_multiple_of(d))
+            {
                 continue;
             }
             let k = self.echo.min(n);
@@ -236,7 +262,11 @@ impl Flow for Answerer {
                     self.stats.set_transactions(self.tx);
                     self.stats.touch(clock::now_ns());
                 }
-                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::ConnectionRefused) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::ConnectionRefused
+                    ) => {}
                 Err(e) => return Err(e),
             }
         }

@@ -4,7 +4,9 @@ use fathom_proto::sample::CpuTicks;
 
 /// Per-CPU times from /proc/stat (the `cpuN` lines, in order).
 pub fn proc_stat() -> Vec<CpuTicks> {
-    std::fs::read_to_string("/proc/stat").map(|s| parse_proc_stat(&s)).unwrap_or_default()
+    std::fs::read_to_string("/proc/stat")
+        .map(|s| parse_proc_stat(&s))
+        .unwrap_or_default()
 }
 
 /// Parses the `cpuN` lines of /proc/stat.
@@ -12,7 +14,11 @@ pub fn parse_proc_stat(text: &str) -> Vec<CpuTicks> {
     text.lines()
         .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
         .map(|l| {
-            let v: Vec<u64> = l.split_ascii_whitespace().skip(1).map(|x| x.parse().unwrap_or(0)).collect();
+            let v: Vec<u64> = l
+                .split_ascii_whitespace()
+                .skip(1)
+                .map(|x| x.parse().unwrap_or(0))
+                .collect();
             let f = |i: usize| v.get(i).copied().unwrap_or(0);
             CpuTicks {
                 user: f(0) + f(1),
@@ -55,7 +61,17 @@ mod tests {
         let s = "cpu  10 1 5 100 2 3 4 1 0 0\ncpu0 4 0 2 50 1 1 2 0 0 0\ncpu1 6 1 3 50 1 2 2 1 0 0\nintr 5\n";
         let v = parse_proc_stat(s);
         assert_eq!(v.len(), 2);
-        assert_eq!(v[1], CpuTicks { user: 7, system: 3, idle: 51, irq: 2, softirq: 2, steal: 1 });
+        assert_eq!(
+            v[1],
+            CpuTicks {
+                user: 7,
+                system: 3,
+                idle: 51,
+                irq: 2,
+                softirq: 2,
+                steal: 1
+            }
+        );
         assert_eq!(v[1].busy(), 15);
     }
 }

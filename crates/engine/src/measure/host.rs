@@ -4,7 +4,11 @@ use fathom_proto::sample::{BufferLimits, HostInfo};
 
 /// This host.
 pub fn host_info() -> HostInfo {
-    let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
     HostInfo {
         hostname: read("/proc/sys/kernel/hostname"),
         kernel: read("/proc/sys/kernel/osrelease"),
@@ -16,7 +20,9 @@ pub fn host_info() -> HostInfo {
 
 /// CPUs online.
 pub fn online_cpus() -> u32 {
-    std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1)
 }
 
 /// The socket buffer sysctls.
@@ -36,7 +42,11 @@ pub fn buffer_limits() -> BufferLimits {
 
 fn read_nums(path: &str) -> Vec<u64> {
     std::fs::read_to_string(path)
-        .map(|s| s.split_ascii_whitespace().filter_map(|x| x.parse().ok()).collect())
+        .map(|s| {
+            s.split_ascii_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -44,7 +54,11 @@ fn read_nums(path: &str) -> Vec<u64> {
 pub fn l1d_bytes() -> Option<u32> {
     let dir = "/sys/devices/system/cpu/cpu0/cache";
     (0..8).find_map(|i| {
-        let read = |f: &str| std::fs::read_to_string(format!("{dir}/index{i}/{f}")).ok().map(|s| s.trim().to_string());
+        let read = |f: &str| {
+            std::fs::read_to_string(format!("{dir}/index{i}/{f}"))
+                .ok()
+                .map(|s| s.trim().to_string())
+        };
         if read("level")? != "1" || read("type")? != "Data" {
             return None;
         }

@@ -23,7 +23,9 @@ pub struct Latency {
 
 impl Default for Latency {
     fn default() -> Self {
-        Latency { hist: Mutex::new(histogram()) }
+        Latency {
+            hist: Mutex::new(histogram()),
+        }
     }
 }
 

@@ -17,13 +17,22 @@ pub fn disable(fd: RawFd) {
 fn set(fd: RawFd, on: i32) {
     // SAFETY: passes a valid pointer to an int of the stated size.
     unsafe {
-        libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, (&on as *const i32).cast(), std::mem::size_of::<i32>() as u32);
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&on as *const i32).cast(),
+            std::mem::size_of::<i32>() as u32,
+        );
     }
 }
 
 /// Reads like `read(2)`, also returning when the data arrived (monotonic ns), if stamped.
 pub fn recv_stamped(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Option<u64>)> {
-    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
     let mut control = [0u64; 16];
     // SAFETY: msghdr is plain data; every pointer below points into live local buffers.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
@@ -53,7 +62,10 @@ pub fn recv_stamped(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Option<u64>
 
 /// Maps a CLOCK_REALTIME instant to CLOCK_MONOTONIC with the clocks' current difference.
 fn realtime_to_monotonic(real_ns: u64) -> Option<u64> {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: valid pointer; CLOCK_REALTIME always exists.
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
     let real_now = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;

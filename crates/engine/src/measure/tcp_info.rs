@@ -76,7 +76,13 @@ pub fn read(fd: RawFd) -> Option<TcpInfo> {
     // SAFETY: the buffer is a valid, writable RawTcpInfo of `len` bytes; the kernel writes at
     // most `len` bytes and reports how many.
     let rc = unsafe {
-        libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, (&mut raw as *mut RawTcpInfo).cast(), &mut len)
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut raw as *mut RawTcpInfo).cast(),
+            &mut len,
+        )
     };
     (rc == 0 && len > 0).then_some(TcpInfo {
         state: raw.state,
@@ -127,6 +133,9 @@ mod tests {
         let info = read(c.as_raw_fd()).unwrap();
         assert_eq!(info.state, 1, "established");
         assert!(info.snd_mss > 0);
-        assert!(read(l.as_raw_fd()).is_some_and(|i| i.state == 10), "listen state");
+        assert!(
+            read(l.as_raw_fd()).is_some_and(|i| i.state == 10),
+            "listen state"
+        );
     }
 }

@@ -112,7 +112,12 @@ pub fn assert_gone(name: &str, pids: &[u32], root_before: &BTreeSet<String>) {
     let left: Vec<&str> = listing.lines().filter(|l| l.starts_with(&prefix)).collect();
     assert!(left.is_empty(), "namespaces left behind: {left:?}");
     let etc: Vec<String> = std::fs::read_dir("/etc/netns")
-        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with(&prefix)).collect())
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&prefix))
+                .collect()
+        })
         .unwrap_or_default();
     assert!(etc.is_empty(), "/etc/netns entries left behind: {etc:?}");
     assert!(

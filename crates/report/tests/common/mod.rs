@@ -22,7 +22,10 @@ pub fn validator() -> jsonschema::Validator {
 /// Panics with every violation when `doc` does not validate against the schema.
 pub fn assert_valid(doc: &Value) {
     let v = validator();
-    let errors: Vec<String> = v.iter_errors(doc).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
     assert!(errors.is_empty(), "{errors:#?}");
 }
 
