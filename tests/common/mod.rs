@@ -52,6 +52,18 @@ pub fn json(out: &Output) -> serde_json::Value {
     })
 }
 
+/// Asserts that `doc` validates against docs/schema/result.schema.json (`what` names the case).
+pub fn assert_valid(doc: &serde_json::Value, what: &str) {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../docs/schema/result.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{what}: {errors:?}");
+}
+
 /// Standard error as text.
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()

@@ -117,6 +117,28 @@ impl Setup<'_> {
         self.plan.flows.iter().filter(|f| self.ids.contains(&f.id))
     }
 
+    /// One flow per connected TCP socket, made by `make(flow, socket, its counters)`; each
+    /// socket is named in its counters so the sampler reads its TCP_INFO.
+    pub fn tcp_flows(
+        &self,
+        kind: KindId,
+        sockets: Sockets,
+        mut make: impl FnMut(&FlowPlan, mio::net::TcpStream, Arc<FlowStats>) -> Box<dyn Flow>,
+    ) -> io::Result<Vec<Box<dyn Flow>>> {
+        let Sockets::Tcp(socks) = sockets else {
+            return Err(wrong_sockets(kind));
+        };
+        socks
+            .into_iter()
+            .map(|(f, sock)| {
+                let stats = self.stats_of(f.id);
+                let sock = mio_tcp(sock)?;
+                stats.set_fd(std::os::fd::AsRawFd::as_raw_fd(&sock));
+                Ok(make(&f, sock, stats))
+            })
+            .collect()
+    }
+
     /// (index among the flows going the same way, how many go that way) for flow `f`.
     pub fn place(&self, f: &FlowPlan) -> (u64, u64) {
         let same = || self.plan.flows_in(f.dir);

@@ -3,7 +3,7 @@
 //! (open loop); the answering side replies to every complete request.
 
 use super::pacer::Pacer;
-use crate::kind::{mio_tcp, wrong_sockets, Flow, Io, Kind, Setup, Sockets, Step};
+use crate::kind::{wrong_sockets, Flow, Io, Kind, Setup, Sockets, Step};
 use crate::measure::counters::FlowStats;
 use crate::{clock, sockopt};
 use fathom_proto::plan::{KindId, RrOptions};
@@ -25,39 +25,29 @@ impl Kind for Rr {
     }
 
     fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
-        let Sockets::Tcp(socks) = sockets else {
-            return Err(wrong_sockets(KindId::Rr));
-        };
         let rr = s.plan.rr.clone().ok_or_else(|| wrong_sockets(KindId::Rr))?;
-        socks
-            .into_iter()
-            .map(|(f, sock)| {
-                let stats = s.stats_of(f.id);
-                let sock = mio_tcp(sock)?;
-                stats.set_fd(sock.as_raw_fd());
-                let io = Conn {
-                    sock,
-                    stats,
-                    quickack: s.plan.socket.quickack,
-                    sent: 0,
-                    received: 0,
-                };
-                Ok(if s.side.leads(f.dir) {
-                    let (i, n) = s.place(&f);
-                    let pacer = Pacer::new(s.plan, &rr, i, n);
-                    Box::new(Asker::new(io, &rr, pacer)) as Box<dyn Flow>
-                } else {
-                    Box::new(Answerer {
-                        io,
-                        req: rr.request as u64,
-                        resp: rr.response as u64,
-                        got: 0,
-                        to_send: 0,
-                        tx: 0,
-                    })
+        s.tcp_flows(KindId::Rr, sockets, |f, sock, stats| {
+            let io = Conn {
+                sock,
+                stats,
+                quickack: s.plan.socket.quickack,
+                sent: 0,
+                received: 0,
+            };
+            if s.side.leads(f.dir) {
+                let (i, n) = s.place(f);
+                Box::new(Asker::new(io, &rr, Pacer::new(s.plan, &rr, i, n)))
+            } else {
+                Box::new(Answerer {
+                    io,
+                    req: rr.request as u64,
+                    resp: rr.response as u64,
+                    got: 0,
+                    to_send: 0,
+                    tx: 0,
                 })
-            })
-            .collect()
+            }
+        })
     }
 }
 

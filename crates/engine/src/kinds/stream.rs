@@ -1,6 +1,6 @@
 //! Bulk transfer: the leading side writes as fast as the socket takes it, the other reads.
 
-use crate::kind::{mio_tcp, sendfile, wrong_sockets, Flow, Io, Kind, Setup, Sockets, Step};
+use crate::kind::{sendfile, Flow, Io, Kind, Setup, Sockets, Step};
 use crate::measure::counters::FlowStats;
 use fathom_proto::plan::{KindId, Limit, TestPlan};
 use std::io::{self, Read, Write};
@@ -26,40 +26,31 @@ impl Kind for Stream {
     }
 
     fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
-        let Sockets::Tcp(socks) = sockets else {
-            return Err(wrong_sockets(KindId::Stream));
-        };
-        socks
-            .into_iter()
-            .map(|(f, sock)| {
-                let stats = s.stats_of(f.id);
-                let sock = mio_tcp(sock)?;
-                stats.set_fd(sock.as_raw_fd());
-                Ok(if s.side.leads(f.dir) {
-                    let (i, n) = s.place(&f);
-                    let remaining = match s.plan.limit {
-                        Limit::Bytes(total) => TestPlan::share(total, i, n),
-                        _ => u64::MAX,
-                    };
-                    Box::new(Sender {
-                        wake: None,
-                        sock,
-                        stats,
-                        sent: 0,
-                        remaining,
-                        write: s.plan.write_size as usize,
-                        zerocopy: s.plan.zerocopy,
-                    }) as Box<dyn Flow>
-                } else {
-                    crate::measure::stamp::enable(sock.as_raw_fd());
-                    Box::new(Receiver {
-                        sock,
-                        stats,
-                        received: 0,
-                    })
+        s.tcp_flows(KindId::Stream, sockets, |f, sock, stats| {
+            if s.side.leads(f.dir) {
+                let (i, n) = s.place(f);
+                let remaining = match s.plan.limit {
+                    Limit::Bytes(total) => TestPlan::share(total, i, n),
+                    _ => u64::MAX,
+                };
+                Box::new(Sender {
+                    wake: None,
+                    sock,
+                    stats,
+                    sent: 0,
+                    remaining,
+                    write: s.plan.write_size as usize,
+                    zerocopy: s.plan.zerocopy,
                 })
-            })
-            .collect()
+            } else {
+                crate::measure::stamp::enable(sock.as_raw_fd());
+                Box::new(Receiver {
+                    sock,
+                    stats,
+                    received: 0,
+                })
+            }
+        })
     }
 }
 
