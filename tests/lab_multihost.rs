@@ -4,7 +4,6 @@
 mod common;
 use common::*;
 use serde_json::Value;
-use std::time::Instant;
 
 /// One lab test at a time: each drives several hosts' agents on a 2-CPU machine.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -117,30 +116,22 @@ fn a_lab_host_agent_killed_mid_test_is_named() {
         .find(|h| h["name"] == "h3")
         .and_then(|h| h["agent"]["pid"].as_i64())
         .expect("h3's agent pid");
-    let child = fathom()
-        .args([
-            "stream",
-            "--lab",
-            &lab.name,
-            "--server",
-            "h1",
-            "--clients",
-            "h2,h3",
-            "-t",
-            "20",
-            "--json",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(2500));
-    // SAFETY: signals the agent our lab started for h3, by the PID the lab recorded.
-    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-    let started = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    assert!(started.elapsed().as_secs() < 15);
-    assert_eq!(out.status.code(), Some(1));
+    let args = [
+        "stream",
+        "--lab",
+        &lab.name,
+        "--server",
+        "h1",
+        "--clients",
+        "h2,h3",
+        "-t",
+        "20",
+        "--json",
+    ];
+    let out = run_and_lose_a_host(&args, || {
+        // SAFETY: signals the agent our lab started for h3, by the PID the lab recorded.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    });
     let j = json(&out);
     assert!(
         j["error"].as_str().unwrap().contains("h3"),

@@ -64,6 +64,27 @@ pub fn assert_valid(doc: &serde_json::Value, what: &str) {
     assert!(errors.is_empty(), "{what}: {errors:?}");
 }
 
+/// Runs fathom with `args`, calls `kill` 2.5 s in (to end one of the test's hosts), and returns
+/// its output, asserting that it ended within 15 s of the loss and exited 1.
+pub fn run_and_lose_a_host(args: &[&str], kill: impl FnOnce()) -> Output {
+    let child = fathom()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn fathom");
+    std::thread::sleep(Duration::from_millis(2500));
+    kill();
+    let lost = std::time::Instant::now();
+    let out = child.wait_with_output().expect("output");
+    assert!(
+        lost.elapsed().as_secs() < 15,
+        "the test ends soon after the loss"
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    out
+}
+
 /// Standard error as text.
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
