@@ -12,6 +12,8 @@ pub mod json;
 pub mod model;
 mod rr;
 pub mod run;
+pub mod series;
+pub mod stats;
 pub mod table;
 mod table_rr;
 pub mod warnings;

@@ -1,0 +1,213 @@
+//! Several runs as one result: a sweep over test options (`fathom sweep`), repeated iterations
+//! (`--iterations`), or both. Each point is one combination of the swept options; its runs are
+//! its iterations, and each metric is summarized over them ([`crate::stats::Stat`]). Serialized
+//! as-is, this is the JSON of `fathom sweep --json` and of iterated tests (docs/output.md).
+
+use crate::model::Report;
+use crate::stats::{describe, Confidence, Stat};
+use serde::{Deserialize, Serialize};
+
+/// Version of the series JSON shape; bumped on any incompatible change.
+pub const SERIES_SCHEMA_VERSION: u32 = 1;
+
+/// A swept option and its values, in the order given.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Axis {
+    /// The option's long name without dashes ("buffer", "parallel", "size").
+    pub name: String,
+    /// Its values as written ("16K", "on").
+    pub values: Vec<String>,
+}
+
+/// One option's value at a point.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Param {
+    /// The option's name, as in [`Axis::name`].
+    pub name: String,
+    /// Its value, as in [`Axis::values`].
+    pub value: String,
+}
+
+/// One metric of a point over its iterations.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct MetricStat {
+    /// Metric name, as [`metrics`] names it ("bits_per_second").
+    pub name: String,
+    /// Its statistics over the point's runs.
+    #[serde(flatten)]
+    pub stat: Stat,
+}
+
+/// One combination of the swept options.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Point {
+    /// The swept options' values, in the axes' order.
+    pub params: Vec<Param>,
+    /// Store ids of its runs (iterations), in the order run.
+    pub runs: Vec<i64>,
+    /// The primary metric of each run, in the same order.
+    pub values: Vec<f64>,
+    /// Every metric over the runs.
+    pub metrics: Vec<MetricStat>,
+    /// Set when a run of this point failed (its figures are then left out).
+    pub error: Option<String>,
+}
+
+impl Point {
+    /// The value of option `name` at this point.
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.value.as_str())
+    }
+
+    /// The statistics of metric `name`.
+    pub fn metric(&self, name: &str) -> Option<&Stat> {
+        self.metrics
+            .iter()
+            .find(|m| m.name == name)
+            .map(|m| &m.stat)
+    }
+}
+
+/// A sweep or an iterated test.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Series {
+    /// [`SERIES_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// "series", telling this document from a single run's.
+    pub document: String,
+    /// fathom's version.
+    pub fathom_version: String,
+    /// Store id ("s12"), when stored.
+    pub id: Option<String>,
+    /// Test kind ("stream", "rr", "crr").
+    pub kind: String,
+    /// The test options every point shares, as typed.
+    pub args: Vec<String>,
+    /// The swept options, outermost first (the last varies fastest).
+    pub axes: Vec<Axis>,
+    /// Most iterations per point.
+    pub iterations: u32,
+    /// Fewest iterations per point before the confidence rule may stop early.
+    pub min_iterations: u32,
+    /// The early-stop rule, when given.
+    pub confidence: Option<Confidence>,
+    /// The metric the rule and the headline use ("bits_per_second", "transactions_per_second").
+    pub primary_metric: String,
+    /// The points, in the order run.
+    pub points: Vec<Point>,
+    /// Wall-clock start, Unix seconds.
+    pub started_unix_s: f64,
+    /// True once every point has run.
+    pub complete: bool,
+}
+
+/// The figures of one run that a series summarizes, by name. Missing figures (latency of a
+/// stream test) are left out.
+pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
+    let s = &r.summary;
+    let gb = s.bytes as f64 / 1e9;
+    let cpu_s = |c: &crate::model::Cpu, cpus: u32| c.total / 100.0 * cpus as f64 * s.seconds;
+    let cpus = |i: usize| r.hosts.get(i).map_or(1, |h| h.cpus.max(1));
+    let mut m = vec![
+        ("bits_per_second", s.bits_per_second),
+        ("sender_bits_per_second", s.sender_bits_per_second),
+        ("aggregate_bits_per_second", s.aggregate_bits_per_second),
+        ("retransmits", s.retransmits as f64),
+        ("cpu_local_percent", s.cpu.local.total),
+        ("cpu_remote_percent", s.cpu.remote.total),
+        ("busiest_cpu_local_percent", s.cpu.local.busiest_cpu.total),
+        (
+            "service_demand_local_us_per_kb",
+            s.service_demand_us_per_kb.local,
+        ),
+        (
+            "service_demand_remote_us_per_kb",
+            s.service_demand_us_per_kb.remote,
+        ),
+        ("rtt_us", s.tcp.rtt_us),
+        ("data_segs_per_ack", s.tcp.data_segs_per_ack),
+    ];
+    if gb > 0.0 {
+        m.push((
+            "cpu_s_per_gb",
+            (cpu_s(&s.cpu.local, cpus(1)) + cpu_s(&s.cpu.remote, cpus(0))) / gb,
+        ));
+    }
+    if let Some(t) = s.transactions_per_second {
+        m.push(("transactions_per_second", t));
+    }
+    if let Some(c) = s.connections_per_second {
+        m.push(("connections_per_second", c));
+    }
+    if let Some(l) = &s.latency_us {
+        m.extend([
+            ("latency_p50_us", l.p50),
+            ("latency_p90_us", l.p90),
+            ("latency_p99_us", l.p99),
+            ("latency_p999_us", l.p999),
+            ("latency_mean_us", l.mean),
+        ]);
+    }
+    if let Some(d) = &s.cpu_us_per_transaction {
+        m.push(("cpu_us_per_transaction_local", d.local));
+    }
+    m.into_iter().filter(|(_, v)| v.is_finite()).collect()
+}
+
+/// The metric a kind's series is judged by: transactions/s for request/response, receive
+/// throughput otherwise.
+pub fn primary_metric(kind: &str) -> &'static str {
+    match kind {
+        "rr" | "crr" | "udp_rr" => "transactions_per_second",
+        _ => "bits_per_second",
+    }
+}
+
+/// Every metric of `reports` summarized at confidence `level`, in [`metrics`]' order.
+pub fn summarize(reports: &[&Report], level: f64) -> Vec<MetricStat> {
+    let per_run: Vec<Vec<(&'static str, f64)>> = reports.iter().map(|r| metrics(r)).collect();
+    let mut names: Vec<&'static str> = Vec::new();
+    for run in &per_run {
+        for (n, _) in run {
+            if !names.contains(n) {
+                names.push(n);
+            }
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let values: Vec<f64> = per_run
+                .iter()
+                .filter_map(|run| run.iter().find(|(n, _)| *n == name).map(|(_, v)| *v))
+                .collect();
+            MetricStat {
+                name: name.to_string(),
+                stat: describe(&values, level),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summarize_names_every_metric_once_and_describes_it() {
+        let mut a = Report::default();
+        a.summary.bits_per_second = 10.0;
+        a.summary.bytes = 2_000_000_000;
+        a.summary.seconds = 1.0;
+        let mut b = a.clone();
+        b.summary.bits_per_second = 14.0;
+        let s = summarize(&[&a, &b], 0.95);
+        let bps = s.iter().find(|m| m.name == "bits_per_second").unwrap();
+        assert_eq!((bps.stat.n, bps.stat.mean), (2, 12.0));
+        assert_eq!(s.iter().filter(|m| m.name == "bits_per_second").count(), 1);
+        assert!(s.iter().all(|m| m.name != "transactions_per_second"));
+    }
+}
