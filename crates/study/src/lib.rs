@@ -1,0 +1,84 @@
+//! fathom's studies: the classic network experiments, each a list of sweeps ([`SweepSpec`]) and
+//! a function that states the findings computed from the sweeps' data (knees, plateaus, best
+//! values, percentage gains), never a canned sentence. The runner in the `fathom` binary runs
+//! the sweeps, stores them and draws the charts; this crate only says what to run and what the
+//! results mean.
+
+pub mod curve;
+pub mod say;
+pub mod shape;
+mod spec;
+mod studies;
+
+pub use spec::{SweepSpec, SETUP_SECONDS};
+
+use fathom_report::series::Series;
+
+/// One study: a question from a classic experiment, the sweeps that answer it and the findings.
+#[derive(Clone, Copy, Debug)]
+pub struct Study {
+    /// Command name ("socket-buffers").
+    pub name: &'static str,
+    /// The question it answers.
+    pub question: &'static str,
+    /// The classic study it reproduces.
+    pub source: &'static str,
+    /// True when the runner must build a two-host lab with a WAN link (`rtt` axis).
+    pub needs_lab: bool,
+    /// The sweeps to run: `quick` for the CI form, `cpus` = CPUs of this machine.
+    pub sweeps: fn(quick: bool, cpus: u32) -> Vec<SweepSpec>,
+    /// The findings, one sentence each, from one series per sweep in the same order.
+    pub findings: fn(&[Series]) -> Vec<String>,
+}
+
+/// Every study, in the order `fathom study --list` shows them.
+pub fn all() -> &'static [Study] {
+    &studies::ALL
+}
+
+/// The study called `name`.
+pub fn find(name: &str) -> Option<&'static Study> {
+    all().iter().find(|s| s.name == name)
+}
+
+/// What `fathom study --list` prints: each study's name, question, source and the size of its
+/// quick and full forms on this machine.
+pub fn list_text() -> String {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let mut out = String::new();
+    for s in all() {
+        out.push_str(&format!("{:<15} {}\n", s.name, s.question));
+        out.push_str(&format!("{:<15} source: {}\n", "", s.source));
+        if s.needs_lab {
+            out.push_str(&format!(
+                "{:<15} runs in a two-host lab with an emulated WAN link (needs root)\n",
+                ""
+            ));
+        }
+        out.push_str(&format!(
+            "{:<15} quick: {}; full: {}\n",
+            "",
+            size_text(&(s.sweeps)(true, cpus)),
+            size_text(&(s.sweeps)(false, cpus))
+        ));
+    }
+    out
+}
+
+/// "16 points × 1 iteration, about 21 s".
+fn size_text(sweeps: &[SweepSpec]) -> String {
+    let points: usize = sweeps.iter().map(|s| s.points().len()).sum();
+    let iterations = sweeps.iter().map(|s| s.iterations).max().unwrap_or(1);
+    let secs: f64 = sweeps.iter().map(SweepSpec::estimated_seconds).sum();
+    let time = if secs < 90.0 {
+        format!("{secs:.0} s")
+    } else {
+        format!("{:.0} min", secs / 60.0)
+    };
+    let its = if iterations == 1 {
+        "iteration"
+    } else {
+        "iterations"
+    };
+    format!("{points} points × {iterations} {its}, about {time}")
+}

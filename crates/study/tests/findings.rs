@@ -1,0 +1,246 @@
+//! Every study's findings from synthetic data with a known shape: the exact sentences.
+
+mod common;
+
+use common::{add, add_curve, fail, series};
+use fathom_study::find;
+
+const G: f64 = 1e9;
+const BUFFERS: [&str; 8] = ["16K", "24K", "32K", "48K", "64K", "128K", "256K", "1M"];
+
+fn findings(study: &str, s: &[fathom_report::series::Series]) -> Vec<String> {
+    (find(study).expect("study exists").findings)(s)
+}
+
+#[test]
+fn socket_buffers_finds_each_knee_and_the_common_size() {
+    let bps = "bits_per_second";
+    let mut snd = series(
+        &["-t", "1s"],
+        &[("sndbuf", &BUFFERS), ("parallel", &["1", "10"])],
+    );
+    let one = [10.0, 15.0, 20.0, 23.2, 23.5, 24.1, 24.0, 23.9].map(|v| v * G);
+    let ten = [20.0, 22.0, 24.0, 25.0, 25.0, 25.0, 25.0, 25.0].map(|v| v * G);
+    add_curve(&mut snd, &["*", "1"], &BUFFERS, bps, &one);
+    add_curve(&mut snd, &["*", "10"], &BUFFERS, bps, &ten);
+    let mut rcv = series(
+        &["-t", "1s"],
+        &[("rcvbuf", &BUFFERS), ("parallel", &["1", "10"])],
+    );
+    let rcv_one = [5.0, 8.0, 12.0, 18.0].map(|v| v * G);
+    add_curve(&mut rcv, &["*", "1"], &BUFFERS[..4], bps, &rcv_one);
+    fail(&mut rcv, &["64K", "1"]);
+    add_curve(
+        &mut rcv,
+        &["*", "1"],
+        &["128K", "256K"],
+        bps,
+        &[19.2 * G, 20.0 * G],
+    );
+    add(&mut rcv, &["1M", "1"], &[("cpu_s_per_gb", 1.0)]);
+    add_curve(&mut rcv, &["*", "10"], &BUFFERS, bps, &[9.41 * G; 8]);
+    assert_eq!(
+        findings("socket-buffers", &[snd, rcv]),
+        [
+            "Send buffer, 1 connection: 48K reaches 96% of the best (128K, 24.1 Gbit/s); larger buffers add at most 3.9%.",
+            "Send buffer, 10 connections: 32K reaches 96% of the best (48K, 25.0 Gbit/s); larger buffers add at most 4.2%.",
+            "Send buffer: the knee is 48K with 1 connection and 32K with 10 connections; the classic gigabit study needed 48 KB for one connection.",
+            "Receive buffer, 1 connection: 128K reaches 96% of the best (256K, 20.0 Gbit/s); larger buffers add at most 4.2%.",
+            "Receive buffer, 10 connections: the smallest buffer, 16K, is already the best (9.41 Gbit/s); larger ones add nothing.",
+            "Receive buffer: the knee is 128K with 1 connection and 16K with 10 connections; the classic gigabit study needed 48 KB for one connection.",
+            "128K is the smallest buffer within 5% of the best in every case measured (the classic study chose 64 KB).",
+        ]
+    );
+}
+
+#[test]
+fn socket_buffers_says_when_the_best_is_the_largest_or_nothing_ran() {
+    let sizes = ["16K", "64K", "1M"];
+    let mut s = series(&[], &[("rcvbuf", &sizes), ("parallel", &["1", "10"])]);
+    add_curve(
+        &mut s,
+        &["*", "1"],
+        &sizes,
+        "bits_per_second",
+        &[1.0 * G, 2.0 * G, 4.0 * G],
+    );
+    fail(&mut s, &["16K", "10"]);
+    assert_eq!(
+        findings("socket-buffers", &[s]),
+        [
+            "Receive buffer, 1 connection: the best is 1M (4.00 Gbit/s), the largest buffer tried; smaller buffers reach at most 50% of it.",
+            "Receive buffer, 10 connections: no point succeeded.",
+        ]
+    );
+}
+
+#[test]
+fn write_size_finds_knee_small_writes_and_the_second_writer() {
+    let sizes = ["256", "4K", "64K", "1M"];
+    let mut s = series(
+        &["-t", "1s"],
+        &[("write", &sizes), ("parallel", &["1", "2"])],
+    );
+    let bps = "bits_per_second";
+    add_curve(
+        &mut s,
+        &["*", "1"],
+        &sizes,
+        bps,
+        &[0.3 * G, 5.0 * G, 9.6 * G, 10.0 * G],
+    );
+    add_curve(
+        &mut s,
+        &["*", "2"],
+        &sizes,
+        bps,
+        &[0.3 * G, 5.5 * G, 10.56 * G, 10.5 * G],
+    );
+    assert_eq!(
+        findings("write-size", &[s]),
+        [
+            "1 writer: 64K reaches 96% of the best (1M, 10.0 Gbit/s); larger write sizes add at most 4.2%.",
+            "1 writer: 256 B writes reach 3% of the best (33× less).",
+            "2 writers: the best is 64K (10.6 Gbit/s); smaller write sizes reach at most 52% of it.",
+            "2 writers: 256 B writes reach 2.8% of the best (35× less).",
+            "At 64K and larger, 2 writers move 7.5% more than 1 on average over 2 sizes (the HIPPI study saw 5-10% more from 2 processes).",
+        ]
+    );
+}
+
+#[test]
+fn rr_payload_compares_delayed_ack_and_reads_the_round_trip() {
+    let sizes = ["4", "40", "100", "250", "536", "1024", "1460"];
+    // The classic study's table: quick ACKs on = delayed ACK off.
+    let quick = [6972.0, 6990.0, 6714.0, 5452.0, 4973.0, 4196.0, 3104.0];
+    let delayed = [6978.0, 6885.0, 5358.0, 5634.0, 5157.0, 4302.0, 3244.0];
+    let mut s = series(
+        &["-t", "1s"],
+        &[("size", &sizes), ("quickack", &["on", "off"])],
+    );
+    for (i, size) in sizes.iter().enumerate() {
+        for (q, tps) in [("on", quick[i]), ("off", delayed[i])] {
+            let m = [
+                ("transactions_per_second", tps),
+                ("latency_p50_us", 1e6 / tps),
+            ];
+            add(&mut s, &[size, q], &m);
+        }
+    }
+    assert_eq!(
+        findings("rr-payload", &[s]),
+        [
+            "Delayed ACK on (quickack off) beats off at 5 of 7 payload sizes; on average it gives 1.1% fewer transactions/s.",
+            "At 4 B: 6,978/s (p50 143 µs) with delayed ACK on, 6,972/s (p50 143 µs) with delayed ACK off.",
+            "At 1460 B: 3,244/s (p50 308 µs) with delayed ACK on, 3,104/s (p50 322 µs) with delayed ACK off.",
+            "The lowest round trip is 143 µs (p50 at 40 B, delayed ACK off): about 72 µs one way (the classic study: 140 µs, ~70 µs one way).",
+        ]
+    );
+}
+
+#[test]
+fn rr_payload_copes_with_one_setting_and_no_latency() {
+    let mut s = series(
+        &[],
+        &[("size", &["4", "1460"]), ("quickack", &["on", "off"])],
+    );
+    add(&mut s, &["4", "on"], &[("transactions_per_second", 7000.0)]);
+    fail(&mut s, &["4", "off"]);
+    assert_eq!(
+        findings("rr-payload", &[s]),
+        ["At 4 B: 7,000/s with delayed ACK off."]
+    );
+}
+
+#[test]
+fn cpu_scaling_reports_speedup_cost_and_where_it_levels_off() {
+    let cpus = ["1", "2", "3", "4"];
+    let mut s = series(
+        &["-t", "1s"],
+        &[("cpus", &cpus), ("parallel", &["1", "10"])],
+    );
+    for (i, c) in cpus.iter().enumerate() {
+        let bps = [10.0, 18.0, 19.0, 19.6][i] * G;
+        let cost = [1.2, 1.3, 1.4, 1.5][i];
+        add(
+            &mut s,
+            &[c, "1"],
+            &[("bits_per_second", bps), ("cpu_s_per_gb", cost)],
+        );
+    }
+    let linear = [5.0, 10.0, 15.0, 20.0].map(|v| v * G);
+    add_curve(&mut s, &["*", "10"], &cpus, "bits_per_second", &linear);
+    assert_eq!(
+        findings("cpu-scaling", &[s]),
+        [
+            "1 connection: 1 CPU gives 10.0 Gbit/s, 4 CPUs 19.6 Gbit/s: 2.0× (scaling efficiency 49%; each added CPU adds 32% of the per-CPU throughput at 1 CPU).",
+            "1 connection: CPU per GB goes from 1.20 to 1.50 CPU-seconds (+25%) from 1 CPU to 4 CPUs.",
+            "1 connection: beyond 2 CPUs, more CPUs add under 10%.",
+            "10 connections: 1 CPU gives 5.00 Gbit/s, 4 CPUs 20.0 Gbit/s: 4.0× (scaling efficiency 100%; each added CPU adds 100% of the per-CPU throughput at 1 CPU).",
+            "10 connections: throughput still gains 10% or more up to 4 CPUs.",
+        ]
+    );
+}
+
+#[test]
+fn many_flows_finds_the_peak_the_drop_and_the_knee() {
+    let counts = ["1", "10", "100", "500", "1000", "2000"];
+    let mut s = series(&["-t", "1s"], &[("parallel", &counts)]);
+    let ys = [9.4, 30.0, 31.5, 30.0, 22.0, 14.6].map(|v| v * G);
+    add_curve(&mut s, &["*"], &counts, "bits_per_second", &ys);
+    assert_eq!(
+        findings("many-flows", &[s]),
+        [
+            "Peak aggregate 31.5 Gbit/s at 100 flows; at 2000 flows it is 14.6 Gbit/s, 54% below the peak.",
+            "The aggregate first reaches 95% of the peak at 10 flows.",
+        ]
+    );
+    let mut rising = series(&[], &[("parallel", &counts[..3])]);
+    add_curve(
+        &mut rising,
+        &["*"],
+        &counts[..3],
+        "bits_per_second",
+        &[1.0 * G, 2.0 * G, 3.0 * G],
+    );
+    assert_eq!(
+        findings("many-flows", &[rising]),
+        ["Peak aggregate 3.00 Gbit/s at 100 flows, the most tried."]
+    );
+}
+
+#[test]
+fn window_vs_rtt_finds_speedups_plateaus_and_the_window_bound() {
+    let windows = ["48K", "1M", "4M"];
+    let args = ["--server", "h1", "--clients", "h2", "-n", "48M"];
+    let mut s = series(&args, &[("rtt", &["0ms", "100ms"]), ("rcvbuf", &windows)]);
+    add_curve(
+        &mut s,
+        &["0ms", "*"],
+        &windows,
+        "seconds",
+        &[0.5, 0.45, 0.45],
+    );
+    for (w, secs, bps) in [
+        ("48K", 108.8, 3.7e6),
+        ("1M", 5.75, 70e6),
+        ("4M", 1.342, 300e6),
+    ] {
+        add(
+            &mut s,
+            &["100ms", w],
+            &[("seconds", secs), ("bits_per_second", bps)],
+        );
+    }
+    assert_eq!(
+        findings("window-vs-rtt", &[s]),
+        [
+            "At 0 ms RTT a 4M window finishes the 48M transfer 1.1× faster than 48K (0.450 s vs 0.500 s).",
+            "At 0 ms RTT, windows beyond 1M speed it up by under 10%.",
+            "At 100 ms RTT a 4M window finishes the 48M transfer 81× faster than 48K (1.34 s vs 109 s).",
+            "At 100 ms RTT, every larger window up to 4M still speeds it up by 10% or more.",
+            "At 100 ms RTT, throughput as a share of the window/RTT bound: 48K 94%, 1M 83%, 4M 89%.",
+            "The window matters most at 100 ms RTT: 81× (the classic scp study: up to 8× with 1 MB over 48 KB).",
+        ]
+    );
+}
