@@ -1,0 +1,198 @@
+//! Runs: saving one test's report with its intervals and flows in one transaction, loading it
+//! back exactly, and listing runs newest first.
+
+use crate::{rows, Store, StoreError};
+use fathom_report::series::{metrics, primary_metric};
+use fathom_report::Report;
+use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
+
+/// A run's place in a series.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SeriesSlot {
+    /// The series' id.
+    pub series_id: i64,
+    /// The point's index in the series, from 0.
+    pub point: u32,
+    /// The iteration's index at that point, from 0.
+    pub iteration: u32,
+}
+
+/// A run to save.
+#[derive(Clone, Copy, Debug)]
+pub struct NewRun<'a> {
+    /// The result.
+    pub report: &'a Report,
+    /// The command-line arguments as typed.
+    pub args: &'a [String],
+    /// The environment it ran in, as the caller describes it (kernel, sysctls that matter, CPU
+    /// model, fathom version): a JSON object.
+    pub env: &'a serde_json::Value,
+    /// Its place in a series, if it is part of one.
+    pub series: Option<SeriesSlot>,
+}
+
+/// A run as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredRun {
+    /// Its id.
+    pub id: i64,
+    /// The result, exactly as saved.
+    pub report: Report,
+    /// The command-line arguments as typed.
+    pub args: Vec<String>,
+    /// The environment, as the caller described it.
+    pub env: serde_json::Value,
+    /// Wall-clock start, Unix seconds.
+    pub started_unix_s: f64,
+    /// Its place in a series, if it is part of one.
+    pub series: Option<SeriesSlot>,
+}
+
+/// One line of a run listing.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct RunRow {
+    /// Its id.
+    pub id: i64,
+    /// Wall-clock start, Unix seconds.
+    pub started_unix_s: f64,
+    /// Test kind.
+    pub kind: String,
+    /// The server agent.
+    pub server: String,
+    /// The client hosts, comma-separated; empty when the controller was the client.
+    pub clients: String,
+    /// The name of the kind's headline figure ("bits_per_second").
+    pub primary_metric: String,
+    /// Its value, when the run measured it.
+    pub primary_value: Option<f64>,
+    /// Set when the run failed.
+    pub error: Option<String>,
+    /// Its place in a series, if it is part of one.
+    pub series: Option<SeriesSlot>,
+}
+
+/// The series columns of a `runs` row starting at column `at`.
+fn slot(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<SeriesSlot>> {
+    let id: Option<i64> = row.get(at)?;
+    Ok(match id {
+        Some(series_id) => Some(SeriesSlot {
+            series_id,
+            point: row.get(at + 1)?,
+            iteration: row.get(at + 2)?,
+        }),
+        None => None,
+    })
+}
+
+impl Store {
+    /// Saves a run, its intervals and its flows in one transaction; returns its id.
+    pub fn save_run(&mut self, run: &NewRun<'_>) -> Result<i64, StoreError> {
+        let r = run.report;
+        let args = self.encode("the arguments", run.args)?;
+        let env = self.encode("the environment", run.env)?;
+        let plan = self.encode("the plan", &r.test)?;
+        let summary = self.encode("the summary", &r.summary)?;
+        let report = self.encode("the report", r)?;
+        let wanted = primary_metric(&r.test.kind);
+        let primary = metrics(r).into_iter().find(|(n, _)| *n == wanted);
+        let slot = run.series;
+        let saved = (|| {
+            let tx = self
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute(
+                "INSERT INTO runs (started_unix_s, kind, server, clients, args, fathom_version,
+                     plan, summary, report, env, error, primary_value, series_id, point, iteration)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                params![
+                    r.test.started_unix_s,
+                    r.test.kind,
+                    r.test.agent,
+                    r.test.clients.join(","),
+                    args,
+                    r.fathom_version,
+                    plan,
+                    summary,
+                    report,
+                    env,
+                    r.error,
+                    primary.map(|(_, v)| v),
+                    slot.map(|s| s.series_id),
+                    slot.map(|s| s.point),
+                    slot.map(|s| s.iteration),
+                ],
+            )?;
+            let id = tx.last_insert_rowid();
+            rows::insert_intervals(&tx, id, &r.intervals)?;
+            rows::insert_flows(&tx, id, &r.flows)?;
+            tx.commit()?;
+            Ok(id)
+        })();
+        saved.map_err(|e| self.sql(e))
+    }
+
+    /// Loads run `id` exactly as it was saved.
+    pub fn load_run(&self, id: i64) -> Result<StoredRun, StoreError> {
+        type Raw = (String, String, String, f64, Option<SeriesSlot>);
+        let raw: Option<Raw> = self
+            .conn
+            .query_row(
+                "SELECT report, args, env, started_unix_s, series_id, point, iteration
+                 FROM runs WHERE id = ?1",
+                [id],
+                |row| {
+                    Ok((
+                        row.get(0)?,
+                        row.get(1)?,
+                        row.get(2)?,
+                        row.get(3)?,
+                        slot(row, 4)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| self.sql(e))?;
+        let (report, args, env, started_unix_s, series) = raw.ok_or_else(|| StoreError::NoRun {
+            path: self.path.clone(),
+            id,
+        })?;
+        Ok(StoredRun {
+            id,
+            report: self.decode(&report, || format!("run {id}'s report"))?,
+            args: self.decode(&args, || format!("run {id}'s arguments"))?,
+            env: self.decode(&env, || format!("run {id}'s environment"))?,
+            started_unix_s,
+            series,
+        })
+    }
+
+    /// The latest `limit` runs, newest (last saved) first.
+    pub fn list_runs(&self, limit: usize) -> Result<Vec<RunRow>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let listed = self
+            .conn
+            .prepare(
+                "SELECT id, started_unix_s, kind, server, clients, primary_value, error,
+                     series_id, point, iteration
+                 FROM runs ORDER BY id DESC LIMIT ?1",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_map([limit], |row| {
+                    let kind: String = row.get(2)?;
+                    Ok(RunRow {
+                        id: row.get(0)?,
+                        started_unix_s: row.get(1)?,
+                        primary_metric: primary_metric(&kind).to_string(),
+                        kind,
+                        server: row.get(3)?,
+                        clients: row.get(4)?,
+                        primary_value: row.get(5)?,
+                        error: row.get(6)?,
+                        series: slot(row, 7)?,
+                    })
+                })?
+                .collect()
+            });
+        listed.map_err(|e| self.sql(e))
+    }
+}

@@ -1,0 +1,205 @@
+//! Databases written by older fathoms open and migrate; newer or foreign ones are refused.
+
+mod common;
+
+use fathom_store::{Store, StoreError, SCHEMA_VERSION};
+use rusqlite::Connection;
+use std::path::Path;
+
+/// The schema exactly as fathom's schema version 1 created it (frozen: never edit).
+const V1_DDL: &str = "
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    started_unix_s REAL NOT NULL,
+    kind TEXT NOT NULL,
+    server TEXT NOT NULL,
+    clients TEXT NOT NULL,
+    args TEXT NOT NULL,
+    fathom_version TEXT NOT NULL,
+    plan TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    report TEXT NOT NULL,
+    env TEXT NOT NULL,
+    error TEXT,
+    primary_value REAL
+);
+CREATE INDEX runs_started ON runs(started_unix_s);
+CREATE TABLE intervals (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    start_s REAL NOT NULL,
+    end_s REAL NOT NULL,
+    omitted INTEGER NOT NULL,
+    bits_per_second REAL,
+    sender_bits_per_second REAL,
+    bytes INTEGER NOT NULL,
+    retransmits INTEGER NOT NULL,
+    rtt_us REAL,
+    cwnd INTEGER NOT NULL,
+    cpu_local REAL,
+    cpu_remote REAL,
+    transactions_per_second REAL,
+    latency_p50_us REAL,
+    latency_p99_us REAL,
+    lost INTEGER,
+    PRIMARY KEY (run_id, idx)
+) WITHOUT ROWID;
+CREATE TABLE flows (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    id INTEGER NOT NULL,
+    direction TEXT NOT NULL,
+    bits_per_second REAL,
+    sender_bits_per_second REAL,
+    bytes INTEGER NOT NULL,
+    sender_bytes INTEGER NOT NULL,
+    retransmits INTEGER NOT NULL,
+    rtt_us INTEGER NOT NULL,
+    rttvar_us INTEGER NOT NULL,
+    min_rtt_us INTEGER NOT NULL,
+    cwnd INTEGER NOT NULL,
+    window INTEGER NOT NULL,
+    mss INTEGER NOT NULL,
+    data_segs_per_ack REAL,
+    delivery_rate_bps REAL,
+    rwnd_limited_pct REAL,
+    sndbuf_limited_pct REAL,
+    busy_pct REAL,
+    sndbuf INTEGER NOT NULL,
+    rcvbuf INTEGER NOT NULL,
+    cc TEXT NOT NULL,
+    transactions INTEGER,
+    transactions_per_second REAL,
+    sender TEXT NOT NULL,
+    receiver TEXT NOT NULL,
+    PRIMARY KEY (run_id, id)
+) WITHOUT ROWID;
+";
+
+/// A version 1 database at `path` holding one run, saved as a version 1 fathom saved it.
+fn make_v1(path: &Path, report: &fathom_report::Report) {
+    let db = Connection::open(path).unwrap();
+    db.execute_batch("PRAGMA journal_mode = WAL;").unwrap();
+    db.execute_batch(V1_DDL).unwrap();
+    db.execute(
+        "INSERT INTO runs (id, started_unix_s, kind, server, clients, args, fathom_version, plan,
+             summary, report, env, error, primary_value)
+         VALUES (1, ?1, ?2, ?3, '', ?4, ?5, ?6, ?7, ?8, ?9, NULL, ?10)",
+        rusqlite::params![
+            report.test.started_unix_s,
+            report.test.kind,
+            report.test.agent,
+            serde_json::to_string(&common::args()).unwrap(),
+            report.fathom_version,
+            serde_json::to_string(&report.test).unwrap(),
+            serde_json::to_string(&report.summary).unwrap(),
+            serde_json::to_string(report).unwrap(),
+            common::env().to_string(),
+            report.summary.bits_per_second,
+        ],
+    )
+    .unwrap();
+    db.execute(
+        "INSERT INTO intervals (run_id, idx, start_s, end_s, omitted, bytes, retransmits, cwnd)
+         VALUES (1, 0, 0.0, 1.0, 1, 1000, 0, 10)",
+        [],
+    )
+    .unwrap();
+    db.pragma_update(None, "user_version", 1).unwrap();
+}
+
+/// Every table's and index's SQL, sorted, as sqlite_master holds it.
+fn schema_of(path: &Path) -> Vec<String> {
+    let db = Connection::open(path).unwrap();
+    let mut stmt = db
+        .prepare("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name")
+        .unwrap();
+    let rows = stmt.query_map([], |r| r.get(0)).unwrap();
+    rows.collect::<Result<_, _>>().unwrap()
+}
+
+fn user_version(path: &Path) -> i64 {
+    let db = Connection::open(path).unwrap();
+    db.query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_version_1_database_migrates_and_keeps_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("v1.db");
+    let report = common::report(2);
+    make_v1(&old, &report);
+
+    let mut store = Store::open(&old).unwrap();
+    assert_eq!(user_version(&old), SCHEMA_VERSION);
+    let run = store.load_run(1).unwrap();
+    assert_eq!(run.report, report);
+    assert_eq!(
+        (run.args, run.env, run.series),
+        (common::args(), common::env(), None)
+    );
+    let listed = store.list_runs(10).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        listed[0].primary_value,
+        Some(report.summary.bits_per_second)
+    );
+
+    let series = fathom_report::series::Series {
+        kind: "stream".into(),
+        ..Default::default()
+    };
+    let id = store.create_series(&series, "fp").unwrap();
+    assert_eq!(store.find_incomplete_series("fp").unwrap().unwrap().0, id);
+    drop(store);
+
+    let fresh = dir.path().join("fresh.db");
+    Store::open(&fresh).unwrap();
+    assert_eq!(schema_of(&old), schema_of(&fresh));
+}
+
+#[test]
+fn reopening_a_current_database_changes_nothing() {
+    let (_dir, path, mut store) = common::temp_store();
+    let id = common::save(&mut store, &common::report(1));
+    drop(store);
+    let before = schema_of(&path);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(schema_of(&path), before);
+    assert_eq!(store.list_runs(10).unwrap()[0].id, id);
+}
+
+#[test]
+fn a_newer_schema_is_refused_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("future.db");
+    Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", 99)
+        .unwrap();
+    let err = Store::open(&path).err().unwrap();
+    assert!(matches!(err, StoreError::TooNew { found: 99, .. }));
+    let text = err.to_string();
+    assert!(text.contains(&path.display().to_string()), "{text}");
+    assert!(
+        text.contains(&format!(
+            "was written by a newer fathom (schema 99); this one knows up to {SCHEMA_VERSION}"
+        )),
+        "{text}"
+    );
+    assert_eq!(user_version(&path), 99);
+}
+
+#[test]
+fn a_negative_schema_version_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("odd.db");
+    Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", -1)
+        .unwrap();
+    assert!(matches!(
+        Store::open(&path),
+        Err(StoreError::BadVersion { found: -1, .. })
+    ));
+}
