@@ -87,3 +87,48 @@ fn num(v: f64) -> String {
         "0".into()
     }
 }
+
+/// A series as CSV: one row per point — its options, then for every metric its n, mean, CI
+/// bounds, min, median and max — plus the point's error.
+pub fn render_series(s: &crate::series::Series) -> Vec<u8> {
+    let mut metrics: Vec<&str> = Vec::new();
+    for p in &s.points {
+        for m in &p.metrics {
+            if !metrics.contains(&m.name.as_str()) {
+                metrics.push(&m.name);
+            }
+        }
+    }
+    let mut header: Vec<String> = s.axes.iter().map(|a| a.name.clone()).collect();
+    for m in &metrics {
+        for part in ["n", "mean", "ci_low", "ci_high", "min", "median", "max"] {
+            header.push(format!("{m}_{part}"));
+        }
+    }
+    header.push("error".into());
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record(&header)
+        .expect("writing CSV to memory cannot fail");
+    for p in &s.points {
+        let mut row: Vec<String> = s
+            .axes
+            .iter()
+            .map(|a| p.param(&a.name).unwrap_or("").to_string())
+            .collect();
+        for m in &metrics {
+            match p.metric(m) {
+                Some(st) => {
+                    row.push(st.n.to_string());
+                    row.extend(
+                        [st.mean, st.ci_low, st.ci_high, st.min, st.median, st.max].map(num),
+                    );
+                }
+                None => row.extend(std::iter::repeat_n(String::new(), 7)),
+            }
+        }
+        row.push(p.error.clone().unwrap_or_default());
+        w.write_record(&row)
+            .expect("writing CSV to memory cannot fail");
+    }
+    w.into_inner().expect("flushing CSV to memory cannot fail")
+}

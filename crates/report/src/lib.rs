@@ -7,15 +7,18 @@ pub mod csv;
 #[doc(hidden)]
 pub mod fake;
 mod hosts;
+pub mod html;
 mod intervals;
 pub mod json;
 pub mod model;
+pub mod plot;
 mod rr;
 pub mod run;
 pub mod series;
 pub mod stats;
 pub mod table;
 mod table_rr;
+pub mod table_series;
 pub mod warnings;
 
 pub use build::build;

@@ -115,6 +115,7 @@ pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
         ("bits_per_second", s.bits_per_second),
         ("sender_bits_per_second", s.sender_bits_per_second),
         ("aggregate_bits_per_second", s.aggregate_bits_per_second),
+        ("seconds", s.seconds),
         ("retransmits", s.retransmits as f64),
         ("cpu_local_percent", s.cpu.local.total),
         ("cpu_remote_percent", s.cpu.remote.total),

@@ -1,0 +1,212 @@
+//! The HTML report: one self-contained HTML5 file (inline CSS, charts as inline SVG, no script,
+//! no external URL) with the findings, a section per run or series (tables, warnings, charts)
+//! and the environment. Every text from the data is escaped.
+
+mod run;
+mod series;
+
+use crate::model::Report;
+use crate::plot::{self, Chart, ImageFormat};
+use crate::series::Series;
+
+/// A report page.
+#[derive(Clone, Debug, Default)]
+pub struct Page {
+    /// The page's heading and title.
+    pub title: String,
+    /// A line under the heading (what was run, when).
+    pub subtitle: String,
+    /// What the data says, one sentence each, listed at the top.
+    pub findings: Vec<String>,
+    /// The results, in order.
+    pub sections: Vec<Section>,
+    /// Hosts, kernels, versions: name and value, shown as a table at the end.
+    pub environment: Vec<(String, String)>,
+}
+
+/// One part of the page.
+// A page holds a handful of sections: boxing the report would only make callers write Box::new.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug)]
+pub enum Section {
+    /// One run: its summary table, warnings and interval charts.
+    Run {
+        /// The section's heading.
+        title: String,
+        /// The run.
+        report: Report,
+    },
+    /// A sweep or iterated test: the table of points and the sweep chart.
+    Series {
+        /// The section's heading.
+        title: String,
+        /// The series.
+        series: Series,
+        /// The swept option drawn on the x axis.
+        x_axis: String,
+    },
+}
+
+/// Size of every chart, pixels (it scales with the page).
+const CHART_SIZE: (u32, u32) = (640, 380);
+
+/// The page as one HTML5 document.
+pub fn render(p: &Page) -> String {
+    let mut h = String::with_capacity(64 * 1024);
+    h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    h.push_str("<link rel=\"icon\" href=\"data:,\">\n");
+    h.push_str(&format!(
+        "<title>{}</title>\n<style>{CSS}</style>\n",
+        esc(&p.title)
+    ));
+    h.push_str("</head>\n<body>\n<main>\n<header>\n");
+    h.push_str(&format!("<h1>{}</h1>\n", esc(&p.title)));
+    if !p.subtitle.is_empty() {
+        h.push_str(&format!("<p class=\"subtitle\">{}</p>\n", esc(&p.subtitle)));
+    }
+    h.push_str("</header>\n");
+    if !p.findings.is_empty() {
+        h.push_str("<section class=\"findings\">\n<h2>Findings</h2>\n<ul>\n");
+        for f in &p.findings {
+            h.push_str(&format!("<li>{}</li>\n", esc(f)));
+        }
+        h.push_str("</ul>\n</section>\n");
+    }
+    for s in &p.sections {
+        h.push_str(&match s {
+            Section::Run { title, report } => run::section(title, report),
+            Section::Series {
+                title,
+                series,
+                x_axis,
+            } => series::section(title, series, x_axis),
+        });
+    }
+    if !p.environment.is_empty() {
+        h.push_str("<section>\n<h2>Environment</h2>\n<table class=\"env\">\n<tbody>\n");
+        for (k, v) in &p.environment {
+            h.push_str(&format!(
+                "<tr><th>{}</th><td>{}</td></tr>\n",
+                esc(k),
+                esc(v)
+            ));
+        }
+        h.push_str("</tbody>\n</table>\n</section>\n");
+    }
+    h.push_str("<footer>Made by fathom ");
+    h.push_str(env!("CARGO_PKG_VERSION"));
+    h.push_str(".</footer>\n</main>\n</body>\n</html>\n");
+    h
+}
+
+/// `s` safe as HTML text and attribute values.
+pub(crate) fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Charts as a grid of inline SVG figures; a chart that cannot be made shows why.
+pub(crate) fn charts(list: Vec<Result<Chart, String>>) -> String {
+    let mut h = String::from("<div class=\"charts\">\n");
+    for c in list {
+        let figure = c.and_then(|c| {
+            let svg = plot::render(&c, ImageFormat::Svg, CHART_SIZE.0, CHART_SIZE.1)?;
+            let svg = String::from_utf8(svg).map_err(|e| e.to_string())?;
+            Ok(inline_svg(&svg, &c.title))
+        });
+        match figure {
+            Ok(svg) => h.push_str(&format!("<figure class=\"chart\">{svg}</figure>\n")),
+            Err(e) => h.push_str(&format!("<p class=\"note\">No chart: {}</p>\n", esc(&e))),
+        }
+    }
+    h.push_str("</div>\n");
+    h
+}
+
+/// An SVG document made fit for inlining: no XML declaration, no namespace URL (HTML needs
+/// neither), a viewBox so that it scales, and a label for screen readers.
+fn inline_svg(svg: &str, title: &str) -> String {
+    let start = svg.find("<svg").unwrap_or(0);
+    let body = &svg[start..];
+    let open_end = body.find('>').map_or(0, |i| i + 1);
+    let (w, h) = CHART_SIZE;
+    format!(
+        "<svg viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"{}\">{}",
+        esc(title),
+        &body[open_end..]
+    )
+}
+
+/// A table: `head` cells, then rows; cells are (text, numeric), numbers right-aligned.
+pub(crate) fn table(class: &str, head: &[(String, bool)], rows: &[Vec<(String, bool)>]) -> String {
+    let cell = |tag: &str, (text, num): &(String, bool)| {
+        let class = if *num { " class=\"num\"" } else { "" };
+        format!("<{tag}{class}>{}</{tag}>", esc(text))
+    };
+    let mut h = format!("<table class=\"{class}\">\n<thead><tr>");
+    h.extend(head.iter().map(|c| cell("th", c)));
+    h.push_str("</tr></thead>\n<tbody>\n");
+    for r in rows {
+        h.push_str("<tr>");
+        h.extend(r.iter().map(|c| cell("td", c)));
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</tbody>\n</table>\n");
+    h
+}
+
+/// Warnings and an error as boxes.
+pub(crate) fn notes(warnings: &[String], error: Option<&str>) -> String {
+    let mut h = String::new();
+    if let Some(e) = error {
+        h.push_str(&format!("<p class=\"error\">Error: {}</p>\n", esc(e)));
+    }
+    if !warnings.is_empty() {
+        h.push_str("<ul class=\"warnings\">\n");
+        for w in warnings {
+            h.push_str(&format!("<li>{}</li>\n", esc(w)));
+        }
+        h.push_str("</ul>\n");
+    }
+    h
+}
+
+const CSS: &str = r#"
+:root { color-scheme: light; --ink: #1f2328; --muted: #59636e; --line: #d8dee4; --soft: #f6f8fa; }
+* { box-sizing: border-box; }
+body { margin: 0; background: #fff; color: var(--ink);
+  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", "DejaVu Sans", Arial, sans-serif; }
+main { max-width: 1320px; margin: 0 auto; padding: 28px 28px 48px; }
+h1 { font-size: 28px; margin: 0 0 4px; }
+h2 { font-size: 21px; margin: 36px 0 6px; padding-bottom: 6px; border-bottom: 1px solid var(--line); }
+.subtitle, .meta, footer { color: var(--muted); margin: 0 0 12px; }
+footer { margin-top: 40px; font-size: 13px; }
+.findings { background: #eef6ff; border: 1px solid #c8e1ff; border-radius: 8px; padding: 4px 20px 8px; margin-top: 20px; }
+.findings h2 { border: 0; margin: 10px 0 0; font-size: 18px; }
+.findings li { margin: 4px 0; }
+.tables { display: flex; flex-wrap: wrap; gap: 0 28px; align-items: flex-start; }
+table { border-collapse: collapse; margin: 12px 0 16px; font-size: 14px; }
+th, td { padding: 5px 12px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
+thead th { background: var(--soft); font-weight: 600; border-bottom: 2px solid var(--line); }
+tbody tr:nth-child(even) { background: #fbfcfd; }
+.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.summary th { font-weight: 500; color: var(--muted); }
+table.env th { font-weight: 500; color: var(--muted); }
+.warnings { background: #fff8e5; border: 1px solid #f0d78c; border-radius: 8px; padding: 8px 16px 8px 34px; }
+.error { background: #ffebe9; border: 1px solid #ffc1ba; border-radius: 8px; padding: 8px 16px; }
+.note { color: var(--muted); font-style: italic; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 16px; }
+figure.chart { margin: 0; border: 1px solid var(--line); border-radius: 8px; padding: 6px; background: #fff; }
+figure.chart svg { display: block; width: 100%; height: auto; }
+"#;

@@ -1,0 +1,179 @@
+//! A run's section of the HTML report: what ran, the summary table (throughput and CPU for
+//! streams, transactions and latency for request/response), the hosts, warnings and the
+//! interval charts.
+
+use super::{charts, esc, notes, table};
+use crate::model::{Report, Summary};
+use crate::plot::interval_chart;
+use crate::table::rate;
+use crate::warnings::human_bytes;
+
+/// The section of run `r`, headed `title`.
+pub fn section(title: &str, r: &Report) -> String {
+    let mut h = format!("<section>\n<h2>{}</h2>\n", esc(title));
+    h.push_str(&format!("<p class=\"meta\">{}</p>\n", esc(&describe(r))));
+    h.push_str(&notes(&r.warnings, r.error.as_deref()));
+    let rows: Vec<Vec<(String, bool)>> = summary(&r.summary)
+        .into_iter()
+        .map(|(k, v)| vec![(k.to_string(), false), (v, true)])
+        .collect();
+    let head = [("Figure".to_string(), false), ("Value".to_string(), true)];
+    h.push_str("<div class=\"tables\">\n");
+    h.push_str(&table("summary", &head, &rows));
+    if !r.hosts.is_empty() {
+        h.push_str(&hosts(r));
+    }
+    h.push_str("</div>\n");
+    h.push_str(&charts(
+        chart_metrics(r)
+            .into_iter()
+            .map(|m| interval_chart(r, m))
+            .collect(),
+    ));
+    h.push_str("</section>\n");
+    h
+}
+
+/// "stream, forward, 1 flow, 3 s window after 1 s warm-up, to 192.0.2.10:5301".
+fn describe(r: &Report) -> String {
+    let t = &r.test;
+    let flows = if t.parallel == 1 { "flow" } else { "flows" };
+    let mut parts = vec![
+        t.kind.clone(),
+        t.direction.clone(),
+        format!("{} {flows}", t.parallel),
+    ];
+    match (t.duration_s, t.bytes) {
+        (Some(d), _) => parts.push(format!("{d} s window after {} s warm-up", t.omit_s)),
+        (None, Some(b)) => parts.push(format!("{} per direction", human_bytes(b))),
+        (None, None) => {}
+    }
+    parts.push(format!("to {}", t.agent));
+    parts.join(", ")
+}
+
+/// The summary's figures as (name, value).
+fn summary(s: &Summary) -> Vec<(&'static str, String)> {
+    let pct = |v: f64| format!("{v:.1}%");
+    let mut rows = Vec::new();
+    if let Some(tps) = s.transactions_per_second {
+        rows.push(("Transactions/s", format!("{tps:.0}")));
+        if let Some(n) = s.transactions {
+            rows.push(("Transactions", n.to_string()));
+        }
+        if let Some(l) = &s.latency_us {
+            rows.extend([
+                ("Latency p50", us(l.p50)),
+                ("Latency p90", us(l.p90)),
+                ("Latency p99", us(l.p99)),
+                ("Latency p99.9", us(l.p999)),
+            ]);
+        }
+        if let Some(lost) = s.lost {
+            rows.push(("Lost", lost.to_string()));
+        }
+    } else {
+        rows.push(("Throughput, receiver", rate(s.bits_per_second)));
+        rows.push(("Throughput, sender", rate(s.sender_bits_per_second)));
+        for d in s.directions.iter().filter(|_| s.directions.len() > 1) {
+            let name = if d.direction == "forward" {
+                "Forward"
+            } else {
+                "Reverse"
+            };
+            rows.push((name, rate(d.bits_per_second)));
+        }
+        rows.push(("Bytes received", human_bytes(s.bytes)));
+        rows.push(("Window", format!("{:.2} s", s.seconds)));
+        rows.push(("Retransmits", s.retransmits.to_string()));
+        if s.tcp.rtt_us > 0.0 {
+            rows.push(("RTT", us(s.tcp.rtt_us)));
+        }
+    }
+    let cpu = &s.cpu;
+    rows.push(("CPU, local", pct(cpu.local.total)));
+    rows.push(("CPU, remote", pct(cpu.remote.total)));
+    match &s.cpu_us_per_transaction {
+        Some(d) => {
+            rows.push(("CPU per transaction, local", format!("{:.1} µs", d.local)));
+            rows.push(("CPU per transaction, remote", format!("{:.1} µs", d.remote)));
+        }
+        None => {
+            let sd = &s.service_demand_us_per_kb;
+            rows.push(("Service demand, local", format!("{:.3} µs/KB", sd.local)));
+            rows.push(("Service demand, remote", format!("{:.3} µs/KB", sd.remote)));
+        }
+    }
+    rows
+}
+
+/// Microseconds as "140 µs", or "12.5 ms" from a millisecond up.
+fn us(v: f64) -> String {
+    if v < 999.5 {
+        format!("{v:.0} µs")
+    } else {
+        format!("{:.2} ms", v / 1000.0)
+    }
+}
+
+fn hosts(r: &Report) -> String {
+    let head: Vec<(String, bool)> = [
+        ("Host", false),
+        ("Role", false),
+        ("Hostname", false),
+        ("Kernel", false),
+        ("CPUs", true),
+        ("CPU busy", true),
+        ("Received", true),
+    ]
+    .into_iter()
+    .map(|(t, n)| (t.to_string(), n))
+    .collect();
+    let rows: Vec<Vec<(String, bool)>> = r
+        .hosts
+        .iter()
+        .map(|h| {
+            vec![
+                (h.name.clone(), false),
+                (h.role.clone(), false),
+                (h.hostname.clone(), false),
+                (h.kernel.clone(), false),
+                (h.cpus.to_string(), true),
+                (format!("{:.1}%", h.cpu.total), true),
+                (rate(h.bits_per_second), true),
+            ]
+        })
+        .collect();
+    table("hosts", &head, &rows)
+}
+
+/// The interval charts worth drawing for `r`.
+fn chart_metrics(r: &Report) -> Vec<&'static str> {
+    let iv = &r.intervals;
+    if iv.is_empty() {
+        return Vec::new();
+    }
+    let mut m = Vec::new();
+    if iv.iter().any(|i| i.transactions_per_second.is_some()) {
+        m.push("transactions_per_second");
+        if iv.iter().any(|i| i.latency_p99_us.is_some()) {
+            m.push("latency_p99_us");
+        }
+    } else {
+        m.push("bits_per_second");
+        if iv.iter().any(|i| i.rtt_us > 0.0) {
+            m.extend(["rtt_us", "cwnd"]);
+        }
+        if iv.iter().any(|i| i.retransmits > 0) {
+            m.push("retransmits");
+        }
+    }
+    if iv
+        .iter()
+        .flat_map(|i| &i.flows)
+        .any(|f| f.data_segs_out > 0)
+    {
+        m.push("packets");
+    }
+    m
+}

@@ -1,0 +1,94 @@
+//! Plots of results, as SVG or PNG: a [`Chart`] is plain data (lines of points with optional
+//! error bars), made from a sweep ([`sweep_chart`], [`latency_chart`]) or from one run's
+//! intervals ([`interval_chart`]), and drawn by [`render`] with plotters. Text is laid out with
+//! an embedded font (DejaVu Sans), so the output is the same on every machine and a PNG needs no
+//! system fonts.
+
+mod draw;
+mod intervals;
+mod sweep;
+mod ticks;
+pub(crate) mod units;
+
+use std::path::Path;
+
+pub use draw::render;
+pub use intervals::{interval_chart, interval_metrics};
+pub use sweep::{latency_chart, sweep_chart};
+
+/// An image file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImageFormat {
+    /// Scalable vector graphics (text stays text).
+    Svg,
+    /// A PNG bitmap.
+    Png,
+}
+
+impl ImageFormat {
+    /// The format a file name asks for, by its extension (`.svg`, `.png`, any case).
+    pub fn from_path(path: &Path) -> Result<ImageFormat, String> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("svg") => Ok(ImageFormat::Svg),
+            Some("png") => Ok(ImageFormat::Png),
+            _ => Err(format!(
+                "'{}': cannot tell the image format; name the file .svg or .png",
+                path.display()
+            )),
+        }
+    }
+}
+
+/// A chart: lines of points over a shared x axis.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Chart {
+    /// Title above the plot.
+    pub title: String,
+    /// Label of the x axis.
+    pub x_label: String,
+    /// Label of the y axis, naming the unit.
+    pub y_label: String,
+    /// Logarithmic x axis (every x must then be positive; others are left out).
+    pub log_x: bool,
+    /// Tick marks of the x axis as (x, label); empty for evenly spaced numbers.
+    pub x_ticks: Vec<(f64, String)>,
+    /// A span of x shaded and named in the legend (the warm-up of a run).
+    pub shaded: Option<Shade>,
+    /// The lines, drawn in order, each in its own color.
+    pub lines: Vec<Line>,
+}
+
+/// One line of a chart.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Line {
+    /// Its name in the legend.
+    pub label: String,
+    /// Its points, joined in order.
+    pub points: Vec<PlotPoint>,
+}
+
+/// One point of a line.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PlotPoint {
+    /// Position on the x axis.
+    pub x: f64,
+    /// Value.
+    pub y: f64,
+    /// An error bar from the first value to the second (a confidence interval).
+    pub error: Option<(f64, f64)>,
+}
+
+/// A shaded span of the x axis.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Shade {
+    /// Where it starts.
+    pub from: f64,
+    /// Where it ends.
+    pub to: f64,
+    /// Its name in the legend.
+    pub label: String,
+}

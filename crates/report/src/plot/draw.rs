@@ -1,0 +1,272 @@
+//! Drawing a [`Chart`] with plotters: the same code draws on the SVG backend and on an RGB
+//! bitmap that is then encoded as PNG. The legend sits right of the plot so it never hides data.
+
+use super::ticks::{x_axis, y_axis, Axis, Ticked};
+use super::{Chart, ImageFormat, PlotPoint};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::register_font;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::sync::OnceLock;
+
+/// Smallest and largest image side accepted, pixels.
+const SIDE: std::ops::RangeInclusive<u32> = 200..=8000;
+/// The lines' colors, in order (Tableau 10).
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+/// The font family every text uses; the embedded font is registered under this name.
+const FONT: &str = "sans-serif";
+/// Legend labels are cut to this many characters.
+const LEGEND_CHARS: usize = 36;
+
+/// `c` drawn as an image of `width` × `height` pixels.
+pub fn render(c: &Chart, f: ImageFormat, width: u32, height: u32) -> Result<Vec<u8>, String> {
+    if !SIDE.contains(&width) || !SIDE.contains(&height) {
+        return Err(format!(
+            "image size {width}x{height}: each side must be {} to {} pixels",
+            SIDE.start(),
+            SIDE.end()
+        ));
+    }
+    fonts()?;
+    match f {
+        ImageFormat::Svg => {
+            let mut svg = String::new();
+            {
+                let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+                draw(&root, c)?;
+                root.present().map_err(|e| e.to_string())?;
+            }
+            Ok(svg.into_bytes())
+        }
+        ImageFormat::Png => {
+            let mut rgb = vec![255u8; width as usize * height as usize * 3];
+            {
+                let root =
+                    BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area();
+                draw(&root, c)?;
+                root.present().map_err(|e| e.to_string())?;
+            }
+            encode_png(&rgb, width, height)
+        }
+    }
+}
+
+/// Registers the embedded DejaVu Sans once per process.
+fn fonts() -> Result<(), String> {
+    static DONE: OnceLock<bool> = OnceLock::new();
+    let ok = DONE.get_or_init(|| {
+        register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok()
+            && register_font(FONT, FontStyle::Bold, dejavu::sans::bold()).is_ok()
+    });
+    if *ok {
+        Ok(())
+    } else {
+        Err("the embedded font could not be loaded".into())
+    }
+}
+
+fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, width, height);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut w = enc.write_header().map_err(|e| e.to_string())?;
+    w.write_image_data(rgb).map_err(|e| e.to_string())?;
+    w.finish().map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+/// The lines' drawable points: finite, and positive x on a log axis.
+fn usable(c: &Chart) -> Vec<Vec<PlotPoint>> {
+    c.lines
+        .iter()
+        .map(|l| {
+            l.points
+                .iter()
+                .filter(|p| p.x.is_finite() && p.y.is_finite() && (!c.log_x || p.x > 0.0))
+                .copied()
+                .collect()
+        })
+        .collect()
+}
+
+/// The x and y axes that hold every point, error bar and the shaded span.
+fn axes(c: &Chart, lines: &[Vec<PlotPoint>]) -> (Axis, Axis) {
+    let points = || lines.iter().flatten();
+    let mut xs: Vec<f64> = points().map(|p| p.x).collect();
+    if let Some(s) = &c.shaded {
+        xs.extend([s.from, s.to].into_iter().filter(|x| !c.log_x || *x > 0.0));
+    }
+    let ys = points().flat_map(|p| {
+        let (lo, hi) = p.error.unwrap_or((p.y, p.y));
+        [p.y, lo, hi].into_iter().filter(|v| v.is_finite())
+    });
+    let (ymin, ymax) = ys.fold((0.0f64, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
+    let (xmin, xmax) = xs
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+    let x = if xs.is_empty() {
+        x_axis(1.0, 10.0, c.log_x, &[])
+    } else {
+        x_axis(xmin, xmax, c.log_x, &c.x_ticks)
+    };
+    (x, y_axis(ymin, ymax))
+}
+
+type Area<DB> = DrawingArea<DB, Shift>;
+
+/// `c` on `root`: the legend on the right when there is one, the axes, then the data.
+fn draw<DB: DrawingBackend>(root: &Area<DB>, c: &Chart) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    root.fill(&WHITE).map_err(err)?;
+    let lines = usable(c);
+    let (x, y) = axes(c, &lines);
+    let entries = legend_entries(c);
+    let (w, _) = root.dim_in_pixel();
+    let plot = if entries.is_empty() {
+        root.clone()
+    } else {
+        let widest = entries
+            .iter()
+            .map(|(l, _)| root.estimate_text_size(l, &font(13)).map_or(0, |s| s.0))
+            .max()
+            .unwrap_or(0);
+        let legend_w = (widest + 44).min(w * 2 / 5);
+        let (plot, legend) = root.split_horizontally(w - legend_w);
+        draw_legend(&legend, &entries).map_err(err)?;
+        plot
+    };
+    let mut chart = ChartBuilder::on(&plot)
+        .caption(&c.title, bold(17))
+        .margin(12)
+        .x_label_area_size(46)
+        .y_label_area_size(62)
+        .build_cartesian_2d(Ticked(x.clone()), Ticked(y.clone()))
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .bold_line_style(RGBColor(226, 226, 226))
+        .axis_style(RGBColor(120, 120, 120))
+        .label_style(font(13))
+        .axis_desc_style(font(14))
+        .x_desc(c.x_label.as_str())
+        .y_desc(c.y_label.as_str())
+        .draw()
+        .map_err(err)?;
+    data(&mut chart, c, &lines, &x, &y).map_err(err)
+}
+
+/// The shaded span, the lines with their error bars and markers, or "no data".
+fn data<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<Ticked, Ticked>>,
+    c: &Chart,
+    lines: &[Vec<PlotPoint>],
+    x: &Axis,
+    y: &Axis,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let tx = |v: f64| if c.log_x { v.log10() } else { v };
+    if let Some(s) = &c.shaded {
+        let (from, to) = (tx(s.from.max(f64::MIN_POSITIVE)), tx(s.to));
+        let span = [(from.max(x.lo), y.lo), (to.min(x.hi), y.hi)];
+        chart.draw_series(std::iter::once(Rectangle::new(
+            span,
+            shade_color().filled(),
+        )))?;
+    }
+    for (i, points) in lines.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let bars = points.iter().filter_map(|p| {
+            let (lo, hi) = p
+                .error
+                .filter(|(lo, hi)| lo.is_finite() && hi.is_finite() && lo < hi)?;
+            Some(ErrorBar::new_vertical(
+                tx(p.x),
+                lo,
+                p.y,
+                hi,
+                color.stroke_width(1),
+                8,
+            ))
+        });
+        chart.draw_series(bars)?;
+        let xy: Vec<(f64, f64)> = points.iter().map(|p| (tx(p.x), p.y)).collect();
+        chart.draw_series(LineSeries::new(xy.clone(), color.stroke_width(2)))?;
+        chart.draw_series(xy.into_iter().map(|p| Circle::new(p, 3, color.filled())))?;
+    }
+    if lines.iter().all(|l| l.is_empty()) {
+        let mid = ((x.lo + x.hi) / 2.0, (y.lo + y.hi) / 2.0);
+        let style = font(14).pos(Pos::new(HPos::Center, VPos::Center));
+        chart.draw_series(std::iter::once(Text::new("no data", mid, style)))?;
+    }
+    Ok(())
+}
+
+fn font(size: u32) -> TextStyle<'static> {
+    (FONT, size).into_font().color(&RGBColor(40, 40, 40))
+}
+
+fn bold(size: u32) -> TextStyle<'static> {
+    (FONT, size, FontStyle::Bold)
+        .into_font()
+        .color(&RGBColor(30, 30, 30))
+}
+
+fn shade_color() -> RGBAColor {
+    RGBColor(120, 120, 120).mix(0.15)
+}
+
+/// The legend's entries: (label, color; `None` for the shaded span).
+fn legend_entries(c: &Chart) -> Vec<(String, Option<RGBColor>)> {
+    if c.lines.len() < 2 && c.shaded.is_none() {
+        return Vec::new();
+    }
+    let cut = |s: &str| match s.char_indices().nth(LEGEND_CHARS) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    };
+    let mut out: Vec<(String, Option<RGBColor>)> = c
+        .lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (cut(&l.label), Some(PALETTE[i % PALETTE.len()])))
+        .collect();
+    out.extend(c.shaded.iter().map(|s| (cut(&s.label), None)));
+    out
+}
+
+/// The legend's entries, top down: a line sample (or a shaded swatch) and the label.
+fn draw_legend<DB: DrawingBackend>(
+    area: &Area<DB>,
+    entries: &[(String, Option<RGBColor>)],
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let label = font(13).pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, (text, color)) in entries.iter().enumerate() {
+        let y = 52 + 22 * i as i32;
+        match color {
+            Some(c) => {
+                area.draw(&PathElement::new(vec![(4, y), (26, y)], c.stroke_width(2)))?;
+                area.draw(&Circle::new((15, y), 3, c.filled()))?;
+            }
+            None => area.draw(&Rectangle::new(
+                [(4, y - 7), (26, y + 7)],
+                shade_color().filled(),
+            ))?,
+        }
+        area.draw(&Text::new(text.as_str(), (32, y), label.clone()))?;
+    }
+    Ok(())
+}

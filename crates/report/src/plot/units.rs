@@ -1,0 +1,164 @@
+//! Units of the plots: swept values read as numbers ("16K", "10ms"), metrics named and scaled
+//! for the y axis (bits/s as Gbit/s or Mbit/s, µs as ms when large).
+
+/// A swept value as a number: sizes are bytes (K = 1024, as the CLI takes them), durations are
+/// seconds, plain numbers are themselves. `None` for words ("on", "cubic").
+pub fn axis_value(s: &str) -> Option<f64> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num.parse().ok()?;
+    let mult = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" | "s" => 1.0,
+        "k" | "kb" | "kib" => 1024.0,
+        "m" | "mb" | "mib" => 1024.0 * 1024.0,
+        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
+        "ms" => 1e-3,
+        "min" => 60.0,
+        _ => return None,
+    };
+    Some(v * mult).filter(|x| x.is_finite())
+}
+
+/// How a metric's values are shown on an axis: multiplied by `factor`, in `unit`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scale {
+    /// What the metric is, for titles ("Throughput").
+    pub title: String,
+    /// Multiplier from the stored value to the shown one.
+    pub factor: f64,
+    /// The shown unit ("Gbit/s"); empty for plain counts.
+    pub unit: &'static str,
+}
+
+impl Scale {
+    /// The axis label: "Throughput (Gbit/s)".
+    pub fn label(&self) -> String {
+        if self.unit.is_empty() {
+            self.title.clone()
+        } else {
+            format!("{} ({})", self.title, self.unit)
+        }
+    }
+}
+
+/// The scale for `metric` whose largest value is `max` (in the metric's own unit).
+pub fn scale(metric: &str, max: f64) -> Scale {
+    let (title, unit) = describe(metric);
+    let (factor, unit) = match unit {
+        "bit/s" => bits_scale(max),
+        "µs" if max >= 10_000.0 => (1e-3, "ms"),
+        u => (1.0, u),
+    };
+    Scale {
+        title: title.to_string(),
+        factor,
+        unit,
+    }
+}
+
+fn bits_scale(max: f64) -> (f64, &'static str) {
+    match max {
+        m if m >= 1e9 => (1e-9, "Gbit/s"),
+        m if m >= 1e6 => (1e-6, "Mbit/s"),
+        m if m >= 1e3 => (1e-3, "kbit/s"),
+        _ => (1.0, "bit/s"),
+    }
+}
+
+/// A metric's title and its stored unit.
+fn describe(metric: &str) -> (&str, &'static str) {
+    match metric {
+        "bits_per_second" => ("Throughput", "bit/s"),
+        "sender_bits_per_second" => ("Sender throughput", "bit/s"),
+        "aggregate_bits_per_second" => ("Aggregate throughput", "bit/s"),
+        "retransmits" => ("Retransmits", "segments"),
+        "cpu_local_percent" => ("CPU, local", "%"),
+        "cpu_remote_percent" => ("CPU, remote", "%"),
+        "busiest_cpu_local_percent" => ("Busiest CPU, local", "%"),
+        "service_demand_local_us_per_kb" => ("Service demand, local", "µs/KB"),
+        "service_demand_remote_us_per_kb" => ("Service demand, remote", "µs/KB"),
+        "rtt_us" => ("RTT", "µs"),
+        "cwnd" => ("Congestion window", "segments"),
+        "data_segs_per_ack" => ("Data segments per ACK", ""),
+        "cpu_s_per_gb" => ("CPU per GB moved", "CPU s/GB"),
+        "transactions_per_second" => ("Transactions/s", ""),
+        "connections_per_second" => ("Connections/s", ""),
+        "packets" => ("Packets/s", ""),
+        "latency_p50_us" => ("Latency p50", "µs"),
+        "latency_p90_us" => ("Latency p90", "µs"),
+        "latency_p99_us" => ("Latency p99", "µs"),
+        "latency_p999_us" => ("Latency p99.9", "µs"),
+        "latency_mean_us" => ("Mean latency", "µs"),
+        "latency" => ("Latency", "µs"),
+        "cpu_us_per_transaction_local" => ("CPU per transaction, local", "µs"),
+        other => (other, ""),
+    }
+}
+
+/// `v` as a tick label on an axis whose ticks are `step` apart: as many decimals as the step
+/// needs, and k/M/G for large values ("250k", "1.5M").
+pub fn tick_label(v: f64, step: f64, largest: f64) -> String {
+    let (div, suffix) = match largest.abs() {
+        _ if v == 0.0 => (1.0, ""),
+        m if m >= 1e9 => (1e9, "G"),
+        m if m >= 1e6 => (1e6, "M"),
+        m if m >= 1e4 => (1e3, "k"),
+        _ => (1.0, ""),
+    };
+    let step = step / div;
+    let decimals = if step > 0.0 && step < 1.0 {
+        (-step.log10()).ceil().min(9.0) as usize
+    } else {
+        0
+    };
+    let v = v / div;
+    let text = format!("{v:.decimals$}");
+    let text = if text.starts_with('-') && text.trim_start_matches(['-', '0', '.']).is_empty() {
+        text[1..].to_string()
+    } else {
+        text
+    };
+    format!("{text}{suffix}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swept_values_read_as_bytes_seconds_or_numbers() {
+        assert_eq!(axis_value("16K"), Some(16384.0));
+        assert_eq!(axis_value("2M"), Some(2.0 * 1024.0 * 1024.0));
+        assert_eq!(axis_value("10ms"), Some(0.01));
+        assert_eq!(axis_value("1460"), Some(1460.0));
+        assert_eq!(axis_value("on"), None);
+        assert_eq!(axis_value(""), None);
+    }
+
+    #[test]
+    fn bits_and_latencies_scale_to_readable_units() {
+        assert_eq!(
+            scale("bits_per_second", 9.4e9).label(),
+            "Throughput (Gbit/s)"
+        );
+        assert_eq!(scale("bits_per_second", 9.4e8).factor, 1e-6);
+        assert_eq!(scale("latency_p99_us", 25_000.0).unit, "ms");
+        assert_eq!(scale("latency_p99_us", 250.0).unit, "µs");
+        assert_eq!(scale("made_up", 1.0).label(), "made_up");
+    }
+
+    #[test]
+    fn tick_labels_use_the_step_s_precision() {
+        assert_eq!(tick_label(0.5, 0.5, 2.0), "0.5");
+        assert_eq!(tick_label(2.0, 1.0, 2.0), "2");
+        assert_eq!(tick_label(250_000.0, 50_000.0, 300_000.0), "250k");
+        assert_eq!(tick_label(1.5e6, 5e5, 2e7), "1.5M");
+        assert_eq!(tick_label(0.0, 1e6, 5e6), "0");
+        assert_eq!(tick_label(-0.0, 0.1, 1.0), "0.0");
+    }
+}

@@ -1,0 +1,175 @@
+//! The terminal table of a series (a sweep or repeated iterations): one row per point with its
+//! options, the number of runs, the main figure's mean, confidence interval, min, median and
+//! max, then a few secondary figures. Plain text; the JSON is the contract.
+
+use crate::series::{Point, Series};
+use crate::table::rate;
+
+/// Secondary figures shown after the main one: (metric, column title).
+fn extras(s: &Series) -> &'static [(&'static str, &'static str)] {
+    if s.primary_metric == "transactions_per_second" {
+        &[
+            ("latency_p50_us", "p50 µs"),
+            ("latency_p99_us", "p99 µs"),
+            ("cpu_us_per_transaction_local", "CPU µs/tx"),
+        ]
+    } else {
+        &[("cpu_s_per_gb", "CPU s/GB"), ("retransmits", "retrans")]
+    }
+}
+
+/// A value of `metric` as the table shows it.
+pub fn cell(metric: &str, v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    if metric.ends_with("bits_per_second") {
+        rate(v)
+    } else if metric.ends_with("per_second") {
+        format!("{v:.0}/s")
+    } else if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// The series as the terminal shows it.
+pub fn render(s: &Series) -> Vec<u8> {
+    let mut out = vec![header(s), String::new()];
+    let mut titles: Vec<String> = s.axes.iter().map(|a| a.name.clone()).collect();
+    titles.extend(
+        ["n", "mean", "±CI", "min", "median", "max"]
+            .iter()
+            .map(|t| t.to_string()),
+    );
+    titles.extend(extras(s).iter().map(|(_, t)| t.to_string()));
+    let mut rows = vec![titles];
+    let mut errors = Vec::new();
+    for p in &s.points {
+        rows.push(row(s, p));
+        if let Some(e) = &p.error {
+            errors.push(format!("{}: {e}", params_text(p)));
+        }
+    }
+    out.extend(align(&rows, s.axes.len()));
+    if !s.complete {
+        out.push(String::new());
+        out.push(format!(
+            "incomplete: {} of {} points ran; run the same command with --resume to finish it",
+            s.points.len(),
+            s.axes
+                .iter()
+                .map(|a| a.values.len().max(1))
+                .product::<usize>()
+        ));
+    }
+    for e in errors {
+        out.push(format!("failed at {e}"));
+    }
+    let mut text = out.join("\n");
+    text.push('\n');
+    text.into_bytes()
+}
+
+fn header(s: &Series) -> String {
+    let what = if s.axes.is_empty() {
+        format!("{} iterations", s.kind)
+    } else {
+        format!(
+            "{} sweep over {}",
+            s.kind,
+            s.axes
+                .iter()
+                .map(|a| a.name.as_str())
+                .collect::<Vec<_>>()
+                .join(" × ")
+        )
+    };
+    let rule = match &s.confidence {
+        Some(c) => format!(
+            ", up to {} runs a point, stop at ±{:.1}% with {:.0}% confidence",
+            s.iterations,
+            c.width * 50.0,
+            c.level * 100.0
+        ),
+        None if s.iterations > 1 => format!(", {} runs a point, 95% confidence", s.iterations),
+        None => String::new(),
+    };
+    let id =
+        s.id.as_deref()
+            .map(|i| format!(" [{i}]"))
+            .unwrap_or_default();
+    format!("fathom {what}: {}{rule}{id}", s.primary_metric)
+}
+
+/// The point's options as "sndbuf=64K parallel=10".
+pub fn params_text(p: &Point) -> String {
+    if p.params.is_empty() {
+        return "the test".into();
+    }
+    p.params
+        .iter()
+        .map(|x| format!("{}={}", x.name, x.value))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn row(s: &Series, p: &Point) -> Vec<String> {
+    let mut r: Vec<String> = p.params.iter().map(|x| x.value.clone()).collect();
+    let m = &s.primary_metric;
+    match p.metric(m) {
+        Some(st) if st.n > 0 => {
+            r.push(st.n.to_string());
+            r.push(cell(m, st.mean));
+            r.push(if st.n > 1 {
+                format!("±{:.1}%", st.relative_width() * 50.0)
+            } else {
+                "-".into()
+            });
+            r.extend([st.min, st.median, st.max].map(|v| cell(m, v)));
+        }
+        _ => {
+            r.push("0".into());
+            r.extend(std::iter::repeat_n("-".to_string(), 5));
+        }
+    }
+    for (metric, _) in extras(s) {
+        r.push(
+            p.metric(metric)
+                .map_or("-".into(), |st| cell(metric, st.mean)),
+        );
+    }
+    r
+}
+
+/// Columns padded to their widest cell: the first `left` left-aligned, the rest right-aligned.
+fn align(rows: &[Vec<String>], left: usize) -> Vec<String> {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let width: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|x| x.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    rows.iter()
+        .map(|r| {
+            r.iter()
+                .enumerate()
+                .map(|(c, x)| {
+                    if c < left {
+                        format!("{x:<w$}", w = width[c])
+                    } else {
+                        format!("{x:>w$}", w = width[c])
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("  ")
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}
