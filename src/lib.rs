@@ -7,6 +7,7 @@ pub mod cli;
 pub mod commands;
 pub mod connect;
 pub mod controller;
+pub mod method;
 
 /// Why a command did not succeed.
 #[derive(Debug)]

@@ -13,10 +13,22 @@ fn main() -> ExitCode {
         Err(e) => return usage(e, json),
     };
     commands::raise_fd_limit();
+    let argv: Vec<String> = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let r = match cli.command {
-        cli::Command::Stream(a) => commands::stream::run(&a),
-        cli::Command::Rr(a) => commands::rr::run(&a, false),
-        cli::Command::Crr(a) => commands::rr::run(&a, true),
+        cli::Command::Stream(a) => commands::stream::run(&a, &argv),
+        cli::Command::Rr(a) => commands::rr::run(&a, false, &argv),
+        cli::Command::Crr(a) => commands::rr::run(&a, true, &argv),
+        cli::Command::Sweep(a) => commands::sweep::run(&a, &argv),
+        cli::Command::Runs(a) => commands::runs::run(&a),
+        cli::Command::Show(a) => commands::show::run(&a),
+        cli::Command::Compare(a) => commands::compare::run(&a),
+        cli::Command::Report(a) => commands::report::run(&a),
+        cli::Command::Plot(a) => commands::plot::run(&a),
+        cli::Command::Study(a) => commands::study::run(&a),
         cli::Command::Serve(a) => commands::serve::run(&a),
         cli::Command::Lab(a) => return lab(a, json),
     };

@@ -2,6 +2,7 @@
 
 use super::units::{parse_affinity, parse_duration, parse_io_size, Affinity};
 use fathom_proto::plan::{Limit, SideOptions, SocketOptions};
+use fathom_report::stats::Confidence;
 use std::net::IpAddr;
 use std::path::PathBuf;
 
@@ -60,6 +61,10 @@ pub struct CommonArgs {
     /// Pin worker threads: LOCAL[/REMOTE] CPU lists, e.g. 0-1/2-3 or /1.
     #[arg(long, value_parser = parse_affinity, value_name = "CPUS[/CPUS]")]
     pub affinity: Option<Affinity>,
+    /// Use only CPUs 0..N-1 on each end: pins both ends' workers there, N threads by default
+    /// (the cpu-scaling study varies it).
+    #[arg(long, value_name = "N", conflicts_with = "affinity")]
+    pub cpus: Option<u32>,
     /// Worker threads on each end (default: one per CPU, at most one per connection).
     #[arg(long, value_name = "N")]
     pub threads: Option<u32>,
@@ -81,6 +86,76 @@ pub struct CommonArgs {
     /// Print interval rows as CSV on stdout.
     #[arg(long)]
     pub csv: bool,
+    /// Repeat the test: at most MAX times (and at least MIN, default 3, when --confidence may
+    /// stop early); reports mean, confidence interval, min, median and max.
+    #[arg(long, value_parser = parse_iterations, value_name = "MAX[,MIN]")]
+    pub iterations: Option<(u32, u32)>,
+    /// Stop iterating once the LEVEL% Student-t interval of the main figure is narrower than
+    /// WIDTH% of its mean (netperf's -I): 99,5% means within ±2.5% at 99% confidence.
+    #[arg(long, value_parser = parse_confidence, value_name = "LEVEL[,WIDTH%]")]
+    pub confidence: Option<Confidence>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// Where results are kept.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct StoreArgs {
+    /// The results database (default: $FATHOM_STORE, else ~/.local/share/fathom/fathom.db).
+    #[arg(long = "store", value_name = "PATH")]
+    pub path: Option<PathBuf>,
+    /// Do not keep this run in the results database.
+    #[arg(long)]
+    pub no_store: bool,
+}
+
+impl StoreArgs {
+    /// The database path the options and environment name.
+    pub fn resolved(&self) -> PathBuf {
+        self.path.clone().unwrap_or_else(fathom_store::default_path)
+    }
+}
+
+/// `--iterations MAX[,MIN]`.
+pub fn parse_iterations(s: &str) -> Result<(u32, u32), String> {
+    let num = |x: &str| {
+        x.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=1000).contains(n))
+            .ok_or_else(|| format!("'{x}' is not a count from 1 to 1000"))
+    };
+    let (max, min) = match s.split_once(',') {
+        Some((a, b)) => (num(a)?, num(b)?),
+        None => {
+            let m = num(s)?;
+            (m, m.min(3))
+        }
+    };
+    if min > max {
+        return Err(format!("MIN {min} is above MAX {max}"));
+    }
+    Ok((max, min))
+}
+
+/// `--confidence LEVEL[,WIDTH%]`: percent figures, e.g. 99,5% (width defaults to 5%).
+pub fn parse_confidence(s: &str) -> Result<Confidence, String> {
+    let pct = |x: &str, what: &str, lo: f64, hi: f64| {
+        x.trim()
+            .trim_end_matches('%')
+            .parse::<f64>()
+            .ok()
+            .filter(|v| *v > lo && *v < hi)
+            .map(|v| v / 100.0)
+            .ok_or_else(|| {
+                format!("{what} '{x}' is not a percentage between {lo} and {hi}; try 99,5%")
+            })
+    };
+    let (level, width) = match s.split_once(',') {
+        Some((l, w)) => (pct(l, "level", 50.0, 100.0)?, pct(w, "width", 0.0, 100.0)?),
+        None => (pct(s, "level", 50.0, 100.0)?, 0.05),
+    };
+    Ok(Confidence { level, width })
 }
 
 impl CommonArgs {
@@ -113,6 +188,12 @@ impl CommonArgs {
         }
         if self.time == Some(0) {
             return Err("-t/--time: must be longer than 0".into());
+        }
+        if self.cpus == Some(0) {
+            return Err("--cpus: must be at least 1".into());
+        }
+        if self.confidence.is_some() && self.iterations.is_none() {
+            return Err("--confidence needs --iterations MAX[,MIN] (how many runs at most)".into());
         }
         if let Some(m) = self.mss {
             if !(88..=65_535).contains(&m) {
@@ -166,15 +247,22 @@ impl CommonArgs {
 
     /// (controller's, agent's) thread placement.
     pub fn sides(&self) -> (SideOptions, SideOptions) {
-        let (local, remote) = self.affinity.clone().unwrap_or((None, None));
+        let (local, remote) = match self.cpus {
+            Some(n) => {
+                let first: Vec<u32> = (0..n).collect();
+                (Some(first.clone()), Some(first))
+            }
+            None => self.affinity.clone().unwrap_or((None, None)),
+        };
+        let threads = self.threads.or(self.cpus);
         (
             SideOptions {
                 affinity: local,
-                threads: self.threads,
+                threads,
             },
             SideOptions {
                 affinity: remote,
-                threads: self.threads,
+                threads,
             },
         )
     }

@@ -1,6 +1,7 @@
 //! The command line: raw arguments (clap) in, validated plans out. Nothing here opens a socket.
 
 pub mod common;
+pub mod method;
 pub mod rr;
 pub mod stream;
 pub mod units;
@@ -26,7 +27,11 @@ Examples:
   fathom stream HOST -R --json           the agent sends; one JSON document on stdout
   fathom rr HOST --size 1460             request/response latency and transactions/s
   fathom crr HOST                        a connection per transaction
-  fathom lab up --hosts 6                six namespace hosts on one switch, an agent in each";
+  fathom lab up --hosts 6                six namespace hosts on one switch, an agent in each
+  fathom sweep stream --vary buffer=16K,64K,1M --vary parallel=1,10
+  fathom stream --iterations 10 --confidence 99,5%   repeat until the 99% interval is ±2.5%
+  fathom runs                            stored runs, newest first; then show, compare, plot, report
+  fathom study socket-buffers --quick    a classic study: table, plots and an HTML page";
 
 /// The subcommands.
 #[derive(Subcommand, Debug)]
@@ -37,6 +42,20 @@ pub enum Command {
     Rr(rr::RrArgs),
     /// Connect/request/response/close: a new TCP connection per transaction.
     Crr(rr::RrArgs),
+    /// Run a test at every combination of option values (a sweep), stored as a series.
+    Sweep(method::SweepArgs),
+    /// List stored runs (or series), newest first.
+    Runs(method::RunsArgs),
+    /// Show a stored run or series again.
+    Show(method::ShowArgs),
+    /// Compare two runs or series, and say whether the differences are significant.
+    Compare(method::CompareArgs),
+    /// Write a self-contained HTML report of stored runs and series.
+    Report(method::ReportArgs),
+    /// Plot a stored run's intervals or a series against a swept option (SVG or PNG).
+    Plot(method::PlotArgs),
+    /// Run one of the classic studies: sweeps, table, plots, HTML page and findings.
+    Study(method::StudyArgs),
     /// Run an agent that executes tests for controllers.
     Serve(ServeArgs),
     /// Build, inspect and remove a multi-host lab of network namespaces (needs root).

@@ -1,9 +1,16 @@
 //! One module per subcommand: glue from validated options to the controller or agent, and out.
 
+pub mod compare;
 pub mod output;
+pub mod plot;
+pub mod report;
 pub mod rr;
+pub mod runs;
 pub mod serve;
+pub mod show;
 pub mod stream;
+pub mod study;
+pub mod sweep;
 pub mod test;
 /// Raises the soft open-files limit to the hard limit: thousands of flows need thousands of
 /// descriptors, and the usual soft limit is 1024.

@@ -14,12 +14,39 @@ pub enum Format {
     Csv,
 }
 
+impl Format {
+    /// The format `--json` / `--csv` ask for (the table otherwise).
+    pub fn of(json: bool, csv: bool) -> Format {
+        if json {
+            Format::Json
+        } else if csv {
+            Format::Csv
+        } else {
+            Format::Table
+        }
+    }
+}
+
 /// Renders `r` in `f` to stdout.
 pub fn print(r: &Report, f: Format) {
     let bytes = match f {
         Format::Json => fathom_report::json::render(r),
         Format::Csv => fathom_report::csv::render(r),
         Format::Table => fathom_report::table::render(r),
+    };
+    write_stdout(&bytes);
+}
+
+/// Renders a series (sweep or iterations) in `f` to stdout.
+pub fn print_series(s: &fathom_report::series::Series, f: Format) {
+    let bytes = match f {
+        Format::Json => {
+            let mut v = serde_json::to_vec_pretty(s).unwrap_or_default();
+            v.push(b'\n');
+            v
+        }
+        Format::Csv => fathom_report::csv::render_series(s),
+        Format::Table => fathom_report::table_series::render(s),
     };
     write_stdout(&bytes);
 }

@@ -4,7 +4,7 @@ use crate::cli::rr::RrArgs;
 use crate::Failure;
 
 /// Runs a request/response test (`crr`: a connection per transaction) and prints its report.
-pub fn run(a: &RrArgs, crr: bool) -> Result<(), Failure> {
+pub fn run(a: &RrArgs, crr: bool, argv: &[String]) -> Result<(), Failure> {
     let plan = a.plan(crr).map_err(Failure::Usage)?;
-    super::test::run(&a.common, plan)
+    super::test::run(&a.common, plan, argv)
 }

@@ -4,7 +4,7 @@ use crate::cli::stream::StreamArgs;
 use crate::Failure;
 
 /// Runs a stream test and prints its report.
-pub fn run(a: &StreamArgs) -> Result<(), Failure> {
+pub fn run(a: &StreamArgs, argv: &[String]) -> Result<(), Failure> {
     let plan = a.plan().map_err(Failure::Usage)?;
-    super::test::run(&a.common, plan)
+    super::test::run(&a.common, plan, argv)
 }

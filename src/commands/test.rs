@@ -1,49 +1,101 @@
-//! Running any test: validate, find or start the agent, run, report.
+//! Running tests: a [`Testbed`] (the agents to use, found or started once per command) runs
+//! plans into reports; [`run`] is what `stream`, `rr` and `crr` do with one plan.
 
 use super::output::{self, Format};
 use crate::agent::{Agent, AgentConfig};
 use crate::cli::{common::CommonArgs, read_key};
 use crate::controller::{self, RunOptions, Target, Topology};
+use crate::method::{iterate, Recorder};
 use crate::Failure;
 use fathom_proto::plan::TestPlan;
 use fathom_report::model::WanLinkResult;
+use fathom_report::Report;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-/// Runs `plan` as the shared options say and prints its report.
-pub fn run(c: &CommonArgs, plan: TestPlan) -> Result<(), Failure> {
-    let key = c
-        .key_file
-        .as_deref()
-        .map(read_key)
-        .transpose()
-        .map_err(Failure::Usage)?;
-    let format = if c.json {
-        Format::Json
-    } else if c.csv {
-        Format::Csv
-    } else {
-        Format::Table
-    };
-    let (topo, lab) = topology(c, plan.socket.ipv6)?;
-    let interrupted = interrupt_flag();
-    let opts = RunOptions {
-        key,
-        bind: c.bind,
-        progress: true,
-    };
-    let wan_before = lab.as_ref().and_then(|l| fathom_lab::wan_links(l).ok());
-    let mut run = controller::run(&topo, plan, &opts, &interrupted).map_err(Failure::Runtime)?;
-    if let (Some(lab), Some(before)) = (&lab, wan_before) {
-        run.wan = wan_record(before, fathom_lab::wan_links(lab).ok().unwrap_or_default());
+/// Runs `plan` as the shared options say (once, or `--iterations` times), stores and prints it.
+/// `args` are the command's arguments as typed, kept with the stored run.
+pub fn run(c: &CommonArgs, plan: TestPlan, args: &[String]) -> Result<(), Failure> {
+    let format = Format::of(c.json, c.csv);
+    let bed = Testbed::new(c, plan.socket.ipv6)?;
+    if let Some((max, min)) = c.iterations {
+        let rule = iterate::Rule {
+            max,
+            min,
+            confidence: c.confidence,
+        };
+        return iterate::command(&bed, plan, rule, &c.store, args, format);
     }
-    let report = fathom_report::build(&run);
+    let report = bed.run(plan)?;
+    Recorder::open(&c.store).save(&report, args, None);
     output::print(&report, format);
+    exit_status(&report, format)
+}
+
+/// The exit status a finished report calls for: a failed test is exit 1 (its error printed as
+/// a line for the table, already in the document for JSON and CSV).
+pub fn exit_status(report: &Report, format: Format) -> Result<(), Failure> {
     match &report.error {
         Some(e) if format == Format::Table => Err(Failure::Runtime(e.clone())),
         Some(_) => Err(Failure::Reported),
         None => Ok(()),
+    }
+}
+
+/// The agents a command tests with: the server and clients it names (or an in-process agent),
+/// and the lab they live in.
+pub struct Testbed {
+    topo: Topology,
+    lab: Option<fathom_lab::Lab>,
+    opts: RunOptions,
+    interrupted: Arc<AtomicBool>,
+}
+
+impl Testbed {
+    /// Finds (or starts) the agents `c` names.
+    pub fn new(c: &CommonArgs, ipv6: Option<bool>) -> Result<Testbed, Failure> {
+        let key = c
+            .key_file
+            .as_deref()
+            .map(read_key)
+            .transpose()
+            .map_err(Failure::Usage)?;
+        let (topo, lab) = topology(c, ipv6)?;
+        Ok(Testbed {
+            topo,
+            lab,
+            opts: RunOptions {
+                key,
+                bind: c.bind,
+                progress: true,
+            },
+            interrupted: interrupt_flag(),
+        })
+    }
+
+    /// Runs one plan into a report (which holds the error if the test failed after starting).
+    pub fn run(&self, plan: TestPlan) -> Result<Report, Failure> {
+        let wan_before = self
+            .lab
+            .as_ref()
+            .and_then(|l| fathom_lab::wan_links(l).ok());
+        let mut run = controller::run(&self.topo, plan, &self.opts, &self.interrupted)
+            .map_err(Failure::Runtime)?;
+        if let (Some(lab), Some(before)) = (&self.lab, wan_before) {
+            run.wan = wan_record(before, fathom_lab::wan_links(lab).ok().unwrap_or_default());
+        }
+        Ok(fathom_report::build(&run))
+    }
+
+    /// The lab the agents live in, if any.
+    pub fn lab(&self) -> Option<&fathom_lab::Lab> {
+        self.lab.as_ref()
+    }
+
+    /// True once the user pressed Ctrl-C.
+    pub fn interrupted(&self) -> bool {
+        self.interrupted.load(Ordering::Relaxed)
     }
 }
 
@@ -142,10 +194,15 @@ pub fn embedded_agent(ipv6: bool) -> Result<Target, Failure> {
     })
 }
 
-/// A flag set by Ctrl-C, so an interrupted test still reports what it measured.
+/// A flag set by Ctrl-C, so an interrupted test still reports what it measured. One handler per
+/// process: every testbed shares it.
 fn interrupt_flag() -> Arc<AtomicBool> {
-    let flag = Arc::new(AtomicBool::new(false));
-    let f = flag.clone();
-    let _ = ctrlc::set_handler(move || f.store(true, Ordering::Relaxed));
-    flag
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        let _ = ctrlc::set_handler(move || f.store(true, Ordering::Relaxed));
+        flag
+    })
+    .clone()
 }

@@ -6,9 +6,16 @@ use std::net::SocketAddr;
 use std::process::{Child, ChildStderr, Command, Output, Stdio};
 use std::time::Duration;
 
-/// The fathom binary under test.
+/// The results store the tests write to (never the user's own).
+pub fn test_store() -> String {
+    format!("{}/fathom-tests.db", env!("CARGO_TARGET_TMPDIR"))
+}
+
+/// The fathom binary under test, storing its results in [`test_store`].
 pub fn fathom() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_fathom"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fathom"));
+    c.env("FATHOM_STORE", test_store());
+    c
 }
 
 /// Runs fathom with `args`, bounded to `secs` seconds (killed by its PID after that).
@@ -19,6 +26,7 @@ pub fn run(args: &[&str], secs: u64) -> Output {
 /// Runs `program args`, bounded to `secs` seconds (killed by its PID after that).
 pub fn run_program(program: &str, args: &[&str], secs: u64) -> Output {
     let child = Command::new(program)
+        .env("FATHOM_STORE", test_store())
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -39,6 +47,21 @@ pub fn run_program(program: &str, args: &[&str], secs: u64) -> Output {
             );
         }
     }
+}
+
+/// True when running as root (what the lab needs). Without root a test skips, saying so, except
+/// under CI=true, where CI runs as root and a skip would hide a failure.
+pub fn root_or_ci() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI runs the lab tests as root"
+    );
+    eprintln!("SKIP: the lab needs root");
+    false
 }
 
 /// Parses stdout as exactly one JSON document.

@@ -1,0 +1,251 @@
+//! Options of the method commands: `sweep`, `runs`, `show`, `compare`, `report`, `plot` and
+//! `study`.
+
+use super::common::StoreArgs;
+use super::rr::RrArgs;
+use super::stream::StreamArgs;
+use std::path::PathBuf;
+
+/// `fathom sweep KIND ...`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Each --vary names a test option (long name, or a one-letter short name) and its values; every
+combination runs, the last --vary changing fastest. Switches take on,off. `rtt` sets the round trip
+of the lab's WAN links. Every point is stored as it finishes; --resume continues an interrupted sweep.
+
+Examples:
+  fathom sweep stream --vary buffer=16K,24K,32K,48K,64K,128K,256K,1M --vary parallel=1,10 -t 5s
+  fathom sweep rr --vary size=4,40,100,250,536,1024,1460 --vary quickack=on,off --iterations 5
+  fathom sweep stream --server h1 --clients h2 -n 48M --vary rtt=10ms,50ms --vary rcvbuf=64K,1M
+  fathom sweep stream --vary write=1K,64K,1M --resume      continue where an interrupted run stopped")]
+pub struct SweepArgs {
+    /// The test to sweep, with its options.
+    #[command(subcommand)]
+    pub test: SweepTest,
+}
+
+/// The tests a sweep can run.
+#[derive(clap::Subcommand, Debug)]
+pub enum SweepTest {
+    /// Sweep a stream test.
+    Stream(SweepStream),
+    /// Sweep a request/response test.
+    Rr(SweepRr),
+    /// Sweep a connect/request/response test.
+    Crr(SweepRr),
+}
+
+/// `fathom sweep stream`.
+#[derive(clap::Args, Debug)]
+pub struct SweepStream {
+    /// The stream test's options.
+    #[command(flatten)]
+    pub test: StreamArgs,
+    /// What to vary.
+    #[command(flatten)]
+    pub sweep: VaryArgs,
+}
+
+/// `fathom sweep rr|crr`.
+#[derive(clap::Args, Debug)]
+pub struct SweepRr {
+    /// The request/response test's options.
+    #[command(flatten)]
+    pub test: RrArgs,
+    /// What to vary.
+    #[command(flatten)]
+    pub sweep: VaryArgs,
+}
+
+/// The sweep's own options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct VaryArgs {
+    /// An option and its values: OPTION=V1,V2,... (repeat for a cartesian product).
+    #[arg(long, required = true, value_name = "OPTION=V1,V2,...")]
+    pub vary: Vec<String>,
+    /// Continue the newest unfinished run of this same sweep; completed points are not re-run.
+    #[arg(long)]
+    pub resume: bool,
+}
+
+impl SweepTest {
+    /// The test kind and its shared options.
+    pub fn kind_and_json(&self) -> (&'static str, bool, bool, &VaryArgs, &StoreArgs) {
+        match self {
+            SweepTest::Stream(s) => (
+                "stream",
+                s.test.common.json,
+                s.test.common.csv,
+                &s.sweep,
+                &s.test.common.store,
+            ),
+            SweepTest::Rr(s) | SweepTest::Crr(s) => (
+                if matches!(self, SweepTest::Rr(_)) {
+                    "rr"
+                } else {
+                    "crr"
+                },
+                s.test.common.json,
+                s.test.common.csv,
+                &s.sweep,
+                &s.test.common.store,
+            ),
+        }
+    }
+}
+
+/// `fathom runs`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Examples:
+  fathom runs                 the newest 20 runs
+  fathom runs --series        sweeps and iterated tests
+  fathom runs -n 100 --json")]
+pub struct RunsArgs {
+    /// How many, newest first.
+    #[arg(short = 'n', long, default_value_t = 20, value_name = "N")]
+    pub limit: usize,
+    /// List series (sweeps, iterated tests, studies) instead of single runs.
+    #[arg(long)]
+    pub series: bool,
+    /// One JSON document on stdout.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// `fathom show`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Examples:
+  fathom show 42              run 42 as a table
+  fathom show s7 --json       series s7 as JSON
+  fathom show 42 --csv        its intervals as CSV")]
+pub struct ShowArgs {
+    /// A run id (42) or a series id (s7).
+    #[arg(value_name = "RUN")]
+    pub run: String,
+    /// One JSON document on stdout.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// CSV on stdout.
+    #[arg(long)]
+    pub csv: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// `fathom compare`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Two runs are compared interval by interval; two series point by point, by their iterations.
+A difference is called significant when Welch's t-test gives p below 1 - LEVEL.
+
+Examples:
+  fathom compare 41 42
+  fathom compare s3 s4 --level 99 --json")]
+pub struct CompareArgs {
+    /// The baseline: a run id (42) or a series id (s7).
+    #[arg(value_name = "RUN_A")]
+    pub a: String,
+    /// The one compared with it.
+    #[arg(value_name = "RUN_B")]
+    pub b: String,
+    /// Confidence level for significance, percent.
+    #[arg(long, default_value_t = 95.0, value_name = "PCT")]
+    pub level: f64,
+    /// One JSON document on stdout.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// `fathom report`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Examples:
+  fathom report 42 -o run42.html
+  fathom report s7 s8 41 -o sweeps.html --title 'Buffers on the lab'")]
+pub struct ReportArgs {
+    /// Runs (42) and series (s7) to include, in order.
+    #[arg(value_name = "RUN", required = true)]
+    pub runs: Vec<String>,
+    /// The HTML file to write.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// The page's title.
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// `fathom plot`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+A run plots its intervals over time; a series plots the metric against a swept option, one line
+per combination of the others.
+
+Examples:
+  fathom plot 42 --metric bits_per_second -o fig.svg
+  fathom plot 42 --metric packets -o acks.png        data and ACK packets/s over time
+  fathom plot s7 --metric bits_per_second --x buffer -o buffers.png
+  fathom plot s8 --latency -o latency.svg              p50/p90/p99 against the swept payload")]
+pub struct PlotArgs {
+    /// A run id (42) or a series id (s7).
+    #[arg(value_name = "RUN")]
+    pub run: String,
+    /// What to plot (default: the main figure: throughput, or transactions/s).
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+    /// Series: the swept option on the x axis (default: the first).
+    #[arg(long, value_name = "OPTION")]
+    pub x: Option<String>,
+    /// Series: latency percentiles against the swept option.
+    #[arg(long, conflicts_with = "metric")]
+    pub latency: bool,
+    /// The image to write: .svg or .png.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Image width, pixels.
+    #[arg(long, default_value_t = 960, value_name = "PX")]
+    pub width: u32,
+    /// Image height, pixels.
+    #[arg(long, default_value_t = 540, value_name = "PX")]
+    pub height: u32,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// `fathom study`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Examples:
+  fathom study --list
+  fathom study socket-buffers --quick          under a minute: a table, plots, an HTML page
+  fathom study rr-payload -o rr-study
+  fathom study window-vs-rtt                   builds a two-host lab with a WAN link (root)")]
+pub struct StudyArgs {
+    /// The study to run (see --list).
+    #[arg(value_name = "NAME", required_unless_present = "list")]
+    pub name: Option<String>,
+    /// Describe the studies.
+    #[arg(long)]
+    pub list: bool,
+    /// The short form (under a minute), for a first look or CI.
+    #[arg(long)]
+    pub quick: bool,
+    /// Directory for the table, plots and HTML page (default: ./fathom-study-NAME).
+    #[arg(short = 'o', long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// Continue an interrupted run of this study: its completed points are not re-run.
+    #[arg(long)]
+    pub resume: bool,
+    /// One JSON document on stdout: the study's series and findings.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}

@@ -1,0 +1,234 @@
+//! `fathom study NAME`: one of the classic studies — its sweeps run and stored, then a table,
+//! plots and an HTML page written to a directory, and the findings computed from the data.
+
+use super::output::write_stdout;
+use super::report::write_page;
+use super::test::Testbed;
+use crate::cli::method::StudyArgs;
+use crate::method::iterate::Rule;
+use crate::method::{env, sweep, Recorder};
+use crate::Failure;
+use fathom_report::html::{self, Page, Section};
+use fathom_report::plot::{self, ImageFormat};
+use fathom_report::series::Series;
+use fathom_study::{Study, SweepSpec};
+use std::path::{Path, PathBuf};
+
+/// Runs a study (or lists them).
+pub fn run(a: &StudyArgs) -> Result<(), Failure> {
+    if a.list {
+        write_stdout(fathom_study::list_text().as_bytes());
+        return Ok(());
+    }
+    let name = a.name.as_deref().unwrap_or_default();
+    let study = fathom_study::find(name).ok_or_else(|| {
+        let names: Vec<&str> = fathom_study::all().iter().map(|s| s.name).collect();
+        Failure::Usage(format!(
+            "no study '{name}'; the studies are: {}",
+            names.join(", ")
+        ))
+    })?;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let specs = (study.sweeps)(a.quick, cpus);
+    let dir = a
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("fathom-study-{}", study.name)));
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", dir.display())))?;
+    let rec = Recorder::open_required(&a.store)?;
+    let lab = if study.needs_lab {
+        Some(StudyLab::up()?)
+    } else {
+        None
+    };
+    let mut all = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        eprintln!("== {} ({}/{})", spec.title, i + 1, specs.len());
+        let s = run_sweep(spec, lab.as_ref(), &rec, a.resume)?;
+        let done = s.complete;
+        all.push(s);
+        if !done {
+            return Err(Failure::Runtime(format!(
+                "the study stopped before it finished; run it again with --resume to continue ({} of {} sweeps ran)",
+                i, specs.len()
+            )));
+        }
+    }
+    drop(lab);
+    let findings = (study.findings)(&all);
+    let files = write_outputs(study, &specs, &all, &findings, &dir, a.quick)?;
+    let out = if a.json {
+        let mut v = serde_json::to_vec_pretty(&serde_json::json!({
+            "document": "study",
+            "study": study.name,
+            "quick": a.quick,
+            "findings": findings,
+            "series": all,
+            "files": files,
+        }))
+        .unwrap_or_default();
+        v.push(b'\n');
+        v
+    } else {
+        summary_text(study, &all, &findings, &dir).into_bytes()
+    };
+    write_stdout(&out);
+    Ok(())
+}
+
+/// Runs one of the study's sweeps on the embedded agent, or between the study lab's hosts.
+fn run_sweep(
+    spec: &SweepSpec,
+    lab: Option<&StudyLab>,
+    rec: &Recorder,
+    resume: bool,
+) -> Result<Series, Failure> {
+    let mut base = spec.args.clone();
+    if let Some(l) = lab {
+        base.extend(["--lab".to_string(), l.name.clone()]);
+    }
+    let rule = Rule {
+        max: spec.iterations.max(1),
+        min: spec.iterations.max(1),
+        confidence: None,
+    };
+    let sp = sweep::prepare(&spec.kind, &base, spec.axes.clone(), Some(rule))?;
+    let bed = Testbed::new(&sp.common, sp.points[0].plan.socket.ipv6)?;
+    sweep::execute(&sp, &bed, rec, resume)
+}
+
+/// The table file, one SVG and PNG chart per sweep (plus latency charts for request/response),
+/// and the HTML page. Returns the files written.
+fn write_outputs(
+    study: &Study,
+    specs: &[SweepSpec],
+    all: &[Series],
+    findings: &[String],
+    dir: &Path,
+    quick: bool,
+) -> Result<Vec<String>, Failure> {
+    let mut files = Vec::new();
+    let mut write = |name: String, bytes: &[u8]| -> Result<(), Failure> {
+        let path = dir.join(&name);
+        std::fs::write(&path, bytes)
+            .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
+        files.push(path.display().to_string());
+        Ok(())
+    };
+    write(
+        format!("{}.txt", study.name),
+        summary_text(study, all, findings, dir).as_bytes(),
+    )?;
+    for (i, (spec, s)) in specs.iter().zip(all).enumerate() {
+        let mut charts: Vec<_> = std::iter::once(&spec.metric)
+            .chain(
+                spec.more_metrics
+                    .iter()
+                    .filter(|m| !m.starts_with("latency_")),
+            )
+            .map(|m| {
+                (
+                    format!("{}-{m}", i + 1),
+                    plot::sweep_chart(s, &spec.x_axis, m),
+                )
+            })
+            .collect();
+        if s.points
+            .iter()
+            .any(|p| p.metric("latency_p50_us").is_some())
+        {
+            charts.push((
+                format!("{}-latency", i + 1),
+                plot::latency_chart(s, &spec.x_axis),
+            ));
+        }
+        for (stem, chart) in charts {
+            let chart = chart.map_err(Failure::Runtime)?;
+            for (ext, f) in [("svg", ImageFormat::Svg), ("png", ImageFormat::Png)] {
+                let bytes = plot::render(&chart, f, 960, 540).map_err(Failure::Runtime)?;
+                write(format!("{stem}.{ext}"), &bytes)?;
+            }
+        }
+    }
+    let env_rows = all
+        .first()
+        .and_then(|s| s.points.iter().flat_map(|p| p.runs.first()).next().copied())
+        .map(|_| env::rows(&env::collect()))
+        .unwrap_or_default();
+    let page = Page {
+        title: format!(
+            "fathom study: {}{}",
+            study.name,
+            if quick { " (quick)" } else { "" }
+        ),
+        subtitle: format!("{} — after the {}", study.question, study.source),
+        findings: findings.to_vec(),
+        sections: specs
+            .iter()
+            .zip(all)
+            .map(|(spec, s)| Section::Series {
+                title: format!("{} [{}]", spec.title, s.id.as_deref().unwrap_or("-")),
+                series: s.clone(),
+                x_axis: spec.x_axis.clone(),
+            })
+            .collect(),
+        environment: env_rows,
+    };
+    let index = dir.join("index.html");
+    write_page(&index, &html::render(&page))?;
+    files.push(index.display().to_string());
+    Ok(files)
+}
+
+/// The tables of every sweep, then the findings, then where the files are.
+fn summary_text(study: &Study, all: &[Series], findings: &[String], dir: &Path) -> String {
+    let mut out = format!("fathom study {}: {}\n\n", study.name, study.question);
+    for s in all {
+        out.push_str(&String::from_utf8_lossy(
+            &fathom_report::table_series::render(s),
+        ));
+        out.push('\n');
+    }
+    out.push_str("Findings:\n");
+    for f in findings {
+        out.push_str(&format!("  - {f}\n"));
+    }
+    out.push_str(&format!(
+        "\nTable, plots and page: {}/index.html\n",
+        dir.display()
+    ));
+    out
+}
+
+/// A two-host lab (h1 – WAN emulator – h2) for the studies that need distance; removed when
+/// dropped, also after a failure or Ctrl-C.
+struct StudyLab {
+    name: String,
+}
+
+impl StudyLab {
+    fn up() -> Result<StudyLab, Failure> {
+        let name = format!("study{}", std::process::id());
+        let topo = fathom_lab::Topology::split(2, None, None, None, "delay=0ms")
+            .map_err(|e| Failure::Runtime(e.to_string()))?;
+        let exe = std::env::current_exe().map_err(|e| Failure::Runtime(e.to_string()))?;
+        let opts = fathom_lab::UpOptions::new(&name, fathom_lab::AgentCommand::fathom(&exe));
+        eprintln!("fathom: building lab {name}: h1 - WAN emulator - h2");
+        fathom_lab::Lab::up(&topo, &opts).map_err(|e| {
+            Failure::Runtime(format!("this study needs a lab (root and ip netns): {e}"))
+        })?;
+        Ok(StudyLab { name })
+    }
+}
+
+impl Drop for StudyLab {
+    fn drop(&mut self) {
+        if let Err(e) = fathom_lab::down(&self.name) {
+            eprintln!(
+                "fathom: warning: removing lab {}: {e}; run: fathom lab down --name {}",
+                self.name, self.name
+            );
+        }
+    }
+}

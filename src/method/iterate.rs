@@ -1,0 +1,185 @@
+//! Repeated iterations of one test (netperf's -i/-I): run until the most iterations, or once
+//! the confidence interval of the main figure is narrow enough after the fewest; every run is
+//! stored, and the point summarizes them (mean, Student-t interval, min, median, max).
+
+use super::Recorder;
+use crate::cli::common::StoreArgs;
+use crate::commands::output::{self, Format};
+use crate::commands::test::Testbed;
+use crate::Failure;
+use fathom_proto::plan::TestPlan;
+use fathom_report::series::{self, Point, Series, SERIES_SCHEMA_VERSION};
+use fathom_report::stats::{describe, Confidence};
+use fathom_report::table::rate;
+use fathom_store::SeriesSlot;
+
+/// When to stop iterating.
+#[derive(Clone, Copy, Debug)]
+pub struct Rule {
+    /// Most iterations.
+    pub max: u32,
+    /// Fewest before the confidence rule may stop early.
+    pub min: u32,
+    /// Stop once the interval is this narrow.
+    pub confidence: Option<Confidence>,
+}
+
+impl Rule {
+    /// A single run.
+    pub const ONCE: Rule = Rule {
+        max: 1,
+        min: 1,
+        confidence: None,
+    };
+
+    /// The confidence level intervals are given at (95% unless the rule names one).
+    pub fn level(&self) -> f64 {
+        self.confidence.map_or(0.95, |c| c.level)
+    }
+}
+
+/// Where a point's runs go in the store.
+#[derive(Clone, Copy, Debug)]
+pub struct Slot {
+    /// The series.
+    pub series_id: i64,
+    /// The point's index.
+    pub point: u32,
+}
+
+/// Runs `plan` as `rule` says and summarizes the runs into a point (params left empty). A test
+/// that fails ends the point with its error; what was measured before stays.
+pub fn run_point(
+    bed: &Testbed,
+    plan: &TestPlan,
+    rule: &Rule,
+    rec: &Recorder,
+    args: &[String],
+    slot: Option<Slot>,
+) -> Point {
+    let metric = series::primary_metric(plan.kind.name());
+    let mut reports = Vec::new();
+    let mut point = Point::default();
+    for i in 0..rule.max {
+        let report = match bed.run(plan.clone()) {
+            Ok(r) => r,
+            Err(Failure::Runtime(e) | Failure::Usage(e)) => {
+                point.error = Some(e);
+                break;
+            }
+            Err(Failure::Reported) => break,
+        };
+        let slot = slot.map(|s| SeriesSlot {
+            series_id: s.series_id,
+            point: s.point,
+            iteration: i,
+        });
+        if let Some(id) = rec.save(&report, args, slot) {
+            point.runs.push(id);
+        }
+        let value = value_of(&report, metric);
+        point.values.push(value.unwrap_or(f64::NAN));
+        let failed = report.error.clone();
+        reports.push(report);
+        let stat = describe(&point.values, rule.level());
+        if rule.max > 1 {
+            eprintln!(
+                "  iteration {}/{}: {}  (mean {}, ±{:.1}% at {:.0}%)",
+                i + 1,
+                rule.max,
+                show(metric, value.unwrap_or(0.0)),
+                show(metric, stat.mean),
+                stat.relative_width() * 50.0,
+                rule.level() * 100.0
+            );
+        }
+        if let Some(e) = failed {
+            point.error = Some(e);
+            break;
+        }
+        if bed.interrupted() {
+            point.error = Some("interrupted".into());
+            break;
+        }
+        let enough = i + 1 >= rule.min;
+        if enough && rule.confidence.is_some_and(|c| stat.narrow_enough(&c)) {
+            break;
+        }
+    }
+    point.values.retain(|v| v.is_finite());
+    let ok: Vec<&fathom_report::Report> = reports.iter().filter(|r| r.error.is_none()).collect();
+    point.metrics = series::summarize(&ok, rule.level());
+    point
+}
+
+/// A run's value of `metric`.
+pub fn value_of(r: &fathom_report::Report, metric: &str) -> Option<f64> {
+    series::metrics(r)
+        .into_iter()
+        .find(|(n, _)| *n == metric)
+        .map(|(_, v)| v)
+}
+
+/// A metric's value for a progress line.
+pub fn show(metric: &str, v: f64) -> String {
+    if metric.ends_with("bits_per_second") {
+        rate(v)
+    } else if metric.ends_with("per_second") {
+        format!("{v:.0}/s")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// `fathom stream|rr|crr --iterations`: one point, stored as a series, printed as one.
+pub fn command(
+    bed: &Testbed,
+    plan: TestPlan,
+    rule: Rule,
+    store: &StoreArgs,
+    args: &[String],
+    format: Format,
+) -> Result<(), Failure> {
+    let rec = Recorder::open(store);
+    let kind = plan.kind.name().to_string();
+    let mut s = Series {
+        schema_version: SERIES_SCHEMA_VERSION,
+        document: "series".into(),
+        fathom_version: env!("CARGO_PKG_VERSION").into(),
+        kind: kind.clone(),
+        args: args.to_vec(),
+        iterations: rule.max,
+        min_iterations: rule.min,
+        confidence: rule.confidence,
+        primary_metric: series::primary_metric(&kind).into(),
+        started_unix_s: now_unix_s(),
+        ..Series::default()
+    };
+    let id = rec.create_series(&s, "")?;
+    s.id = id.map(|i| format!("s{i}"));
+    let slot = id.map(|series_id| Slot {
+        series_id,
+        point: 0,
+    });
+    let point = run_point(bed, &plan, &rule, &rec, args, slot);
+    let failed = point.error.clone();
+    s.points.push(point);
+    s.complete = true;
+    rec.update_series(id, &s);
+    if let (Some(path), Some(i)) = (rec.path(), id) {
+        eprintln!("fathom: stored as series s{i} in {}", path.display());
+    }
+    output::print_series(&s, format);
+    match failed {
+        Some(e) if format == Format::Table => Err(Failure::Runtime(e)),
+        Some(_) => Err(Failure::Reported),
+        None => Ok(()),
+    }
+}
+
+/// Now, Unix seconds.
+pub fn now_unix_s() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}

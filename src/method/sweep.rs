@@ -1,0 +1,507 @@
+//! Sweeps: one test run at every combination of the values of one or more options
+//! (`--vary buffer=16K,64K --vary parallel=1,10`), the last option varying fastest, each point
+//! iterated as `--iterations` says. Every point is validated before anything runs; each point's
+//! runs are stored as they finish and the series after every point, so an interrupted sweep
+//! resumes (`--resume`) without re-running the points it completed.
+//!
+//! A point is the test's own command line with the point's values added (`--buffer=64K`, or the
+//! bare flag for `quickack=on`), parsed by the same code as a single test: any test option can
+//! be swept, and a bad value is refused with the option's own message. One pseudo-option exists:
+//! `rtt`, the round trip of the lab's WAN emulator links (half of it each way).
+
+use super::iterate::{self, now_unix_s, Rule, Slot};
+use super::Recorder;
+use crate::cli::{common::CommonArgs, Cli, Command};
+use crate::commands::test::Testbed;
+use crate::Failure;
+use clap::parser::ValueSource;
+use clap::{ArgAction, CommandFactory, Parser};
+use fathom_proto::plan::TestPlan;
+use fathom_report::series::{self, Axis, Param, Series, SERIES_SCHEMA_VERSION};
+
+/// Options the sweep applies itself rather than passing to the test.
+pub const PSEUDO: &[&str] = &["rtt"];
+
+/// One point, ready to run.
+#[derive(Clone, Debug)]
+pub struct PointPlan {
+    /// The swept options' values.
+    pub params: Vec<Param>,
+    /// The test's arguments at this point, as they would be typed after `fathom`.
+    pub args: Vec<String>,
+    /// The validated plan.
+    pub plan: TestPlan,
+}
+
+/// A validated sweep.
+#[derive(Clone, Debug)]
+pub struct SweepPlan {
+    /// Test kind ("stream", "rr", "crr").
+    pub kind: String,
+    /// The options every point shares.
+    pub base: Vec<String>,
+    /// The swept options.
+    pub axes: Vec<Axis>,
+    /// Every point, in the order they run.
+    pub points: Vec<PointPlan>,
+    /// How each point iterates.
+    pub rule: Rule,
+    /// The first point's shared options (where to run, the store).
+    pub common: CommonArgs,
+}
+
+impl SweepPlan {
+    /// A string that is the same for the same sweep typed again (to find it when resuming);
+    /// output and store options do not change what is measured, and a lab's name changes with
+    /// each `study` run, so they are left out.
+    pub fn fingerprint(&self) -> String {
+        let mut measured = Vec::new();
+        let mut skip = false;
+        for a in &self.base {
+            match a.as_str() {
+                _ if skip => skip = false,
+                "--store" | "--lab" => skip = true,
+                "--json" | "--csv" | "--no-store" => {}
+                x if x.starts_with("--store=") || x.starts_with("--lab=") => {}
+                x => measured.push(x),
+            }
+        }
+        serde_json::json!({
+            "kind": self.kind,
+            "base": measured,
+            "axes": self.axes,
+            "max": self.rule.max,
+            "min": self.rule.min,
+        })
+        .to_string()
+    }
+}
+
+/// `name=v1,v2,...` as an axis.
+pub fn parse_axis(s: &str) -> Result<Axis, String> {
+    let (name, values) = s
+        .split_once('=')
+        .ok_or_else(|| format!("--vary: '{s}' is not OPTION=V1,V2,...; try buffer=16K,64K"))?;
+    let name = name.trim().trim_start_matches('-').to_string();
+    let values: Vec<String> = values
+        .split(',')
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .collect();
+    if name.is_empty() || values.is_empty() {
+        return Err(format!("--vary: '{s}' names no option or no values"));
+    }
+    Ok(Axis { name, values })
+}
+
+/// Every combination of the axes' values, the last axis varying fastest.
+pub fn combinations(axes: &[Axis]) -> Vec<Vec<Param>> {
+    let mut out = vec![Vec::new()];
+    for a in axes {
+        out = out
+            .into_iter()
+            .flat_map(|prefix: Vec<Param>| {
+                a.values.iter().map(move |v| {
+                    let mut p = prefix.clone();
+                    p.push(Param {
+                        name: a.name.clone(),
+                        value: v.clone(),
+                    });
+                    p
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// Validates a sweep of `kind` with shared options `base`: every axis names an option of the
+/// test (or a pseudo-option) not already given in `base`, and every point parses into a plan.
+pub fn prepare(
+    kind: &str,
+    base: &[String],
+    axes: Vec<Axis>,
+    rule: Option<Rule>,
+) -> Result<SweepPlan, Failure> {
+    let usage = Failure::Usage;
+    let cmd = Cli::command();
+    let sub = cmd
+        .find_subcommand(kind)
+        .ok_or_else(|| usage(format!("'{kind}' is not a test that can be swept")))?;
+    let mut seen = Vec::new();
+    for a in &axes {
+        if seen.contains(&a.name) {
+            return Err(usage(format!("--vary {}: given twice", a.name)));
+        }
+        seen.push(a.name.clone());
+        if !PSEUDO.contains(&a.name.as_str()) {
+            find_arg(sub, &a.name)?;
+        }
+    }
+    let given = base_matches(kind, base)?;
+    for a in axes.iter().filter(|a| !PSEUDO.contains(&a.name.as_str())) {
+        let arg = find_arg(sub, &a.name)?;
+        if given.value_source(arg.get_id().as_str()) == Some(ValueSource::CommandLine) {
+            return Err(usage(format!(
+                "--vary {0}: the option is also given as --{0}; give it in one place",
+                a.name
+            )));
+        }
+    }
+    let mut points = Vec::new();
+    let mut first_common = None;
+    for params in combinations(&axes) {
+        let mut args = vec![kind.to_string()];
+        args.extend(base.iter().cloned());
+        for p in params.iter().filter(|p| !PSEUDO.contains(&p.name.as_str())) {
+            let arg = find_arg(sub, &p.name)?;
+            args.extend(option_args(arg, p)?);
+        }
+        if let Some(p) = params.iter().find(|p| p.name == "rtt") {
+            crate::cli::units::parse_duration(&p.value)
+                .map_err(|e| usage(format!("--vary rtt: {e}")))?;
+        }
+        let (plan, common) = parse_point(&args).map_err(|e| {
+            usage(format!(
+                "at {}: {e}",
+                fathom_report::table_series::params_text(&fathom_report::series::Point {
+                    params: params.clone(),
+                    ..Default::default()
+                })
+            ))
+        })?;
+        first_common.get_or_insert(common);
+        points.push(PointPlan { params, args, plan });
+    }
+    let common = first_common.ok_or_else(|| usage("--vary: nothing to run".into()))?;
+    let rule = rule.unwrap_or(match common.iterations {
+        Some((max, min)) => Rule {
+            max,
+            min,
+            confidence: common.confidence,
+        },
+        None => Rule::ONCE,
+    });
+    Ok(SweepPlan {
+        kind: kind.to_string(),
+        base: base.to_vec(),
+        axes,
+        points,
+        rule,
+        common,
+    })
+}
+
+/// The option `name` of a test command: its long name, or its one-letter short name.
+fn find_arg<'a>(sub: &'a clap::Command, name: &str) -> Result<&'a clap::Arg, Failure> {
+    let mut chars = name.chars();
+    let short = match (chars.next(), chars.next()) {
+        (Some(c), None) => Some(c),
+        _ => None,
+    };
+    sub.get_arguments()
+        .find(|a| a.get_long() == Some(name) || (short.is_some() && a.get_short() == short))
+        .filter(|a| !a.is_positional() && !a.is_hide_set())
+        .ok_or_else(|| {
+            let mut known: Vec<&str> = sub
+                .get_arguments()
+                .filter(|a| !a.is_positional() && !a.is_hide_set())
+                .filter_map(|a| a.get_long())
+                .filter(|l| !["json", "csv", "store", "no-store", "key-file", "help"].contains(l))
+                .collect();
+            known.extend(PSEUDO);
+            Failure::Usage(format!(
+                "--vary {name}: 'fathom {}' has no such option; it can vary: {}",
+                sub.get_name(),
+                known.join(", ")
+            ))
+        })
+}
+
+/// The arguments that set `arg` to the point's value: the bare flag for on, nothing for off.
+fn option_args(arg: &clap::Arg, p: &Param) -> Result<Vec<String>, Failure> {
+    let flag = match arg.get_long() {
+        Some(l) => format!("--{l}"),
+        None => format!("-{}", arg.get_short().unwrap_or('?')),
+    };
+    if matches!(arg.get_action(), ArgAction::SetTrue) {
+        return match p.value.as_str() {
+            "on" | "true" | "yes" | "1" => Ok(vec![flag]),
+            "off" | "false" | "no" | "0" => Ok(Vec::new()),
+            v => Err(Failure::Usage(format!(
+                "--vary {}: '{v}' is not on or off ({flag} is a switch)",
+                p.name
+            ))),
+        };
+    }
+    Ok(vec![format!("{flag}={}", p.value)])
+}
+
+/// The base options parsed alone, to see which the user gave.
+fn base_matches(kind: &str, base: &[String]) -> Result<clap::ArgMatches, Failure> {
+    let mut argv = vec!["fathom".to_string(), kind.to_string()];
+    argv.extend(base.iter().cloned());
+    let m = Cli::command()
+        .try_get_matches_from(argv)
+        .map_err(|e| Failure::Usage(first_line(&e)))?;
+    m.subcommand()
+        .map(|(_, s)| s.clone())
+        .ok_or_else(|| Failure::Usage(format!("'{kind}' is not a test")))
+}
+
+/// A point's arguments parsed and validated into a plan.
+fn parse_point(args: &[String]) -> Result<(TestPlan, CommonArgs), String> {
+    let argv = std::iter::once("fathom".to_string()).chain(args.iter().cloned());
+    let cli = Cli::try_parse_from(argv).map_err(|e| first_line(&e))?;
+    match cli.command {
+        Command::Stream(a) => Ok((a.plan()?, a.common)),
+        Command::Rr(a) => Ok((a.plan(false)?, a.common)),
+        Command::Crr(a) => Ok((a.plan(true)?, a.common)),
+        _ => Err("only stream, rr and crr can be swept".into()),
+    }
+}
+
+fn first_line(e: &clap::Error) -> String {
+    e.render()
+        .to_string()
+        .lines()
+        .next()
+        .unwrap_or("bad usage")
+        .trim_start_matches("error: ")
+        .to_string()
+}
+
+/// A new, empty series for `sp`.
+pub fn new_series(sp: &SweepPlan) -> Series {
+    Series {
+        schema_version: SERIES_SCHEMA_VERSION,
+        document: "series".into(),
+        fathom_version: env!("CARGO_PKG_VERSION").into(),
+        kind: sp.kind.clone(),
+        args: sp.base.clone(),
+        axes: sp.axes.clone(),
+        iterations: sp.rule.max,
+        min_iterations: sp.rule.min,
+        confidence: sp.rule.confidence,
+        primary_metric: series::primary_metric(&sp.kind).into(),
+        started_unix_s: now_unix_s(),
+        ..Series::default()
+    }
+}
+
+/// Runs the sweep on `bed`, storing as it goes. With `resume`, continues the newest incomplete
+/// series of the same sweep, skipping its completed points. Returns the series (complete unless
+/// interrupted).
+pub fn execute(
+    sp: &SweepPlan,
+    bed: &Testbed,
+    rec: &Recorder,
+    resume: bool,
+) -> Result<Series, Failure> {
+    let fingerprint = sp.fingerprint();
+    let found = if resume {
+        rec.find_incomplete(&fingerprint)?
+    } else {
+        None
+    };
+    if resume && found.is_none() {
+        eprintln!("fathom: nothing to resume: no unfinished sweep like this one; starting it");
+    }
+    let (id, mut s) = match found {
+        Some((id, s)) => {
+            eprintln!(
+                "fathom: resuming series s{id}: {} of {} points done",
+                s.points.len(),
+                sp.points.len()
+            );
+            (Some(id), s)
+        }
+        None => {
+            let mut s = new_series(sp);
+            let id = rec.create_series(&s, &fingerprint)?;
+            s.id = id.map(|i| format!("s{i}"));
+            (id, s)
+        }
+    };
+    let total = sp.points.len();
+    for (i, pp) in sp.points.iter().enumerate() {
+        if s.points.iter().any(|p| p.params == pp.params) {
+            continue;
+        }
+        if bed.interrupted() {
+            break;
+        }
+        let label = fathom_report::table_series::params_text(&fathom_report::series::Point {
+            params: pp.params.clone(),
+            ..Default::default()
+        });
+        eprintln!("[{}/{total}] {label}", i + 1);
+        if let Err(e) = apply_pseudo(bed, &pp.params) {
+            let mut point = fathom_report::series::Point {
+                params: pp.params.clone(),
+                ..Default::default()
+            };
+            point.error = Some(e);
+            s.points.push(point);
+            continue;
+        }
+        let slot = id.map(|series_id| Slot {
+            series_id,
+            point: i as u32,
+        });
+        let mut point = iterate::run_point(bed, &pp.plan, &sp.rule, rec, &pp.args, slot);
+        point.params = pp.params.clone();
+        let m = &s.primary_metric;
+        match (&point.error, point.metric(m)) {
+            (Some(e), _) => eprintln!("      failed: {e}"),
+            (None, Some(st)) => eprintln!("      {}", iterate::show(m, st.mean)),
+            _ => {}
+        }
+        if point.error.as_deref() == Some("interrupted") {
+            break;
+        }
+        s.points.push(point);
+        rec.update_series(id, &s);
+    }
+    s.points.sort_by_key(|p| {
+        sp.points
+            .iter()
+            .position(|pp| pp.params == p.params)
+            .unwrap_or(usize::MAX)
+    });
+    s.complete = sp
+        .points
+        .iter()
+        .all(|pp| s.points.iter().any(|p| p.params == pp.params));
+    rec.update_series(id, &s);
+    if let (Some(path), Some(i)) = (rec.path(), id) {
+        eprintln!("fathom: stored as series s{i} in {}", path.display());
+    }
+    Ok(s)
+}
+
+/// Applies the point's pseudo-options: `rtt` sets every WAN link of the testbed's lab to half
+/// the round trip each way.
+fn apply_pseudo(bed: &Testbed, params: &[Param]) -> Result<(), String> {
+    let Some(rtt) = params.iter().find(|p| p.name == "rtt") else {
+        return Ok(());
+    };
+    let ns = crate::cli::units::parse_duration(&rtt.value)?;
+    let lab = bed
+        .lab()
+        .ok_or("--vary rtt needs the test to run between lab hosts joined by a WAN link")?;
+    let links = fathom_lab::wan_links(lab).map_err(|e| e.to_string())?;
+    if links.is_empty() {
+        return Err(format!(
+            "--vary rtt: lab {} has no WAN link (lab up --wan ...)",
+            lab.name()
+        ));
+    }
+    let params = format!("delay={}us", ns / 2_000);
+    for l in links {
+        fathom_lab::set_wan(lab, &l.name, &params, fathom_lab::Directions::Both, false)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn axis(s: &str) -> Axis {
+        parse_axis(s).unwrap()
+    }
+
+    #[test]
+    fn points_come_in_a_stable_order_with_the_last_axis_fastest() {
+        let pts = combinations(&[axis("buffer=16K,64K"), axis("parallel=1,10")]);
+        let text: Vec<String> = pts
+            .iter()
+            .map(|p| {
+                p.iter()
+                    .map(|x| format!("{}={}", x.name, x.value))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        assert_eq!(
+            text,
+            [
+                "buffer=16K parallel=1",
+                "buffer=16K parallel=10",
+                "buffer=64K parallel=1",
+                "buffer=64K parallel=10"
+            ]
+        );
+        assert_eq!(combinations(&[]).len(), 1);
+    }
+
+    #[test]
+    fn axes_parse_and_bad_ones_say_why() {
+        assert_eq!(axis("--size=4, 40").values, ["4", "40"]);
+        assert!(parse_axis("buffer").unwrap_err().contains("OPTION=V1,V2"));
+        assert!(parse_axis("buffer=").is_err());
+    }
+
+    fn args(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn usage_of(r: Result<SweepPlan, Failure>) -> String {
+        match r {
+            Err(Failure::Usage(m)) => m,
+            other => panic!("expected a usage error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_point_is_a_validated_plan_and_switches_take_on_off() {
+        let sp = prepare(
+            "rr",
+            &args(&["-t", "1s"]),
+            vec![axis("size=4,1460"), axis("quickack=on,off")],
+            None,
+        )
+        .unwrap();
+        assert_eq!(sp.points.len(), 4);
+        assert_eq!(
+            sp.points[0].args,
+            args(&["rr", "-t", "1s", "--size=4", "--quickack"])
+        );
+        assert_eq!(sp.points[1].args, args(&["rr", "-t", "1s", "--size=4"]));
+        assert!(sp.points[0].plan.socket.quickack);
+        assert!(!sp.points[1].plan.socket.quickack);
+        let p = prepare("stream", &[], vec![axis("P=1,2")], None).unwrap();
+        assert_eq!(p.points[1].args, args(&["stream", "--parallel=2"]));
+    }
+
+    #[test]
+    fn bad_sweeps_are_refused_before_anything_runs() {
+        assert!(
+            usage_of(prepare("stream", &[], vec![axis("bufer=1K")], None))
+                .contains("it can vary: ")
+        );
+        assert!(usage_of(prepare(
+            "stream",
+            &args(&["--buffer", "1K"]),
+            vec![axis("buffer=2K")],
+            None
+        ))
+        .contains("give it in one place"));
+        assert!(
+            usage_of(prepare("stream", &[], vec![axis("buffer=1x")], None))
+                .contains("at buffer=1x")
+        );
+        assert!(
+            usage_of(prepare("rr", &[], vec![axis("quickack=maybe")], None)).contains("on or off")
+        );
+        assert!(
+            usage_of(prepare("stream", &[], vec![axis("rtt=abc")], None)).contains("--vary rtt")
+        );
+        assert!(
+            usage_of(prepare("stream", &[], vec![axis("P=1"), axis("P=2")], None))
+                .contains("twice")
+        );
+    }
+}

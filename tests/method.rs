@@ -1,0 +1,291 @@
+//! The method commands end to end on the embedded agent: iterations with confidence intervals,
+//! sweeps (order, validation, interruption and resume), and the store's readers: runs, show,
+//! compare, plot and report. Each test keeps its own store in a temporary directory.
+
+mod common;
+
+use common::{fathom, json, run, stderr};
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// A private store for one test.
+struct Store {
+    _dir: tempfile::TempDir,
+    path: String,
+}
+
+impl Store {
+    fn new() -> Store {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs.db").display().to_string();
+        Store { _dir: dir, path }
+    }
+
+    /// `args` followed by `--store PATH`.
+    fn run(&self, args: &[&str], secs: u64) -> std::process::Output {
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--store", &self.path]);
+        run(&all, secs)
+    }
+}
+
+#[test]
+fn iterations_report_a_confidence_interval_and_store_every_run() {
+    let st = Store::new();
+    let out = st.run(
+        &[
+            "stream",
+            "-t",
+            "0.3s",
+            "-i",
+            "0.1s",
+            "--iterations",
+            "3",
+            "--json",
+        ],
+        60,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(doc["document"], "series");
+    assert_eq!(doc["points"].as_array().unwrap().len(), 1);
+    let p = &doc["points"][0];
+    assert_eq!(p["runs"].as_array().unwrap().len(), 3);
+    let bps = p["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "bits_per_second")
+        .unwrap();
+    assert_eq!(bps["n"], 3);
+    let (lo, mean, hi) = (
+        bps["ci_low"].as_f64().unwrap(),
+        bps["mean"].as_f64().unwrap(),
+        bps["ci_high"].as_f64().unwrap(),
+    );
+    assert!(lo <= mean && mean <= hi && mean > 0.0, "{bps}");
+    assert!(bps["min"].as_f64().unwrap() <= bps["median"].as_f64().unwrap());
+
+    let runs = json(&st.run(&["runs", "--json"], 10));
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 3);
+    let id = p["runs"][0].as_i64().unwrap().to_string();
+    let shown = json(&st.run(&["show", &id, "--json"], 10));
+    assert_eq!(shown["test"]["kind"], "stream");
+    assert!(shown["summary"]["bits_per_second"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn confidence_stops_early_once_the_interval_is_narrow() {
+    let st = Store::new();
+    let out = st.run(
+        &[
+            "rr",
+            "-t",
+            "0.2s",
+            "-i",
+            "0.1s",
+            "--iterations",
+            "10,2",
+            "--confidence",
+            "51,99%",
+            "--json",
+        ],
+        60,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json(&out);
+    let runs = doc["points"][0]["runs"].as_array().unwrap().len();
+    assert!((2..10).contains(&runs), "stopped after {runs}");
+    assert_eq!(doc["primary_metric"], "transactions_per_second");
+}
+
+#[test]
+fn a_sweep_runs_every_point_in_order_and_the_readers_show_it() {
+    let st = Store::new();
+    let out = st.run(
+        &[
+            "sweep",
+            "stream",
+            "-t",
+            "0.3s",
+            "-i",
+            "0.1s",
+            "--vary",
+            "write=64K,1M",
+            "--vary",
+            "parallel=1,2",
+            "--json",
+        ],
+        90,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json(&out);
+    let order: Vec<String> = doc["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| format!("{}/{}", p["params"][0]["value"], p["params"][1]["value"]))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "\"64K\"/\"1\"",
+            "\"64K\"/\"2\"",
+            "\"1M\"/\"1\"",
+            "\"1M\"/\"2\""
+        ]
+    );
+    assert_eq!(doc["complete"], true);
+    let id = doc["id"].as_str().unwrap().to_string();
+
+    let table = st.run(&["show", &id], 10);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains("write") && text.contains("parallel") && text.contains("bit/s"),
+        "{text}"
+    );
+    let series = json(&st.run(&["runs", "--series", "--json"], 10));
+    assert_eq!(series["series"][0]["points"], 4);
+
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["sweep.svg", "sweep.png"] {
+        let path = dir.path().join(name).display().to_string();
+        let out = st.run(&["plot", &id, "-o", &path], 20);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(std::fs::metadata(&path).unwrap().len() > 1000);
+    }
+    let run_id = doc["points"][0]["runs"][0].as_i64().unwrap().to_string();
+    let svg = dir.path().join("run.svg").display().to_string();
+    let out = st.run(&["plot", &run_id, "--metric", "cwnd", "-o", &svg], 20);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = dir.path().join("r.html").display().to_string();
+    let out = st.run(&["report", &id, &run_id, "-o", &html], 20);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<svg") && page.contains("the best point is"),
+        "findings and plots"
+    );
+    assert!(
+        !page.contains("http://") && !page.contains("https://"),
+        "self-contained"
+    );
+
+    let other = doc["points"][3]["runs"][0].as_i64().unwrap().to_string();
+    let cmp = json(&st.run(&["compare", &run_id, &other, "--json"], 10));
+    let main = cmp["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "bits_per_second")
+        .unwrap();
+    assert_eq!(main["basis"], "intervals");
+    assert!(
+        main["p"].is_number(),
+        "two runs of 3 intervals are tested: {main}"
+    );
+}
+
+#[test]
+fn an_interrupted_sweep_resumes_without_rerunning_its_points() {
+    let st = Store::new();
+    let args = [
+        "sweep",
+        "rr",
+        "-t",
+        "0.5s",
+        "-i",
+        "0.1s",
+        "--vary",
+        "size=1,100,1000",
+        "--store",
+        &st.path,
+    ];
+    let mut child = fathom()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut log = BufReader::new(child.stderr.take().unwrap());
+    let started = Instant::now();
+    let mut line = String::new();
+    while !line.starts_with("[2/3]") {
+        line.clear();
+        assert!(
+            log.read_line(&mut line).unwrap() > 0,
+            "the sweep ended early"
+        );
+        assert!(started.elapsed() < Duration::from_secs(60));
+    }
+    // SAFETY: interrupts the child we spawned, by its PID, as Ctrl-C would.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "an unfinished sweep exits 1");
+    let listed = json(&st.run(&["runs", "--series", "--json"], 10));
+    assert_eq!(listed["series"][0]["complete"], false);
+    let first = json(&st.run(&["show", "s1", "--json"], 10))["points"][0].clone();
+
+    let mut resume: Vec<&str> = args.to_vec();
+    resume.extend(["--resume", "--json"]);
+    let out = run(&resume, 60);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("resuming series s1: 1 of 3 points done"),
+        "{}",
+        stderr(&out)
+    );
+    let doc = json(&out);
+    assert_eq!(doc["id"], "s1");
+    assert_eq!(doc["complete"], true);
+    assert_eq!(doc["points"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        doc["points"][0], first,
+        "the completed point was not re-run"
+    );
+}
+
+#[test]
+fn bad_method_options_are_usage_errors_before_anything_runs() {
+    let st = Store::new();
+    for (args, says) in [
+        (vec!["sweep", "stream", "--vary", "bufer=1K"], "it can vary"),
+        (
+            vec!["sweep", "stream", "--buffer", "1K", "--vary", "buffer=2K"],
+            "one place",
+        ),
+        (vec!["sweep", "rr", "--vary", "size=0"], "at size=0"),
+        (
+            vec!["stream", "--confidence", "99,5%"],
+            "needs --iterations",
+        ),
+        (vec!["stream", "--iterations", "0"], "--iterations"),
+        (vec!["show", "x7"], "not a run id"),
+        (vec!["study", "no-such"], "the studies are"),
+    ] {
+        let out = st.run(&args, 10);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+    let out = st.run(&["show", "99"], 10);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+}
+
+#[test]
+fn a_plain_test_is_stored_where_fathom_store_points() {
+    let st = Store::new();
+    let out = fathom()
+        .env("FATHOM_STORE", &st.path)
+        .args(["stream", "-t", "0.2s", "-i", "0.1s"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(
+        stderr(&out).contains(&format!("stored as run 1 in {}", st.path)),
+        "{}",
+        stderr(&out)
+    );
+    let list = String::from_utf8_lossy(&st.run(&["runs"], 10).stdout).into_owned();
+    assert!(list.lines().nth(1).unwrap().starts_with("1 "), "{list}");
+}
