@@ -5,38 +5,16 @@
 
 /// A size as typed on the command line: "256", "16K", "1.5M", "2G" (1024-based), in bytes.
 pub fn parse_size(s: &str) -> Option<u64> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().ok()?;
-    let mult = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1u64,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        _ => return None,
-    };
-    let bytes = v * mult as f64;
-    (bytes.is_finite() && bytes.fract() == 0.0 && bytes < u64::MAX as f64).then_some(bytes as u64)
+    let bytes = fathom_report::units::size_bytes(s)?;
+    (bytes.fract() == 0.0 && bytes < u64::MAX as f64).then_some(bytes as u64)
 }
 
 /// A delay as typed: "0ms", "50ms", "0.2s", "100us", "10" (milliseconds), in milliseconds.
 pub fn parse_ms(s: &str) -> Option<f64> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().ok()?;
-    let per = match unit.trim() {
-        "" | "ms" => 1.0,
-        "s" => 1e3,
-        "us" | "µs" => 1e-3,
-        _ => return None,
-    };
-    Some(v * per).filter(|ms| ms.is_finite())
+    match fathom_report::units::number_and_unit(s)? {
+        (v, u) if u.is_empty() => Some(v),
+        _ => fathom_report::units::duration_s(s).map(|secs| secs * 1e3),
+    }
 }
 
 /// Index of the largest finite value (the first of equals), if any value is finite.

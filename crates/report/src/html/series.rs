@@ -86,7 +86,12 @@ fn points(s: &Series) -> String {
                 Some(st) => {
                     let half = (st.ci_high - st.ci_low) / 2.0 * f;
                     row.push((st.n.to_string(), true));
-                    row.push((format!("{} ± {}", num(st.mean * f), num(half)), true));
+                    let mean = if st.n > 1 {
+                        format!("{} ± {}", num(st.mean * f), num(half))
+                    } else {
+                        num(st.mean * f)
+                    };
+                    row.push((mean, true));
                     row.extend([st.min, st.median, st.max].map(|v| (num(v * f), true)));
                 }
                 None => row.extend((0..5).map(|_| (String::new(), true))),

@@ -4,24 +4,7 @@
 /// A swept value as a number: sizes are bytes (K = 1024, as the CLI takes them), durations are
 /// seconds, plain numbers are themselves. `None` for words ("on", "cubic").
 pub fn axis_value(s: &str) -> Option<f64> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().ok()?;
-    let mult = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" | "s" => 1.0,
-        "k" | "kb" | "kib" => 1024.0,
-        "m" | "mb" | "mib" => 1024.0 * 1024.0,
-        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
-        "ns" => 1e-9,
-        "us" | "µs" => 1e-6,
-        "ms" => 1e-3,
-        "min" => 60.0,
-        _ => return None,
-    };
-    Some(v * mult).filter(|x| x.is_finite())
+    crate::units::size_bytes(s).or_else(|| crate::units::duration_s(s))
 }
 
 /// How a metric's values are shown on an axis: multiplied by `factor`, in `unit`.
