@@ -263,6 +263,10 @@ fn bad_method_options_are_usage_errors_before_anything_runs() {
         (vec!["stream", "--iterations", "0"], "--iterations"),
         (vec!["show", "x7"], "not a run id"),
         (vec!["study", "no-such"], "the studies are"),
+        (
+            vec!["sweep", "stream", "--vary", "rtt=10ms"],
+            "run between lab hosts",
+        ),
     ] {
         let out = st.run(&args, 10);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));

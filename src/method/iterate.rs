@@ -78,8 +78,10 @@ pub fn run_point(
             point.runs.push(id);
         }
         let value = value_of(&report, metric);
-        point.values.push(value.unwrap_or(f64::NAN));
         let failed = report.error.clone();
+        if failed.is_none() {
+            point.values.extend(value);
+        }
         reports.push(report);
         let stat = describe(&point.values, rule.level());
         if rule.max > 1 {
@@ -106,7 +108,6 @@ pub fn run_point(
             break;
         }
     }
-    point.values.retain(|v| v.is_finite());
     let ok: Vec<&fathom_report::Report> = reports.iter().filter(|r| r.error.is_none()).collect();
     point.metrics = series::summarize(&ok, rule.level());
     point

@@ -298,6 +298,12 @@ pub fn execute(
     rec: &Recorder,
     resume: bool,
 ) -> Result<Series, Failure> {
+    if sp.axes.iter().any(|a| a.name == "rtt") && bed.lab().is_none() {
+        return Err(Failure::Usage(
+            "--vary rtt sets the lab's WAN links: run between lab hosts (--server h1 --clients h2)"
+                .into(),
+        ));
+    }
     let fingerprint = sp.fingerprint();
     let found = if resume {
         rec.find_incomplete(&fingerprint)?

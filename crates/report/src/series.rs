@@ -109,8 +109,6 @@ pub struct Series {
 pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
     let s = &r.summary;
     let gb = s.bytes as f64 / 1e9;
-    let cpu_s = |c: &crate::model::Cpu, cpus: u32| c.total / 100.0 * cpus as f64 * s.seconds;
-    let cpus = |i: usize| r.hosts.get(i).map_or(1, |h| h.cpus.max(1));
     let mut m = vec![
         ("bits_per_second", s.bits_per_second),
         ("sender_bits_per_second", s.sender_bits_per_second),
@@ -132,10 +130,7 @@ pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
         ("data_segs_per_ack", s.tcp.data_segs_per_ack),
     ];
     if gb > 0.0 {
-        m.push((
-            "cpu_s_per_gb",
-            (cpu_s(&s.cpu.local, cpus(1)) + cpu_s(&s.cpu.remote, cpus(0))) / gb,
-        ));
+        m.push(("cpu_s_per_gb", machine_cpu_s(r) / gb));
     }
     if let Some(t) = s.transactions_per_second {
         m.push(("transactions_per_second", t));
@@ -156,6 +151,21 @@ pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
         m.push(("cpu_us_per_transaction_local", d.local));
     }
     m.into_iter().filter(|(_, v)| v.is_finite()).collect()
+}
+
+/// Busy CPU-seconds over the window on every machine that took part, each machine counted once:
+/// ends on one machine (loopback, lab namespaces) share its CPUs and report the same figures.
+fn machine_cpu_s(r: &Report) -> f64 {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut total = 0.0;
+    for h in &r.hosts {
+        if seen.contains(&h.hostname.as_str()) {
+            continue;
+        }
+        seen.push(&h.hostname);
+        total += h.cpu.total / 100.0 * h.cpus.max(1) as f64 * r.summary.seconds;
+    }
+    total
 }
 
 /// The metric a kind's series is judged by: transactions/s for request/response, receive
@@ -210,5 +220,34 @@ mod tests {
         assert_eq!((bps.stat.n, bps.stat.mean), (2, 12.0));
         assert_eq!(s.iter().filter(|m| m.name == "bits_per_second").count(), 1);
         assert!(s.iter().all(|m| m.name != "transactions_per_second"));
+    }
+
+    #[test]
+    fn cpu_per_gb_counts_each_machine_once() {
+        let mut r = Report::default();
+        r.summary.bytes = 2_000_000_000;
+        r.summary.seconds = 1.0;
+        let host = |name: &str, busy: f64| crate::model::HostResult {
+            hostname: name.into(),
+            cpus: 2,
+            cpu: crate::model::Cpu {
+                total: busy,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        // One machine (loopback): 50% of 2 CPUs for 1 s = 1 CPU-s over 2 GB.
+        r.hosts = vec![host("vm", 50.0), host("vm", 50.0)];
+        let per_gb = |r: &Report| {
+            metrics(r)
+                .into_iter()
+                .find(|(n, _)| *n == "cpu_s_per_gb")
+                .unwrap()
+                .1
+        };
+        assert_eq!(per_gb(&r), 0.5);
+        // Two machines: both count.
+        r.hosts[1].hostname = "other".into();
+        assert_eq!(per_gb(&r), 1.0);
     }
 }
