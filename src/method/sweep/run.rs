@@ -1,0 +1,150 @@
+//! Running a validated sweep: resuming an unfinished one, each point's iterations stored as
+//! they finish, the series saved after every point, and the `rtt` pseudo-option applied to the
+//! lab's WAN links.
+
+use super::SweepPlan;
+use crate::commands::test::Testbed;
+use crate::method::iterate::{self, now_unix_s, Slot};
+use crate::method::Recorder;
+use crate::Failure;
+use fathom_report::series::{self, Param, Series, SERIES_SCHEMA_VERSION};
+
+/// A new, empty series for `sp`.
+pub fn new_series(sp: &SweepPlan) -> Series {
+    Series {
+        schema_version: SERIES_SCHEMA_VERSION,
+        document: "series".into(),
+        fathom_version: env!("CARGO_PKG_VERSION").into(),
+        kind: sp.kind.clone(),
+        args: sp.base.clone(),
+        axes: sp.axes.clone(),
+        iterations: sp.rule.max,
+        min_iterations: sp.rule.min,
+        confidence: sp.rule.confidence,
+        primary_metric: series::primary_metric(&sp.kind).into(),
+        started_unix_s: now_unix_s(),
+        ..Series::default()
+    }
+}
+
+/// Runs the sweep on `bed`, storing as it goes. With `resume`, continues the newest incomplete
+/// series of the same sweep, skipping its completed points. Returns the series (complete unless
+/// interrupted).
+pub fn execute(
+    sp: &SweepPlan,
+    bed: &Testbed,
+    rec: &Recorder,
+    resume: bool,
+) -> Result<Series, Failure> {
+    if sp.axes.iter().any(|a| a.name == "rtt") && bed.lab().is_none() {
+        return Err(Failure::Usage(
+            "--vary rtt sets the lab's WAN links: run between lab hosts (--server h1 --clients h2)"
+                .into(),
+        ));
+    }
+    let fingerprint = sp.fingerprint();
+    let found = if resume {
+        rec.find_incomplete(&fingerprint)?
+    } else {
+        None
+    };
+    if resume && found.is_none() {
+        eprintln!("fathom: nothing to resume: no unfinished sweep like this one; starting it");
+    }
+    let (id, mut s) = match found {
+        Some((id, s)) => {
+            eprintln!(
+                "fathom: resuming series s{id}: {} of {} points done",
+                s.points.len(),
+                sp.points.len()
+            );
+            (Some(id), s)
+        }
+        None => {
+            let mut s = new_series(sp);
+            let id = rec.create_series(&s, &fingerprint)?;
+            s.id = id.map(|i| format!("s{i}"));
+            (id, s)
+        }
+    };
+    let total = sp.points.len();
+    for (i, pp) in sp.points.iter().enumerate() {
+        if s.points.iter().any(|p| p.params == pp.params) {
+            continue;
+        }
+        if bed.interrupted() {
+            break;
+        }
+        let label = fathom_report::table_series::params_text(&fathom_report::series::Point {
+            params: pp.params.clone(),
+            ..Default::default()
+        });
+        eprintln!("[{}/{total}] {label}", i + 1);
+        if let Err(e) = apply_pseudo(bed, &pp.params) {
+            let mut point = fathom_report::series::Point {
+                params: pp.params.clone(),
+                ..Default::default()
+            };
+            point.error = Some(e);
+            s.points.push(point);
+            continue;
+        }
+        let slot = id.map(|series_id| Slot {
+            series_id,
+            point: i as u32,
+        });
+        let mut point = iterate::run_point(bed, &pp.plan, &sp.rule, rec, &pp.args, slot);
+        point.params = pp.params.clone();
+        let m = &s.primary_metric;
+        match (&point.error, point.metric(m)) {
+            (Some(e), _) => eprintln!("      failed: {e}"),
+            (None, Some(st)) => eprintln!("      {}", iterate::show(m, st.mean)),
+            _ => {}
+        }
+        if point.error.as_deref() == Some("interrupted") {
+            break;
+        }
+        s.points.push(point);
+        rec.update_series(id, &s);
+    }
+    s.points.sort_by_key(|p| {
+        sp.points
+            .iter()
+            .position(|pp| pp.params == p.params)
+            .unwrap_or(usize::MAX)
+    });
+    s.complete = sp
+        .points
+        .iter()
+        .all(|pp| s.points.iter().any(|p| p.params == pp.params));
+    rec.update_series(id, &s);
+    if let (Some(path), Some(i)) = (rec.path(), id) {
+        eprintln!("fathom: stored as series s{i} in {}", path.display());
+    }
+    Ok(s)
+}
+
+/// Applies the point's pseudo-options: `rtt` sets every WAN link of the testbed's lab to half
+/// the round trip each way.
+fn apply_pseudo(bed: &Testbed, params: &[Param]) -> Result<(), String> {
+    let Some(rtt) = params.iter().find(|p| p.name == "rtt") else {
+        return Ok(());
+    };
+    let ns = crate::cli::units::parse_duration(&rtt.value)?;
+    let lab = bed
+        .lab()
+        .ok_or("--vary rtt needs the test to run between lab hosts joined by a WAN link")?;
+    let links = fathom_lab::wan_links(lab).map_err(|e| e.to_string())?;
+    if links.is_empty() {
+        return Err(format!(
+            "--vary rtt: lab {} has no WAN link (lab up --wan ...)",
+            lab.name()
+        ));
+    }
+    let params = format!("delay={}us", ns / 2_000);
+    for l in links {
+        fathom_lab::set_wan(lab, &l.name, &params, fathom_lab::Directions::Both, false)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
