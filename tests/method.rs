@@ -261,6 +261,10 @@ fn bad_method_options_are_usage_errors_before_anything_runs() {
             "needs --iterations",
         ),
         (vec!["stream", "--iterations", "0"], "--iterations"),
+        (
+            vec!["stream", "--cpus", "999"],
+            "--cpus: 999 is not between 1 and",
+        ),
         (vec!["show", "x7"], "not a run id"),
         (vec!["study", "no-such"], "the studies are"),
         (

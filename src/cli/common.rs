@@ -61,8 +61,8 @@ pub struct CommonArgs {
     /// Pin worker threads: LOCAL[/REMOTE] CPU lists, e.g. 0-1/2-3 or /1.
     #[arg(long, value_parser = parse_affinity, value_name = "CPUS[/CPUS]")]
     pub affinity: Option<Affinity>,
-    /// Use only CPUs 0..N-1 on each end: pins both ends' workers there, N threads by default
-    /// (the cpu-scaling study varies it).
+    /// Use only CPUs 0..N-1 on each end: both ends' workers stay within them (the scheduler
+    /// places them), N threads by default; the cpu-scaling study varies it.
     #[arg(long, value_name = "N", conflicts_with = "affinity")]
     pub cpus: Option<u32>,
     /// Worker threads on each end (default: one per CPU, at most one per connection).
@@ -189,8 +189,13 @@ impl CommonArgs {
         if self.time == Some(0) {
             return Err("-t/--time: must be longer than 0".into());
         }
-        if self.cpus == Some(0) {
-            return Err("--cpus: must be at least 1".into());
+        if let Some(n) = self.cpus {
+            let here = std::thread::available_parallelism().map_or(1, |c| c.get()) as u32;
+            if n == 0 || n > here {
+                return Err(format!(
+                    "--cpus: {n} is not between 1 and this machine's {here} CPUs"
+                ));
+            }
         }
         if self.confidence.is_some() && self.iterations.is_none() {
             return Err("--confidence needs --iterations MAX[,MIN] (how many runs at most)".into());
@@ -247,21 +252,18 @@ impl CommonArgs {
 
     /// (controller's, agent's) thread placement.
     pub fn sides(&self) -> (SideOptions, SideOptions) {
-        let (local, remote) = match self.cpus {
-            Some(n) => {
-                let first: Vec<u32> = (0..n).collect();
-                (Some(first.clone()), Some(first))
-            }
-            None => self.affinity.clone().unwrap_or((None, None)),
-        };
+        let (local, remote) = self.affinity.clone().unwrap_or((None, None));
+        let cpu_set = self.cpus.map(|n| (0..n).collect::<Vec<u32>>());
         let threads = self.threads.or(self.cpus);
         (
             SideOptions {
                 affinity: local,
+                cpu_set: cpu_set.clone(),
                 threads,
             },
             SideOptions {
                 affinity: remote,
+                cpu_set,
                 threads,
             },
         )

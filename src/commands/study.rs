@@ -56,7 +56,7 @@ pub fn run(a: &StudyArgs) -> Result<(), Failure> {
         }
     }
     drop(lab);
-    let findings = (study.findings)(&all);
+    let findings = fathom_study::findings(study, &all);
     let files = write_outputs(study, &specs, &all, &findings, &dir, a.quick)?;
     let out = if a.json {
         let mut v = serde_json::to_vec_pretty(&serde_json::json!({

@@ -62,12 +62,14 @@ pub fn current_cpu() -> u32 {
     unsafe { libc::sched_getcpu() }.max(0) as u32
 }
 
-/// Pins the calling thread to one CPU.
-pub fn pin_to(cpu: u32) -> std::io::Result<()> {
+/// Confines the calling thread to `cpus` (one CPU pins it).
+pub fn confine_to(cpus: &[u32]) -> std::io::Result<()> {
     // SAFETY: cpu_set_t is plain data; CPU_SET bounds-checks against its size.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu as usize, &mut set);
+        for &cpu in cpus {
+            libc::CPU_SET(cpu as usize, &mut set);
+        }
         if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
             return Err(std::io::Error::last_os_error());
         }

@@ -122,6 +122,7 @@ impl Prepared {
                     .as_ref()
                     .filter(|c| !c.is_empty())
                     .map(|c| c[i % c.len()]),
+                cpu_set: side_opts.cpu_set.clone(),
                 t0,
                 start: gate.clone(),
                 busy_poll: self.plan.socket.busy_poll,

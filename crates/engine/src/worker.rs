@@ -39,6 +39,8 @@ pub struct WorkerPlan {
     pub flows: Vec<Box<dyn Flow>>,
     /// CPU to pin to.
     pub pin: Option<u32>,
+    /// CPUs to stay within, when not pinned to one.
+    pub cpu_set: Option<Vec<u32>>,
     /// Start instant (monotonic ns).
     pub t0: u64,
     /// Opened by the sampler once it has its first snapshot.
@@ -84,10 +86,11 @@ pub fn run(plan: WorkerPlan, shared: &WorkerShared) -> WorkerResult {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
     let pin = plan.pin;
     let initial = plan.flows.len() as u32;
-    let mut error = pin.and_then(|cpu| {
-        clock::pin_to(cpu)
+    let place = pin.map(|cpu| vec![cpu]).or_else(|| plan.cpu_set.clone());
+    let mut error = place.and_then(|cpus| {
+        clock::confine_to(&cpus)
             .err()
-            .map(|e| format!("cannot pin a worker to CPU {cpu}: {e}"))
+            .map(|e| format!("cannot place a worker on CPUs {cpus:?}: {e}"))
     });
     let mut lp = Loop::new(plan);
     if error.is_none() {

@@ -85,6 +85,9 @@ pub struct SocketOptions {
 pub struct SideOptions {
     /// Pin worker threads round-robin to these CPUs.
     pub affinity: Option<Vec<u32>>,
+    /// Confine every worker thread to this set of CPUs, the scheduler placing them within it
+    /// (`--cpus N`: the CPUs a machine would have with the others offline).
+    pub cpu_set: Option<Vec<u32>>,
     /// Number of worker threads; default one per CPU, at most one per flow.
     pub threads: Option<u32>,
 }
