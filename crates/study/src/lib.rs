@@ -4,12 +4,14 @@
 //! the sweeps, stores them and draws the charts; this crate only says what to run and what the
 //! results mean.
 
+mod certainty;
 pub mod curve;
 pub mod say;
 pub mod shape;
 mod spec;
 mod studies;
 
+pub use certainty::certainty;
 pub use spec::{SweepSpec, SETUP_SECONDS};
 
 use fathom_report::series::Series;
@@ -39,6 +41,13 @@ pub fn all() -> &'static [Study] {
 /// The study called `name`.
 pub fn find(name: &str) -> Option<&'static Study> {
     all().iter().find(|s| s.name == name)
+}
+
+/// Everything a study found in its series: its own findings, then how certain they are.
+pub fn findings(study: &Study, series: &[Series]) -> Vec<String> {
+    let mut out = (study.findings)(series);
+    out.extend(certainty(series));
+    out
 }
 
 /// What `fathom study --list` prints: each study's name, question, source and the size of its

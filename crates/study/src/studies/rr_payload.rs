@@ -106,10 +106,37 @@ fn delayed_vs_quick(s: &Series) -> Option<String> {
     let wins = gains.iter().filter(|g| **g > 0.0).count();
     let how = if avg >= 0.0 { "more" } else { "fewer" };
     Some(format!(
-        "Delayed ACK on (quickack off) beats off at {wins} of {} payload sizes; on average it gives {} {how} transactions/s.",
+        "Delayed ACK on (quickack off) beats off at {wins} of {} payload sizes; on average it gives {} {how} transactions/s{}.",
         gains.len(),
-        say::percent(avg.abs())
+        say::percent(avg.abs()),
+        separated(s, &delayed.labels)
     ))
+}
+
+/// ", and the intervals separate at K of them", when the points were repeated.
+fn separated(s: &Series, sizes: &[String]) -> String {
+    let stat = |size: &str, q: &str| {
+        crate::curve::point(s, &[("size", size), ("quickack", q)])?
+            .metric(TPS)
+            .filter(|st| st.n > 1)
+            .cloned()
+    };
+    let pairs: Vec<_> = sizes
+        .iter()
+        .filter_map(|size| Some((stat(size, "off")?, stat(size, "on")?)))
+        .collect();
+    if pairs.is_empty() {
+        return String::new();
+    }
+    let apart = pairs
+        .iter()
+        .filter(|(a, b)| a.ci_low > b.ci_high || b.ci_low > a.ci_high)
+        .count();
+    format!(
+        "; the {} intervals of the two separate at {apart} of {}",
+        say::percent(pairs[0].0.ci_level * 100.0),
+        pairs.len()
+    )
 }
 
 /// The lowest p50 round trip over every point, and its one-way half.
