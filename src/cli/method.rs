@@ -69,8 +69,8 @@ pub struct VaryArgs {
 }
 
 impl SweepTest {
-    /// The test kind and its shared options.
-    pub fn kind_and_json(&self) -> (&'static str, bool, bool, &VaryArgs, &StoreArgs) {
+    /// The test kind, whether --json and --csv were given, the sweep's options and the store.
+    pub fn parts(&self) -> (&'static str, bool, bool, &VaryArgs, &StoreArgs) {
         match self {
             SweepTest::Stream(s) => (
                 "stream",

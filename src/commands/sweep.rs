@@ -8,7 +8,7 @@ use crate::Failure;
 
 /// Runs the sweep `a` describes; `argv` is the whole command line after the program name.
 pub fn run(a: &SweepArgs, argv: &[String]) -> Result<(), Failure> {
-    let (kind, json, csv, vary, store) = a.test.kind_and_json();
+    let (kind, json, csv, vary, store) = a.test.parts();
     let axes = vary
         .vary
         .iter()
