@@ -46,7 +46,7 @@ pub use series::SeriesRow;
 
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long a writer waits for another to finish before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -73,24 +73,26 @@ impl Store {
         };
         let mut conn = Connection::open(&path).map_err(sql)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(sql)?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(StoreError::NoWal { path, mode });
-        }
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(sql)?;
-        conn.pragma_update(None, "foreign_keys", true)
-            .map_err(sql)?;
-        match schema::migrate(&mut conn).map_err(sql)? {
-            schema::Outcome::Current => Ok(Store { conn, path }),
-            schema::Outcome::TooNew(found) => Err(StoreError::TooNew {
+        let deadline = Instant::now() + BUSY_TIMEOUT;
+        let outcome = loop {
+            match prepare(&mut conn) {
+                Err(e) if is_busy(&e) && Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                other => break other.map_err(sql)?,
+            }
+        };
+        match outcome {
+            Prepared::NoWal(mode) => Err(StoreError::NoWal { path, mode }),
+            Prepared::Schema(schema::Outcome::TooNew(found)) => Err(StoreError::TooNew {
                 path,
                 found,
                 known: schema::CURRENT,
             }),
-            schema::Outcome::Invalid(found) => Err(StoreError::BadVersion { path, found }),
+            Prepared::Schema(schema::Outcome::Invalid(found)) => {
+                Err(StoreError::BadVersion { path, found })
+            }
+            Prepared::Schema(schema::Outcome::Current) => Ok(Store { conn, path }),
         }
     }
 
@@ -132,4 +134,32 @@ impl Store {
             source,
         })
     }
+}
+
+/// What setting up a connection found.
+enum Prepared {
+    NoWal(String),
+    Schema(schema::Outcome),
+}
+
+/// Puts the file in WAL mode and migrates it. Two connections switching a new file to WAL at
+/// once can deadlock on the lock upgrade; SQLite then answers one of them `SQLITE_BUSY` at once,
+/// without its busy handler, so [`Store::open`] retries this whole step until [`BUSY_TIMEOUT`].
+fn prepare(conn: &mut Connection) -> rusqlite::Result<Prepared> {
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Ok(Prepared::NoWal(mode));
+    }
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    schema::migrate(conn).map(Prepared::Schema)
+}
+
+/// Whether `e` is SQLite saying another connection holds the lock.
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e,
+        rusqlite::Error::SqliteFailure(f, _)
+            if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
