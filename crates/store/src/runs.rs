@@ -57,7 +57,7 @@ pub struct RunRow {
     pub started_unix_s: f64,
     /// Test kind.
     pub kind: String,
-    /// The server agent.
+    /// The server agent: its address, or `embedded` for the in-process agent on loopback.
     pub server: String,
     /// The client hosts, comma-separated; empty when the controller was the client.
     pub clients: String,
@@ -107,7 +107,7 @@ impl Store {
                 params![
                     r.test.started_unix_s,
                     r.test.kind,
-                    r.test.agent,
+                    server(&r.test),
                     r.test.clients.join(","),
                     args,
                     r.fathom_version,
@@ -194,5 +194,15 @@ impl Store {
                 .collect()
             });
         listed.map_err(|e| self.sql(e))
+    }
+}
+
+/// The server column: the agent's address, or `embedded` when the test ran against the
+/// in-process agent, whose ephemeral loopback port says nothing later.
+fn server(t: &fathom_report::model::TestEcho) -> &str {
+    if t.embedded_agent {
+        "embedded"
+    } else {
+        &t.agent
     }
 }

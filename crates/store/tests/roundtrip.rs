@@ -31,6 +31,7 @@ fn listing_is_newest_first_with_the_primary_figure() {
     let a = save(&mut store, &stream);
     let mut failed = report(1);
     failed.error = Some("agent vanished".into());
+    failed.test.embedded_agent = true;
     let b = save(&mut store, &failed);
     let c = save(&mut store, &rr_report(12_345.0));
 
@@ -40,6 +41,7 @@ fn listing_is_newest_first_with_the_primary_figure() {
     assert_eq!(rows[0].primary_metric, "transactions_per_second");
     assert_eq!(rows[0].primary_value, Some(12_345.0));
     assert_eq!(rows[1].error.as_deref(), Some("agent vanished"));
+    assert_eq!(rows[1].server, "embedded");
     assert_eq!(rows[2].primary_metric, "bits_per_second");
     assert_eq!(rows[2].primary_value, Some(stream.summary.bits_per_second));
     assert_eq!(rows[2].server, stream.test.agent);
