@@ -27,8 +27,10 @@ pub fn cell(metric: &str, v: f64) -> String {
         rate(v)
     } else if metric.ends_with("per_second") {
         format!("{v:.0}/s")
-    } else if v.abs() >= 100.0 {
+    } else if v.abs() >= 100.0 || v.fract() == 0.0 {
         format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
     } else {
         format!("{v:.3}")
     }
