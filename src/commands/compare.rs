@@ -1,6 +1,6 @@
 //! `fathom compare A B`: the differences between two stored runs or series, and whether each is
-//! significant (Welch's t-test): runs by their measured intervals, series point by point by
-//! their iterations.
+//! significant (Welch's t-test): runs by their measured intervals (counted as the independent
+//! samples they are worth), series point by point by their iterations.
 
 use super::output::write_stdout;
 use super::show::open_existing;
@@ -8,7 +8,7 @@ use crate::cli::method::CompareArgs;
 use crate::Failure;
 use fathom_report::model::Report;
 use fathom_report::series::{metrics, Point, Series};
-use fathom_report::stats::welch;
+use fathom_report::stats::{welch, welch_series};
 use fathom_report::table_series::{cell, params_text};
 use fathom_store::{Ref, Store};
 use serde::Serialize;
@@ -30,7 +30,8 @@ pub struct Row {
     pub p: Option<f64>,
     /// p below 1 − level.
     pub significant: Option<bool>,
-    /// What the samples were: "intervals" or "iterations".
+    /// What the samples were: "intervals" (each run counted as its effective sample size) or
+    /// "iterations".
     pub basis: String,
 }
 
@@ -89,7 +90,8 @@ fn load_s(store: &Store, id: i64) -> Result<Series, Failure> {
         .map_err(|e| Failure::Runtime(e.to_string()))
 }
 
-/// Two runs: every summary figure side by side; the main one tested over the intervals.
+/// Two runs: every summary figure side by side; the main one tested over the intervals, each
+/// run counted as its effective number of independent intervals (see `welch_series`).
 fn runs(a: &Report, b: &Report, level: f64) -> Vec<Row> {
     let main = fathom_report::series::primary_metric(&a.test.kind);
     let samples = |r: &Report| -> Vec<f64> {
@@ -111,7 +113,7 @@ fn runs(a: &Report, b: &Report, level: f64) -> Vec<Row> {
         .filter_map(|(name, va)| {
             let vb = mb.iter().find(|(n, _)| *n == name)?.1;
             let w = if name == main {
-                welch(&samples(a), &samples(b))
+                welch_series(&samples(a), &samples(b))
             } else {
                 None
             };
@@ -212,6 +214,6 @@ fn table(a: &str, b: &str, level: f64, rows: &[Row]) -> Vec<u8> {
         s.push_str(line.join("  ").trim_end());
         s.push('\n');
     }
-    s.push_str("(- : fewer than two samples on a side, or no spread; significance is tested for the main figure)\n");
+    s.push_str("(- : fewer than two independent samples on a side, or no spread; significance is tested for the main figure; a run's intervals count as the independent samples their correlation leaves)\n");
     s.into_bytes()
 }

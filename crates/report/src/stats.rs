@@ -133,20 +133,50 @@ pub struct Welch {
 /// Welch's t-test of `a` against `b`; `None` when either has fewer than two values or both have
 /// no spread (the test then cannot say anything).
 pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
-    if a.len() < 2 || b.len() < 2 {
+    welch_counted(a, a.len() as f64, b, b.len() as f64)
+}
+
+/// Welch's t-test of two time series, such as one run's successive intervals. Neighbouring
+/// intervals of one run are correlated (a slow connection stays slow for a while), so they carry
+/// fewer independent samples than their count: each side counts as its effective size under a
+/// first-order autoregressive model, n (1 − r) / (1 + r) with r its lag-1 autocorrelation
+/// (negative r is taken as 0, never as more information). `None` when either side is worth
+/// fewer than two samples.
+pub fn welch_series(a: &[f64], b: &[f64]) -> Option<Welch> {
+    welch_counted(a, effective_n(a), b, effective_n(b))
+}
+
+/// How many independent samples the series `v` is worth (see [`welch_series`]).
+pub fn effective_n(v: &[f64]) -> f64 {
+    let n = v.len() as f64;
+    if v.len() < 3 {
+        return n;
+    }
+    let m = mean(v);
+    let var: f64 = v.iter().map(|x| (x - m).powi(2)).sum();
+    if var == 0.0 {
+        return n;
+    }
+    let lag: f64 = v.windows(2).map(|w| (w[0] - m) * (w[1] - m)).sum();
+    let r = (lag / var).clamp(0.0, 0.99);
+    n * (1.0 - r) / (1.0 + r)
+}
+
+/// Welch's test with `na` and `nb` as the samples' sizes (their counts, or less).
+fn welch_counted(a: &[f64], na: f64, b: &[f64], nb: f64) -> Option<Welch> {
+    if a.len() < 2 || b.len() < 2 || na < 2.0 || nb < 2.0 {
         return None;
     }
     let (ma, mb) = (mean(a), mean(b));
     let (va, vb) = (
-        sample_stddev(a, ma).powi(2) / a.len() as f64,
-        sample_stddev(b, mb).powi(2) / b.len() as f64,
+        sample_stddev(a, ma).powi(2) / na,
+        sample_stddev(b, mb).powi(2) / nb,
     );
     if va + vb == 0.0 {
         return None;
     }
     let t = (mb - ma) / (va + vb).sqrt();
-    let df =
-        (va + vb).powi(2) / (va.powi(2) / (a.len() - 1) as f64 + vb.powi(2) / (b.len() - 1) as f64);
+    let df = (va + vb).powi(2) / (va.powi(2) / (na - 1.0) + vb.powi(2) / (nb - 1.0));
     let p = StudentsT::new(0.0, 1.0, df)
         .map(|d| 2.0 * (1.0 - d.cdf(t.abs())))
         .ok()?;
@@ -216,5 +246,31 @@ mod tests {
         assert!((w.p - 0.0805).abs() < 1e-3, "{w:?}");
         assert!(welch(&[1.0], &[2.0, 3.0]).is_none());
         assert!(welch(&[1.0, 1.0], &[1.0, 1.0]).is_none());
+    }
+
+    #[test]
+    fn correlated_intervals_count_as_fewer_samples() {
+        let independent = [10.0, 12.0, 9.0, 11.0, 10.5, 9.5, 11.5, 10.0];
+        assert_eq!(effective_n(&independent), 8.0);
+        // Slow swings: each interval is close to the last (r = 0.43), so 16 intervals are
+        // worth about 6.4 independent samples.
+        let a = [
+            10.0, 10.1, 10.3, 10.2, 10.9, 11.0, 10.8, 11.1, 10.2, 10.1, 10.3, 10.0, 11.0, 10.9,
+            11.1, 10.8,
+        ];
+        let b: Vec<f64> = a.iter().cycle().skip(4).take(16).map(|x| x + 0.3).collect();
+        assert!(
+            (effective_n(&a) - 6.374).abs() < 1e-3,
+            "{}",
+            effective_n(&a)
+        );
+        let plain = welch(&a, &b).unwrap();
+        let series = welch_series(&a, &b).unwrap();
+        assert!(series.p > plain.p, "{} <= {}", series.p, plain.p);
+        assert_eq!(series.difference, plain.difference);
+        // Worth fewer than two samples: no verdict at all.
+        let drift: Vec<f64> = (0..8).map(f64::from).collect();
+        assert!(effective_n(&drift) < 2.0);
+        assert!(welch_series(&drift, &b).is_none());
     }
 }
