@@ -202,6 +202,8 @@ fn an_interrupted_sweep_resumes_without_rerunning_its_points() {
         "0.1s",
         "--vary",
         "size=1,100,1000",
+        "--iterations",
+        "2",
         "--store",
         &st.path,
     ];
@@ -214,12 +216,15 @@ fn an_interrupted_sweep_resumes_without_rerunning_its_points() {
     let mut log = BufReader::new(child.stderr.take().unwrap());
     let started = Instant::now();
     let mut line = String::new();
-    while !line.starts_with("[2/3]") {
+    let mut seen = Vec::new();
+    // Interrupt point 2 during its second iteration, after its first has finished.
+    while !seen.iter().any(|l: &String| l.starts_with("[2/3]")) || !line.contains("iteration 1/2") {
         line.clear();
         assert!(
             log.read_line(&mut line).unwrap() > 0,
-            "the sweep ended early"
+            "the sweep ended early: {seen:?}"
         );
+        seen.push(line.clone());
         assert!(started.elapsed() < Duration::from_secs(60));
     }
     // SAFETY: interrupts the child we spawned, by its PID, as Ctrl-C would.
@@ -229,15 +234,32 @@ fn an_interrupted_sweep_resumes_without_rerunning_its_points() {
     let listed = json(&st.run(&["runs", "--series", "--json"], 10));
     assert_eq!(listed["series"][0]["complete"], false);
     let first = json(&st.run(&["show", "s1", "--json"], 10))["points"][0].clone();
+    let stored = json(&st.run(&["runs", "--json"], 10));
+    let mut kept: Vec<i64> = stored["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["series"]["point"] == 1 && r["error"].is_null())
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect();
+    kept.sort_unstable();
+    assert!(
+        !kept.is_empty(),
+        "point 2's first iteration was stored: {stored}"
+    );
 
     let mut resume: Vec<&str> = args.to_vec();
     resume.extend(["--resume", "--json"]);
     let out = run(&resume, 60);
     assert!(out.status.success(), "{}", stderr(&out));
+    let log = stderr(&out);
     assert!(
-        stderr(&out).contains("resuming series s1: 1 of 3 points done"),
-        "{}",
-        stderr(&out)
+        log.contains("resuming series s1: 1 of 3 points done"),
+        "{log}"
+    );
+    assert!(
+        log.contains(&format!("kept {} finished iteration(s)", kept.len())),
+        "{log}"
     );
     let doc = json(&out);
     assert_eq!(doc["id"], "s1");
@@ -246,6 +268,18 @@ fn an_interrupted_sweep_resumes_without_rerunning_its_points() {
     assert_eq!(
         doc["points"][0], first,
         "the completed point was not re-run"
+    );
+    let runs: Vec<i64> = doc["points"][1]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_i64().unwrap())
+        .collect();
+    assert_eq!(runs.len(), 2, "{}", doc["points"][1]);
+    assert_eq!(
+        runs[..kept.len()],
+        kept[..],
+        "the finished iteration was kept"
     );
 }
 

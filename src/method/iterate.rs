@@ -48,7 +48,9 @@ pub struct Slot {
 }
 
 /// Runs `plan` as `rule` says and summarizes the runs into a point (params left empty). A test
-/// that fails ends the point with its error; what was measured before stays.
+/// that fails ends the point with its error; what was measured before stays. `earlier` are
+/// runs already stored for this point (an interrupted sweep resuming): they count as its first
+/// iterations.
 pub fn run_point(
     bed: &Testbed,
     plan: &TestPlan,
@@ -56,11 +58,27 @@ pub fn run_point(
     rec: &Recorder,
     args: &[String],
     slot: Option<Slot>,
+    earlier: Vec<(i64, fathom_report::Report)>,
 ) -> Point {
     let metric = series::primary_metric(plan.kind.name());
-    let mut reports = Vec::new();
     let mut point = Point::default();
-    for i in 0..rule.max {
+    for (id, r) in &earlier {
+        point.runs.push(*id);
+        point.values.extend(value_of(r, metric));
+    }
+    let mut reports = earlier.into_iter().map(|(_, r)| r).collect::<Vec<_>>();
+    let kept = reports.len() as u32;
+    if kept > 0 {
+        eprintln!("  kept {kept} finished iteration(s) of the interrupted point");
+    }
+    for i in kept..rule.max {
+        if i >= rule.min
+            && rule
+                .confidence
+                .is_some_and(|c| describe(&point.values, rule.level()).narrow_enough(&c))
+        {
+            break;
+        }
         let report = match bed.run(plan.clone()) {
             Ok(r) => r,
             Err(Failure::Runtime(e) | Failure::Usage(e)) => {
@@ -101,10 +119,6 @@ pub fn run_point(
         }
         if bed.interrupted() {
             point.error = Some("interrupted".into());
-            break;
-        }
-        let enough = i + 1 >= rule.min;
-        if enough && rule.confidence.is_some_and(|c| stat.narrow_enough(&c)) {
             break;
         }
     }
@@ -162,7 +176,7 @@ pub fn command(
         series_id,
         point: 0,
     });
-    let point = run_point(bed, &plan, &rule, &rec, args, slot);
+    let point = run_point(bed, &plan, &rule, &rec, args, slot, Vec::new());
     let failed = point.error.clone();
     s.points.push(point);
     s.complete = true;

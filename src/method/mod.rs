@@ -114,4 +114,30 @@ impl Recorder {
             None => Ok(None),
         }
     }
+
+    /// The finished runs of point `point` of series `series_id`, by iteration: what an
+    /// interrupted point already measured, to be kept when it resumes. Runs that failed or were
+    /// interrupted are left out; a store that cannot be read gives none (the point runs whole).
+    pub fn finished_runs(&self, series_id: i64, point: u32) -> Vec<(i64, Report)> {
+        let guard = self.store.borrow();
+        let Some(st) = guard.as_ref() else {
+            return Vec::new();
+        };
+        let loaded = st.series_runs(series_id).and_then(|runs| {
+            runs.into_iter()
+                .filter(|&(p, _, _)| p == point)
+                .map(|(_, _, id)| st.load_run(id).map(|r| (id, r.report)))
+                .collect::<Result<Vec<_>, _>>()
+        });
+        match loaded {
+            Ok(runs) => runs
+                .into_iter()
+                .filter(|(_, r)| r.error.is_none())
+                .collect(),
+            Err(e) => {
+                eprintln!("fathom: warning: the interrupted point runs again whole: {e}");
+                Vec::new()
+            }
+        }
+    }
 }

@@ -51,6 +51,7 @@ pub fn execute(
     if resume && found.is_none() {
         eprintln!("fathom: nothing to resume: no unfinished sweep like this one; starting it");
     }
+    let resuming = found.is_some();
     let (id, mut s) = match found {
         Some((id, s)) => {
             eprintln!(
@@ -93,7 +94,11 @@ pub fn execute(
             series_id,
             point: i as u32,
         });
-        let mut point = iterate::run_point(bed, &pp.plan, &sp.rule, rec, &pp.args, slot);
+        let earlier = match (resuming, id) {
+            (true, Some(series_id)) => rec.finished_runs(series_id, i as u32),
+            _ => Vec::new(),
+        };
+        let mut point = iterate::run_point(bed, &pp.plan, &sp.rule, rec, &pp.args, slot, earlier);
         point.params = pp.params.clone();
         let m = &s.primary_metric;
         match (&point.error, point.metric(m)) {
