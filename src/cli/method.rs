@@ -237,7 +237,8 @@ pub struct StudyArgs {
     /// The short form (under a minute), for a first look or CI.
     #[arg(long)]
     pub quick: bool,
-    /// Directory for the table, plots and HTML page (default: ./fathom-study-NAME).
+    /// Directory for the table, plots and HTML page (default: ./fathom-study-NAME, or
+    /// ./fathom-study-NAME-2, -3... when that holds an earlier study).
     #[arg(short = 'o', long, value_name = "DIR")]
     pub output: Option<PathBuf>,
     /// Continue an interrupted run of this study: its completed points are not re-run.

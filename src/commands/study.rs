@@ -33,7 +33,7 @@ pub fn run(a: &StudyArgs) -> Result<(), Failure> {
     let dir = a
         .output
         .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("fathom-study-{}", study.name)));
+        .unwrap_or_else(|| default_dir(Path::new("."), study.name));
     std::fs::create_dir_all(&dir)
         .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", dir.display())))?;
     let rec = Recorder::open_required(&a.store)?;
@@ -230,5 +230,40 @@ impl Drop for StudyLab {
                 self.name, self.name
             );
         }
+    }
+}
+
+/// `fathom-study-NAME` in `parent`, or, when that already holds a finished study (its
+/// `index.html`), the first of `-2`, `-3`, ... that does not: an earlier study's pages are never
+/// overwritten unless `-o` names their directory.
+fn default_dir(parent: &Path, name: &str) -> PathBuf {
+    let base = format!("fathom-study-{name}");
+    (1..)
+        .map(|n| match n {
+            1 => parent.join(&base),
+            _ => parent.join(format!("{base}-{n}")),
+        })
+        .find(|d| !d.join("index.html").exists())
+        .unwrap_or_else(|| parent.join(&base))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_finished_study_is_not_overwritten_by_default() {
+        let tmp = tempfile::tempdir().unwrap();
+        let first = default_dir(tmp.path(), "write-size");
+        assert_eq!(first, tmp.path().join("fathom-study-write-size"));
+        std::fs::create_dir_all(&first).unwrap();
+        assert_eq!(
+            default_dir(tmp.path(), "write-size"),
+            first,
+            "unfinished: reused"
+        );
+        std::fs::write(first.join("index.html"), "done").unwrap();
+        let second = default_dir(tmp.path(), "write-size");
+        assert_eq!(second, tmp.path().join("fathom-study-write-size-2"));
     }
 }
