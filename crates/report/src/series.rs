@@ -132,6 +132,18 @@ pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
     if gb > 0.0 {
         m.push(("cpu_s_per_gb", machine_cpu_s(r) / gb));
     }
+    let windows: Vec<f64> = r
+        .flows
+        .iter()
+        .filter(|f| f.window > 0)
+        .map(|f| f64::from(f.window))
+        .collect();
+    if !windows.is_empty() {
+        m.push((
+            "window_bytes",
+            windows.iter().sum::<f64>() / windows.len() as f64,
+        ));
+    }
     if let Some(t) = s.transactions_per_second {
         m.push(("transactions_per_second", t));
     }

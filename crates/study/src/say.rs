@@ -44,6 +44,20 @@ pub fn size(bytes: u64) -> String {
         )
 }
 
+/// A measured size in bytes, rounded, in the typed units: "51K", "1.1M", "700 B".
+pub fn approx_size(bytes: f64) -> String {
+    const K: f64 = 1024.0;
+    if bytes >= K * K * K {
+        format!("{}G", trim_zeros(&format!("{:.1}", bytes / (K * K * K))))
+    } else if bytes >= K * K {
+        format!("{}M", trim_zeros(&format!("{:.1}", bytes / (K * K))))
+    } else if bytes >= K {
+        format!("{:.0}K", bytes / K)
+    } else {
+        format!("{bytes:.0} B")
+    }
+}
+
 fn trim_zeros(s: &str) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
@@ -152,6 +166,14 @@ mod tests {
         assert_eq!(rate(999.8e6), "1.00 Gbit/s");
         assert_eq!(rate(0.0), "0 bit/s");
         assert_eq!(rate(f64::NAN), "n/a");
+    }
+
+    #[test]
+    fn measured_sizes_round_to_typed_units() {
+        assert_eq!(approx_size(1.2e6), "1.1M");
+        assert_eq!(approx_size(4.0 * 1024.0 * 1024.0), "4M");
+        assert_eq!(approx_size(52_000.0), "51K");
+        assert_eq!(approx_size(700.0), "700 B");
     }
 
     #[test]

@@ -69,6 +69,7 @@ fn describe(metric: &str) -> (&str, &'static str) {
         "cwnd" => ("Congestion window", "segments"),
         "data_segs_per_ack" => ("Data segments per ACK", ""),
         "cpu_s_per_gb" => ("CPU per GB moved", "CPU s/GB"),
+        "window_bytes" => ("Advertised receive window", "B"),
         "transactions_per_second" => ("Transactions/s", ""),
         "connections_per_second" => ("Connections/s", ""),
         "packets" => ("Packets/s", ""),

@@ -20,6 +20,15 @@ pub(crate) const STUDY: Study = Study {
 
 const SECONDS: &str = "seconds";
 const BPS: &str = "bits_per_second";
+const WINDOW: &str = "window_bytes";
+/// Below this share of its window/RTT bound, a window's shortfall is explained.
+const SHORT: f64 = 0.8;
+/// Slow start taking at least this share of a transfer explains a shortfall.
+const EXPLAINS: f64 = 0.25;
+/// Linux's initial congestion window, segments.
+const INITIAL_CWND: f64 = 10.0;
+/// Segment size through the lab's 1500-byte links, bytes.
+const MSS: f64 = 1448.0;
 /// A larger window gaining less than this speed-up counts as no longer helping.
 const MIN_GAIN: f64 = 0.10;
 
@@ -138,21 +147,70 @@ fn plateau(at: &str, c: &Curve) -> Option<String> {
     })
 }
 
-/// "At 100 ms RTT, throughput as a share of window/RTT: 48K 93%, 1M 61%."
-fn bound(at: &str, s: &Series, rtt: &str, ms: f64) -> Option<String> {
-    let shares: Vec<String> = values(s, "rcvbuf")
-        .iter()
+/// "At 100 ms RTT, throughput as a share of window/RTT (the window the receiver advertised):
+/// 48K 99%, 1M 61%.", then, for each window well short of its bound, how much of the transfer
+/// slow start alone needs to open that window.
+fn bound(at: &str, s: &Series, rtt: &str, ms: f64) -> Vec<String> {
+    let rtt_s = ms / 1e3;
+    let cells: Vec<(String, &fathom_report::series::Point)> = values(s, "rcvbuf")
+        .into_iter()
         .filter_map(|w| {
-            let bytes = shape::parse_size(w)? as f64;
-            let bps = metric(point(s, &[("rtt", rtt), ("rcvbuf", w)])?, BPS)?;
-            let share = shape::ratio(bps, bytes * 8.0 / (ms / 1e3))?;
-            Some(format!("{} {}", size_label(w), say::pct(share)))
+            let p = point(s, &[("rtt", rtt), ("rcvbuf", &w)])?;
+            Some((w, p))
         })
         .collect();
-    (!shares.is_empty()).then(|| {
-        format!(
-            "{at}, throughput as a share of the window/RTT bound: {}.",
-            shares.join(", ")
-        )
-    })
+    let advertised = cells.iter().all(|(_, p)| metric(p, WINDOW).is_some());
+    let mut shares = Vec::new();
+    let mut short = Vec::new();
+    for (w, p) in &cells {
+        let window = if advertised {
+            metric(p, WINDOW)
+        } else {
+            shape::parse_size(w).map(|b| b as f64)
+        };
+        let Some(window) = window else { continue };
+        let Some(share) = metric(p, BPS).and_then(|bps| shape::ratio(bps, window * 8.0 / rtt_s))
+        else {
+            continue;
+        };
+        shares.push(format!("{} {}", size_label(w), say::pct(share)));
+        if share < SHORT {
+            if let Some(took) = metric(p, SECONDS) {
+                let rounds = (window / (INITIAL_CWND * MSS)).log2().ceil().max(1.0);
+                let ramp = rounds * rtt_s / took;
+                short.push(if ramp >= EXPLAINS {
+                    format!(
+                        "{at}, {} falls short of its bound: slow start needs about {} round trips ({}) to open a {} window, {} of the {} transfer.",
+                        size_label(w),
+                        rounds,
+                        say::seconds(rounds * rtt_s),
+                        say::approx_size(window),
+                        say::pct(ramp),
+                        say::seconds(took)
+                    )
+                } else {
+                    format!(
+                        "{at}, {} falls short of its bound, and slow start (about {} round trips, {} of the transfer) does not explain it.",
+                        size_label(w),
+                        rounds,
+                        say::pct(ramp)
+                    )
+                });
+            }
+        }
+    }
+    if shares.is_empty() {
+        return short;
+    }
+    let basis = if advertised {
+        "the window the receiver advertised"
+    } else {
+        "the window asked for"
+    };
+    let mut out = vec![format!(
+        "{at}, throughput as a share of the window/RTT bound ({basis}): {}.",
+        shares.join(", ")
+    )];
+    out.extend(short);
+    out
 }
