@@ -80,19 +80,30 @@ fn one_percent_loss_within_bounds_over_100k_datagrams() {
     stop.store(true, Ordering::Relaxed);
     let (received, _, _) = counter.join().unwrap();
     let c = forwarder.stop().unwrap().a_to_b;
-    assert_eq!(
-        c.dropped_ring + c.dropped_overflow + c.dropped_queue + c.dropped_tx_error,
-        0,
-        "{c:?}"
-    );
-    let lost = N - received;
-    let sigma = (N as f64 * 0.01 * 0.99).sqrt();
+    // The loss model is judged on the frames it saw. A busy machine can make the kernel drop
+    // frames from a full ring before the forwarder reads them: those are counted apart and say
+    // nothing about the model (this test once saw 5360 such drops on the shared CI VM).
+    let seen = c.received;
     assert!(
-        (lost as f64 - 1000.0).abs() < 4.0 * sigma,
-        "lost {lost} of {N} (expected 1000 ± {:.0})",
+        seen >= N / 2,
+        "the forwarder read too few frames to judge: {c:?}"
+    );
+    let sigma = (seen as f64 * 0.01 * 0.99).sqrt();
+    assert!(
+        (c.dropped_loss as f64 - seen as f64 * 0.01).abs() < 4.0 * sigma,
+        "the model dropped {} of {seen} (expected {:.0} ± {:.0})",
+        c.dropped_loss,
+        seen as f64 * 0.01,
         4.0 * sigma
     );
-    assert!(c.dropped_loss >= lost, "the loss model dropped them: {c:?}");
+    // End to end, every missing datagram is one the forwarder counted as dropped.
+    let lost = N - received;
+    let counted =
+        c.dropped_loss + c.dropped_ring + c.dropped_overflow + c.dropped_queue + c.dropped_tx_error;
+    assert!(
+        lost <= counted,
+        "lost {lost} of {N}; the forwarder counted {counted}: {c:?}"
+    );
 }
 
 #[test]
