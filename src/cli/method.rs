@@ -139,8 +139,9 @@ pub struct ShowArgs {
 /// `fathom compare`.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
-Two runs are compared interval by interval; two series point by point, by their iterations.
-A difference is called significant when Welch's t-test gives p below 1 - LEVEL.
+Two runs are compared interval by interval, each run counting only as the independent samples
+its correlated intervals are worth; two series point by point, by their iterations (the firmer
+basis). A difference is called significant when Welch's t-test gives p below 1 - LEVEL.
 
 Examples:
   fathom compare 41 42
