@@ -2,7 +2,10 @@
 //! session, isolated from the others, within per-test limits.
 
 mod data;
+#[doc(hidden)]
+pub mod fuzz;
 mod session;
+mod stream;
 
 use fathom_proto::plan::{Limit, TestPlan};
 use std::io;

@@ -2,7 +2,7 @@
 //! the controller's messages. The session owns everything the test allocates and frees it when
 //! the test ends, the controller closes, or the controller falls silent.
 
-use super::{data, AgentConfig};
+use super::{data, stream::ControlStream, AgentConfig};
 use crate::connect::{self, ServerData};
 use fathom_engine::{clock, measure::host, Aborter, Prepared, Side, Sockets};
 use fathom_proto::plan::{KindId, TestPlan};
@@ -11,8 +11,7 @@ use fathom_proto::{
     auth, Connection, FrameError, JoinPlan, Preamble, PreambleKind, ToAgent, ToController,
 };
 use socket2::Socket;
-use std::io::Write;
-use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::net::{Shutdown, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -36,7 +35,13 @@ pub enum Event {
 }
 
 /// Runs one session to its end, logging its outcome when configured to.
-pub fn run(stream: TcpStream, peer: SocketAddr, cfg: &AgentConfig, id: u64, over_capacity: bool) {
+pub fn run<S: ControlStream>(
+    stream: S,
+    peer: SocketAddr,
+    cfg: &AgentConfig,
+    id: u64,
+    over_capacity: bool,
+) {
     let r = Session::handshake(stream, cfg, over_capacity).and_then(|s| s.serve(cfg));
     if cfg.log {
         match r {
@@ -46,30 +51,30 @@ pub fn run(stream: TcpStream, peer: SocketAddr, cfg: &AgentConfig, id: u64, over
     }
 }
 
-struct Session {
-    stream: TcpStream,
-    conn: Connection<TcpStream>,
+struct Session<S> {
+    stream: S,
+    conn: Connection<S>,
 }
 
-impl Session {
+impl<S: ControlStream> Session<S> {
     fn handshake(
-        stream: TcpStream,
+        mut stream: S,
         cfg: &AgentConfig,
         over_capacity: bool,
-    ) -> Result<Session, String> {
+    ) -> Result<Session<S>, String> {
         let _ = stream.set_nodelay(true);
         stream
             .set_read_timeout(Some(HANDSHAKE))
             .map_err(|e| e.to_string())?;
-        let theirs = Preamble::read_from(&mut &stream).map_err(|e| format!("refused: {e}"))?;
-        (&stream)
+        let theirs = Preamble::read_from(&mut stream).map_err(|e| format!("refused: {e}"))?;
+        stream
             .write_all(&Preamble::ours(PreambleKind::Control).encode())
             .map_err(|e| e.to_string())?;
         theirs
             .check_version()
             .map_err(|e| format!("refused: {e}"))?;
         let mut conn = Connection::new(stream.try_clone().map_err(|e| e.to_string())?);
-        let refuse = |conn: &mut Connection<TcpStream>, message: String| {
+        let refuse = |conn: &mut Connection<S>, message: String| {
             let _ = conn.send(&ToController::Error {
                 message: message.clone(),
             });
