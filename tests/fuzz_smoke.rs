@@ -1,0 +1,94 @@
+//! The CI smoke of the control-path fuzz target (`fuzz/`): every input of its kept corpus, then
+//! a short random run of mutations of them, through the same entry point, in a private network
+//! namespace (root; skipped without it outside CI). A panic, or an input that takes longer than
+//! [`SLOW`], fails the test. The long coverage-guided runs are in fuzz/README.md.
+
+mod common;
+
+use fathom::agent::{fuzz, AgentConfig};
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::TestRunner;
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Longest one input may take.
+const SLOW: Duration = Duration::from_secs(10);
+/// Time for the random part.
+const RANDOM_RUN: Duration = Duration::from_secs(20);
+
+fn corpus() -> Vec<Vec<u8>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/control");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|f| f.expect("a corpus entry").path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| std::fs::read(f).expect("read a corpus file"))
+        .collect()
+}
+
+/// Runs `input` as the fuzz target does (first byte: odd = keyed agent).
+fn one(input: &[u8]) {
+    let Some((&pick, bytes)) = input.split_first() else {
+        return;
+    };
+    let cfg = AgentConfig {
+        key: (pick & 1 == 1).then(|| b"fuzz".to_vec()),
+        ..AgentConfig::default()
+    };
+    let started = Instant::now();
+    fuzz::fuzz_session(bytes, &cfg);
+    assert!(
+        started.elapsed() < SLOW,
+        "input {input:02x?} took {:?}",
+        started.elapsed()
+    );
+}
+
+/// A corpus entry with a few bytes overwritten, inserted or cut.
+fn mutated(corpus: Vec<Vec<u8>>) -> impl Strategy<Value = Vec<u8>> {
+    let edits = prop::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0..3u8), 1..6);
+    (prop::sample::select(corpus), edits).prop_map(|(mut input, edits)| {
+        for (at, byte, how) in edits {
+            let i = at.index(input.len() + 1);
+            match how {
+                0 if i < input.len() => input[i] = byte,
+                1 => input.insert(i, byte),
+                _ => input.truncate(i.max(1)),
+            }
+        }
+        input
+    })
+}
+
+#[test]
+fn the_control_fuzz_target_survives_its_corpus_and_a_random_run() {
+    if !common::root_or_ci() {
+        return;
+    }
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        fuzz::isolate_network().expect("a private network namespace");
+        let corpus = corpus();
+        for input in &corpus {
+            one(input);
+        }
+        let strategy = mutated(corpus);
+        let mut runner = TestRunner::default();
+        let (start, mut runs) = (Instant::now(), 0u64);
+        while start.elapsed() < RANDOM_RUN {
+            let tree = strategy.new_tree(&mut runner).expect("a mutated input");
+            one(&tree.current());
+            runs += 1;
+        }
+        drop(tx.send(runs));
+    });
+    let runs = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the smoke run ended within 60 s (a panic in it is printed above)");
+    eprintln!("fuzz smoke: corpus and {runs} mutated inputs, no failure");
+}
