@@ -101,8 +101,16 @@ def auth(mac):
 
 
 # ---- one control connection ------------------------------------------------------------------
+SOURCES = [f"127.0.{i // 250 + 1}.{i % 250 + 1}" for i in range(1000)]
+NEXT_SOURCE = iter(range(1 << 62))
+
+
 def connect(port, timeout=5.0):
-    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    """A connection to the agent from one of 1,000 loopback addresses in turn, so that the
+    TIME_WAIT of 100,000 closed connections does not use up one address's ephemeral ports
+    (other programs on this machine need them too)."""
+    source = SOURCES[next(NEXT_SOURCE) % len(SOURCES)]
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout, source_address=(source, 0))
     s.settimeout(timeout)
     return s
 
