@@ -39,9 +39,11 @@ pub mod frame;
 pub mod msg;
 pub mod plan;
 pub mod sample;
+pub mod validate;
 
 pub use frame::{
-    Connection, DataHello, FrameError, Preamble, PreambleKind, MAGIC, PROTOCOL_VERSION,
+    Connection, DataHello, FrameError, Preamble, PreambleKind, MAGIC, MAX_FRAME, PRE_AUTH_FRAME,
+    PROTOCOL_VERSION,
 };
 pub use msg::{JoinPlan, ToAgent, ToController};
 
