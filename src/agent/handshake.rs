@@ -1,9 +1,54 @@
-//! The control stream during the handshake: one deadline for the whole handshake, so that a
-//! peer dribbling a byte at a time cannot stretch it read by read.
+//! Connections in the handshake: at most [`MAX_HANDSHAKES`] at once, the oldest cut off to make
+//! room for a new one (so idle or dribbling strangers cannot keep a controller out unless they
+//! open connections faster than it completes its handshake), each under one deadline for the
+//! whole handshake, so that a peer dribbling a byte at a time cannot stretch it read by read.
 
+use std::collections::VecDeque;
 use std::io::{self, Read, Write};
-use std::net::TcpStream;
+use std::net::{Shutdown, TcpStream};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+/// Most connections in the handshake at once.
+pub const MAX_HANDSHAKES: usize = 64;
+
+/// The connections in the handshake, oldest first.
+#[derive(Default)]
+pub struct Handshakes {
+    pending: Mutex<VecDeque<(u64, TcpStream)>>,
+}
+
+impl Handshakes {
+    /// Lets connection `id` into the handshake, first cutting off the oldest one in it when
+    /// [`MAX_HANDSHAKES`] are; the pass leaves the handshake when dropped.
+    pub fn enter(set: &Arc<Handshakes>, id: u64, stream: &TcpStream) -> io::Result<Pass> {
+        let clone = stream.try_clone()?;
+        let mut pending = set.pending.lock().unwrap_or_else(|p| p.into_inner());
+        if pending.len() >= MAX_HANDSHAKES {
+            if let Some((_, oldest)) = pending.pop_front() {
+                let _ = oldest.shutdown(Shutdown::Both);
+            }
+        }
+        pending.push_back((id, clone));
+        Ok(Pass {
+            id,
+            set: set.clone(),
+        })
+    }
+}
+
+/// A connection's place in the handshake.
+pub struct Pass {
+    id: u64,
+    set: Arc<Handshakes>,
+}
+
+impl Drop for Pass {
+    fn drop(&mut self) {
+        let mut pending = self.set.pending.lock().unwrap_or_else(|p| p.into_inner());
+        pending.retain(|(id, _)| *id != self.id);
+    }
+}
 
 /// A control stream whose reads all end by one instant.
 pub struct Deadline<'a> {

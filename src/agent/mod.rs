@@ -2,14 +2,16 @@
 //! session, isolated from the others, within per-test limits.
 //!
 //! What a stranger can hold is bounded: at most [`MAX_HANDSHAKES`] connections are in the
-//! handshake at once (more are closed at once), each for at most [`session::HANDSHAKE`] in all,
-//! reading only small frames until it has authenticated; only an authenticated connection takes
-//! one of the `--max-tests` slots. When descriptors run out, accept() backs off and a reserve
-//! descriptor lets it shed the waiting connection instead of spinning.
+//! handshake at once (a new one cuts off the oldest), each for at most 10 s in all, and the
+//! agent reads only small frames from them until they authenticate; only an authenticated
+//! connection takes one of the `--max-tests` slots. When descriptors run out, accept() backs
+//! off and a reserve descriptor lets it shed the waiting connection instead of spinning.
 
 mod data;
 mod handshake;
 mod session;
+
+pub use handshake::MAX_HANDSHAKES;
 
 use fathom_engine::measure::host;
 use fathom_proto::plan::{Limit, SideOptions, TestPlan};
@@ -21,8 +23,6 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Most connections in the handshake at once; beyond it, new connections are closed at once.
-pub const MAX_HANDSHAKES: usize = 64;
 /// The agent's memory budget for all its tests unless `--max-memory` says otherwise.
 pub const DEFAULT_MAX_MEMORY: u64 = 2 << 30;
 /// How long accept() rests after a failure that could repeat at once (no descriptors, no memory).
@@ -144,7 +144,7 @@ impl AgentConfig {
     }
 }
 
-/// One of a bounded number of places (a handshake, a test), given back when dropped.
+/// One of a bounded number of places (a running test), given back when dropped.
 #[derive(Debug)]
 pub struct Slot(Arc<AtomicUsize>);
 
@@ -171,7 +171,7 @@ pub struct Agent {
     listener: TcpListener,
     cfg: Arc<AgentConfig>,
     active: Arc<AtomicUsize>,
-    handshakes: Arc<AtomicUsize>,
+    handshakes: Arc<handshake::Handshakes>,
 }
 
 impl Agent {
@@ -213,11 +213,11 @@ impl Agent {
                 }
                 Err(e) => return Err(e),
             };
-            let Some(handshake) = Slot::take(&self.handshakes, MAX_HANDSHAKES) else {
-                continue;
-            };
             let (cfg, tests, id) = (self.cfg.clone(), self.active.clone(), next_id);
             next_id += 1;
+            let Ok(handshake) = handshake::Handshakes::enter(&self.handshakes, id, &stream) else {
+                continue;
+            };
             let spawned = std::thread::Builder::new()
                 .name(format!("fathom-test{id}"))
                 .spawn(move || session::run(stream, peer, &cfg, id, handshake, &tests));
@@ -231,10 +231,14 @@ impl Agent {
     }
 
     /// Out of descriptors: gives up the reserve to accept and close the waiting connection (so
-    /// it is not retried at once, forever), rests, and takes the reserve back.
+    /// it is not retried at once, forever), rests, and takes the reserve back. The accept does
+    /// not wait: with no connection waiting any more, the next one must get its chance.
     fn shed(&self, reserve: &mut Option<File>) {
         drop(reserve.take());
-        drop(self.listener.accept());
+        if self.listener.set_nonblocking(true).is_ok() {
+            drop(self.listener.accept());
+            let _ = self.listener.set_nonblocking(false);
+        }
         std::thread::sleep(ACCEPT_BACKOFF);
         *reserve = File::open("/dev/null").ok();
     }

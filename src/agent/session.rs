@@ -2,7 +2,7 @@
 //! the controller's messages. The session owns everything the test allocates and frees it when
 //! the test ends, the controller closes, or the controller falls silent.
 
-use super::handshake::{left_early, Deadline};
+use super::handshake::{left_early, Deadline, Pass};
 use super::{data, AgentConfig, Reservation, Slot};
 use crate::connect::{self, ServerData};
 use fathom_engine::{clock, measure::host, Aborter, Prepared, Side, Sockets};
@@ -38,14 +38,14 @@ pub enum Event {
     Done(Box<EndpointInfo>),
 }
 
-/// Runs one session to its end, logging its outcome when configured to. The `handshake` slot
+/// Runs one session to its end, logging its outcome when configured to. The `handshake` pass
 /// is given back once the handshake ends; an authenticated session then takes one of `tests`.
 pub fn run(
     stream: TcpStream,
     peer: SocketAddr,
     cfg: &AgentConfig,
     id: u64,
-    handshake: Slot,
+    handshake: Pass,
     tests: &Arc<AtomicUsize>,
 ) {
     let shook = Session::handshake(stream, cfg, tests);
