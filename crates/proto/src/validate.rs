@@ -335,6 +335,9 @@ mod tests {
         }
     }
 
+    /// Puts one field of a sane plan out of bounds.
+    type Spoil = fn(&mut TestPlan);
+
     fn field_of(p: &TestPlan) -> &'static str {
         p.validate().expect_err("out of bounds").field
     }
@@ -371,37 +374,27 @@ mod tests {
 
     #[test]
     fn every_field_is_bounded() {
-        let cases: Vec<(&str, Box<dyn Fn(&mut TestPlan)>)> = vec![
-            ("flows", Box::new(|p| p.flows.clear())),
-            ("flows.id", Box::new(|p| p.flows[0].id = 7)),
-            ("write_size", Box::new(|p| p.write_size = 0)),
-            ("read_size", Box::new(|p| p.read_size = MAX_IO + 1)),
-            (
-                "limit.duration",
-                Box::new(|p| {
-                    p.limit = Limit::Time {
-                        duration_ns: u64::MAX,
-                    }
-                }),
-            ),
-            ("limit.bytes", Box::new(|p| p.limit = Limit::Bytes(0))),
-            ("omit", Box::new(|p| p.omit_ns = u64::MAX)),
-            ("interval", Box::new(|p| p.interval_ns = 1)),
-            ("socket.mss", Box::new(|p| p.socket.mss = Some(1))),
-            ("socket.sndbuf", Box::new(|p| p.socket.sndbuf = Some(0))),
-            (
-                "socket.cc",
-                Box::new(|p| p.socket.cc = Some("x".repeat(16))),
-            ),
-            (
-                "controller.cpu_set",
-                Box::new(|p| p.controller.cpu_set = Some(vec![0; 1025])),
-            ),
-            (
-                "controller.threads",
-                Box::new(|p| p.controller.threads = Some(0)),
-            ),
-            ("rr", Box::new(|p| p.rr = rr().rr)),
+        let cases: Vec<(&str, Spoil)> = vec![
+            ("flows", |p| p.flows.clear()),
+            ("flows.id", |p| p.flows[0].id = 7),
+            ("write_size", |p| p.write_size = 0),
+            ("read_size", |p| p.read_size = MAX_IO + 1),
+            ("limit.duration", |p| {
+                p.limit = Limit::Time {
+                    duration_ns: u64::MAX,
+                }
+            }),
+            ("limit.bytes", |p| p.limit = Limit::Bytes(0)),
+            ("omit", |p| p.omit_ns = u64::MAX),
+            ("interval", |p| p.interval_ns = 1),
+            ("socket.mss", |p| p.socket.mss = Some(1)),
+            ("socket.sndbuf", |p| p.socket.sndbuf = Some(0)),
+            ("socket.cc", |p| p.socket.cc = Some("x".repeat(16))),
+            ("controller.cpu_set", |p| {
+                p.controller.cpu_set = Some(vec![0; 1025])
+            }),
+            ("controller.threads", |p| p.controller.threads = Some(0)),
+            ("rr", |p| p.rr = rr().rr),
         ];
         for (field, spoil) in cases {
             let mut p = stream();
