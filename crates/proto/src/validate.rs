@@ -179,7 +179,23 @@ impl TestPlan {
             self.interval_ns,
             MIN_INTERVAL_NS,
             MAX_INTERVAL_NS,
-        )
+        )?;
+        // Sampling a timed test less than once is absurd; up to 1 s is always allowed, so that
+        // the default interval fits a short test.
+        if let Limit::Time { duration_ns } = self.limit {
+            let test = self.omit_ns + duration_ns;
+            if self.interval_ns > test.max(1_000_000_000) {
+                return fail(
+                    "interval",
+                    format!(
+                        "{} is longer than the whole test ({})",
+                        readable_ns(self.interval_ns),
+                        readable_ns(test)
+                    ),
+                );
+            }
+        }
+        Ok(())
     }
 
     fn validate_rr(&self) -> Result<(), PlanError> {
@@ -387,6 +403,7 @@ mod tests {
             ("limit.bytes", |p| p.limit = Limit::Bytes(0)),
             ("omit", |p| p.omit_ns = u64::MAX),
             ("interval", |p| p.interval_ns = 1),
+            ("interval", |p| p.interval_ns = 60_000_000_000),
             ("socket.mss", |p| p.socket.mss = Some(1)),
             ("socket.sndbuf", |p| p.socket.sndbuf = Some(0)),
             ("socket.cc", |p| p.socket.cc = Some("x".repeat(16))),
