@@ -4,6 +4,7 @@
 //! memory. Data listeners and sockets stay real; [`isolate_network`] keeps them, and any Join a
 //! fuzzed frame names, inside a private network namespace with only loopback.
 
+use super::handshake::Handshakes;
 use super::stream::ControlStream;
 use super::{session, AgentConfig};
 use std::io::{self, Read, Write};
@@ -12,10 +13,14 @@ use std::process::Command;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-/// Runs one agent session whose controller sends `bytes` and then closes its end.
+/// Runs one agent session whose controller sends `bytes` and then closes its end, as the
+/// agent's only connection.
 pub fn fuzz_session(bytes: &[u8], cfg: &AgentConfig) {
     let peer = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 1);
-    session::run(MemoryStream::new(bytes), peer, cfg, 0, false);
+    let stream = MemoryStream::new(bytes);
+    let handshakes = Arc::new(Handshakes::default());
+    let pass = Handshakes::enter(&handshakes, 0, &stream).expect("a memory stream clones");
+    session::run(stream, peer, cfg, 0, pass, &Arc::default());
 }
 
 /// Moves the calling thread, and every thread it starts from then on, into a new network
