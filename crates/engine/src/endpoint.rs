@@ -243,7 +243,14 @@ impl Sampler {
         while let Some((next, mark)) = self.schedule.next_after(t) {
             t = next;
             match self.wait_until(self.t0.saturating_add(next), &mut done) {
-                Wait::Reached => self.emit(mark, None),
+                Wait::Reached => {
+                    self.emit(mark, None);
+                    // The last worker can finish just as a deadline passes; no signal is left
+                    // to end a counted test's open-ended schedule then, so stop here.
+                    if done == self.workers.len() {
+                        break;
+                    }
+                }
                 Wait::AllDone => break,
                 Wait::Aborted => {
                     aborted = true;
