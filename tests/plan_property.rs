@@ -1,5 +1,7 @@
-//! Property: any test plan the command line can produce that the agent admits runs to completion
-//! on loopback with the in-process agent, or fails with a clear error; never a hang or a panic.
+//! Properties of plans shaped as the command line makes them, some spoiled by a peer's values
+//! (sizes of 0, CPU 1024, a burst of 4294967295, ids out of order...): a plan `validate()`
+//! accepts runs to completion on loopback with the in-process agent, or fails with a clear
+//! error, never a hang or a panic; a plan it rejects is refused by the agent naming the field.
 //! Plans are short (a few ms, a few KB or transactions, up to three flows) so that the whole
 //! property stays well under a minute.
 
@@ -111,6 +113,54 @@ fn side() -> impl Strategy<Value = SideOptions> {
         })
 }
 
+/// Out-of-bounds values a hostile or buggy peer could send, one field each.
+const SPOILERS: &[fn(&mut TestPlan)] = &[
+    |p| p.write_size = 0,
+    |p| p.write_size = u32::MAX,
+    |p| p.interval_ns = 1_000_000,
+    |p| p.interval_ns = u64::MAX,
+    |p| p.omit_ns = u64::MAX,
+    |p| p.flows.reverse(),
+    |p| p.flows.clear(),
+    |p| p.agent.affinity = Some(vec![1024]),
+    |p| p.controller.cpu_set = Some(vec![u32::MAX]),
+    |p| p.agent.threads = Some(0),
+    |p| p.socket.sndbuf = Some(u32::MAX),
+    |p| p.socket.cc = Some("a-name-far-too-long".into()),
+    |p| p.rr = None,
+    |p| {
+        if let Some(rr) = &mut p.rr {
+            rr.request = 0;
+        }
+    },
+    |p| {
+        if let Some(rr) = &mut p.rr {
+            rr.response = 0;
+        }
+    },
+    |p| {
+        if let Some(rr) = &mut p.rr {
+            rr.burst = u32::MAX;
+        }
+    },
+    |p| {
+        if let Some(rr) = &mut p.rr {
+            rr.rate = Some(f64::NAN);
+        }
+    },
+];
+
+/// A command-line plan, spoiled in one field about half the time.
+fn spoiled_plan() -> impl Strategy<Value = TestPlan> {
+    let spoiler = prop::option::of(0..SPOILERS.len());
+    (plan(), spoiler).prop_map(|(mut plan, spoiler)| {
+        if let Some(i) = spoiler {
+            SPOILERS[i](&mut plan);
+        }
+        plan
+    })
+}
+
 fn plan() -> impl Strategy<Value = TestPlan> {
     kind().prop_flat_map(|kind| {
         let sizes = (1..=65_536u32, prop_oneof![Just(0u32), 1..=65_536u32]);
@@ -167,26 +217,30 @@ fn run(addr: SocketAddr, plan: TestPlan) -> Result<(), String> {
 }
 
 #[test]
-fn admitted_plans_complete_or_fail_clearly() {
+fn valid_plans_complete_or_fail_clearly_and_invalid_ones_are_refused_by_field() {
     let agent = Agent::bind("127.0.0.1:0".parse().unwrap(), AgentConfig::default()).unwrap();
     let addr = agent.local_addr().unwrap();
     agent.spawn().unwrap();
     let cfg = Config {
-        cases: 40,
+        cases: 64,
         failure_persistence: None,
         ..Config::default()
     };
     TestRunner::new(cfg)
-        .run(&plan(), |plan| {
-            let admitted = AgentConfig::default().admit(&plan);
-            match run(addr, plan.clone()) {
-                Ok(()) => {
-                    prop_assert!(admitted.is_ok(), "{plan:?} ran but admit said {admitted:?}")
-                }
-                Err(e) => prop_assert!(
+        .run(&spoiled_plan(), |plan| {
+            let verdict = plan.validate();
+            let outcome = run(addr, plan.clone());
+            match (verdict, outcome) {
+                (Ok(()), Ok(())) => {}
+                (Ok(()), Err(e)) => prop_assert!(
                     !e.is_empty() && !e.contains("HANG") && !e.contains("panicked"),
                     "{plan:?}: {e}"
                 ),
+                (Err(v), Err(e)) => prop_assert!(
+                    e.contains(v.field) && !e.contains("HANG"),
+                    "{plan:?}: validate says {v}, the run ended with: {e}"
+                ),
+                (Err(v), Ok(())) => prop_assert!(false, "{plan:?} ran though validate says {v}"),
             }
             Ok(())
         })
