@@ -214,7 +214,12 @@ impl Loop {
             spawned: &mut spawned,
         };
 
-        clock::sleep_until(self.plan.t0);
+        // Until t0 in steps of MAX_WAIT_NS, so that an abort before a distant start is heard.
+        let mut now = clock::now_ns();
+        while now < self.plan.t0 && !shared.abort.load(Ordering::Relaxed) {
+            clock::sleep_until(self.plan.t0.min(now.saturating_add(MAX_WAIT_NS)));
+            now = clock::now_ns();
+        }
         self.plan.start.pass();
         let mut stopped = false;
         while self.live > 0 && !shared.abort.load(Ordering::Relaxed) {
