@@ -85,7 +85,7 @@ fn the_control_fuzz_target_survives_its_corpus_and_a_random_run() {
             one(&tree.current());
             runs += 1;
         }
-        drop(tx.send(runs));
+        let _ = tx.send(runs);
     });
     let runs = rx
         .recv_timeout(Duration::from_secs(60))
