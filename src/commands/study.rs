@@ -3,7 +3,7 @@
 
 use super::output::write_stdout;
 use super::report::write_page;
-use super::test::Testbed;
+use crate::testbed::Testbed;
 use crate::cli::method::StudyArgs;
 use crate::method::iterate::Rule;
 use crate::method::{env, sweep, Recorder};

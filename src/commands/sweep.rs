@@ -1,7 +1,7 @@
 //! `fathom sweep KIND ...`: validate every point, run them on one testbed, print the series.
 
 use super::output::{self, Format};
-use super::test::Testbed;
+use crate::testbed::Testbed;
 use crate::cli::method::SweepArgs;
 use crate::method::{sweep, Recorder};
 use crate::Failure;

@@ -3,7 +3,7 @@
 //! lab's WAN links.
 
 use super::SweepPlan;
-use crate::commands::test::Testbed;
+use crate::testbed::Testbed;
 use crate::method::iterate::{self, now_unix_s, Slot};
 use crate::method::Recorder;
 use crate::Failure;
