@@ -3,10 +3,10 @@
 
 use super::output::write_stdout;
 use super::report::write_page;
-use crate::testbed::Testbed;
 use crate::cli::method::StudyArgs;
 use crate::method::iterate::Rule;
 use crate::method::{env, sweep, Recorder};
+use crate::testbed::Testbed;
 use crate::Failure;
 use fathom_report::html::{self, Page, Section};
 use fathom_report::plot::{self, ImageFormat};

@@ -1,9 +1,9 @@
 //! `fathom sweep KIND ...`: validate every point, run them on one testbed, print the series.
 
 use super::output::{self, Format};
-use crate::testbed::Testbed;
 use crate::cli::method::SweepArgs;
 use crate::method::{sweep, Recorder};
+use crate::testbed::Testbed;
 use crate::Failure;
 
 /// Runs the sweep `a` describes; `argv` is the whole command line after the program name.
