@@ -23,8 +23,8 @@ use crate::error::{Error, Result};
 use crate::lab::{namespaces_of, Lab};
 use crate::netns;
 use crate::state::StateDir;
-use crate::topology::format_rate;
 use crate::wan::{self, WanLinkStatus};
+use fathom_units::rate::format as format_rate;
 
 /// Version of the JSON status document.
 pub const STATUS_SCHEMA_VERSION: u32 = 2;

@@ -19,7 +19,6 @@ pub mod stats;
 pub mod table;
 mod table_rr;
 pub mod table_series;
-pub mod units;
 pub mod warnings;
 
 pub use build::build;
