@@ -21,7 +21,7 @@ pub fn run(a: &SweepArgs, argv: &[String]) -> Result<(), Failure> {
     let bed = Testbed::new(&sp.common, sp.points[0].plan.socket.ipv6)?;
     let series = sweep::execute(&sp, &bed, &rec, vary.resume)?;
     let format = Format::of(json, csv);
-    output::print_series(&series, format);
+    output::print(&series, format);
     let failed = series.points.iter().filter(|p| p.error.is_some()).count();
     if !series.complete {
         return Err(Failure::Reported);

@@ -78,7 +78,7 @@ fn iterations(
     if let (Some(path), Some(i)) = (rec.path(), id) {
         eprintln!("fathom: stored as series s{i} in {}", path.display());
     }
-    output::print_series(&s, format);
+    output::print(&s, format);
     match failed {
         Some(e) if format == Format::Table => Err(Failure::Runtime(e)),
         Some(_) => Err(Failure::Reported),

@@ -179,7 +179,10 @@ mod tests {
         };
         let text = render(&st);
         assert!(text.starts_with("lab t (STALE)"), "{text}");
-        assert!(text.contains("  problem: agent of host h1 is gone"), "{text}");
+        assert!(
+            text.contains("  problem: agent of host h1 is gone"),
+            "{text}"
+        );
         assert!(text.contains("fl-t-h1 (gone)  :5301 pid 42 DEAD"), "{text}");
         assert!(text.contains("h1:eth0 - sw1:h1  1500  2500M"), "{text}");
     }
