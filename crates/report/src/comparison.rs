@@ -206,32 +206,39 @@ mod tests {
     use crate::series::{MetricStat, Param};
     use crate::stats::describe;
 
-    fn series(points: &[(&str, &[f64])]) -> Series {
+    /// A point of `values` of the main figure at `write=...`.
+    fn point(write: &str, values: &[f64]) -> Point {
+        let mut p = Point {
+            values: values.to_vec(),
+            ..Point::default()
+        };
+        let (name, value) = ("write".to_string(), write.to_string());
+        p.params.push(Param { name, value });
+        let stat = describe(values, 0.95);
+        let name = "bits_per_second".to_string();
+        p.metrics.push(MetricStat { name, stat });
+        p
+    }
+
+    fn series(points: Vec<Point>) -> Series {
+        let primary_metric = "bits_per_second".to_string();
         Series {
-            primary_metric: "bits_per_second".into(),
-            points: points
-                .iter()
-                .map(|(write, values)| Point {
-                    params: vec![Param {
-                        name: "write".into(),
-                        value: write.to_string(),
-                    }],
-                    values: values.to_vec(),
-                    metrics: vec![MetricStat {
-                        name: "bits_per_second".into(),
-                        stat: describe(values, 0.95),
-                    }],
-                    ..Point::default()
-                })
-                .collect(),
+            primary_metric,
+            points,
             ..Series::default()
         }
     }
 
     #[test]
     fn series_compare_point_by_point_and_say_what_is_significant() {
-        let a = series(&[("64K", &[100.0, 101.0, 99.0]), ("1M", &[10.0, 11.0, 12.0])]);
-        let b = series(&[("1M", &[10.0, 12.0, 11.0]), ("64K", &[200.0, 201.0, 199.0])]);
+        let a = series(vec![
+            point("64K", &[100.0, 101.0, 99.0]),
+            point("1M", &[10.0, 11.0, 12.0]),
+        ]);
+        let b = series(vec![
+            point("1M", &[10.0, 12.0, 11.0]),
+            point("64K", &[200.0, 201.0, 199.0]),
+        ]);
         let c = Comparison::of_series(("s1", "s2"), &a, &b, 0.95);
         assert_eq!(c.document, "comparison");
         assert_eq!(c.rows.len(), 2);

@@ -149,14 +149,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn unix_times_read_as_utc_dates() {
-        assert_eq!(when(0.0), "1970-01-01 00:00:00");
-        assert_eq!(when(1_795_388_400.0), "2026-11-22 23:00:00");
-        assert_eq!(when(951_782_400.0), "2000-02-29 00:00:00");
-    }
-
-    #[test]
-    fn a_run_listing_is_a_line_per_run() {
+    fn a_run_listing_is_a_line_per_run_started_at_a_utc_time() {
         let l = RunListing {
             store: "/tmp/f.db".into(),
             runs: vec![RunLine {
@@ -177,6 +170,16 @@ mod tests {
         };
         let text = String::from_utf8(Table.export(&l)).unwrap();
         let line = text.lines().nth(1).unwrap();
+        let dates = [0.0, 1_795_388_400.0, 951_782_400.0].map(when);
+        assert_eq!(
+            dates,
+            [
+                "1970-01-01 00:00:00",
+                "2026-11-22 23:00:00",
+                "2000-02-29 00:00:00"
+            ],
+            "UTC"
+        );
         assert!(
             line.starts_with("7      1970-01-01 00:00:00 rr      embedded"),
             "{text}"

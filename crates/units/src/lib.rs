@@ -77,16 +77,3 @@ fn format_exact(value: u64, units: &[(u64, &str)]) -> String {
         .unwrap_or((1, ""));
     format!("{}{unit}", value / scale)
 }
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_refusal_names_the_value() {
-        let r = super::Refusal::new("1x", "is not a size");
-        assert_eq!(r.to_string(), "'1x' is not a size");
-        assert_eq!(r.reason(), "is not a size");
-        assert_eq!(super::split_number(" 1.5M "), ("1.5", "M"));
-        assert_eq!(super::split_number("1 M"), ("1", " M"));
-        assert_eq!(super::format_exact(3072, &[(1024, "K"), (1, "")]), "3K");
-    }
-}

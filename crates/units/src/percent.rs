@@ -27,19 +27,3 @@ pub fn parse(text: &str) -> Result<f64, Refusal> {
 pub fn format(probability: f64) -> String {
     format!("{}%", probability * 100.0)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percentages() {
-        assert_eq!(parse("1%"), Ok(0.01));
-        assert_eq!(parse("0"), Ok(0.0));
-        assert!(parse("0.01").unwrap_err().reason().contains('%'));
-        assert!(parse("101%").is_err());
-        assert!(parse("x%").is_err());
-        assert_eq!(format(0.001), "0.1%");
-        assert_eq!(parse(&format(0.001)), Ok(0.001));
-    }
-}
