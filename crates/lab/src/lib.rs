@@ -15,9 +15,9 @@
 //!   its own ([`wan`]): [`wan_links`] reports its parameters and counters, [`set_wan`] changes
 //!   it while it runs.
 //! - Nothing is ever created in the root namespace, and nothing is connected to it.
-//! - This is a library: it prints nothing on stdout. The `fathom lab` command line and what it
-//!   prints live in the binary (`src/cli/lab.rs`, `src/commands/lab/`); a WAN link's forwarder
-//!   process runs [`wan_router`].
+//! - This is a library: the `fathom lab` command line and what it prints live in the binary
+//!   (`src/cli/lab.rs`, `src/commands/lab/`). A WAN link's forwarder process runs
+//!   [`wan_router`], which logs to that process's stdout (its log file).
 //!
 //! State lives in `/run/fathom/lab/<name>/`; namespaces are `fl-<name>-<node>`.
 
