@@ -1,4 +1,5 @@
-//! A test plan: everything both ends need to run one test, validated before it is sent.
+//! A test plan: everything both ends need to run one test, validated (see [`crate::validate`])
+//! before it is sent and again when it arrives.
 
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +25,16 @@ impl KindId {
             KindId::Crr => "crr",
             KindId::UdpRr => "udp_rr",
         }
+    }
+
+    /// True for the kinds that carry request/response options (`TestPlan::rr`).
+    pub fn is_request_response(self) -> bool {
+        matches!(self, KindId::Rr | KindId::Crr | KindId::UdpRr)
+    }
+
+    /// True for the kinds whose payload travels in datagrams (sizes capped at one UDP payload).
+    pub fn is_datagram(self) -> bool {
+        matches!(self, KindId::UdpRr)
     }
 }
 
