@@ -39,39 +39,7 @@ Examples:
   fathom lab up topology.toml --name campus
 
 Topology files ([[wan]] sections included) are described in crates/lab/README.md.")]
-    Up {
-        /// Make N hosts h1..hN on one switch sw1 (with --wan: in two halves, see there).
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000),
-              conflicts_with = "topology", required_unless_present = "topology")]
-        hosts: Option<u32>,
-        /// A topology file (TOML) of hosts, switches and links.
-        topology: Option<PathBuf>,
-        /// The lab's name.
-        #[arg(long, default_value = DEFAULT_LAB)]
-        name: String,
-        /// With --hosts: the hosts' subnet [default: 10.77.0.0/16].
-        #[arg(long, conflicts_with = "topology")]
-        subnet: Option<String>,
-        /// With --hosts: the MTU of every link [default: 1500].
-        #[arg(long, conflicts_with = "topology")]
-        mtu: Option<u32>,
-        /// With --hosts: limit every link to this rate in bits/s, both ways (e.g. 100M, 1G).
-        #[arg(long, conflicts_with = "topology")]
-        rate: Option<String>,
-        /// With --hosts: split the hosts in two joined by the WAN emulator with these parameters
-        /// in each direction (delay is one way): delay, jitter, loss, rate, burst, queue,
-        /// reorder, seed; e.g. "delay=50ms,rate=1G". Two hosts: h1 - wan - h2; more: the first
-        /// half on switch sw1, the rest on sw2, the emulator between the switches.
-        #[arg(long, value_name = "PARAMS", conflicts_with = "topology")]
-        wan: Option<String>,
-        /// The port agents listen on.
-        #[arg(long, default_value_t = DEFAULT_AGENT_PORT,
-              value_parser = clap::value_parser!(u16).range(1..))]
-        agent_port: u16,
-        /// Seconds to wait for the links to come up and every agent to accept connections.
-        #[arg(long, value_name = "SECONDS", default_value_t = 10)]
-        ready_timeout: u64,
-    },
+    Up(UpArgs),
     /// Change a running WAN link.
     Wan {
         /// What to do.
@@ -121,6 +89,42 @@ Topology files ([[wan]] sections included) are described in crates/lab/README.md
         #[arg(last = true, required = true, value_name = "COMMAND")]
         cmd: Vec<String>,
     },
+}
+
+/// `fathom lab up`.
+#[derive(Debug, Args)]
+pub struct UpArgs {
+    /// Make N hosts h1..hN on one switch sw1 (with --wan: in two halves, see there).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000),
+          conflicts_with = "topology", required_unless_present = "topology")]
+    pub hosts: Option<u32>,
+    /// A topology file (TOML) of hosts, switches and links.
+    pub topology: Option<PathBuf>,
+    /// The lab's name.
+    #[arg(long, default_value = DEFAULT_LAB)]
+    pub name: String,
+    /// With --hosts: the hosts' subnet [default: 10.77.0.0/16].
+    #[arg(long, conflicts_with = "topology")]
+    pub subnet: Option<String>,
+    /// With --hosts: the MTU of every link [default: 1500].
+    #[arg(long, conflicts_with = "topology")]
+    pub mtu: Option<u32>,
+    /// With --hosts: limit every link to this rate in bits/s, both ways (e.g. 100M, 1G).
+    #[arg(long, conflicts_with = "topology")]
+    pub rate: Option<String>,
+    /// With --hosts: split the hosts in two joined by the WAN emulator with these parameters
+    /// in each direction (delay is one way): delay, jitter, loss, rate, burst, queue,
+    /// reorder, seed; e.g. "delay=50ms,rate=1G". Two hosts: h1 - wan - h2; more: the first
+    /// half on switch sw1, the rest on sw2, the emulator between the switches.
+    #[arg(long, value_name = "PARAMS", conflicts_with = "topology")]
+    pub wan: Option<String>,
+    /// The port agents listen on.
+    #[arg(long, default_value_t = DEFAULT_AGENT_PORT,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub agent_port: u16,
+    /// Seconds to wait for the links to come up and every agent to accept connections.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub ready_timeout: u64,
 }
 
 /// The `fathom lab wan` subcommands.

@@ -4,7 +4,7 @@
 
 mod status_text;
 
-use crate::cli::lab::{LabArgs, LabCommand, WanCommand};
+use crate::cli::lab::{LabArgs, LabCommand, UpArgs, WanCommand};
 use fathom_lab::{
     resolve_name, set_wan, status, AgentCommand, Lab, Topology, UpOptions, WanLinkStatus,
     STATUS_SCHEMA_VERSION,
@@ -26,73 +26,9 @@ struct StatusError {
 /// Returns the process exit code.
 pub fn run(args: LabArgs, fathom_exe: &Path) -> anyhow::Result<i32> {
     match args.cmd {
-        LabCommand::Up {
-            hosts,
-            topology,
-            name,
-            subnet,
-            mtu,
-            rate,
-            wan,
-            agent_port,
-            ready_timeout,
-        } => {
-            let (subnet, rate) = (subnet.as_deref(), rate.as_deref());
-            let topology = match (hosts, topology) {
-                (Some(n), _) => match wan {
-                    Some(params) => Topology::split(n, subnet, mtu, rate, &params)?,
-                    None => Topology::star(n, subnet, mtu, rate)?,
-                },
-                (None, Some(path)) => Topology::load(&path)?,
-                (None, None) => unreachable!("clap requires --hosts or a topology file"),
-            };
-            let opts = UpOptions {
-                agent_port,
-                ready_timeout: Duration::from_secs(ready_timeout),
-                ..UpOptions::new(&name, AgentCommand::fathom(fathom_exe))
-            };
-            let started = Instant::now();
-            let lab = Lab::up(&topology, &opts)?;
-            print(&up_summary(&lab, started.elapsed()))?;
-            Ok(0)
-        }
-        LabCommand::Down { name } => {
-            let name = resolve_name(name.as_deref())?;
-            let started = Instant::now();
-            let report = fathom_lab::down(&name)?;
-            for w in &report.warnings {
-                eprintln!("warning: {w}");
-            }
-            let (ns, agents, secs) = (
-                report.namespaces.len(),
-                report.agents_stopped,
-                started.elapsed().as_secs_f64(),
-            );
-            let forwarders = match report.forwarders_stopped {
-                0 => String::new(),
-                n => format!(", {}", count(n, "forwarder", "forwarders")),
-            };
-            print(&format!(
-                "lab {name} removed: {ns} namespaces, {agents} agents{forwarders} stopped, in {secs:.2} s\n"
-            ))?;
-            Ok(0)
-        }
-        LabCommand::Status { name, json } => {
-            let result = resolve_name(name.as_deref()).and_then(|n| status(&n));
-            match (result, json) {
-                (Ok(s), false) => print(&status_text::render(&s)).map(|()| i32::from(s.stale)),
-                (Ok(s), true) => print(&format!("{}\n", serde_json::to_string_pretty(&s)?))
-                    .map(|()| i32::from(s.stale)),
-                (Err(e), true) => {
-                    let doc = StatusError {
-                        schema_version: STATUS_SCHEMA_VERSION,
-                        error: e.to_string(),
-                    };
-                    print(&format!("{}\n", serde_json::to_string(&doc)?)).map(|()| 1)
-                }
-                (Err(e), false) => Err(e.into()),
-            }
-        }
+        LabCommand::Up(a) => up(a, fathom_exe),
+        LabCommand::Down { name } => down(name.as_deref()),
+        LabCommand::Status { name, json } => show_status(name.as_deref(), json),
         LabCommand::Exec { name, host, cmd } => {
             let lab = Lab::load(&resolve_name(name.as_deref())?)?;
             Ok(lab.exec(&host, &cmd)?)
@@ -116,6 +52,68 @@ pub fn run(args: LabArgs, fathom_exe: &Path) -> anyhow::Result<i32> {
             fathom_lab::wan_router(&name, &link)?;
             Ok(0)
         }
+    }
+}
+
+/// `lab up`: builds the topology the options name, starts the lab, says how to use it.
+fn up(a: UpArgs, fathom_exe: &Path) -> anyhow::Result<i32> {
+    let (subnet, rate) = (a.subnet.as_deref(), a.rate.as_deref());
+    let topology = match (a.hosts, &a.topology, &a.wan) {
+        (Some(n), _, Some(params)) => Topology::split(n, subnet, a.mtu, rate, params)?,
+        (Some(n), _, None) => Topology::star(n, subnet, a.mtu, rate)?,
+        (None, Some(path), _) => Topology::load(path)?,
+        (None, None, _) => anyhow::bail!("lab up: give --hosts N or a topology file"),
+    };
+    let opts = UpOptions {
+        agent_port: a.agent_port,
+        ready_timeout: Duration::from_secs(a.ready_timeout),
+        ..UpOptions::new(&a.name, AgentCommand::fathom(fathom_exe))
+    };
+    let started = Instant::now();
+    let lab = Lab::up(&topology, &opts)?;
+    print(&up_summary(&lab, started.elapsed()))?;
+    Ok(0)
+}
+
+/// `lab down`: removes the lab and says what went.
+fn down(name: Option<&str>) -> anyhow::Result<i32> {
+    let name = resolve_name(name)?;
+    let started = Instant::now();
+    let report = fathom_lab::down(&name)?;
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    let (ns, agents, secs) = (
+        report.namespaces.len(),
+        report.agents_stopped,
+        started.elapsed().as_secs_f64(),
+    );
+    let forwarders = match report.forwarders_stopped {
+        0 => String::new(),
+        n => format!(", {}", count(n, "forwarder", "forwarders")),
+    };
+    print(&format!(
+        "lab {name} removed: {ns} namespaces, {agents} agents{forwarders} stopped, in {secs:.2} s\n"
+    ))?;
+    Ok(0)
+}
+
+/// `lab status`: as tables, or one JSON document (errors included); exit 1 for a stale lab.
+fn show_status(name: Option<&str>, json: bool) -> anyhow::Result<i32> {
+    let result = resolve_name(name).and_then(|n| status(&n));
+    match (result, json) {
+        (Ok(s), false) => print(&status_text::render(&s)).map(|()| i32::from(s.stale)),
+        (Ok(s), true) => {
+            print(&format!("{}\n", serde_json::to_string_pretty(&s)?)).map(|()| i32::from(s.stale))
+        }
+        (Err(e), true) => {
+            let doc = StatusError {
+                schema_version: STATUS_SCHEMA_VERSION,
+                error: e.to_string(),
+            };
+            print(&format!("{}\n", serde_json::to_string(&doc)?)).map(|()| 1)
+        }
+        (Err(e), false) => Err(e.into()),
     }
 }
 
