@@ -4,8 +4,9 @@
 
 use super::{data, AgentConfig};
 use crate::connect::{self, ServerData};
+use fathom_engine::kind::{kind, Wiring};
 use fathom_engine::{clock, measure::host, Aborter, Prepared, Side, Sockets};
-use fathom_proto::plan::{KindId, TestPlan};
+use fathom_proto::plan::TestPlan;
 use fathom_proto::sample::{EndpointInfo, FlowInfo, Snapshot};
 use fathom_proto::{
     auth, Connection, FrameError, JoinPlan, Preamble, PreambleKind, ToAgent, ToController,
@@ -280,38 +281,31 @@ impl Test {
         self.sockets = (0..n).map(|_| None).collect();
         let plan = Arc::new(plan);
         self.plan = Some(plan.clone());
-        match plan.kind {
-            KindId::Stream | KindId::Rr => {
+        let ready = |port, udp_ports| ToController::Ready {
+            port,
+            udp_ports,
+            cookie,
+        };
+        match kind(plan.kind).map_err(|e| e.to_string())?.wiring() {
+            Wiring::TcpPerFlow => {
                 let listener = data::listen(ip, &plan).map_err(no_listener)?;
                 let port = data::port_of(&listener);
                 std::thread::spawn(move || data::accept_flows(listener, cookie, n, stop, tx));
-                Ok(vec![ToController::Ready {
-                    port,
-                    udp_ports: Vec::new(),
-                    cookie,
-                }])
+                Ok(vec![ready(port, Vec::new())])
             }
-            KindId::UdpRr => {
+            Wiring::UdpPerFlow => {
                 let socks = data::udp_sockets(ip, &plan).map_err(no_listener)?;
                 let udp_ports = socks.iter().map(data::port_of).collect();
                 std::thread::spawn(move || data::pair_udp(socks, cookie, stop, tx));
-                Ok(vec![ToController::Ready {
-                    port: 0,
-                    udp_ports,
-                    cookie,
-                }])
+                Ok(vec![ready(0, udp_ports)])
             }
-            KindId::Crr => {
+            Wiring::TcpPerTransaction => {
                 let listener = data::listen(ip, &plan).map_err(no_listener)?;
                 let port = data::port_of(&listener);
                 let ids = plan.flows.iter().map(|f| f.id).collect();
-                let infos = self.prepare(Side::Agent, ids, Sockets::Listen(listener))?;
+                let infos = self.prepare(Side::Server, ids, Sockets::Listen(listener))?;
                 Ok(vec![
-                    ToController::Ready {
-                        port,
-                        udp_ports: Vec::new(),
-                        cookie,
-                    },
+                    ready(port, Vec::new()),
                     ToController::Connected(infos),
                 ])
             }
@@ -331,13 +325,12 @@ impl Test {
             .zip(self.sockets.drain(..))
             .map(|(f, s)| (*f, s.expect("every flow arrived")))
             .collect();
-        let sockets = if plan.kind == KindId::UdpRr {
-            Sockets::Udp(socks)
-        } else {
-            Sockets::Tcp(socks)
-        };
+        let sockets = kind(plan.kind)
+            .map_err(|e| e.to_string())?
+            .wiring()
+            .per_flow(socks);
         self.prepare(
-            Side::Agent,
+            Side::Server,
             plan.flows.iter().map(|f| f.id).collect(),
             sockets,
         )
@@ -358,7 +351,7 @@ impl Test {
             cookie: j.cookie,
         };
         let sockets = connect::connect(&server, &j.plan, &j.flows, None)?;
-        self.prepare(Side::Controller, j.flows, sockets)
+        self.prepare(Side::Client, j.flows, sockets)
     }
 
     fn prepare(

@@ -250,7 +250,7 @@ impl CommonArgs {
         }
     }
 
-    /// (controller's, agent's) thread placement.
+    /// (client end's, server end's) thread placement.
     pub fn sides(&self) -> (SideOptions, SideOptions) {
         let (local, remote) = self.affinity.clone().unwrap_or((None, None));
         let cpu_set = self.cpus.map(|n| (0..n).collect::<Vec<u32>>());

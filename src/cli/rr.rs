@@ -124,7 +124,7 @@ impl RrArgs {
         let mut socket = c.socket();
         socket.quickack = self.quickack;
         socket.busy_poll = self.busy_poll;
-        let (controller, agent) = c.sides();
+        let (client, server) = c.sides();
         let largest = request.max(response);
         Ok(TestPlan {
             kind,
@@ -144,8 +144,8 @@ impl RrArgs {
                 udp_timeout_ns: self.udp_timeout.unwrap_or(0),
                 test_drop_every: self.test_drop_every,
             }),
-            controller,
-            agent,
+            client,
+            server,
         })
     }
 }

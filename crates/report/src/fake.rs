@@ -114,8 +114,8 @@ pub fn run_data(flows: u32, bidir: bool) -> RunData {
         read_size: 128 * 1024,
         zerocopy: false,
         rr: None,
-        controller: SideOptions::default(),
-        agent: SideOptions::default(),
+        client: SideOptions::default(),
+        server: SideOptions::default(),
     };
     let server = EndData {
         name: "192.0.2.10:5301".into(),
