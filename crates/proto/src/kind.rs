@@ -48,8 +48,10 @@ pub struct Descriptor {
     pub id: KindId,
     /// The name in results and listings ("udp_rr").
     pub name: &'static str,
-    /// The command line that selects it, after `fathom` (["rr", "--udp"]).
-    pub command: &'static [&'static str],
+    /// The subcommand that runs it (`fathom rr`).
+    pub command: &'static str,
+    /// Flags after the subcommand that select it among the subcommand's kinds (["--udp"]).
+    pub flags: &'static [&'static str],
     /// What carries the payload.
     pub transport: Transport,
     /// How it moves data.
@@ -77,7 +79,8 @@ impl Descriptor {
 const STREAM: Descriptor = Descriptor {
     id: KindId::Stream,
     name: "stream",
-    command: &["stream"],
+    command: "stream",
+    flags: &[],
     transport: Transport::Tcp,
     pattern: Pattern::Stream,
     primary_metric: "bits_per_second",
@@ -91,7 +94,8 @@ const TPS: &str = "transactions_per_second";
 const RR: Descriptor = Descriptor {
     id: KindId::Rr,
     name: "rr",
-    command: &["rr"],
+    command: "rr",
+    flags: &[],
     transport: Transport::Tcp,
     pattern: Pattern::RequestResponse,
     primary_metric: TPS,
@@ -102,7 +106,8 @@ const RR: Descriptor = Descriptor {
 const CRR: Descriptor = Descriptor {
     id: KindId::Crr,
     name: "crr",
-    command: &["crr"],
+    command: "crr",
+    flags: &[],
     transport: Transport::Tcp,
     pattern: Pattern::RequestResponse,
     primary_metric: TPS,
@@ -113,7 +118,8 @@ const CRR: Descriptor = Descriptor {
 const UDP_RR: Descriptor = Descriptor {
     id: KindId::UdpRr,
     name: "udp_rr",
-    command: &["rr", "--udp"],
+    command: "rr",
+    flags: &["--udp"],
     transport: Transport::Udp,
     pattern: Pattern::RequestResponse,
     primary_metric: TPS,
