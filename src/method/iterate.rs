@@ -60,7 +60,7 @@ pub fn run_point(
     slot: Option<Slot>,
     earlier: Vec<(i64, fathom_report::Report)>,
 ) -> Point {
-    let metric = series::primary_metric(plan.kind.name());
+    let metric = plan.kind.descriptor().primary_metric;
     let mut point = Point::default();
     for (id, r) in &earlier {
         point.runs.push(*id);
@@ -166,7 +166,7 @@ pub fn command(
         iterations: rule.max,
         min_iterations: rule.min,
         confidence: rule.confidence,
-        primary_metric: series::primary_metric(&kind).into(),
+        primary_metric: plan.kind.descriptor().primary_metric.into(),
         started_unix_s: now_unix_s(),
         ..Series::default()
     };

@@ -1,5 +1,5 @@
-//! What each test kind is, as data: its name, transport, pattern, headline metric and the
-//! figures it adds to the report, one [`Descriptor`] per kind, found with [`KindId::descriptor`].
+//! What each test kind is, as data: its name, the command that runs it, its transport, pattern,
+//! headline metric and the figures it adds to the report, one [`Descriptor`] per kind, found with [`KindId::descriptor`].
 //!
 //! The descriptor is split in two on purpose. This half is static data that every crate needs:
 //! the report crate (which builds results and must stay free of sockets and event loops, so it
@@ -56,10 +56,9 @@ pub struct Descriptor {
     pub transport: Transport,
     /// How it moves data.
     pub pattern: Pattern,
-    /// The metric a series of its runs is judged by (a name from the report's metric list).
+    /// The metric a series of its runs is judged by (a name from the report's metric list;
+    /// its label and unit come from the report's one table of metric names, as every metric's).
     pub primary_metric: &'static str,
-    /// That metric's unit.
-    pub unit: &'static str,
     /// Figures it adds to its pattern's report section.
     pub figures: &'static [Figure],
 }
@@ -84,7 +83,6 @@ const STREAM: Descriptor = Descriptor {
     transport: Transport::Tcp,
     pattern: Pattern::Stream,
     primary_metric: "bits_per_second",
-    unit: "bit/s",
     figures: &[],
 };
 
@@ -99,7 +97,6 @@ const RR: Descriptor = Descriptor {
     transport: Transport::Tcp,
     pattern: Pattern::RequestResponse,
     primary_metric: TPS,
-    unit: "tx/s",
     figures: &[Figure::SegmentsPerTransaction],
 };
 
@@ -111,7 +108,6 @@ const CRR: Descriptor = Descriptor {
     transport: Transport::Tcp,
     pattern: Pattern::RequestResponse,
     primary_metric: TPS,
-    unit: "tx/s",
     figures: &[Figure::ConnectionsPerSecond],
 };
 
@@ -123,7 +119,6 @@ const UDP_RR: Descriptor = Descriptor {
     transport: Transport::Udp,
     pattern: Pattern::RequestResponse,
     primary_metric: TPS,
-    unit: "tx/s",
     figures: &[Figure::Lost],
 };
 

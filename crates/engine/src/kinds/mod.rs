@@ -1,4 +1,11 @@
 //! The test kinds; each in its own file, listed once in [`REGISTRY`].
+//!
+//! Adding a kind touches: its variant of `KindId` (crates/proto/src/plan.rs, the wire name) and
+//! its descriptor with its line in `KindId::descriptor` and `KINDS` (crates/proto/src/kind.rs);
+//! its file here and its line in [`REGISTRY`]; its command-line options (src/cli/); and, only if
+//! it adds figures, its report section (crates/report/src/model/, with the builder filling it).
+//! Socket set-up on both ends, the report's per-pattern sections, series metrics and study
+//! commands follow from the descriptor and the kind's [`crate::kind::Wiring`].
 
 mod crr;
 mod pacer;
