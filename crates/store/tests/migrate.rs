@@ -75,6 +75,29 @@ CREATE TABLE flows (
 ) WITHOUT ROWID;
 ";
 
+/// `report` as JSON schema 1 (fathom's first) wrote it: request/response figures flat in their
+/// parent instead of in an `rr` object.
+fn v1_json(report: &fathom_report::Report) -> String {
+    let mut doc = serde_json::to_value(report).unwrap();
+    let mut flatten = |o: &mut serde_json::Value| {
+        let map = o.as_object_mut().unwrap();
+        if let Some(serde_json::Value::Object(rr)) = map.remove("rr") {
+            map.extend(rr);
+        }
+    };
+    flatten(&mut doc["test"]);
+    flatten(&mut doc["summary"]);
+    for list in ["flows", "intervals"] {
+        doc[list]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .for_each(&mut flatten);
+    }
+    doc["schema_version"] = serde_json::json!(1);
+    doc.to_string()
+}
+
 /// A version 1 database at `path` holding one run, saved as a version 1 fathom saved it.
 fn make_v1(path: &Path, report: &fathom_report::Report) {
     let db = Connection::open(path).unwrap();
@@ -92,7 +115,7 @@ fn make_v1(path: &Path, report: &fathom_report::Report) {
             report.fathom_version,
             serde_json::to_string(&report.test).unwrap(),
             serde_json::to_string(&report.summary).unwrap(),
-            serde_json::to_string(report).unwrap(),
+            v1_json(report),
             common::env().to_string(),
             report.summary.bits_per_second,
         ],
@@ -156,6 +179,20 @@ fn a_version_1_database_migrates_and_keeps_its_runs() {
     let fresh = dir.path().join("fresh.db");
     Store::open(&fresh).unwrap();
     assert_eq!(schema_of(&old), schema_of(&fresh));
+}
+
+#[test]
+fn a_request_response_run_saved_at_json_schema_1_keeps_its_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("v1.db");
+    let report = common::rr_report(1234.5);
+    make_v1(&old, &report);
+    let run = Store::open(&old).unwrap().load_run(1).unwrap();
+    assert_eq!(run.report, report);
+    assert_eq!(
+        run.report.summary.rr.map(|rr| rr.transactions_per_second),
+        Some(1234.5)
+    );
 }
 
 #[test]
