@@ -86,41 +86,49 @@ const STREAM: Descriptor = Descriptor {
     figures: &[],
 };
 
-/// The request/response kinds' headline figure.
-const TPS: &str = "transactions_per_second";
+/// A request/response kind over `transport`, run by `command` and `flags`, adding `figures`.
+const fn request_response(
+    id: KindId,
+    name: &'static str,
+    (command, flags): (&'static str, &'static [&'static str]),
+    transport: Transport,
+    figures: &'static [Figure],
+) -> Descriptor {
+    Descriptor {
+        id,
+        name,
+        command,
+        flags,
+        transport,
+        pattern: Pattern::RequestResponse,
+        primary_metric: "transactions_per_second",
+        figures,
+    }
+}
 
-const RR: Descriptor = Descriptor {
-    id: KindId::Rr,
-    name: "rr",
-    command: "rr",
-    flags: &[],
-    transport: Transport::Tcp,
-    pattern: Pattern::RequestResponse,
-    primary_metric: TPS,
-    figures: &[Figure::SegmentsPerTransaction],
-};
+const RR: Descriptor = request_response(
+    KindId::Rr,
+    "rr",
+    ("rr", &[]),
+    Transport::Tcp,
+    &[Figure::SegmentsPerTransaction],
+);
 
-const CRR: Descriptor = Descriptor {
-    id: KindId::Crr,
-    name: "crr",
-    command: "crr",
-    flags: &[],
-    transport: Transport::Tcp,
-    pattern: Pattern::RequestResponse,
-    primary_metric: TPS,
-    figures: &[Figure::ConnectionsPerSecond],
-};
+const CRR: Descriptor = request_response(
+    KindId::Crr,
+    "crr",
+    ("crr", &[]),
+    Transport::Tcp,
+    &[Figure::ConnectionsPerSecond],
+);
 
-const UDP_RR: Descriptor = Descriptor {
-    id: KindId::UdpRr,
-    name: "udp_rr",
-    command: "rr",
-    flags: &["--udp"],
-    transport: Transport::Udp,
-    pattern: Pattern::RequestResponse,
-    primary_metric: TPS,
-    figures: &[Figure::Lost],
-};
+const UDP_RR: Descriptor = request_response(
+    KindId::UdpRr,
+    "udp_rr",
+    ("rr", &["--udp"]),
+    Transport::Udp,
+    &[Figure::Lost],
+);
 
 /// The registry: every kind, one line each.
 pub const KINDS: &[&Descriptor] = &[&STREAM, &RR, &CRR, &UDP_RR];

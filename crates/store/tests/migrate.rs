@@ -75,29 +75,6 @@ CREATE TABLE flows (
 ) WITHOUT ROWID;
 ";
 
-/// `report` as JSON schema 1 (fathom's first) wrote it: request/response figures flat in their
-/// parent instead of in an `rr` object.
-fn v1_json(report: &fathom_report::Report) -> String {
-    let mut doc = serde_json::to_value(report).unwrap();
-    let mut flatten = |o: &mut serde_json::Value| {
-        let map = o.as_object_mut().unwrap();
-        if let Some(serde_json::Value::Object(rr)) = map.remove("rr") {
-            map.extend(rr);
-        }
-    };
-    flatten(&mut doc["test"]);
-    flatten(&mut doc["summary"]);
-    for list in ["flows", "intervals"] {
-        doc[list]
-            .as_array_mut()
-            .unwrap()
-            .iter_mut()
-            .for_each(&mut flatten);
-    }
-    doc["schema_version"] = serde_json::json!(1);
-    doc.to_string()
-}
-
 /// A version 1 database at `path` holding one run, saved as a version 1 fathom saved it.
 fn make_v1(path: &Path, report: &fathom_report::Report) {
     let db = Connection::open(path).unwrap();
@@ -115,7 +92,7 @@ fn make_v1(path: &Path, report: &fathom_report::Report) {
             report.fathom_version,
             serde_json::to_string(&report.test).unwrap(),
             serde_json::to_string(&report.summary).unwrap(),
-            v1_json(report),
+            fathom_report::fake::schema_1_json(report),
             common::env().to_string(),
             report.summary.bits_per_second,
         ],
