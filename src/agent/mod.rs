@@ -1,14 +1,32 @@
 //! The agent (`fathom serve`): accepts control connections and runs each test in its own
 //! session, isolated from the others, within per-test limits.
+//!
+//! What a stranger can hold is bounded: at most [`MAX_HANDSHAKES`] connections are in the
+//! handshake at once (a new one cuts off the oldest), each for at most 10 s in all, and the
+//! agent reads only small frames from them until they authenticate; only an authenticated
+//! connection takes one of the `--max-tests` slots. When descriptors run out, accept() backs
+//! off and a reserve descriptor lets it shed the waiting connection instead of spinning.
 
 mod data;
+mod handshake;
 mod session;
 
-use fathom_proto::plan::{Limit, TestPlan};
+pub use handshake::MAX_HANDSHAKES;
+
+use fathom_engine::measure::host;
+use fathom_proto::plan::{Limit, SideOptions, TestPlan};
+use fathom_proto::validate::TEST_MEMORY_BUDGET;
+use std::fs::File;
 use std::io;
 use std::net::{SocketAddr, TcpListener};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
+
+/// The agent's memory budget for all its tests unless `--max-memory` says otherwise.
+pub const DEFAULT_MAX_MEMORY: u64 = 2 << 30;
+/// How long accept() rests after a failure that could repeat at once (no descriptors, no memory).
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// Limits and settings of an agent.
 #[derive(Clone, Debug)]
@@ -21,11 +39,16 @@ pub struct AgentConfig {
     pub max_flows: u32,
     /// Most tests at once.
     pub max_tests: usize,
+    /// Most memory all running tests may need together, by their plans' estimates (bytes).
+    pub max_memory: u64,
     /// Log one line per test to stderr.
     pub log: bool,
     /// Test-only: pretend this agent's clock runs this far ahead (ns), to check that the
     /// controller's clock-offset estimate lines hosts up.
     pub clock_shift_ns: i64,
+    /// Memory the admitted tests hold now (bytes), shared by every session of the agent and
+    /// by clones of this configuration; start it at zero (the default).
+    pub memory_in_use: Arc<AtomicU64>,
 }
 
 impl Default for AgentConfig {
@@ -35,18 +58,39 @@ impl Default for AgentConfig {
             max_duration_ns: 3600 * 1_000_000_000,
             max_flows: 20_000,
             max_tests: 64,
+            max_memory: DEFAULT_MAX_MEMORY,
             log: false,
             clock_shift_ns: 0,
+            memory_in_use: Arc::default(),
         }
     }
 }
 
+/// Memory reserved for one admitted test, given back when it is dropped.
+#[derive(Debug)]
+pub struct Reservation {
+    bytes: u64,
+    pool: Arc<AtomicU64>,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.pool.fetch_sub(self.bytes, Ordering::SeqCst);
+    }
+}
+
 impl AgentConfig {
-    /// Checks a plan against the limits; the error is sent to the controller verbatim.
-    pub fn admit(&self, plan: &TestPlan) -> Result<(), String> {
-        if plan.flows.is_empty() {
-            return Err("the test has no flows".into());
-        }
+    /// Checks a plan against its bounds and this agent's limits, for this agent's end (`side`,
+    /// running `flows` of the plan's flows), and reserves the memory it needs. The error is sent
+    /// to the controller verbatim.
+    pub fn admit(
+        &self,
+        plan: &TestPlan,
+        side: &SideOptions,
+        flows: usize,
+    ) -> Result<Reservation, String> {
+        plan.validate()
+            .map_err(|e| format!("the plan is out of bounds: {e}"))?;
         if plan.flows.len() > self.max_flows as usize {
             return Err(format!(
                 "the test asks for {} connections; this agent allows {} (--max-flows)",
@@ -55,25 +99,70 @@ impl AgentConfig {
             ));
         }
         if let Limit::Time { duration_ns } = plan.limit {
-            if plan.omit_ns.saturating_add(duration_ns) > self.max_duration_ns {
+            let total = plan.omit_ns.saturating_add(duration_ns);
+            if total > self.max_duration_ns {
                 return Err(format!(
                     "the test would run {} s; this agent allows {} s (--max-duration)",
-                    (plan.omit_ns + duration_ns) / 1_000_000_000,
+                    total / 1_000_000_000,
                     self.max_duration_ns / 1_000_000_000
                 ));
             }
         }
-        const MAX_IO: u32 = 64 << 20;
-        if plan.write_size == 0 || plan.write_size > MAX_IO || plan.read_size > MAX_IO {
+        self.reserve(plan.memory_estimate(side, flows, host::online_cpus()))
+    }
+
+    /// Reserves `bytes` of the per-test budget and of `--max-memory`.
+    fn reserve(&self, bytes: u64) -> Result<Reservation, String> {
+        let mb = |b: u64| b.div_ceil(1 << 20);
+        let per_test = TEST_MEMORY_BUDGET.min(self.max_memory);
+        if bytes > per_test {
             return Err(format!(
-                "write and read sizes must be at most {} MB (and writes at least 1 byte)",
-                MAX_IO >> 20
+                "the test would need about {} MB on this agent (threads x (write + read) plus \
+                 per-flow state); one test may use {} MB (--max-memory {} MB)",
+                mb(bytes),
+                mb(per_test),
+                mb(self.max_memory)
             ));
         }
-        if plan.interval_ns < 10_000_000 {
-            return Err("the interval must be at least 10 ms".into());
-        }
-        Ok(())
+        let pool = &self.memory_in_use;
+        pool.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
+            used.checked_add(bytes).filter(|t| *t <= self.max_memory)
+        })
+        .map_err(|used| {
+            format!(
+                "the test would need about {} MB; the tests running on this agent hold {} of its \
+                 {} MB (--max-memory); try again later",
+                mb(bytes),
+                mb(used),
+                mb(self.max_memory)
+            )
+        })?;
+        Ok(Reservation {
+            bytes,
+            pool: pool.clone(),
+        })
+    }
+}
+
+/// One of a bounded number of places (a running test), given back when dropped.
+#[derive(Debug)]
+pub struct Slot(Arc<AtomicUsize>);
+
+impl Slot {
+    /// Takes a place from `count` if fewer than `max` are taken.
+    pub fn take(count: &Arc<AtomicUsize>, max: usize) -> Option<Slot> {
+        count
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Slot(count.clone()))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -82,6 +171,7 @@ pub struct Agent {
     listener: TcpListener,
     cfg: Arc<AgentConfig>,
     active: Arc<AtomicUsize>,
+    handshakes: Arc<handshake::Handshakes>,
 }
 
 impl Agent {
@@ -90,7 +180,8 @@ impl Agent {
         Ok(Agent {
             listener: TcpListener::bind(addr)?,
             cfg: Arc::new(cfg),
-            active: Arc::new(AtomicUsize::new(0)),
+            active: Arc::default(),
+            handshakes: Arc::default(),
         })
     }
 
@@ -107,28 +198,49 @@ impl Agent {
     /// Serves forever, one thread per control connection.
     pub fn serve(self) -> io::Result<()> {
         let mut next_id = 1u64;
+        // Kept open so that, out of descriptors, the agent can still accept and close.
+        let mut reserve = File::open("/dev/null").ok();
         loop {
             let (stream, peer) = match self.listener.accept() {
                 Ok(x) => x,
-                Err(e) if is_transient(&e) => continue,
+                Err(e) if out_of_descriptors(&e) => {
+                    self.shed(&mut reserve);
+                    continue;
+                }
+                Err(e) if is_transient(&e) => {
+                    std::thread::sleep(ACCEPT_BACKOFF / 5);
+                    continue;
+                }
                 Err(e) => return Err(e),
             };
-            let (cfg, active, id) = (self.cfg.clone(), self.active.clone(), next_id);
+            let (cfg, tests, id) = (self.cfg.clone(), self.active.clone(), next_id);
             next_id += 1;
-            let over = active.fetch_add(1, Ordering::SeqCst) >= cfg.max_tests;
+            let Ok(handshake) = handshake::Handshakes::enter(&self.handshakes, id, &stream) else {
+                continue;
+            };
             let spawned = std::thread::Builder::new()
                 .name(format!("fathom-test{id}"))
-                .spawn(move || {
-                    session::run(stream, peer, &cfg, id, over);
-                    active.fetch_sub(1, Ordering::SeqCst);
-                });
+                .spawn(move || session::run(stream, peer, &cfg, id, handshake, &tests));
             if let Err(e) = spawned {
-                self.active.fetch_sub(1, Ordering::SeqCst);
                 if self.cfg.log {
                     eprintln!("fathom serve: cannot start a session for {peer}: {e}");
                 }
+                std::thread::sleep(ACCEPT_BACKOFF);
             }
         }
+    }
+
+    /// Out of descriptors: gives up the reserve to accept and close the waiting connection (so
+    /// it is not retried at once, forever), rests, and takes the reserve back. The accept does
+    /// not wait: with no connection waiting any more, the next one must get its chance.
+    fn shed(&self, reserve: &mut Option<File>) {
+        drop(reserve.take());
+        if self.listener.set_nonblocking(true).is_ok() {
+            drop(self.listener.accept());
+            let _ = self.listener.set_nonblocking(false);
+        }
+        std::thread::sleep(ACCEPT_BACKOFF);
+        *reserve = File::open("/dev/null").ok();
     }
 
     /// Serves on a background thread (the embedded agent).
@@ -141,18 +253,15 @@ impl Agent {
     }
 }
 
-/// Errors of accept() that concern one connection, not the listener.
+/// accept() failed for want of descriptors, in this process or in the system.
+fn out_of_descriptors(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+}
+
+/// Errors of accept() that concern one connection or a passing shortage, not the listener.
 fn is_transient(e: &io::Error) -> bool {
     matches!(
         e.raw_os_error(),
-        Some(
-            libc::ECONNABORTED
-                | libc::EINTR
-                | libc::EMFILE
-                | libc::ENFILE
-                | libc::ENOBUFS
-                | libc::ENOMEM
-                | libc::EPROTO
-        )
+        Some(libc::ECONNABORTED | libc::EINTR | libc::ENOBUFS | libc::ENOMEM | libc::EPROTO)
     )
 }

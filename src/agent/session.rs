@@ -2,7 +2,8 @@
 //! the controller's messages. The session owns everything the test allocates and frees it when
 //! the test ends, the controller closes, or the controller falls silent.
 
-use super::{data, AgentConfig};
+use super::handshake::{left_early, Deadline, Pass};
+use super::{data, AgentConfig, Reservation, Slot};
 use crate::connect::{self, ServerData};
 use fathom_engine::kind::{kind, Wiring};
 use fathom_engine::{clock, measure::host, Aborter, Prepared, Side, Sockets};
@@ -10,19 +11,20 @@ use fathom_proto::plan::TestPlan;
 use fathom_proto::sample::{EndpointInfo, FlowInfo, Snapshot};
 use fathom_proto::{
     auth, Connection, FrameError, JoinPlan, Preamble, PreambleKind, ToAgent, ToController,
+    MAX_FRAME, PRE_AUTH_FRAME,
 };
 use socket2::Socket;
 use std::io::Write;
 use std::net::{Shutdown, SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A controller that sends nothing for this long is gone (it heartbeats every second).
 const SILENCE: Duration = Duration::from_secs(3);
-/// The handshake must complete within this.
-const HANDSHAKE: Duration = Duration::from_secs(10);
+/// The whole handshake (preamble, challenge, authentication) must complete within this.
+pub const HANDSHAKE: Duration = Duration::from_secs(10);
 
 /// What the session thread reacts to.
 pub enum Event {
@@ -36,9 +38,23 @@ pub enum Event {
     Done(Box<EndpointInfo>),
 }
 
-/// Runs one session to its end, logging its outcome when configured to.
-pub fn run(stream: TcpStream, peer: SocketAddr, cfg: &AgentConfig, id: u64, over_capacity: bool) {
-    let r = Session::handshake(stream, cfg, over_capacity).and_then(|s| s.serve(cfg));
+/// Runs one session to its end, logging its outcome when configured to. The `handshake` pass
+/// is given back once the handshake ends; an authenticated session then takes one of `tests`.
+pub fn run(
+    stream: TcpStream,
+    peer: SocketAddr,
+    cfg: &AgentConfig,
+    id: u64,
+    handshake: Pass,
+    tests: &Arc<AtomicUsize>,
+) {
+    let shook = Session::handshake(stream, cfg, tests);
+    drop(handshake);
+    let r = match shook {
+        Ok(Some(s)) => s.serve(cfg),
+        Ok(None) => return,
+        Err(e) => Err(e),
+    };
     if cfg.log {
         match r {
             Ok(what) => eprintln!("fathom serve: test {id} from {peer}: {what}"),
@@ -50,27 +66,31 @@ pub fn run(stream: TcpStream, peer: SocketAddr, cfg: &AgentConfig, id: u64, over
 struct Session {
     stream: TcpStream,
     conn: Connection<TcpStream>,
+    /// This session's place among the agent's `--max-tests`.
+    _slot: Slot,
 }
 
 impl Session {
+    /// The handshake, within one deadline; `Ok(None)` when the peer left before its preamble
+    /// (a readiness probe), which is not worth a log line.
     fn handshake(
         stream: TcpStream,
         cfg: &AgentConfig,
-        over_capacity: bool,
-    ) -> Result<Session, String> {
+        tests: &Arc<AtomicUsize>,
+    ) -> Result<Option<Session>, String> {
         let _ = stream.set_nodelay(true);
-        stream
-            .set_read_timeout(Some(HANDSHAKE))
-            .map_err(|e| e.to_string())?;
-        let theirs = Preamble::read_from(&mut &stream).map_err(|e| format!("refused: {e}"))?;
-        (&stream)
-            .write_all(&Preamble::ours(PreambleKind::Control).encode())
+        let mut ctl = Deadline::new(&stream, Instant::now() + HANDSHAKE);
+        let theirs = match Preamble::read_from(&mut ctl) {
+            Err(e) if left_early(&e) => return Ok(None),
+            r => r.map_err(|e| format!("refused: {e}"))?,
+        };
+        ctl.write_all(&Preamble::ours(PreambleKind::Control).encode())
             .map_err(|e| e.to_string())?;
         theirs
             .check_version()
             .map_err(|e| format!("refused: {e}"))?;
-        let mut conn = Connection::new(stream.try_clone().map_err(|e| e.to_string())?);
-        let refuse = |conn: &mut Connection<TcpStream>, message: String| {
+        let mut conn = Connection::new(ctl);
+        let refuse = |conn: &mut Connection<Deadline>, message: String| {
             let _ = conn.send(&ToController::Error {
                 message: message.clone(),
             });
@@ -88,7 +108,7 @@ impl Session {
             key_required: cfg.key.is_some(),
         })
         .map_err(|e| e.to_string())?;
-        match conn.expect::<ToAgent>() {
+        match conn.expect::<ToAgent>(PRE_AUTH_FRAME) {
             Ok(ToAgent::Auth { mac }) => {
                 if let Some(key) = &cfg.key {
                     if !mac.is_some_and(|m| auth::verify(key, &nonce, &m)) {
@@ -109,15 +129,20 @@ impl Session {
             }
             Err(e) => return Err(refuse(&mut conn, e.to_string())),
         }
-        if over_capacity {
+        let Some(slot) = Slot::take(tests, cfg.max_tests) else {
             return Err(refuse(
                 &mut conn,
                 "this agent is running its maximum number of tests (--max-tests)".into(),
             ));
-        }
+        };
         conn.send(&ToController::Welcome(host::host_info()))
             .map_err(|e| e.to_string())?;
-        Ok(Session { stream, conn })
+        let conn = Connection::new(stream.try_clone().map_err(|e| e.to_string())?);
+        Ok(Some(Session {
+            stream,
+            conn,
+            _slot: slot,
+        }))
     }
 
     fn serve(mut self, cfg: &AgentConfig) -> Result<String, String> {
@@ -130,7 +155,7 @@ impl Session {
         let reader = std::thread::spawn(move || {
             let mut rc = Connection::new(reader_stream);
             loop {
-                let m = rc.recv::<ToAgent>();
+                let m = rc.recv::<ToAgent>(MAX_FRAME);
                 let end = !matches!(m, Ok(Some(_)));
                 if reader_tx.send(Event::Ctrl(m)).is_err() || end {
                     break;
@@ -259,6 +284,8 @@ struct Test {
     deadline: Option<Instant>,
     finished: bool,
     aborted: Option<String>,
+    /// The memory admission reserved for this test.
+    memory: Option<Reservation>,
 }
 
 impl Test {
@@ -273,7 +300,7 @@ impl Test {
         if self.plan.is_some() {
             return Err("a session runs one test; Setup came twice".into());
         }
-        cfg.admit(&plan)?;
+        self.memory = Some(cfg.admit(&plan, &plan.server, plan.flows.len())?);
         let cookie = auth::random::<16>();
         let n = plan.flows.len();
         let (stop, tx) = (self.stop_accepting.clone(), tx.clone());
@@ -342,7 +369,7 @@ impl Test {
         if self.plan.is_some() {
             return Err("a session runs one test; Join came after another setup".into());
         }
-        cfg.admit(&j.plan)?;
+        self.memory = Some(cfg.admit(&j.plan, &j.plan.client, j.flows.len())?);
         self.plan = Some(Arc::new(j.plan.clone()));
         let server = ServerData {
             ip: j.server,

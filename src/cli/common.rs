@@ -1,7 +1,8 @@
 //! Options every test command shares: where, how long, how many, socket options, output.
 
 use super::units::{parse_affinity, parse_duration, parse_io_size, Affinity};
-use fathom_proto::plan::{Limit, SideOptions, SocketOptions};
+use fathom_proto::plan::{Limit, SideOptions, SocketOptions, TestPlan};
+use fathom_proto::validate::TEST_MEMORY_BUDGET;
 use fathom_report::stats::Confidence;
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -116,6 +117,52 @@ impl StoreArgs {
     }
 }
 
+/// Validates a plan built from the command line (the same check the agent makes) and this
+/// end's memory need; errors name the flag.
+pub fn checked(plan: TestPlan) -> Result<TestPlan, String> {
+    plan.validate()
+        .map_err(|e| format!("{}: {}", flag_of(e.field), e.message))?;
+    let cpus = std::thread::available_parallelism().map_or(1, |c| c.get()) as u32;
+    let need = plan.memory_estimate(&plan.client, plan.flows.len(), cpus);
+    if need > TEST_MEMORY_BUDGET {
+        return Err(format!(
+            "--write/--threads/-P: this end would need about {} MB (threads x (write + read) plus \
+             per-flow state); one test may use {} MB",
+            need >> 20,
+            TEST_MEMORY_BUDGET >> 20
+        ));
+    }
+    Ok(plan)
+}
+
+/// The command-line flag that sets a plan field.
+fn flag_of(field: &'static str) -> &'static str {
+    match field {
+        "flows" | "flows.id" => "-P/--parallel",
+        "limit.duration" => "-t/--time",
+        "limit.bytes" => "-n/--bytes",
+        "limit.transactions" => "-n/--transactions",
+        "omit" => "--omit",
+        "interval" => "-i/--interval",
+        "write_size" => "--write",
+        "read_size" => "--read",
+        "rr" | "rr.request" | "rr.response" => "--size",
+        "rr.burst" => "--burst",
+        "rr.rate" => "--rate",
+        "rr.udp_timeout" => "--udp-timeout",
+        "rr.test_drop_every" => "--test-drop-every",
+        "socket.sndbuf" => "--sndbuf/--buffer",
+        "socket.rcvbuf" => "--rcvbuf/--buffer",
+        "socket.mss" => "--mss",
+        "socket.cc" => "--cc",
+        "client.affinity" => "--affinity (this side's CPUs)",
+        "server.affinity" => "--affinity (the agent's CPUs, after /)",
+        "client.cpu_set" | "server.cpu_set" => "--cpus",
+        "client.threads" | "server.threads" => "--threads",
+        other => other,
+    }
+}
+
 /// `--iterations MAX[,MIN]`.
 pub fn parse_iterations(s: &str) -> Result<(u32, u32), String> {
     let num = |x: &str| {
@@ -183,9 +230,6 @@ impl CommonArgs {
         if self.parallel > 100_000 {
             return Err("-P/--parallel: at most 100000".into());
         }
-        if self.interval < 10_000_000 {
-            return Err("-i/--interval: must be at least 10ms".into());
-        }
         if self.time == Some(0) {
             return Err("-t/--time: must be longer than 0".into());
         }
@@ -199,11 +243,6 @@ impl CommonArgs {
         }
         if self.confidence.is_some() && self.iterations.is_none() {
             return Err("--confidence needs --iterations MAX[,MIN] (how many runs at most)".into());
-        }
-        if let Some(m) = self.mss {
-            if !(88..=65_535).contains(&m) {
-                return Err(format!("--mss: {m} is outside 88..65535"));
-            }
         }
         Ok(())
     }

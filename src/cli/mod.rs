@@ -85,9 +85,13 @@ pub struct ServeArgs {
     /// Most data connections in one test.
     #[arg(long, default_value_t = 20_000, value_name = "N")]
     pub max_flows: u32,
-    /// Most tests at once.
+    /// Most tests at once (connections still in the handshake do not count).
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub max_tests: usize,
+    /// Most memory the running tests may need together, by their plans (threads x buffers and
+    /// per-flow state); one test may use at most 1G of it.
+    #[arg(long, default_value = "2G", value_parser = units::parse_size, value_name = "SIZE")]
+    pub max_memory: u64,
     /// Test-only: pretend this agent's clock runs this far ahead.
     #[arg(long, hide = true, value_parser = units::parse_duration, value_name = "DUR")]
     pub test_clock_shift: Option<u64>,

@@ -5,9 +5,6 @@ use super::stream::flows;
 use super::units::{parse_duration, parse_size};
 use fathom_proto::plan::*;
 
-/// Largest UDP payload over IPv4.
-const MAX_UDP: u64 = 65_507;
-
 /// `fathom rr [HOST[:PORT]]` and `fathom crr [HOST[:PORT]]`.
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "\
@@ -93,16 +90,6 @@ impl RrArgs {
         let c = &self.common;
         c.validate()?;
         let (request, response) = parse_sizes(&self.size)?;
-        if self.burst == 0 {
-            return Err("--burst: must be at least 1".into());
-        }
-        if let Some(r) = self.rate {
-            if !(r.is_finite() && r > 0.0) {
-                return Err(format!(
-                    "--rate: {r} is not a positive rate in transactions per second"
-                ));
-            }
-        }
         let kind = match (crr, self.udp) {
             (true, true) => return Err("--udp: crr is TCP only; use rr --udp".into()),
             (true, false) => KindId::Crr,
@@ -111,11 +98,6 @@ impl RrArgs {
         };
         if crr && self.reverse {
             return Err("-R/--reverse: crr connects from this side only".into());
-        }
-        if self.udp && (u64::from(request) > MAX_UDP || u64::from(response) > MAX_UDP) {
-            return Err(format!(
-                "--size: UDP datagrams carry at most {MAX_UDP} bytes"
-            ));
         }
         if !self.udp && (self.udp_timeout.is_some() || self.test_drop_every.is_some()) {
             return Err("--udp-timeout: applies to --udp only".into());
@@ -126,7 +108,7 @@ impl RrArgs {
         socket.busy_poll = self.busy_poll;
         let (client, server) = c.sides();
         let largest = request.max(response);
-        Ok(TestPlan {
+        super::common::checked(TestPlan {
             kind,
             flows: flows(c.connections(), self.reverse, false),
             limit,

@@ -66,7 +66,7 @@ impl StreamArgs {
         c.validate()?;
         let limit = c.limit("-n/--bytes", self.bytes, Limit::Bytes)?;
         let (client, server) = c.sides();
-        Ok(TestPlan {
+        super::common::checked(TestPlan {
             kind: KindId::Stream,
             flows: flows(c.connections(), self.reverse, self.bidir),
             limit,

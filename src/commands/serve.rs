@@ -23,8 +23,10 @@ pub fn run(a: &ServeArgs) -> Result<(), Failure> {
         max_duration_ns: a.max_duration,
         max_flows: a.max_flows,
         max_tests: a.max_tests,
+        max_memory: a.max_memory,
         log: true,
         clock_shift_ns: a.test_clock_shift.map_or(0, |s| s as i64),
+        ..AgentConfig::default()
     };
     let agent = Agent::bind(a.listen, cfg)
         .map_err(|e| Failure::Runtime(format!("cannot listen on {}: {e}", a.listen)))?;

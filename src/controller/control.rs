@@ -61,7 +61,7 @@ impl Control {
         };
         let (nonce, key_required) = match c
             .reader
-            .expect::<ToController>()
+            .expect::<ToController>(fathom_proto::MAX_FRAME)
             .map_err(|x| e(&describe(x)))?
         {
             ToController::Challenge {
@@ -81,7 +81,7 @@ impl Control {
         })?;
         match c
             .reader
-            .expect::<ToController>()
+            .expect::<ToController>(fathom_proto::MAX_FRAME)
             .map_err(|x| e(&describe(x)))?
         {
             ToController::Welcome(h) => c.host = h,
@@ -123,7 +123,7 @@ impl Control {
 
     /// Receives the next message; an agent `Error` becomes `Err`.
     pub fn recv(&mut self, expecting: &str) -> Result<ToController, String> {
-        match self.reader.expect::<ToController>() {
+        match self.reader.expect::<ToController>(fathom_proto::MAX_FRAME) {
             Ok(ToController::Error { message }) => {
                 Err(format!("agent at {}: {message}", self.name))
             }

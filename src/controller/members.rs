@@ -124,7 +124,7 @@ impl Collector {
                 let silence = Duration::from_nanos(self.plan.interval_ns) + Duration::from_secs(5);
                 let (mut conn, stream) = ctl.into_reader(silence);
                 let reader = std::thread::spawn(move || loop {
-                    let ev = match conn.recv::<ToController>() {
+                    let ev = match conn.recv::<ToController>(fathom_proto::MAX_FRAME) {
                         Ok(Some(ToController::Snapshot(s))) => Event::Snap(i, s),
                         Ok(Some(ToController::Done(info))) => Event::Done(i, info),
                         Ok(Some(ToController::Error { message })) => Event::Failed(i, message),

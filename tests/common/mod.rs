@@ -123,7 +123,12 @@ pub struct Agent {
 impl Agent {
     /// Starts an agent with extra `args`.
     pub fn start(args: &[&str]) -> Agent {
-        let mut child = fathom()
+        Agent::start_with(fathom(), args)
+    }
+
+    /// Starts an agent from `cmd` (the fathom binary, set up by the caller) with extra `args`.
+    pub fn start_with(mut cmd: Command, args: &[&str]) -> Agent {
+        let mut child = cmd
             .args(["serve", "--listen", "127.0.0.1:0"])
             .args(args)
             .stdout(Stdio::null())
@@ -150,6 +155,21 @@ impl Agent {
         let mut line = String::new();
         self.log.read_line(&mut line).expect("agent log");
         line
+    }
+
+    /// CPU time the agent process has used so far, in clock ticks (user + system).
+    pub fn cpu_ticks(&self) -> u64 {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
+        let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let fields: Vec<&str> = after_name.split_whitespace().collect();
+        let field = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        field(11) + field(12)
     }
 
     /// Threads of the agent process now.

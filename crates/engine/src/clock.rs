@@ -62,11 +62,20 @@ pub fn current_cpu() -> u32 {
     unsafe { libc::sched_getcpu() }.max(0) as u32
 }
 
-/// Confines the calling thread to `cpus` (one CPU pins it).
+/// Confines the calling thread to `cpus` (one CPU pins it). A CPU number at or above
+/// CPU_SETSIZE is an error (`InvalidInput`), never a panic: callers run where a panic aborts.
 pub fn confine_to(cpus: &[u32]) -> std::io::Result<()> {
-    // SAFETY: cpu_set_t is plain data; CPU_SET bounds-checks against its size.
+    // SAFETY: cpu_set_t is plain data.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let size = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    if let Some(cpu) = cpus.iter().find(|c| **c as usize >= size) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("CPU {cpu} is not below CPU_SETSIZE ({size})"),
+        ));
+    }
+    // SAFETY: every index is below the set's size (checked above); valid pointer and size.
     unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
         for &cpu in cpus {
             libc::CPU_SET(cpu as usize, &mut set);
         }
@@ -75,4 +84,15 @@ pub fn confine_to(cpus: &[u32]) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// D1: an affinity beyond CPU_SETSIZE is an error, not an abort.
+    #[test]
+    fn confining_to_a_cpu_beyond_the_set_size_is_an_error() {
+        let e = super::confine_to(&[1024]).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(e.to_string().contains("CPU 1024"), "{e}");
+    }
 }

@@ -237,7 +237,7 @@ impl Sampler {
         self.start.open();
         while let Some((next, mark)) = self.schedule.next_after(t) {
             t = next;
-            match self.wait_until(self.t0 + next, &mut done) {
+            match self.wait_until(self.t0.saturating_add(next), &mut done) {
                 Wait::Reached => self.emit(mark, None),
                 Wait::AllDone => break,
                 Wait::Aborted => {
@@ -275,7 +275,15 @@ impl Sampler {
         loop {
             let now = clock::now_ns();
             if now >= deadline {
-                return Wait::Reached;
+                // Even when every deadline is already past, an abort is heard.
+                return match self.signals.try_recv() {
+                    Ok(Signal::Abort) | Err(mpsc::TryRecvError::Disconnected) => Wait::Aborted,
+                    Ok(Signal::WorkerDone) => {
+                        *done += 1;
+                        Wait::Reached
+                    }
+                    Err(mpsc::TryRecvError::Empty) => Wait::Reached,
+                };
             }
             match self
                 .signals

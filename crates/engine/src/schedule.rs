@@ -17,7 +17,7 @@ impl Schedule {
     /// The schedule of `plan`.
     pub fn of(plan: &TestPlan) -> Self {
         let end = match plan.limit {
-            Limit::Time { duration_ns } => Some(plan.omit_ns + duration_ns),
+            Limit::Time { duration_ns } => Some(plan.omit_ns.saturating_add(duration_ns)),
             _ => None,
         };
         Schedule {
@@ -49,7 +49,10 @@ impl Schedule {
         } else {
             (self.omit, self.end.unwrap_or(u64::MAX), Mark::WindowEnd)
         };
-        let next = base + ((t - base) / self.interval + 1) * self.interval;
+        // Saturating: an interval near 2^64 ns must not wrap round to an instant in the past.
+        let next = ((t - base) / self.interval + 1)
+            .saturating_mul(self.interval)
+            .saturating_add(base);
         Some(if next >= limit {
             (limit, limit_mark)
         } else {
@@ -127,5 +130,19 @@ mod tests {
             ..Schedule::of(&plan(0, 10, Limit::Bytes(5)))
         };
         assert_eq!(s.next_after(1_000_000), Some((1_000_010, Mark::Interval)));
+    }
+
+    /// D3: an interval near 2^64 ns (`-i 18446744073.7s`) must not wrap round to instants in
+    /// the past, which made the sampler emit snapshots in a busy loop.
+    #[test]
+    fn huge_intervals_do_not_wrap() {
+        let s = Schedule::of(&plan(0, 18_446_744_073_700_000_000, Limit::Bytes(5)));
+        let mut t = 0;
+        for _ in 0..4 {
+            let (next, _) = s.next_after(t).expect("open-ended");
+            assert!(next >= t, "{next} < {t}");
+            t = next;
+        }
+        assert_eq!(t, u64::MAX);
     }
 }

@@ -9,6 +9,9 @@ pub const MAGIC: [u8; 4] = *b"FTHM";
 pub const PROTOCOL_VERSION: u16 = 2;
 /// No control message may be larger than this (bytes after the length prefix).
 pub const MAX_FRAME: usize = 16 << 20;
+/// Before authentication the agent reads only small handshake messages: at most this large, so
+/// that a stranger cannot make it allocate [`MAX_FRAME`] bytes per connection.
+pub const PRE_AUTH_FRAME: usize = 1024;
 
 /// What a connection is for, announced in its preamble.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,9 +48,14 @@ pub enum FrameError {
         /// Ours.
         ours: u16,
     },
-    /// A frame announced a length above [`MAX_FRAME`].
-    #[error("message of {0} bytes exceeds the {MAX_FRAME}-byte limit")]
-    TooLarge(usize),
+    /// A frame announced a length above the reader's cap.
+    #[error("message of {len} bytes exceeds the {cap}-byte limit")]
+    TooLarge {
+        /// The announced length.
+        len: usize,
+        /// The cap it exceeds.
+        cap: usize,
+    },
     /// The payload did not decode as the expected message.
     #[error("malformed message: {0}")]
     Malformed(String),
@@ -180,7 +188,10 @@ impl<S: Read + Write> Connection<S> {
         let len = body.len() - 4;
         if len > MAX_FRAME {
             self.buf = body;
-            return Err(FrameError::TooLarge(len));
+            return Err(FrameError::TooLarge {
+                len,
+                cap: MAX_FRAME,
+            });
         }
         body[..4].copy_from_slice(&(len as u32).to_be_bytes());
         let r = self
@@ -191,16 +202,17 @@ impl<S: Read + Write> Connection<S> {
         Ok(r?)
     }
 
-    /// Reads one message: `Ok(None)` on a clean end of stream before a frame starts, a typed
-    /// error on anything malformed.
-    pub fn recv<M: DeserializeOwned>(&mut self) -> Result<Option<M>, FrameError> {
+    /// Reads one message of at most `cap` bytes ([`MAX_FRAME`], or [`PRE_AUTH_FRAME`] before
+    /// authentication): `Ok(None)` on a clean end of stream before a frame starts, a typed
+    /// error on anything malformed. A frame above `cap` is refused before anything is allocated.
+    pub fn recv<M: DeserializeOwned>(&mut self, cap: usize) -> Result<Option<M>, FrameError> {
         let mut len = [0u8; 4];
         if !read_exact_or_eof(&mut self.stream, &mut len)? {
             return Ok(None);
         }
         let len = u32::from_be_bytes(len) as usize;
-        if len > MAX_FRAME {
-            return Err(FrameError::TooLarge(len));
+        if len > cap.min(MAX_FRAME) {
+            return Err(FrameError::TooLarge { len, cap });
         }
         self.buf.resize(len, 0);
         self.stream.read_exact(&mut self.buf)?;
@@ -210,8 +222,8 @@ impl<S: Read + Write> Connection<S> {
     }
 
     /// Like [`recv`](Self::recv) but a clean end of stream is an error too.
-    pub fn expect<M: DeserializeOwned>(&mut self) -> Result<M, FrameError> {
-        self.recv()?.ok_or_else(|| {
+    pub fn expect<M: DeserializeOwned>(&mut self, cap: usize) -> Result<M, FrameError> {
+        self.recv(cap)?.ok_or_else(|| {
             FrameError::Io(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 "peer closed the connection",
@@ -271,19 +283,46 @@ mod tests {
         let mut c = conn(vec![]);
         c.send(&M::A(7)).unwrap();
         c.send(&M::B { s: "x".into() }).unwrap();
-        assert_eq!(c.recv::<M>().unwrap(), Some(M::A(7)));
-        assert_eq!(c.recv::<M>().unwrap(), Some(M::B { s: "x".into() }));
-        assert!(c.recv::<M>().unwrap().is_none());
+        assert_eq!(c.recv::<M>(MAX_FRAME).unwrap(), Some(M::A(7)));
+        assert_eq!(
+            c.recv::<M>(MAX_FRAME).unwrap(),
+            Some(M::B { s: "x".into() })
+        );
+        assert!(c.recv::<M>(MAX_FRAME).unwrap().is_none());
     }
 
     #[test]
     fn oversized_and_garbage_are_errors() {
         let mut c = conn(vec![0xff, 0xff, 0xff, 0xff]);
-        assert!(matches!(c.recv::<M>(), Err(FrameError::TooLarge(_))));
+        assert!(matches!(
+            c.recv::<M>(MAX_FRAME),
+            Err(FrameError::TooLarge { .. })
+        ));
         let mut c = conn(vec![0, 0, 0, 2, 9, 9]);
-        assert!(matches!(c.recv::<M>(), Err(FrameError::Malformed(_))));
+        assert!(matches!(
+            c.recv::<M>(MAX_FRAME),
+            Err(FrameError::Malformed(_))
+        ));
         let mut c = conn(vec![0, 0, 0, 9, 1]);
-        assert!(matches!(c.recv::<M>(), Err(FrameError::Io(_))));
+        assert!(matches!(c.recv::<M>(MAX_FRAME), Err(FrameError::Io(_))));
+    }
+
+    /// D7: before authentication a 16 MiB length prefix is refused without reading on.
+    #[test]
+    fn the_pre_auth_cap_refuses_a_large_frame_before_reading_it() {
+        let mut c = conn(vec![1, 0, 0, 0]);
+        let e = c.recv::<M>(PRE_AUTH_FRAME).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                FrameError::TooLarge {
+                    len: 16_777_216,
+                    cap: PRE_AUTH_FRAME
+                }
+            ),
+            "{e}"
+        );
+        assert!(c.buf.capacity() <= 4096, "nothing allocated for the frame");
     }
 
     #[test]

@@ -149,6 +149,16 @@ impl KindId {
         self.descriptor().name
     }
 
+    /// True for the kinds that carry request/response options (`TestPlan::rr`).
+    pub fn is_request_response(self) -> bool {
+        self.descriptor().is_rr()
+    }
+
+    /// True for the kinds whose payload travels in datagrams (sizes capped at one UDP payload).
+    pub fn is_datagram(self) -> bool {
+        self.descriptor().transport == Transport::Udp
+    }
+
     /// The kind named `name` in results, if there is one.
     pub fn from_name(name: &str) -> Option<KindId> {
         KINDS.iter().find(|d| d.name == name).map(|d| d.id)

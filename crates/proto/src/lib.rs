@@ -15,7 +15,8 @@
 //!  ◀─────────────────────────────── Welcome{host}
 //!  ── TimeProbe{t1} ─────────────────────────────▶   repeated; the controller keeps the
 //!  ◀────────────────────── TimeReply{t1, t2, t3}      minimum-RTT sample as the clock offset
-//!  ── Setup{plan} ───────────────────────────────▶   limits checked; data listener opened
+//!  ── Setup{plan} ───────────────────────────────▶   plan validated, limits and memory
+//!                                                    checked; data listener opened
 //!  ◀────────────── Ready{port, udp_ports, cookie}
 //!  ══ data connections: Preamble(Data) + cookie + flow id, one per flow ══▶
 //!     (UDP kinds: a hello datagram with the same bytes per flow, echoed)
@@ -32,7 +33,10 @@
 //!  ── Close ─────────────────────────────────────▶
 //! ```
 //! Any malformed or unexpected message is answered with `Error{message}` and the connection is
-//! closed; nothing in this crate panics on input.
+//! closed; nothing in this crate panics on input. Until `Welcome`, the agent reads frames of at
+//! most [`PRE_AUTH_FRAME`] bytes, and the whole handshake has one deadline; after it, frames of
+//! up to [`MAX_FRAME`]. Both ends check a plan with [`plan::TestPlan::validate`] (in
+//! [`validate`]) before anything runs.
 
 pub mod auth;
 pub mod frame;
@@ -40,9 +44,11 @@ pub mod kind;
 pub mod msg;
 pub mod plan;
 pub mod sample;
+pub mod validate;
 
 pub use frame::{
-    Connection, DataHello, FrameError, Preamble, PreambleKind, MAGIC, PROTOCOL_VERSION,
+    Connection, DataHello, FrameError, Preamble, PreambleKind, MAGIC, MAX_FRAME, PRE_AUTH_FRAME,
+    PROTOCOL_VERSION,
 };
 pub use msg::{JoinPlan, ToAgent, ToController};
 

@@ -1,4 +1,5 @@
-//! A test plan: everything both ends need to run one test, validated before it is sent.
+//! A test plan: everything both ends need to run one test, validated (see [`crate::validate`])
+//! before it is sent and again when it arrives.
 
 use serde::{Deserialize, Serialize};
 

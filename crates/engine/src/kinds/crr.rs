@@ -63,7 +63,8 @@ impl Kind for Crr {
                     listener: mio::net::TcpListener::from_std(listener.into()),
                     opts: s.plan.socket.clone(),
                     stats: s.stats[0].clone(),
-                    req: rr.request as u64,
+                    // A 0-byte request (refused by plan validation) must not divide by zero.
+                    req: (rr.request as u64).max(1),
                     resp: rr.response as u64,
                     total,
                 })])

@@ -44,7 +44,8 @@ impl Kind for Rr {
             } else {
                 Box::new(Answerer {
                     io,
-                    req: rr.request as u64,
+                    // A 0-byte request (refused by plan validation) must not divide by zero.
+                    req: (rr.request as u64).max(1),
                     resp: rr.response as u64,
                     got: 0,
                     to_send: 0,
@@ -137,7 +138,8 @@ impl Asker {
             pacer,
             starts,
             req: rr.request as u64,
-            resp: rr.response as u64,
+            // A 0-byte response (refused by plan validation) must not complete forever.
+            resp: (rr.response as u64).max(1),
             to_send: 0,
             got: 0,
             tx: 0,
