@@ -54,7 +54,7 @@ const DEFAULT_READ: u64 = 128 << 10;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{field}: {message}")]
 pub struct PlanError {
-    /// The field, as a path into the plan (`rr.burst`, `agent.affinity`).
+    /// The field, as a path into the plan (`rr.burst`, `server.affinity`).
     pub field: &'static str,
     /// What is wrong, with the value.
     pub message: String,
