@@ -79,7 +79,9 @@ fn run_sweep(
     rec: &Recorder,
     resume: bool,
 ) -> Result<Series, Failure> {
-    let mut base = spec.args.clone();
+    let kind = spec.kind.descriptor();
+    let mut base: Vec<String> = kind.flags.iter().map(|f| f.to_string()).collect();
+    base.extend(spec.args.iter().cloned());
     if let Some(l) = lab {
         base.extend(["--lab".to_string(), l.name.clone()]);
     }
@@ -88,7 +90,7 @@ fn run_sweep(
         min: spec.iterations.max(1),
         confidence: None,
     };
-    let sp = sweep::prepare(&spec.kind, &base, spec.axes.clone(), Some(rule))?;
+    let sp = sweep::prepare(kind.command, &base, spec.axes.clone(), Some(rule))?;
     let bed = Testbed::new(&sp.common, sp.points[0].plan.socket.ipv6)?;
     sweep::execute(&sp, &bed, rec, resume)
 }

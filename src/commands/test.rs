@@ -8,7 +8,7 @@ use crate::method::Recorder;
 use crate::testbed::Testbed;
 use crate::Failure;
 use fathom_proto::plan::TestPlan;
-use fathom_report::series::{self, Series, SERIES_SCHEMA_VERSION};
+use fathom_report::series::{Series, SERIES_SCHEMA_VERSION};
 use fathom_report::Report;
 
 /// Runs `plan` as the shared options say (once, or `--iterations` times), stores and prints it.
@@ -60,7 +60,7 @@ fn iterations(
         iterations: rule.max,
         min_iterations: rule.min,
         confidence: rule.confidence,
-        primary_metric: series::primary_metric(&kind).into(),
+        primary_metric: plan.kind.descriptor().primary_metric.into(),
         started_unix_s: now_unix_s(),
         ..Series::default()
     };

@@ -58,7 +58,7 @@ pub fn run_point(
     slot: Option<Slot>,
     earlier: Vec<(i64, fathom_report::Report)>,
 ) -> Point {
-    let metric = series::primary_metric(plan.kind.name());
+    let metric = plan.kind.descriptor().primary_metric;
     let mut point = Point::default();
     for (id, r) in &earlier {
         point.runs.push(*id);

@@ -58,13 +58,7 @@ impl Comparison {
             r.intervals
                 .iter()
                 .filter(|i| !i.omitted)
-                .filter_map(|i| {
-                    if main == "transactions_per_second" {
-                        i.transactions_per_second
-                    } else {
-                        Some(i.bits_per_second)
-                    }
-                })
+                .filter_map(|i| i.metric(main))
                 .collect()
         };
         let mb = metrics(b);

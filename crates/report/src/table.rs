@@ -27,7 +27,7 @@ impl Exporter<Report> for Table {
 /// The report as the terminal shows it.
 pub fn render(r: &Report) -> Vec<u8> {
     let mut lines = vec![header(r)];
-    let rr = r.summary.transactions.is_some();
+    let rr = r.summary.rr.is_some();
     if !r.intervals.is_empty() {
         lines.push(String::new());
         lines.extend(if rr {
@@ -200,8 +200,8 @@ fn summary(r: &Report) -> Vec<String> {
         secs(s.seconds)
     )];
     let mut item = |label: &str, text: String| lines.push(format!("  {label:<LABEL$}{text}"));
-    if s.transactions.is_some() {
-        table_rr::summary(r, &mut item);
+    if let Some(rr) = &s.rr {
+        table_rr::summary(r, rr, &mut item);
         item("cpu local", cpu(&s.cpu.local));
         item("cpu remote", cpu(&s.cpu.remote));
         return lines;

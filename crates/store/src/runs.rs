@@ -28,7 +28,7 @@ pub struct NewRun<'a> {
 pub struct StoredRun {
     /// Its id.
     pub id: i64,
-    /// The result, exactly as saved.
+    /// The result as saved (brought to the current JSON schema version).
     pub report: Report,
     /// The command-line arguments as typed.
     pub args: Vec<String>,
@@ -103,7 +103,8 @@ impl Store {
         saved.map_err(|e| self.sql(e))
     }
 
-    /// Loads run `id` exactly as it was saved.
+    /// Loads run `id` as it was saved; a report saved at an older JSON schema version is read
+    /// into the current one.
     pub fn load_run(&self, id: i64) -> Result<StoredRun, StoreError> {
         type Raw = (String, String, String, f64, Option<SeriesSlot>);
         let raw: Option<Raw> = self
@@ -130,7 +131,9 @@ impl Store {
         })?;
         Ok(StoredRun {
             id,
-            report: self.decode(&report, || format!("run {id}'s report"))?,
+            report: self.parsed(fathom_report::json::read(&report), || {
+                format!("run {id}'s report")
+            })?,
             args: self.decode(&args, || format!("run {id}'s arguments"))?,
             env: self.decode(&env, || format!("run {id}'s environment"))?,
             started_unix_s,
