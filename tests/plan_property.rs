@@ -122,9 +122,9 @@ const SPOILERS: &[fn(&mut TestPlan)] = &[
     |p| p.omit_ns = u64::MAX,
     |p| p.flows.reverse(),
     |p| p.flows.clear(),
-    |p| p.agent.affinity = Some(vec![1024]),
-    |p| p.controller.cpu_set = Some(vec![u32::MAX]),
-    |p| p.agent.threads = Some(0),
+    |p| p.server.affinity = Some(vec![1024]),
+    |p| p.client.cpu_set = Some(vec![u32::MAX]),
+    |p| p.server.threads = Some(0),
     |p| p.socket.sndbuf = Some(u32::MAX),
     |p| p.socket.cc = Some("a-name-far-too-long".into()),
     |p| p.rr = None,
@@ -170,7 +170,7 @@ fn plan() -> impl Strategy<Value = TestPlan> {
         )
             .prop_map(
                 move |((flows, (limit, omit_ns), interval_ms, socket), rest)| {
-                    let ((mut write_size, mut read_size), zerocopy, rr, controller, agent) = rest;
+                    let ((mut write_size, mut read_size), zerocopy, rr, client, server) = rest;
                     if let Some(rr) = &rr {
                         // What `fathom rr` and `crr` set: buffers for the larger message.
                         write_size = rr.request.max(rr.response);
@@ -187,8 +187,8 @@ fn plan() -> impl Strategy<Value = TestPlan> {
                         read_size,
                         zerocopy: zerocopy && kind == KindId::Stream,
                         rr,
-                        controller,
-                        agent,
+                        client,
+                        server,
                     }
                 },
             )
