@@ -282,8 +282,8 @@ def idle_drop(port, n=8, limit=60):
 def slow_senders(agent, fathom, key_file, n, seconds):
     """n connections each sending a valid preamble, then the start of a 1000-byte frame, one
     byte a second, so that none finishes its handshake in `seconds`; a real test runs meanwhile.
-    Returns how many the agent still held every 5 s, its figures at the end, and the real
-    test's outcome."""
+    Returns how many the agent still held every 5 s, its figures 5 s in (all of them still in
+    their handshake), and the real test's outcome."""
     port = agent.port
     data = preamble() + struct.pack(">I", 1000) + bytes(1000)
     socks = [connect(port, timeout=1) for _ in range(n)]
@@ -315,8 +315,9 @@ def slow_senders(agent, fathom, key_file, n, seconds):
                 open_[i] = False
         if second % 5 == 4:
             held.append(sum(open_))
+        if second == 5:
+            during = agent.figures()
         time.sleep(1)
-    during = agent.figures()
     t.join()
     for s in socks:
         s.close()

@@ -1,7 +1,8 @@
 //! The CI smoke of the control-path fuzz target (`fuzz/`): every input of its kept corpus, then
 //! a short random run of mutations of them, through the same entry point, in a private network
-//! namespace (root; skipped without it outside CI). A panic, or an input that takes longer than
-//! [`SLOW`], fails the test. The long coverage-guided runs are in fuzz/README.md.
+//! namespace (root; skipped without it outside CI). A panic on any thread (as libFuzzer's panic
+//! hook would abort on), or an input that takes longer than [`SLOW`], fails the test. The long
+//! coverage-guided runs are in fuzz/README.md.
 
 mod common;
 
@@ -10,7 +11,8 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
 use std::path::Path;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// Longest one input may take.
@@ -70,6 +72,13 @@ fn the_control_fuzz_target_survives_its_corpus_and_a_random_run() {
     if !common::root_or_ci() {
         return;
     }
+    let panics = Arc::new(AtomicUsize::new(0));
+    let counted = panics.clone();
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        report(info);
+    }));
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         fuzz::isolate_network().expect("a private network namespace");
@@ -90,5 +99,7 @@ fn the_control_fuzz_target_survives_its_corpus_and_a_random_run() {
     let runs = rx
         .recv_timeout(Duration::from_secs(60))
         .expect("the smoke run ended within 60 s (a panic in it is printed above)");
+    let panics = panics.load(Ordering::SeqCst);
+    assert_eq!(panics, 0, "{panics} threads panicked (printed above)");
     eprintln!("fuzz smoke: corpus and {runs} mutated inputs, no failure");
 }

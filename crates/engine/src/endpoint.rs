@@ -97,7 +97,9 @@ impl Prepared {
         let abort = Arc::new(AtomicBool::new(false));
         let (signal_tx, signal_rx) = mpsc::channel();
         let schedule = Schedule::of(&self.plan);
-        let end_ns = Arc::new(AtomicU64::new(schedule.end().map_or(u64::MAX, |e| t0 + e)));
+        let end_ns = Arc::new(AtomicU64::new(
+            schedule.end().map_or(u64::MAX, |e| t0.saturating_add(e)),
+        ));
         let side_opts = match self.side {
             Side::Client => &self.plan.client,
             Side::Server => &self.plan.server,
