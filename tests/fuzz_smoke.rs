@@ -1,5 +1,6 @@
-//! The CI smoke of the control-path fuzz target (`fuzz/`): every input of its kept corpus, then
-//! a short random run of mutations of them, through the same entry point, in a private network
+//! The CI smoke of the fuzz targets (`fuzz/`): every input of the `plan` target's kept corpus;
+//! every input of the `control` target's, then a short random run of mutations of them; each
+//! through its target's entry point, in a private network
 //! namespace (root; skipped without it outside CI). A panic on any thread (as libFuzzer's panic
 //! hook would abort on), or an input that takes longer than [`SLOW`], fails the test. The long
 //! coverage-guided runs are in fuzz/README.md.
@@ -20,8 +21,10 @@ const SLOW: Duration = Duration::from_secs(10);
 /// Time for the random part.
 const RANDOM_RUN: Duration = Duration::from_secs(20);
 
-fn corpus() -> Vec<Vec<u8>> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/control");
+fn corpus(target: &str) -> Vec<Vec<u8>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/corpus")
+        .join(target);
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|f| f.expect("a corpus entry").path())
@@ -68,7 +71,7 @@ fn mutated(corpus: Vec<Vec<u8>>) -> impl Strategy<Value = Vec<u8>> {
 }
 
 #[test]
-fn the_control_fuzz_target_survives_its_corpus_and_a_random_run() {
+fn the_fuzz_targets_survive_their_corpus_and_a_random_run() {
     if !common::root_or_ci() {
         return;
     }
@@ -82,7 +85,10 @@ fn the_control_fuzz_target_survives_its_corpus_and_a_random_run() {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         fuzz::isolate_network().expect("a private network namespace");
-        let corpus = corpus();
+        for input in corpus("plan") {
+            fuzz::fuzz_plan(&input, &AgentConfig::default());
+        }
+        let corpus = corpus("control");
         for input in &corpus {
             one(input);
         }

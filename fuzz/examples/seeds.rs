@@ -1,8 +1,9 @@
-//! Writes the seed inputs of the `control` target into a directory (one file per seed): whole
+//! Writes the seed inputs of the fuzz targets (one file per seed): for `control`, whole
 //! conversations a real controller could have with an unkeyed agent, for every test kind, so
-//! that fuzzing starts from inputs that reach the session's state machine.
+//! that fuzzing starts from inputs that reach the session's state machine; for `plan`, each
+//! kind's plan.
 //!
-//! `cargo run --example seeds -- fuzz/corpus/control`
+//! `cargo run --example seeds -- corpus` (in fuzz/) writes corpus/control and corpus/plan.
 
 use fathom_proto::plan::{Direction, FlowPlan, KindId, Limit, RrOptions, TestPlan};
 use fathom_proto::{Connection, JoinPlan, Preamble, PreambleKind, ToAgent};
@@ -10,7 +11,8 @@ use std::io::Cursor;
 use std::net::{IpAddr, Ipv4Addr};
 
 fn main() {
-    let dir = std::env::args().nth(1).expect("usage: seeds DIR");
+    let root = std::env::args().nth(1).expect("usage: seeds CORPUS_DIR");
+    let dir = format!("{root}/control");
     std::fs::create_dir_all(&dir).expect("create the corpus directory");
     for (name, messages) in conversations() {
         let keyed = messages
@@ -26,6 +28,16 @@ fn main() {
         }
         let path = format!("{dir}/seed-{name}");
         std::fs::write(&path, conn.get_ref().get_ref()).expect("write a seed");
+    }
+    let dir = format!("{root}/plan");
+    std::fs::create_dir_all(&dir).expect("create the corpus directory");
+    for kind in [KindId::Stream, KindId::Rr, KindId::Crr, KindId::UdpRr] {
+        let mut framed = Cursor::new(Vec::new());
+        Connection::new(&mut framed)
+            .send(&plan(kind, 2))
+            .expect("a plan encodes");
+        let body = &framed.get_ref()[4..];
+        std::fs::write(format!("{dir}/seed-{}", kind.name()), body).expect("write a seed");
     }
 }
 

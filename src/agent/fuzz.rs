@@ -1,5 +1,5 @@
-//! The agent's control path driven by bytes instead of a socket, for the fuzz target in `fuzz/`
-//! and its corpus replay in `tests/fuzz_smoke.rs`: a whole session (preamble, authentication,
+//! The agent's control path driven by bytes instead of a socket, for the fuzz targets in `fuzz/`
+//! and their corpus replay in `tests/fuzz_smoke.rs`: a whole session (preamble, authentication,
 //! frames, plan admission, the session's state machine) reads its control connection from
 //! memory. Data listeners and sockets stay real; [`isolate_network`] keeps them, and any Join a
 //! fuzzed frame names, inside a private network namespace with only loopback.
@@ -7,6 +7,8 @@
 use super::handshake::Handshakes;
 use super::stream::ControlStream;
 use super::{session, AgentConfig};
+use fathom_proto::plan::TestPlan;
+use fathom_proto::{Connection, MAX_FRAME};
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr};
 use std::process::Command;
@@ -21,6 +23,23 @@ pub fn fuzz_session(bytes: &[u8], cfg: &AgentConfig) {
     let handshakes = Arc::new(Handshakes::default());
     let pass = Handshakes::enter(&handshakes, 0, &stream).expect("a memory stream clones");
     session::run(stream, peer, cfg, 0, pass, &Arc::default());
+}
+
+/// Decodes `bytes` as the body of a frame holding a plan, as a peer would send it, and puts the
+/// plan through the agent's admission for both of its ends (validation, the memory estimate and
+/// budget, the agent's limits).
+pub fn fuzz_plan(bytes: &[u8], cfg: &AgentConfig) {
+    let Ok(len) = u32::try_from(bytes.len()) else {
+        return;
+    };
+    let framed = [&len.to_be_bytes()[..], bytes].concat();
+    let mut conn = Connection::new(MemoryStream::new(&framed));
+    let Ok(Some(plan)) = conn.recv::<TestPlan>(MAX_FRAME) else {
+        return;
+    };
+    for side in [&plan.client, &plan.server] {
+        drop(cfg.admit(&plan, side, plan.flows.len()));
+    }
 }
 
 /// Moves the calling thread, and every thread it starts from then on, into a new network
