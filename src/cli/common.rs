@@ -78,7 +78,8 @@ pub struct CommonArgs {
     /// Local address for the data connections.
     #[arg(long, value_name = "ADDR")]
     pub bind: Option<IpAddr>,
-    /// Pre-shared key file for the agent.
+    /// Pre-shared key file for the agent: the same file it serves with (make one with `fathom
+    /// key new FILE`; `fathom key --help` says what it holds).
     #[arg(long, value_name = "PATH")]
     pub key_file: Option<PathBuf>,
     /// Print one JSON document on stdout.
