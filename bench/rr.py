@@ -26,7 +26,7 @@ PORT = 11711
 
 def fathom_rr(secs, extra):
     out = subprocess.run([peers.FATHOM, "rr", "-t", f"{secs}s", "--json", *extra], capture_output=True, text=True, timeout=secs + 60).stdout
-    s = json.loads(out)["summary"]
+    s = json.loads(out)["summary"]["rr"]
     lat = s.get("latency_us") or {}
     return s["transactions_per_second"], lat.get("p50", 0.0), lat.get("p99", 0.0)
 
@@ -104,7 +104,7 @@ def spin(secs):
 
 def crr(secs):
     out = subprocess.run([peers.FATHOM, "crr", "-t", f"{secs}s", "--json"], capture_output=True, text=True, timeout=secs + 60).stdout
-    s = json.loads(out)["summary"]
+    s = json.loads(out)["summary"]["rr"]
     return s["connections_per_second"], s["latency_us"]["p50"], s["latency_us"]["p99"]
 
 

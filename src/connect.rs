@@ -2,8 +2,9 @@
 //! one socket per flow, options set before connect; for UDP kinds each socket is paired with the
 //! server's by a hello datagram the server echoes.
 
+use fathom_engine::kind::{kind, Wiring};
 use fathom_engine::{sockopt, Sockets};
-use fathom_proto::plan::{KindId, TestPlan};
+use fathom_proto::plan::TestPlan;
 use fathom_proto::DataHello;
 use socket2::{Domain, Protocol, Socket, Type};
 use std::io::Write;
@@ -22,7 +23,7 @@ pub struct ServerData {
     pub cookie: [u8; 16],
 }
 
-/// Sets up the data sockets of flows `ids` for `plan`'s kind.
+/// Sets up the data sockets of flows `ids` as `plan`'s kind wires them.
 pub fn connect(
     server: &ServerData,
     plan: &TestPlan,
@@ -31,8 +32,9 @@ pub fn connect(
 ) -> Result<Sockets, String> {
     let tcp = SocketAddr::new(server.ip, server.port);
     let own = || plan.flows.iter().filter(|f| ids.contains(&f.id));
-    match plan.kind {
-        KindId::Stream | KindId::Rr => own()
+    let kind = kind(plan.kind).map_err(|e| e.to_string())?;
+    match kind.wiring() {
+        Wiring::TcpPerFlow => own()
             .map(|f| {
                 connect_tcp(tcp, server.cookie, f.id, plan, bind)
                     .map(|s| (*f, s))
@@ -40,8 +42,8 @@ pub fn connect(
             })
             .collect::<Result<_, _>>()
             .map(Sockets::Tcp),
-        KindId::Crr => Ok(Sockets::Connect(tcp)),
-        KindId::UdpRr => own()
+        Wiring::TcpPerTransaction => Ok(Sockets::Connect(tcp)),
+        Wiring::UdpPerFlow => own()
             .zip(&server.udp_ports)
             .map(|(f, &port)| {
                 let to = SocketAddr::new(server.ip, port);

@@ -87,7 +87,7 @@ fn stream(flows: u32) -> TestPlan {
 fn hostile_plans_are_refused_naming_the_field() {
     let addr = in_process(AgentConfig::default());
     let mut d1 = stream(1);
-    d1.agent.affinity = Some(vec![1024]);
+    d1.server.affinity = Some(vec![1024]);
     let mut d3 = stream(1);
     d3.limit = Limit::Bytes(10 << 20);
     d3.interval_ns = 18_446_744_073_700_000_000;
@@ -99,7 +99,7 @@ fn hostile_plans_are_refused_naming_the_field() {
     };
     overflow.omit_ns = 5_000_000_000;
     let cases = [
-        ("D1", d1, "agent.affinity"),
+        ("D1", d1, "server.affinity"),
         ("D2", rr(1, 1, u32::MAX), "rr.burst"),
         ("D3", d3, "interval"),
         ("D4", rr(1, 0, 1), "rr.response"),
@@ -128,13 +128,13 @@ fn memory_is_budgeted_per_test_and_per_agent() {
         ..AgentConfig::default()
     });
     let mut big = stream(8);
-    big.agent.threads = Some(8);
+    big.server.threads = Some(8);
     big.write_size = 64 << 20;
     let message = refusal(setup(addr, &big).0);
     assert!(message.contains("--max-memory"), "{message}");
 
     let mut half = stream(2);
-    half.agent.threads = Some(2);
+    half.server.threads = Some(2);
     half.write_size = 32 << 20;
     let (first, held) = setup(addr, &half);
     assert!(matches!(first, ToController::Ready { .. }), "{first:?}");

@@ -153,7 +153,7 @@ fn request_response_across_hosts_counts_exactly() {
         120,
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    let s = &json(&out)["summary"];
+    let s = &json(&out)["summary"]["rr"];
     assert_eq!(s["transactions"].as_u64(), Some(4000));
     assert_eq!(s["answered"].as_u64(), Some(4000));
 }

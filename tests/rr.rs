@@ -21,7 +21,7 @@ fn a_transaction_count_is_performed_exactly_and_counted_at_both_ends() {
         &["rr", "-n", "10000", "-P", "3", "--burst", "4", "--json"],
         &["rr", "-n", "3000", "-R", "--json"],
     ] {
-        let s = &ok_json(args)["summary"];
+        let s = &ok_json(args)["summary"]["rr"];
         let n: u64 = args[2].parse().unwrap();
         assert_eq!(s["transactions"].as_u64(), Some(n), "{args:?}: asker");
         assert_eq!(s["answered"].as_u64(), Some(n), "{args:?}: answerer");
@@ -37,8 +37,12 @@ fn percentiles_are_monotonic_and_the_mean_lies_between_min_and_max() {
         &["rr", "-t", "1", "--size", "100,8K", "-P", "4", "--json"],
     ] {
         let j = ok_json(args);
-        let l = &j["summary"]["latency_us"];
-        assert!(l.is_object(), "{args:?}: no latency in {}", j["summary"]);
+        let l = &j["summary"]["rr"]["latency_us"];
+        assert!(
+            l.is_object(),
+            "{args:?}: no latency in {}",
+            j["summary"]["rr"]
+        );
         let v: Vec<f64> = ["min", "p50", "p90", "p99", "p999", "max"]
             .iter()
             .map(|k| f(&l[k]))
@@ -48,11 +52,12 @@ fn percentiles_are_monotonic_and_the_mean_lies_between_min_and_max() {
             f(&l["min"]) <= f(&l["mean"]) && f(&l["mean"]) <= f(&l["max"]),
             "{args:?}: {l}"
         );
-        assert!(f(&j["summary"]["transactions_per_second"]) > 0.0);
+        assert!(f(&j["summary"]["rr"]["transactions_per_second"]) > 0.0);
         for iv in j["intervals"].as_array().unwrap() {
-            if let (Some(a), Some(b)) =
-                (iv["latency_p50_us"].as_f64(), iv["latency_p99_us"].as_f64())
-            {
+            if let (Some(a), Some(b)) = (
+                iv["rr"]["latency_p50_us"].as_f64(),
+                iv["rr"]["latency_p99_us"].as_f64(),
+            ) {
                 assert!(a <= b, "{iv}");
             }
         }
@@ -72,7 +77,7 @@ fn udp_losses_are_counted_never_as_fast_ones_and_the_test_ends_on_time() {
         "10",
         "--json",
     ]);
-    let s = &j["summary"];
+    let s = &j["summary"]["rr"];
     let (tx, lost) = (
         s["transactions"].as_u64().unwrap(),
         s["lost"].as_u64().unwrap(),
@@ -107,7 +112,7 @@ fn udp_losses_are_counted_never_as_fast_ones_and_the_test_ends_on_time() {
         started.elapsed().as_secs_f64() < 8.0,
         "a timed UDP test ends on time"
     );
-    let s = &j["summary"];
+    let s = &j["summary"]["rr"];
     let (tx, lost) = (f(&s["transactions"]), f(&s["lost"]));
     let share = lost / (tx + lost);
     assert!((0.07..=0.13).contains(&share), "about 10% lost: {share}");
@@ -116,18 +121,18 @@ fn udp_losses_are_counted_never_as_fast_ones_and_the_test_ends_on_time() {
 #[test]
 fn an_open_loop_rate_is_held() {
     let j = ok_json(&["rr", "-t", "2", "--rate", "2000", "--json"]);
-    let tps = f(&j["summary"]["transactions_per_second"]);
+    let tps = f(&j["summary"]["rr"]["transactions_per_second"]);
     assert!(
         (tps - 2000.0).abs() <= 40.0,
         "2000 tx/s scheduled, {tps} measured"
     );
-    assert_eq!(j["test"]["rate"], 2000.0);
+    assert_eq!(j["test"]["rr"]["rate"], 2000.0);
 }
 
 #[test]
 fn crr_reports_connections_per_second() {
     let j = ok_json(&["crr", "-t", "1", "-P", "2", "--json"]);
-    let s = &j["summary"];
+    let s = &j["summary"]["rr"];
     assert!(f(&s["connections_per_second"]) > 0.0);
     assert_eq!(s["connections_per_second"], s["transactions_per_second"]);
 }
@@ -145,7 +150,7 @@ fn busy_poll_quickack_and_segments_per_transaction() {
     ]);
     assert_eq!(j["test"]["busy_poll"], true);
     assert_eq!(j["hosts"][1]["wait"], "busy-poll");
-    let seg = &j["summary"]["segments_per_transaction"];
+    let seg = &j["summary"]["rr"]["segments_per_transaction"];
     assert!(
         f(&seg["request"]) >= 1.0 && f(&seg["response"]) >= 1.0,
         "{seg}"

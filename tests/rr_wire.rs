@@ -160,7 +160,7 @@ fn the_median_latency_agrees_with_the_wire() {
             let out = run(&args, 60);
             let segs = capture.stop();
             assert!(out.status.success(), "{args:?}: {}", stderr(&out));
-            let fathom = json(&out)["summary"]["latency_us"]["p50"]
+            let fathom = json(&out)["summary"]["rr"]["latency_us"]["p50"]
                 .as_f64()
                 .expect("a p50");
             let wire = wire_p50_us(&segs);
@@ -183,7 +183,9 @@ fn an_open_loop_held_by_nagle_says_so_and_what_to_do() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let j = json(&out);
-    let p50 = j["summary"]["latency_us"]["p50"].as_f64().expect("a p50");
+    let p50 = j["summary"]["rr"]["latency_us"]["p50"]
+        .as_f64()
+        .expect("a p50");
     let warned = j["warnings"]
         .as_array()
         .expect("warnings")

@@ -133,7 +133,7 @@ fn rr_latency_across_the_emulator_is_the_configured_rtt() {
     for one_way_ms in [5.0, 25.0, 100.0] {
         lab.set_wan(&format!("delay={one_way_ms}ms"));
         let doc = lab.fathom_from_h1(&["rr", "-t", "2"], 60);
-        let min_ms = doc["summary"]["latency_us"]["min"].as_f64().unwrap() / 1000.0;
+        let min_ms = doc["summary"]["rr"]["latency_us"]["min"].as_f64().unwrap() / 1000.0;
         let rtt = 2.0 * one_way_ms;
         assert!(
             min_ms >= rtt && min_ms <= rtt + 0.5,

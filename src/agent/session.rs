@@ -5,8 +5,9 @@
 use super::handshake::{left_early, Deadline, Pass};
 use super::{data, AgentConfig, Reservation, Slot};
 use crate::connect::{self, ServerData};
+use fathom_engine::kind::{kind, Wiring};
 use fathom_engine::{clock, measure::host, Aborter, Prepared, Side, Sockets};
-use fathom_proto::plan::{KindId, TestPlan};
+use fathom_proto::plan::TestPlan;
 use fathom_proto::sample::{EndpointInfo, FlowInfo, Snapshot};
 use fathom_proto::{
     auth, Connection, FrameError, JoinPlan, Preamble, PreambleKind, ToAgent, ToController,
@@ -299,7 +300,7 @@ impl Test {
         if self.plan.is_some() {
             return Err("a session runs one test; Setup came twice".into());
         }
-        self.memory = Some(cfg.admit(&plan, &plan.agent, plan.flows.len())?);
+        self.memory = Some(cfg.admit(&plan, &plan.server, plan.flows.len())?);
         let cookie = auth::random::<16>();
         let n = plan.flows.len();
         let (stop, tx) = (self.stop_accepting.clone(), tx.clone());
@@ -307,38 +308,31 @@ impl Test {
         self.sockets = (0..n).map(|_| None).collect();
         let plan = Arc::new(plan);
         self.plan = Some(plan.clone());
-        match plan.kind {
-            KindId::Stream | KindId::Rr => {
+        let ready = |port, udp_ports| ToController::Ready {
+            port,
+            udp_ports,
+            cookie,
+        };
+        match kind(plan.kind).map_err(|e| e.to_string())?.wiring() {
+            Wiring::TcpPerFlow => {
                 let listener = data::listen(ip, &plan).map_err(no_listener)?;
                 let port = data::port_of(&listener);
                 std::thread::spawn(move || data::accept_flows(listener, cookie, n, stop, tx));
-                Ok(vec![ToController::Ready {
-                    port,
-                    udp_ports: Vec::new(),
-                    cookie,
-                }])
+                Ok(vec![ready(port, Vec::new())])
             }
-            KindId::UdpRr => {
+            Wiring::UdpPerFlow => {
                 let socks = data::udp_sockets(ip, &plan).map_err(no_listener)?;
                 let udp_ports = socks.iter().map(data::port_of).collect();
                 std::thread::spawn(move || data::pair_udp(socks, cookie, stop, tx));
-                Ok(vec![ToController::Ready {
-                    port: 0,
-                    udp_ports,
-                    cookie,
-                }])
+                Ok(vec![ready(0, udp_ports)])
             }
-            KindId::Crr => {
+            Wiring::TcpPerTransaction => {
                 let listener = data::listen(ip, &plan).map_err(no_listener)?;
                 let port = data::port_of(&listener);
                 let ids = plan.flows.iter().map(|f| f.id).collect();
-                let infos = self.prepare(Side::Agent, ids, Sockets::Listen(listener))?;
+                let infos = self.prepare(Side::Server, ids, Sockets::Listen(listener))?;
                 Ok(vec![
-                    ToController::Ready {
-                        port,
-                        udp_ports: Vec::new(),
-                        cookie,
-                    },
+                    ready(port, Vec::new()),
                     ToController::Connected(infos),
                 ])
             }
@@ -358,13 +352,12 @@ impl Test {
             .zip(self.sockets.drain(..))
             .map(|(f, s)| (*f, s.expect("every flow arrived")))
             .collect();
-        let sockets = if plan.kind == KindId::UdpRr {
-            Sockets::Udp(socks)
-        } else {
-            Sockets::Tcp(socks)
-        };
+        let sockets = kind(plan.kind)
+            .map_err(|e| e.to_string())?
+            .wiring()
+            .per_flow(socks);
         self.prepare(
-            Side::Agent,
+            Side::Server,
             plan.flows.iter().map(|f| f.id).collect(),
             sockets,
         )
@@ -376,7 +369,7 @@ impl Test {
         if self.plan.is_some() {
             return Err("a session runs one test; Join came after another setup".into());
         }
-        self.memory = Some(cfg.admit(&j.plan, &j.plan.controller, j.flows.len())?);
+        self.memory = Some(cfg.admit(&j.plan, &j.plan.client, j.flows.len())?);
         self.plan = Some(Arc::new(j.plan.clone()));
         let server = ServerData {
             ip: j.server,
@@ -385,7 +378,7 @@ impl Test {
             cookie: j.cookie,
         };
         let sockets = connect::connect(&server, &j.plan, &j.flows, None)?;
-        self.prepare(Side::Controller, j.flows, sockets)
+        self.prepare(Side::Client, j.flows, sockets)
     }
 
     fn prepare(

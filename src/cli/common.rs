@@ -124,7 +124,7 @@ pub fn checked(plan: TestPlan) -> Result<TestPlan, String> {
     plan.validate()
         .map_err(|e| format!("{}: {}", flag_of(e.field), e.message))?;
     let cpus = std::thread::available_parallelism().map_or(1, |c| c.get()) as u32;
-    let need = plan.memory_estimate(&plan.controller, plan.flows.len(), cpus);
+    let need = plan.memory_estimate(&plan.client, plan.flows.len(), cpus);
     if need > TEST_MEMORY_BUDGET {
         return Err(format!(
             "--write/--threads/-P: this end would need about {} MB (threads x (write + read) plus \
@@ -156,10 +156,10 @@ fn flag_of(field: &'static str) -> &'static str {
         "socket.rcvbuf" => "--rcvbuf/--buffer",
         "socket.mss" => "--mss",
         "socket.cc" => "--cc",
-        "controller.affinity" => "--affinity (this side's CPUs)",
-        "agent.affinity" => "--affinity (the agent's CPUs, after /)",
-        "controller.cpu_set" | "agent.cpu_set" => "--cpus",
-        "controller.threads" | "agent.threads" => "--threads",
+        "client.affinity" => "--affinity (this side's CPUs)",
+        "server.affinity" => "--affinity (the agent's CPUs, after /)",
+        "client.cpu_set" | "server.cpu_set" => "--cpus",
+        "client.threads" | "server.threads" => "--threads",
         other => other,
     }
 }
@@ -313,7 +313,7 @@ impl CommonArgs {
         }
     }
 
-    /// (controller's, agent's) thread placement.
+    /// (client end's, server end's) thread placement.
     pub fn sides(&self) -> (SideOptions, SideOptions) {
         let (local, remote) = self.affinity.clone().unwrap_or((None, None));
         let cpu_set = self.cpus.map(|n| (0..n).collect::<Vec<u32>>());

@@ -4,6 +4,7 @@
 use super::common::StoreArgs;
 use super::rr::RrArgs;
 use super::stream::StreamArgs;
+use fathom_proto::plan::KindId;
 use std::path::PathBuf;
 
 /// `fathom sweep KIND ...`.
@@ -69,28 +70,21 @@ pub struct VaryArgs {
 }
 
 impl SweepTest {
-    /// The test kind, whether --json and --csv were given, the sweep's options and the store.
+    /// The test's command (its kind's, as the descriptor names it), whether --json and --csv
+    /// were given, the sweep's options and the store.
     pub fn parts(&self) -> (&'static str, bool, bool, &VaryArgs, &StoreArgs) {
-        match self {
-            SweepTest::Stream(s) => (
-                "stream",
-                s.test.common.json,
-                s.test.common.csv,
-                &s.sweep,
-                &s.test.common.store,
-            ),
-            SweepTest::Rr(s) | SweepTest::Crr(s) => (
-                if matches!(self, SweepTest::Rr(_)) {
-                    "rr"
-                } else {
-                    "crr"
-                },
-                s.test.common.json,
-                s.test.common.csv,
-                &s.sweep,
-                &s.test.common.store,
-            ),
-        }
+        let (kind, common, sweep) = match self {
+            SweepTest::Stream(s) => (KindId::Stream, &s.test.common, &s.sweep),
+            SweepTest::Rr(s) => (KindId::Rr, &s.test.common, &s.sweep),
+            SweepTest::Crr(s) => (KindId::Crr, &s.test.common, &s.sweep),
+        };
+        (
+            kind.descriptor().command,
+            common.json,
+            common.csv,
+            sweep,
+            &common.store,
+        )
     }
 }
 

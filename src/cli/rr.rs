@@ -106,7 +106,7 @@ impl RrArgs {
         let mut socket = c.socket();
         socket.quickack = self.quickack;
         socket.busy_poll = self.busy_poll;
-        let (controller, agent) = c.sides();
+        let (client, server) = c.sides();
         let largest = request.max(response);
         super::common::checked(TestPlan {
             kind,
@@ -126,8 +126,8 @@ impl RrArgs {
                 udp_timeout_ns: self.udp_timeout.unwrap_or(0),
                 test_drop_every: self.test_drop_every,
             }),
-            controller,
-            agent,
+            client,
+            server,
         })
     }
 }

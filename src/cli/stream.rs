@@ -65,7 +65,7 @@ impl StreamArgs {
         let c = &self.common;
         c.validate()?;
         let limit = c.limit("-n/--bytes", self.bytes, Limit::Bytes)?;
-        let (controller, agent) = c.sides();
+        let (client, server) = c.sides();
         super::common::checked(TestPlan {
             kind: KindId::Stream,
             flows: flows(c.connections(), self.reverse, self.bidir),
@@ -77,8 +77,8 @@ impl StreamArgs {
             read_size: self.read.unwrap_or(0),
             zerocopy: self.zerocopy,
             rr: None,
-            controller,
-            agent,
+            client,
+            server,
         })
     }
 }

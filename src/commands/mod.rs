@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod key;
+pub mod lab;
 pub mod output;
 pub mod plot;
 pub mod report;

@@ -50,11 +50,7 @@ pub fn run(a: &PlotArgs) -> Result<(), Failure> {
 
 /// A run's interval chart of `metric` (default: its main figure).
 pub fn run_chart(report: &Report, metric: Option<&str>) -> Result<Chart, Failure> {
-    let default = if report.summary.transactions.is_some() {
-        "transactions_per_second"
-    } else {
-        "bits_per_second"
-    };
+    let default = fathom_report::series::primary_metric(&report.test.kind);
     plot::interval_chart(report, metric.unwrap_or(default)).map_err(Failure::Usage)
 }
 

@@ -43,12 +43,7 @@ impl Prepared {
         ids: Vec<u32>,
         sockets: Sockets,
     ) -> io::Result<Self> {
-        let k = kind(plan.kind).ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::Unsupported,
-                format!("test kind {} is not built in", plan.kind.name()),
-            )
-        })?;
+        let k = kind(plan.kind)?;
         let infos = match &sockets {
             Sockets::Tcp(v) | Sockets::Udp(v) => v
                 .iter()
@@ -104,8 +99,8 @@ impl Prepared {
         let schedule = Schedule::of(&self.plan);
         let end_ns = Arc::new(AtomicU64::new(schedule.end().map_or(u64::MAX, |e| t0 + e)));
         let side_opts = match self.side {
-            Side::Controller => &self.plan.controller,
-            Side::Agent => &self.plan.agent,
+            Side::Client => &self.plan.client,
+            Side::Server => &self.plan.server,
         };
         let mut workers = Vec::new();
         let gate = Arc::new(crate::gate::Gate::default());
@@ -422,8 +417,8 @@ fn read_size(plan: &TestPlan) -> u32 {
 
 fn worker_count(plan: &TestPlan, side: Side, flows: usize) -> usize {
     let opts = match side {
-        Side::Controller => &plan.controller,
-        Side::Agent => &plan.agent,
+        Side::Client => &plan.client,
+        Side::Server => &plan.server,
     };
     let want = opts
         .threads

@@ -7,6 +7,7 @@
 //! connection); those live until they finish.
 
 use crate::measure::{counters::FlowStats, latency::Latency};
+use fathom_proto::kind::{Descriptor, Transport};
 use fathom_proto::plan::{FlowPlan, KindId, TestPlan};
 use socket2::Socket;
 use std::io;
@@ -14,13 +15,13 @@ use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::sync::Arc;
 
-/// Which end of a test an endpoint is.
+/// Which end of a test an endpoint is; the report names its hosts by the same roles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
-    /// The connecting end (the controller's, or a client agent's).
-    Controller,
-    /// The accepting end.
-    Agent,
+    /// The connecting end (the controller's own, or a client agent's).
+    Client,
+    /// The accepting end (the server agent).
+    Server,
 }
 
 impl Side {
@@ -29,7 +30,7 @@ impl Side {
         use fathom_proto::plan::Direction::*;
         matches!(
             (self, dir),
-            (Side::Controller, Forward) | (Side::Agent, Reverse)
+            (Side::Client, Forward) | (Side::Server, Reverse)
         )
     }
 }
@@ -43,6 +44,39 @@ pub enum Step {
     Again,
     /// Finished.
     Done,
+}
+
+/// How a kind's data sockets are set up on each end before the start; the generic set-up code
+/// (the agent's session, the connecting side) asks the kind for this and does the rest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wiring {
+    /// One TCP connection per flow: the client connects one per flow, naming the flow in a
+    /// hello; the server accepts them all before the start ([`Sockets::Tcp`] on both ends).
+    TcpPerFlow,
+    /// One UDP socket per flow on each end, paired by a hello datagram the server echoes
+    /// ([`Sockets::Udp`] on both ends).
+    UdpPerFlow,
+    /// The server hands its listener to the kind ([`Sockets::Listen`]); the client connects
+    /// anew for every transaction ([`Sockets::Connect`]).
+    TcpPerTransaction,
+}
+
+impl Wiring {
+    /// What carries the payload.
+    pub fn transport(self) -> Transport {
+        match self {
+            Wiring::TcpPerFlow | Wiring::TcpPerTransaction => Transport::Tcp,
+            Wiring::UdpPerFlow => Transport::Udp,
+        }
+    }
+
+    /// The sockets of every flow, once each arrived (one per flow, in plan order).
+    pub fn per_flow(self, socks: Vec<(FlowPlan, Socket)>) -> Sockets {
+        match self {
+            Wiring::UdpPerFlow => Sockets::Udp(socks),
+            Wiring::TcpPerFlow | Wiring::TcpPerTransaction => Sockets::Tcp(socks),
+        }
+    }
 }
 
 /// This side's data sockets, as set up before the start.
@@ -149,20 +183,33 @@ impl Setup<'_> {
     }
 }
 
-/// A test kind.
+/// A test kind: the behaviour half of its descriptor (the data half is
+/// [`fathom_proto::kind::Descriptor`]).
 pub trait Kind: Sync {
     /// Its id.
     fn id(&self) -> KindId;
+    /// How its sockets are set up on each end.
+    fn wiring(&self) -> Wiring;
+    /// Its name, transport, pattern, metrics and report figures.
+    fn descriptor(&self) -> &'static Descriptor {
+        self.id().descriptor()
+    }
     /// Builds this side's flows from its sockets.
     fn flows(&self, setup: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>>;
 }
 
-/// The kind registered for `id`.
-pub fn kind(id: KindId) -> Option<&'static dyn Kind> {
+/// The kind registered for `id`, or an error saying this build cannot run it.
+pub fn kind(id: KindId) -> io::Result<&'static dyn Kind> {
     crate::kinds::REGISTRY
         .iter()
         .copied()
         .find(|k| k.id() == id)
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("test kind {} is not built in", id.name()),
+            )
+        })
 }
 
 /// Turns a connected socket into a non-blocking mio stream.

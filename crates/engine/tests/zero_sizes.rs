@@ -64,7 +64,7 @@ fn an_asker_expecting_a_0_byte_response_does_not_spin() {
         peer
     });
     let p = plan(KindId::Rr, 1, 0, Limit::Transactions(1));
-    let info = run(p, Side::Controller, Sockets::Tcp(vec![(FLOW, sock)]));
+    let info = run(p, Side::Client, Sockets::Tcp(vec![(FLOW, sock)]));
     assert_eq!(info.error, None);
     drop(answer.join());
 }
@@ -75,7 +75,7 @@ fn an_answerer_of_0_byte_requests_does_not_divide_by_zero() {
     peer.write_all(&[7]).unwrap();
     peer.shutdown(std::net::Shutdown::Write).unwrap();
     let p = plan(KindId::Rr, 0, 1, Limit::Transactions(1));
-    let info = run(p, Side::Agent, Sockets::Tcp(vec![(FLOW, sock)]));
+    let info = run(p, Side::Server, Sockets::Tcp(vec![(FLOW, sock)]));
     assert_eq!(info.error, None);
 }
 
@@ -98,7 +98,7 @@ fn a_crr_server_of_0_byte_requests_does_not_divide_by_zero() {
         s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
         let _ = s.read(&mut [0u8; 1]);
     });
-    let info = run(p, Side::Agent, Sockets::Listen(listener));
+    let info = run(p, Side::Server, Sockets::Listen(listener));
     assert_eq!(info.error, None);
     client.join().unwrap();
 }

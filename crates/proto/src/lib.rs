@@ -40,6 +40,7 @@
 
 pub mod auth;
 pub mod frame;
+pub mod kind;
 pub mod msg;
 pub mod plan;
 pub mod sample;

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The test kinds the engine knows.
+/// The test kinds the engine knows; what each is lives in its [`crate::kind::Descriptor`].
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KindId {
     /// Bulk transfer over TCP.
@@ -16,34 +16,12 @@ pub enum KindId {
     UdpRr,
 }
 
-impl KindId {
-    /// The name used on the command line and in results.
-    pub fn name(self) -> &'static str {
-        match self {
-            KindId::Stream => "stream",
-            KindId::Rr => "rr",
-            KindId::Crr => "crr",
-            KindId::UdpRr => "udp_rr",
-        }
-    }
-
-    /// True for the kinds that carry request/response options (`TestPlan::rr`).
-    pub fn is_request_response(self) -> bool {
-        matches!(self, KindId::Rr | KindId::Crr | KindId::UdpRr)
-    }
-
-    /// True for the kinds whose payload travels in datagrams (sizes capped at one UDP payload).
-    pub fn is_datagram(self) -> bool {
-        matches!(self, KindId::UdpRr)
-    }
-}
-
 /// Which way a flow's payload goes.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Direction {
-    /// The controller's side sends (stream) or asks (request/response).
+    /// The client end sends (stream) or asks (request/response).
     Forward,
-    /// The agent's side sends.
+    /// The server end sends.
     Reverse,
 }
 
@@ -143,10 +121,10 @@ pub struct TestPlan {
     pub zerocopy: bool,
     /// Request/response shape, for the request/response kinds.
     pub rr: Option<RrOptions>,
-    /// The controller's end.
-    pub controller: SideOptions,
-    /// The agent's end.
-    pub agent: SideOptions,
+    /// The client end (the connecting side: the controller's own end, or client agents).
+    pub client: SideOptions,
+    /// The server end (the accepting agent).
+    pub server: SideOptions,
 }
 
 impl Default for TestPlan {
@@ -165,8 +143,8 @@ impl Default for TestPlan {
             read_size: 0,
             zerocopy: false,
             rr: None,
-            controller: SideOptions::default(),
-            agent: SideOptions::default(),
+            client: SideOptions::default(),
+            server: SideOptions::default(),
         }
     }
 }

@@ -54,7 +54,7 @@ const DEFAULT_READ: u64 = 128 << 10;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{field}: {message}")]
 pub struct PlanError {
-    /// The field, as a path into the plan (`rr.burst`, `agent.affinity`).
+    /// The field, as a path into the plan (`rr.burst`, `server.affinity`).
     pub field: &'static str,
     /// What is wrong, with the value.
     pub message: String,
@@ -122,16 +122,12 @@ impl TestPlan {
         self.validate_rr()?;
         self.validate_socket()?;
         validate_side(
-            &self.controller,
-            [
-                "controller.affinity",
-                "controller.cpu_set",
-                "controller.threads",
-            ],
+            &self.client,
+            ["client.affinity", "client.cpu_set", "client.threads"],
         )?;
         validate_side(
-            &self.agent,
-            ["agent.affinity", "agent.cpu_set", "agent.threads"],
+            &self.server,
+            ["server.affinity", "server.cpu_set", "server.threads"],
         )
     }
 
@@ -367,8 +363,8 @@ mod tests {
     #[test]
     fn each_defect_of_the_hostile_probe_is_refused_by_field() {
         let mut p = stream();
-        p.agent.affinity = Some(vec![1024]);
-        assert_eq!(field_of(&p), "agent.affinity", "D1");
+        p.server.affinity = Some(vec![1024]);
+        assert_eq!(field_of(&p), "server.affinity", "D1");
         let mut p = rr();
         p.rr.as_mut().unwrap().burst = u32::MAX;
         assert_eq!(field_of(&p), "rr.burst", "D2");
@@ -407,10 +403,8 @@ mod tests {
             ("socket.mss", |p| p.socket.mss = Some(1)),
             ("socket.sndbuf", |p| p.socket.sndbuf = Some(0)),
             ("socket.cc", |p| p.socket.cc = Some("x".repeat(16))),
-            ("controller.cpu_set", |p| {
-                p.controller.cpu_set = Some(vec![0; 1025])
-            }),
-            ("controller.threads", |p| p.controller.threads = Some(0)),
+            ("client.cpu_set", |p| p.client.cpu_set = Some(vec![0; 1025])),
+            ("client.threads", |p| p.client.threads = Some(0)),
             ("rr", |p| p.rr = rr().rr),
         ];
         for (field, spoil) in cases {

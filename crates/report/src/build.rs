@@ -4,7 +4,8 @@
 use crate::cpu::{busy_ticks, cpu_between};
 use crate::model::*;
 use crate::run::{EndData, Role, RunData, View, Window};
-use fathom_proto::plan::{Direction, Limit};
+use fathom_proto::kind::Figure;
+use fathom_proto::plan::{Direction, Limit, TestPlan};
 use fathom_proto::sample::{EndpointInfo, TcpInfo};
 
 /// Builds the report of a run.
@@ -360,23 +361,31 @@ fn echo(run: &RunData) -> TestEcho {
         mss: p.socket.mss,
         sndbuf: p.socket.sndbuf,
         rcvbuf: p.socket.rcvbuf,
-        request_size: p.rr.as_ref().map(|r| r.request),
-        response_size: p.rr.as_ref().map(|r| r.response),
-        burst: p.rr.as_ref().filter(|r| r.rate.is_none()).map(|r| r.burst),
-        rate: p.rr.as_ref().and_then(|r| r.rate),
+        rr: rr_echo(p),
+        quickack: p.socket.quickack,
+        busy_poll: p.socket.busy_poll,
+        started_unix_s: run.started_unix_s,
+    }
+}
+
+/// The request/response options as run, for the kinds that have them.
+fn rr_echo(p: &TestPlan) -> Option<RrTest> {
+    let r = p.rr.as_ref().filter(|_| p.kind.descriptor().is_rr())?;
+    Some(RrTest {
+        request_size: r.request,
+        response_size: r.response,
+        burst: r.rate.is_none().then_some(r.burst),
+        rate: r.rate,
         transactions: match p.limit {
             Limit::Transactions(n) => Some(n),
             _ => None,
         },
-        quickack: p.socket.quickack,
-        busy_poll: p.socket.busy_poll,
         udp_timeout_ms: p
-            .rr
-            .as_ref()
-            .filter(|_| p.kind == fathom_proto::plan::KindId::UdpRr)
-            .map(|r| r.udp_timeout_ns as f64 / 1e6),
-        started_unix_s: run.started_unix_s,
-    }
+            .kind
+            .descriptor()
+            .adds(Figure::Lost)
+            .then(|| r.udp_timeout_ns as f64 / 1e6),
+    })
 }
 
 /// Mean of the values that were measured (non-zero); 0 if none were.

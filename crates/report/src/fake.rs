@@ -114,8 +114,8 @@ pub fn run_data(flows: u32, bidir: bool) -> RunData {
         read_size: 128 * 1024,
         zerocopy: false,
         rr: None,
-        controller: SideOptions::default(),
-        agent: SideOptions::default(),
+        client: SideOptions::default(),
+        server: SideOptions::default(),
     };
     let server = EndData {
         name: "192.0.2.10:5301".into(),
@@ -305,4 +305,34 @@ fn info(side: &Side, flows: &[FlowPlan]) -> EndpointInfo {
         sampler_cpu_ns: 9_000_000,
         error: None,
     }
+}
+
+/// `report` as JSON schema 1 wrote it, for the tests that read old documents: its `rr` objects
+/// flattened into their parents (`test`, `summary`, each flow and interval).
+pub fn schema_1_json(report: &crate::Report) -> String {
+    use serde_json::Value;
+    let flatten = |o: &mut Value| {
+        if let Some(map) = o.as_object_mut() {
+            if let Some(Value::Object(rr)) = map.remove("rr") {
+                map.extend(rr);
+            }
+        }
+    };
+    let mut doc = serde_json::to_value(report).unwrap_or_default();
+    flatten(&mut doc["test"]);
+    flatten(&mut doc["summary"]);
+    for list in ["flows", "intervals"] {
+        if let Some(items) = doc[list].as_array_mut() {
+            items.iter_mut().for_each(flatten);
+        }
+    }
+    // Schema 1 intervals had only the instants their snapshots were taken, as start and end.
+    for iv in doc["intervals"].as_array_mut().into_iter().flatten() {
+        if let Some(map) = iv.as_object_mut() {
+            map.remove("measured_start");
+            map.remove("measured_end");
+        }
+    }
+    doc["schema_version"] = Value::from(1);
+    doc.to_string()
 }

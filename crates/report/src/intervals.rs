@@ -6,9 +6,10 @@
 
 use crate::build::{rate, ratio, segs_per_ack, tcp_delta};
 use crate::cpu::cpu_between;
-use crate::model::{FlowInterval, Interval, PER_FLOW_INTERVALS_MAX};
+use crate::model::{FlowInterval, Interval, RrInterval, PER_FLOW_INTERVALS_MAX};
 use crate::run::View;
-use fathom_proto::plan::{KindId, Limit, TestPlan};
+use fathom_proto::kind::Figure;
+use fathom_proto::plan::{Limit, TestPlan};
 use fathom_proto::sample::{FlowSnapshot, Mark, Snapshot};
 
 /// The snapshots that bound intervals: up to the window's end (or all, if it never came), and
@@ -153,7 +154,7 @@ pub fn build(v: &View<'_>) -> Vec<Interval> {
             };
             iv.cpu_local = cpu(client);
             iv.cpu_remote = cpu(0);
-            if run.plan.rr.is_some() {
+            if run.plan.kind.descriptor().is_rr() {
                 rr_interval(v, &all, k, &mut iv);
             }
             iv
@@ -195,8 +196,16 @@ fn rr_interval(v: &View<'_>, all: &[(Vec<&Snapshot>, usize)], k: usize, iv: &mut
         crate::rr::merge_into(&mut hist, std::slice::from_ref(b));
     }
     let l = crate::rr::latency(&hist);
-    iv.transactions_per_second = Some(tps);
-    iv.latency_p50_us = l.as_ref().map(|l| l.p50);
-    iv.latency_p99_us = l.as_ref().map(|l| l.p99);
-    iv.lost = (v.run.plan.kind == KindId::UdpRr).then_some(lost);
+    iv.rr = Some(RrInterval {
+        transactions_per_second: tps,
+        latency_p50_us: l.as_ref().map(|l| l.p50),
+        latency_p99_us: l.as_ref().map(|l| l.p99),
+        lost: v
+            .run
+            .plan
+            .kind
+            .descriptor()
+            .adds(Figure::Lost)
+            .then_some(lost),
+    });
 }

@@ -2,10 +2,13 @@
 //! output (documented in docs/output.md, schema in docs/schema/result.schema.json): change a
 //! field here and the schema version with it.
 
+pub mod rr;
+
+pub use rr::{Latency, RrFlow, RrInterval, RrSummary, RrTest, SegmentsPerTransaction};
 use serde::{Deserialize, Serialize};
 
 /// Version of the JSON shape; bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One test's result.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
@@ -35,7 +38,7 @@ pub struct Report {
 /// The test's parameters.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct TestEcho {
-    /// Test kind ("stream").
+    /// Test kind ("stream", "rr", "crr", "udp_rr").
     pub kind: String,
     /// The server agent's name or address.
     pub agent: String,
@@ -71,22 +74,12 @@ pub struct TestEcho {
     pub sndbuf: Option<u32>,
     /// Requested SO_RCVBUF.
     pub rcvbuf: Option<u32>,
-    /// Request/response kinds: request and response sizes, bytes.
-    pub request_size: Option<u32>,
-    /// Request/response kinds: response size, bytes.
-    pub response_size: Option<u32>,
-    /// Request/response kinds: transactions in flight per connection (closed loop).
-    pub burst: Option<u32>,
-    /// Request/response kinds: scheduled transactions per second (open loop).
-    pub rate: Option<f64>,
-    /// Request/response kinds: transactions requested with `-n`.
-    pub transactions: Option<u64>,
+    /// Request/response kinds: their options.
+    pub rr: Option<RrTest>,
     /// TCP_QUICKACK re-armed after every read.
     pub quickack: bool,
     /// Workers spun instead of sleeping.
     pub busy_poll: bool,
-    /// UDP request/response: timeout after which a transaction is lost, ms.
-    pub udp_timeout_ms: Option<f64>,
     /// Wall-clock start, seconds since the Unix epoch.
     pub started_unix_s: f64,
 }
@@ -190,55 +183,8 @@ pub struct Summary {
     pub buffers: Buffers,
     /// TCP internals summed or averaged over the flows.
     pub tcp: TcpSummary,
-    /// Request/response kinds: transactions completed by the asking side(s) in the window.
-    pub transactions: Option<u64>,
-    /// Request/response kinds: transactions per second.
-    pub transactions_per_second: Option<f64>,
-    /// crr: connections opened (and closed) per second, one per transaction.
-    pub connections_per_second: Option<f64>,
-    /// Request/response kinds: requests the answering side(s) answered in the window.
-    pub answered: Option<u64>,
-    /// UDP request/response: transactions given up after the timeout.
-    pub lost: Option<u64>,
-    /// Request/response kinds: round-trip latency over the window.
-    pub latency_us: Option<Latency>,
-    /// An estimate of the one-way latency: half the median round trip (not measured one way).
-    pub one_way_estimate_us: Option<f64>,
-    /// Request/response kinds: busy CPU µs per transaction on each host.
-    pub cpu_us_per_transaction: Option<ServiceDemand>,
-    /// TCP request/response kinds: segments per transaction seen by the asking sockets.
-    pub segments_per_transaction: Option<SegmentsPerTransaction>,
-}
-
-/// Round-trip latency percentiles, µs.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct Latency {
-    /// Fastest transaction.
-    pub min: f64,
-    /// Median.
-    pub p50: f64,
-    /// 90th percentile.
-    pub p90: f64,
-    /// 99th percentile.
-    pub p99: f64,
-    /// 99.9th percentile.
-    pub p999: f64,
-    /// Slowest transaction.
-    pub max: f64,
-    /// Mean.
-    pub mean: f64,
-    /// Standard deviation.
-    pub stddev: f64,
-}
-
-/// Segments per transaction in each direction, from the asking sockets' TCP_INFO. About 1 in a
-/// direction means ACKs ride on the data (delayed ACK piggy-backing); about 2 means separate ACKs.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct SegmentsPerTransaction {
-    /// Segments the asker sent per transaction (requests and its ACKs).
-    pub request: f64,
-    /// Segments the asker received per transaction (responses and the answerer's ACKs).
-    pub response: f64,
+    /// Request/response kinds: transactions, latency and what they cost.
+    pub rr: Option<RrSummary>,
 }
 
 /// One direction of a bidirectional test.
@@ -417,10 +363,8 @@ pub struct FlowResult {
     pub rcvbuf_end: u32,
     /// Congestion control.
     pub cc: String,
-    /// Request/response kinds: transactions the flow completed in the window.
-    pub transactions: Option<u64>,
-    /// Request/response kinds: its transactions per second.
-    pub transactions_per_second: Option<f64>,
+    /// Request/response kinds: the flow's transactions.
+    pub rr: Option<RrFlow>,
     /// Sender's address.
     pub sender: String,
     /// Receiver's address.
@@ -458,14 +402,25 @@ pub struct Interval {
     pub cpu_remote: f64,
     /// Per flow (present when the test has at most [`PER_FLOW_INTERVALS_MAX`] flows).
     pub flows: Vec<FlowInterval>,
-    /// Request/response kinds: transactions per second.
-    pub transactions_per_second: Option<f64>,
-    /// Request/response kinds: median round trip, µs.
-    pub latency_p50_us: Option<f64>,
-    /// Request/response kinds: 99th-percentile round trip, µs.
-    pub latency_p99_us: Option<f64>,
-    /// UDP request/response: transactions lost.
-    pub lost: Option<u64>,
+    /// Request/response kinds: transactions and latency.
+    pub rr: Option<RrInterval>,
+}
+
+impl Interval {
+    /// The figure named `metric` (a series metric name), if the interval has it.
+    pub fn metric(&self, metric: &str) -> Option<f64> {
+        let rr = self.rr.as_ref();
+        match metric {
+            "bits_per_second" => Some(self.bits_per_second),
+            "rtt_us" => Some(self.rtt_us),
+            "cwnd" => Some(self.cwnd as f64),
+            "retransmits" => Some(self.retransmits as f64),
+            "transactions_per_second" => rr.map(|r| r.transactions_per_second),
+            "latency_p50_us" => rr?.latency_p50_us,
+            "latency_p99_us" => rr?.latency_p99_us,
+            _ => None,
+        }
+    }
 }
 
 /// Per-flow interval records are kept up to this many flows.

@@ -2,9 +2,11 @@
 //! CPU and TCP segments per transaction.
 
 use crate::build::{busy_us, ratio, tcp_delta};
-use crate::model::{FlowResult, Latency, SegmentsPerTransaction, ServiceDemand, Summary};
+use crate::model::{
+    FlowResult, Latency, RrFlow, RrSummary, SegmentsPerTransaction, ServiceDemand, Summary,
+};
 use crate::run::View;
-use fathom_proto::plan::KindId;
+use fathom_proto::kind::Figure;
 use fathom_proto::sample::{FlowSnapshot, Snapshot, TcpInfo};
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
@@ -42,7 +44,8 @@ pub fn latency(h: &Histogram<u64>) -> Option<Latency> {
     })
 }
 
-/// Fills the request/response parts of the summary and the flows.
+/// Fills the request/response sections of the summary and the flows; the figures a kind adds
+/// are those its descriptor lists.
 pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
     let run = v.run;
     let Some(rr) = &run.plan.rr else { return };
@@ -70,8 +73,10 @@ pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
             Some((_, n)) => *n += t,
             None => per_asker.push((l.sender.0, t)),
         }
-        flow.transactions = Some(t);
-        flow.transactions_per_second = Some(ratio(t as f64, aw.seconds()));
+        flow.rr = Some(RrFlow {
+            transactions: t,
+            transactions_per_second: ratio(t as f64, aw.seconds()),
+        });
     }
     let mut hist = empty();
     let mut tps = 0.0;
@@ -89,20 +94,24 @@ pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
         v.window(i)
             .map_or(0.0, |w| ratio(busy_us(&run.ends[i], &w), tx as f64))
     };
-    summary.transactions = Some(tx);
-    summary.transactions_per_second = Some(tps);
-    summary.answered = Some(answered);
-    summary.connections_per_second = (run.plan.kind == KindId::Crr).then_some(tps);
-    summary.lost = (run.plan.kind == KindId::UdpRr).then_some(lost);
-    summary.latency_us = latency(&hist);
-    summary.one_way_estimate_us = summary.latency_us.as_ref().map(|l| l.p50 / 2.0);
-    summary.cpu_us_per_transaction = Some(ServiceDemand {
-        local: per_tx(client),
-        remote: per_tx(0),
+    let kind = run.plan.kind.descriptor();
+    let latency_us = latency(&hist);
+    summary.rr = Some(RrSummary {
+        transactions: tx,
+        transactions_per_second: tps,
+        connections_per_second: kind.adds(Figure::ConnectionsPerSecond).then_some(tps),
+        answered,
+        lost: kind.adds(Figure::Lost).then_some(lost),
+        one_way_estimate_us: latency_us.as_ref().map(|l| l.p50 / 2.0),
+        latency_us,
+        cpu_us_per_transaction: ServiceDemand {
+            local: per_tx(client),
+            remote: per_tx(0),
+        },
+        segments_per_transaction: (kind.adds(Figure::SegmentsPerTransaction) && rr.request > 0)
+            .then(|| SegmentsPerTransaction {
+                request: ratio(tcp.segs_out as f64, tx as f64),
+                response: ratio(tcp.segs_in as f64, tx as f64),
+            }),
     });
-    summary.segments_per_transaction =
-        (run.plan.kind == KindId::Rr && rr.request > 0).then(|| SegmentsPerTransaction {
-            request: ratio(tcp.segs_out as f64, tx as f64),
-            response: ratio(tcp.segs_in as f64, tx as f64),
-        });
 }

@@ -5,6 +5,7 @@
 
 use crate::model::Report;
 use crate::stats::{describe, Confidence, Stat};
+use fathom_proto::plan::KindId;
 use serde::{Deserialize, Serialize};
 
 /// Version of the series JSON shape; bumped on any incompatible change.
@@ -144,23 +145,24 @@ pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
             windows.iter().sum::<f64>() / windows.len() as f64,
         ));
     }
-    if let Some(t) = s.transactions_per_second {
-        m.push(("transactions_per_second", t));
-    }
-    if let Some(c) = s.connections_per_second {
-        m.push(("connections_per_second", c));
-    }
-    if let Some(l) = &s.latency_us {
-        m.extend([
-            ("latency_p50_us", l.p50),
-            ("latency_p90_us", l.p90),
-            ("latency_p99_us", l.p99),
-            ("latency_p999_us", l.p999),
-            ("latency_mean_us", l.mean),
-        ]);
-    }
-    if let Some(d) = &s.cpu_us_per_transaction {
-        m.push(("cpu_us_per_transaction_local", d.local));
+    if let Some(rr) = &s.rr {
+        m.push(("transactions_per_second", rr.transactions_per_second));
+        if let Some(c) = rr.connections_per_second {
+            m.push(("connections_per_second", c));
+        }
+        if let Some(l) = &rr.latency_us {
+            m.extend([
+                ("latency_p50_us", l.p50),
+                ("latency_p90_us", l.p90),
+                ("latency_p99_us", l.p99),
+                ("latency_p999_us", l.p999),
+                ("latency_mean_us", l.mean),
+            ]);
+        }
+        m.push((
+            "cpu_us_per_transaction_local",
+            rr.cpu_us_per_transaction.local,
+        ));
     }
     m.into_iter().filter(|(_, v)| v.is_finite()).collect()
 }
@@ -180,13 +182,10 @@ fn machine_cpu_s(r: &Report) -> f64 {
     total
 }
 
-/// The metric a kind's series is judged by: transactions/s for request/response, receive
-/// throughput otherwise.
+/// The metric the series of kind `kind` (its name in results) is judged by, as its descriptor
+/// says; receive throughput for a name this build does not know.
 pub fn primary_metric(kind: &str) -> &'static str {
-    match kind {
-        "rr" | "crr" | "udp_rr" => "transactions_per_second",
-        _ => "bits_per_second",
-    }
+    KindId::from_name(kind).map_or("bits_per_second", |k| k.descriptor().primary_metric)
 }
 
 /// Every metric of `reports` summarized at confidence `level`, in [`metrics`]' order.

@@ -2,6 +2,7 @@
 //! per-flow table (for a few flows), the summary, then warnings and the error. Plain text, no
 //! colors, columns aligned; the text may change between versions (the JSON is the contract).
 
+use crate::export::Exporter;
 use crate::model::{Buffers, Cpu, DirectionResult, FlowResult, Interval, Report};
 use crate::table_rr;
 use crate::warnings::human_bytes;
@@ -12,10 +13,21 @@ pub const FLOW_TABLE_MAX: usize = 16;
 /// Width of the summary's labels.
 const LABEL: usize = 16;
 
+/// The terminal exporter: reports ([`render`]), series ([`crate::table_series`]), comparisons
+/// and store listings, as plain aligned text.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Table;
+
+impl Exporter<Report> for Table {
+    fn export(&self, r: &Report) -> Vec<u8> {
+        render(r)
+    }
+}
+
 /// The report as the terminal shows it.
 pub fn render(r: &Report) -> Vec<u8> {
     let mut lines = vec![header(r)];
-    let rr = r.summary.transactions.is_some();
+    let rr = r.summary.rr.is_some();
     if !r.intervals.is_empty() {
         lines.push(String::new());
         lines.extend(if rr {
@@ -188,8 +200,8 @@ fn summary(r: &Report) -> Vec<String> {
         secs(s.seconds)
     )];
     let mut item = |label: &str, text: String| lines.push(format!("  {label:<LABEL$}{text}"));
-    if s.transactions.is_some() {
-        table_rr::summary(r, &mut item);
+    if let Some(rr) = &s.rr {
+        table_rr::summary(r, rr, &mut item);
         item("cpu local", cpu(&s.cpu.local));
         item("cpu remote", cpu(&s.cpu.remote));
         return lines;

@@ -1,12 +1,15 @@
 //! The terminal table's request/response parts: intervals with transactions and latency, the
 //! per-flow rows, and the summary lines a latency study reads.
 
-use crate::model::{FlowResult, Interval, Latency, Report};
+use crate::model::{FlowResult, Interval, Latency, Report, RrSummary};
 use crate::table::{pct, rtt};
 
 /// One line per interval: transactions/s, median and 99th-percentile latency, losses, CPU.
 pub fn intervals(list: &[Interval]) -> Vec<String> {
-    let lossy = list.iter().any(|iv| iv.lost.is_some());
+    let lossy = list
+        .iter()
+        .flat_map(|iv| &iv.rr)
+        .any(|rr| rr.lost.is_some());
     let mut head = format!("{:>11} {:>12} {:>10} {:>10}", "time", "tx/s", "p50", "p99");
     if lossy {
         head += &format!(" {:>7}", "lost");
@@ -14,15 +17,16 @@ pub fn intervals(list: &[Interval]) -> Vec<String> {
     head += &format!(" {:>10} {:>7}", "cpu local", "remote");
     let mut lines = vec![head];
     lines.extend(list.iter().map(|iv| {
+        let rr = iv.rr.clone().unwrap_or_default();
         let mut line = format!(
             "{:>11} {:>12} {:>10} {:>10}",
             format!("{:.2}-{:.2}", iv.start, iv.end),
-            format!("{:.0}", iv.transactions_per_second.unwrap_or(0.0)),
-            iv.latency_p50_us.map_or("-".into(), rtt),
-            iv.latency_p99_us.map_or("-".into(), rtt),
+            format!("{:.0}", rr.transactions_per_second),
+            rr.latency_p50_us.map_or("-".into(), rtt),
+            rr.latency_p99_us.map_or("-".into(), rtt),
         );
         if lossy {
-            line += &format!(" {:>7}", iv.lost.unwrap_or(0));
+            line += &format!(" {:>7}", rr.lost.unwrap_or(0));
         }
         line += &format!(" {:>10} {:>7}", pct(iv.cpu_local), pct(iv.cpu_remote));
         if iv.omitted {
@@ -40,6 +44,7 @@ pub fn flows(list: &[FlowResult]) -> Vec<String> {
         "flow", "dir", "transactions", "tx/s", "retr", "rtt", "cwnd"
     )];
     lines.extend(list.iter().map(|f| {
+        let rr = f.rr.clone().unwrap_or_default();
         format!(
             "{:>4} {:^3} {:>12} {:>12} {:>6} {:>9} {:>7}",
             f.id,
@@ -48,8 +53,8 @@ pub fn flows(list: &[FlowResult]) -> Vec<String> {
             } else {
                 "→"
             },
-            f.transactions.unwrap_or(0),
-            format!("{:.0}", f.transactions_per_second.unwrap_or(0.0)),
+            rr.transactions,
+            format!("{:.0}", rr.transactions_per_second),
             f.retransmits,
             rtt(f.rtt_us.into()),
             f.cwnd
@@ -58,22 +63,20 @@ pub fn flows(list: &[FlowResult]) -> Vec<String> {
     lines
 }
 
-/// The summary lines particular to request/response; `item` prints one labelled line.
-pub fn summary(r: &Report, item: &mut dyn FnMut(&str, String)) {
-    let s = &r.summary;
-    let t = &r.test;
-    let tx = s.transactions.unwrap_or(0);
+/// The summary lines particular to request/response (`s`, the summary's rr section); `item`
+/// prints one labelled line.
+pub fn summary(r: &Report, s: &RrSummary, item: &mut dyn FnMut(&str, String)) {
+    let t = r.test.rr.clone().unwrap_or_default();
+    let tx = s.transactions;
     let size = match (t.request_size, t.response_size) {
-        (Some(q), Some(p)) if q == p => format!("{q}-byte request and response"),
-        (Some(q), Some(p)) => format!("{q}-byte request, {p}-byte response"),
-        _ => String::new(),
+        (q, p) if q == p => format!("{q}-byte request and response"),
+        (q, p) => format!("{q}-byte request, {p}-byte response"),
     };
     item(
         "transactions",
         format!(
             "{tx} in {:.2} s: {:.0} tx/s ({size})",
-            s.seconds,
-            s.transactions_per_second.unwrap_or(0.0)
+            r.summary.seconds, s.transactions_per_second
         ),
     );
     if let Some(c) = s.connections_per_second {
@@ -108,12 +111,11 @@ pub fn summary(r: &Report, item: &mut dyn FnMut(&str, String)) {
         }
         None => item("latency", "no transaction completed".into()),
     }
-    if let Some(c) = &s.cpu_us_per_transaction {
-        item(
-            "cpu per tx",
-            format!("local {:.1} µs, remote {:.1} µs", c.local, c.remote),
-        );
-    }
+    let c = &s.cpu_us_per_transaction;
+    item(
+        "cpu per tx",
+        format!("local {:.1} µs, remote {:.1} µs", c.local, c.remote),
+    );
     if let Some(seg) = &s.segments_per_transaction {
         item(
             "segs per tx",
@@ -130,7 +132,7 @@ pub fn summary(r: &Report, item: &mut dyn FnMut(&str, String)) {
         (None, Some(b)) if b > 1 => format!("closed loop, {b} in flight per connection"),
         _ => "closed loop, one in flight per connection".into(),
     };
-    let wait = if t.busy_poll {
+    let wait = if r.test.busy_poll {
         "busy-polling"
     } else {
         "sleeping in epoll"
@@ -139,8 +141,12 @@ pub fn summary(r: &Report, item: &mut dyn FnMut(&str, String)) {
         "method",
         format!(
             "{how}; workers {wait}{}{}",
-            if t.nodelay { ", TCP_NODELAY" } else { "" },
-            if t.quickack { ", TCP_QUICKACK" } else { "" }
+            if r.test.nodelay { ", TCP_NODELAY" } else { "" },
+            if r.test.quickack {
+                ", TCP_QUICKACK"
+            } else {
+                ""
+            }
         ),
     );
     item("placement", placement(r));

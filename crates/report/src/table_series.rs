@@ -2,12 +2,20 @@
 //! options, the number of runs, the main figure's mean, confidence interval, min, median and
 //! max, then a few secondary figures. Plain text; the JSON is the contract.
 
+use crate::export::Exporter;
 use crate::series::{Point, Series};
-use crate::table::rate;
+use crate::table::{rate, Table};
+use fathom_proto::plan::KindId;
 
-/// Secondary figures shown after the main one: (metric, column title).
+impl Exporter<Series> for Table {
+    fn export(&self, s: &Series) -> Vec<u8> {
+        render(s)
+    }
+}
+
+/// Secondary figures shown after the main one, by the kind's pattern: (metric, column title).
 fn extras(s: &Series) -> &'static [(&'static str, &'static str)] {
-    if s.primary_metric == "transactions_per_second" {
+    if KindId::from_name(&s.kind).is_some_and(|k| k.descriptor().is_rr()) {
         &[
             ("latency_p50_us", "p50 µs"),
             ("latency_p99_us", "p99 µs"),

@@ -105,7 +105,7 @@ fn clamp(w: &mut Vec<String>, end: &str, e: &EndpointInfo, which: Buf, req: Opti
 /// (any application with these settings sees it), but it is the socket options', not the path's.
 fn nagle_held(plan: &TestPlan, r: &Report) -> Option<String> {
     let rate = plan.rr.as_ref()?.rate?;
-    let p50 = r.summary.latency_us.as_ref()?.p50;
+    let p50 = r.summary.rr.as_ref()?.latency_us.as_ref()?.p50;
     let s = &plan.socket;
     if plan.kind != KindId::Rr || s.nodelay || s.quickack || rate <= 0.0 {
         return None;

@@ -128,7 +128,16 @@ impl Store {
         text: &str,
         what: impl FnOnce() -> String,
     ) -> Result<T, StoreError> {
-        serde_json::from_str(text).map_err(|source| StoreError::Corrupt {
+        self.parsed(serde_json::from_str(text), what)
+    }
+
+    /// A parse's result, its failure as an error naming `what` (built only on failure).
+    fn parsed<T>(
+        &self,
+        result: serde_json::Result<T>,
+        what: impl FnOnce() -> String,
+    ) -> Result<T, StoreError> {
+        result.map_err(|source| StoreError::Corrupt {
             path: self.path.clone(),
             what: what(),
             source,

@@ -21,6 +21,7 @@ pub fn insert_intervals(
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
     )?;
     for (idx, iv) in intervals.iter().enumerate() {
+        let rr = iv.rr.as_ref();
         stmt.execute(params![
             run_id,
             int(idx as u64),
@@ -35,10 +36,10 @@ pub fn insert_intervals(
             int(iv.cwnd),
             iv.cpu_local,
             iv.cpu_remote,
-            iv.transactions_per_second,
-            iv.latency_p50_us,
-            iv.latency_p99_us,
-            iv.lost.map(int),
+            rr.map(|r| r.transactions_per_second),
+            rr.and_then(|r| r.latency_p50_us),
+            rr.and_then(|r| r.latency_p99_us),
+            rr.and_then(|r| r.lost).map(int),
         ])?;
     }
     Ok(())
@@ -79,8 +80,8 @@ pub fn insert_flows(conn: &Connection, run_id: i64, flows: &[FlowResult]) -> rus
             f.sndbuf,
             f.rcvbuf,
             f.cc,
-            f.transactions.map(int),
-            f.transactions_per_second,
+            f.rr.as_ref().map(|r| int(r.transactions)),
+            f.rr.as_ref().map(|r| r.transactions_per_second),
             f.sender,
             f.receiver,
         ])?;

@@ -92,7 +92,7 @@ fn make_v1(path: &Path, report: &fathom_report::Report) {
             report.fathom_version,
             serde_json::to_string(&report.test).unwrap(),
             serde_json::to_string(&report.summary).unwrap(),
-            serde_json::to_string(report).unwrap(),
+            fathom_report::fake::schema_1_json(report),
             common::env().to_string(),
             report.summary.bits_per_second,
         ],
@@ -156,6 +156,20 @@ fn a_version_1_database_migrates_and_keeps_its_runs() {
     let fresh = dir.path().join("fresh.db");
     Store::open(&fresh).unwrap();
     assert_eq!(schema_of(&old), schema_of(&fresh));
+}
+
+#[test]
+fn a_request_response_run_saved_at_json_schema_1_keeps_its_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("v1.db");
+    let report = common::rr_report(1234.5);
+    make_v1(&old, &report);
+    let run = Store::open(&old).unwrap().load_run(1).unwrap();
+    assert_eq!(run.report, report);
+    assert_eq!(
+        run.report.summary.rr.map(|rr| rr.transactions_per_second),
+        Some(1234.5)
+    );
 }
 
 #[test]

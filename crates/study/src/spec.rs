@@ -3,6 +3,7 @@
 //! [`SweepSpec::points`]; [`SweepSpec::estimated_seconds`] sizes it before it runs.
 
 use crate::shape::{parse_ms, parse_size};
+use fathom_proto::plan::KindId;
 use fathom_report::series::{Axis, Param};
 
 /// Setup and teardown of one run on the embedded loopback agent, in seconds (a rough figure).
@@ -20,8 +21,8 @@ const DEFAULT_TIME_S: f64 = 10.0;
 pub struct SweepSpec {
     /// Chart and table title ("Receive buffer, 1 and 10 connections").
     pub title: String,
-    /// Test kind: "stream" or "rr".
-    pub kind: String,
+    /// Test kind; its descriptor gives the command that runs it.
+    pub kind: KindId,
     /// Options every point shares, as typed (["-t", "2s", "--omit", "0.5s"]).
     pub args: Vec<String>,
     /// Swept options, outermost first; the last varies fastest.
@@ -127,7 +128,7 @@ mod tests {
     fn spec(args_: &[&str], axes: Vec<Axis>, iterations: u32) -> SweepSpec {
         SweepSpec {
             title: "t".into(),
-            kind: "stream".into(),
+            kind: KindId::Stream,
             args: args(args_),
             axes,
             iterations,

@@ -4,6 +4,7 @@
 mod common;
 
 use common::{fail, flat, series};
+use fathom_proto::plan::KindId;
 use fathom_study::{all, find, list_text};
 
 /// The test CLI's long options a study may sweep (`rtt` is the lab runner's pseudo-option).
@@ -52,7 +53,7 @@ fn quick_sweeps_use_real_options_and_stay_under_50_seconds() {
                 s.name
             );
             for q in quick.iter().chain(&full) {
-                assert!(["stream", "rr"].contains(&q.kind.as_str()), "{}", s.name);
+                assert!([KindId::Stream, KindId::Rr].contains(&q.kind), "{}", s.name);
                 assert!(q.iterations >= 1);
                 assert!(q.axes.iter().any(|a| a.name == q.x_axis), "{}", s.name);
                 for a in &q.axes {

@@ -3,7 +3,7 @@
 //! latency runs from the start of connect() to the last byte of the response.
 
 use super::pacer::Pacer;
-use crate::kind::{wrong_sockets, Flow, Io, Kind, Setup, Sockets, Step};
+use crate::kind::{wrong_sockets, Flow, Io, Kind, Setup, Sockets, Step, Wiring};
 use crate::measure::counters::FlowStats;
 use crate::{clock, sockopt};
 use fathom_proto::plan::{KindId, Limit, SocketOptions};
@@ -23,6 +23,10 @@ pub struct Crr;
 impl Kind for Crr {
     fn id(&self) -> KindId {
         KindId::Crr
+    }
+
+    fn wiring(&self) -> Wiring {
+        Wiring::TcpPerTransaction
     }
 
     fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {

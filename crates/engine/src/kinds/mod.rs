@@ -1,4 +1,11 @@
 //! The test kinds; each in its own file, listed once in [`REGISTRY`].
+//!
+//! Adding a kind touches: its variant of `KindId` (crates/proto/src/plan.rs, the wire name) and
+//! its descriptor with its line in `KindId::descriptor` and `KINDS` (crates/proto/src/kind.rs);
+//! its file here and its line in [`REGISTRY`]; its command-line options (src/cli/); and, only if
+//! it adds figures, its report section (crates/report/src/model/, with the builder filling it).
+//! Socket set-up on both ends, the report's per-pattern sections, series metrics and study
+//! commands follow from the descriptor and the kind's [`crate::kind::Wiring`].
 
 mod crr;
 mod pacer;
@@ -10,3 +17,20 @@ use crate::kind::Kind;
 
 /// Every kind the engine can run.
 pub static REGISTRY: &[&dyn Kind] = &[&stream::Stream, &rr::Rr, &crr::Crr, &udp_rr::UdpRr];
+
+#[cfg(test)]
+mod tests {
+    use super::REGISTRY;
+
+    #[test]
+    fn wiring_matches_the_descriptors_transport() {
+        for k in REGISTRY {
+            assert_eq!(
+                k.wiring().transport(),
+                k.descriptor().transport,
+                "{}",
+                k.descriptor().name
+            );
+        }
+    }
+}

@@ -3,7 +3,7 @@
 //! (open loop); the answering side replies to every complete request.
 
 use super::pacer::Pacer;
-use crate::kind::{wrong_sockets, Flow, Io, Kind, Setup, Sockets, Step};
+use crate::kind::{wrong_sockets, Flow, Io, Kind, Setup, Sockets, Step, Wiring};
 use crate::measure::counters::FlowStats;
 use crate::{clock, sockopt};
 use fathom_proto::plan::{KindId, RrOptions};
@@ -22,6 +22,10 @@ pub struct Rr;
 impl Kind for Rr {
     fn id(&self) -> KindId {
         KindId::Rr
+    }
+
+    fn wiring(&self) -> Wiring {
+        Wiring::TcpPerFlow
     }
 
     fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {

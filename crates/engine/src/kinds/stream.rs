@@ -1,6 +1,6 @@
 //! Bulk transfer: the leading side writes as fast as the socket takes it, the other reads.
 
-use crate::kind::{sendfile, Flow, Io, Kind, Setup, Sockets, Step};
+use crate::kind::{sendfile, Flow, Io, Kind, Setup, Sockets, Step, Wiring};
 use crate::measure::counters::FlowStats;
 use fathom_proto::plan::{KindId, Limit, TestPlan};
 use std::io::{self, Read, Write};
@@ -23,6 +23,10 @@ pub struct Stream;
 impl Kind for Stream {
     fn id(&self) -> KindId {
         KindId::Stream
+    }
+
+    fn wiring(&self) -> Wiring {
+        Wiring::TcpPerFlow
     }
 
     fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {

@@ -5,7 +5,7 @@
 
 use super::pacer::Pacer;
 use crate::clock;
-use crate::kind::{wrong_sockets, Flow, Io, Kind, Setup, Sockets, Step};
+use crate::kind::{wrong_sockets, Flow, Io, Kind, Setup, Sockets, Step, Wiring};
 use crate::measure::counters::FlowStats;
 use fathom_proto::plan::{KindId, RrOptions};
 use std::collections::VecDeque;
@@ -21,6 +21,10 @@ pub struct UdpRr;
 impl Kind for UdpRr {
     fn id(&self) -> KindId {
         KindId::UdpRr
+    }
+
+    fn wiring(&self) -> Wiring {
+        Wiring::UdpPerFlow
     }
 
     fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {

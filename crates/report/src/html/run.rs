@@ -56,12 +56,11 @@ fn describe(r: &Report) -> String {
 fn summary(s: &Summary) -> Vec<(&'static str, String)> {
     let pct = |v: f64| format!("{v:.1}%");
     let mut rows = Vec::new();
-    if let Some(tps) = s.transactions_per_second {
+    if let Some(rr) = &s.rr {
+        let tps = rr.transactions_per_second;
         rows.push(("Transactions/s", format!("{tps:.0}")));
-        if let Some(n) = s.transactions {
-            rows.push(("Transactions", n.to_string()));
-        }
-        if let Some(l) = &s.latency_us {
+        rows.push(("Transactions", rr.transactions.to_string()));
+        if let Some(l) = &rr.latency_us {
             rows.extend([
                 ("Latency p50", us(l.p50)),
                 ("Latency p90", us(l.p90)),
@@ -69,7 +68,7 @@ fn summary(s: &Summary) -> Vec<(&'static str, String)> {
                 ("Latency p99.9", us(l.p999)),
             ]);
         }
-        if let Some(lost) = s.lost {
+        if let Some(lost) = rr.lost {
             rows.push(("Lost", lost.to_string()));
         }
     } else {
@@ -93,7 +92,7 @@ fn summary(s: &Summary) -> Vec<(&'static str, String)> {
     let cpu = &s.cpu;
     rows.push(("CPU, local", pct(cpu.local.total)));
     rows.push(("CPU, remote", pct(cpu.remote.total)));
-    match &s.cpu_us_per_transaction {
+    match s.rr.as_ref().map(|rr| &rr.cpu_us_per_transaction) {
         Some(d) => {
             rows.push(("CPU per transaction, local", format!("{:.1} µs", d.local)));
             rows.push(("CPU per transaction, remote", format!("{:.1} µs", d.remote)));
@@ -154,9 +153,13 @@ fn chart_metrics(r: &Report) -> Vec<&'static str> {
         return Vec::new();
     }
     let mut m = Vec::new();
-    if iv.iter().any(|i| i.transactions_per_second.is_some()) {
+    if iv.iter().any(|i| i.rr.is_some()) {
         m.push("transactions_per_second");
-        if iv.iter().any(|i| i.latency_p99_us.is_some()) {
+        if iv
+            .iter()
+            .flat_map(|i| &i.rr)
+            .any(|rr| rr.latency_p99_us.is_some())
+        {
             m.push("latency_p99_us");
         }
     } else {

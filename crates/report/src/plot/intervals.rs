@@ -93,7 +93,7 @@ fn warm_up(intervals: &[Interval]) -> Option<Shade> {
 fn one(intervals: &[Interval], metric: &str) -> Result<Vec<(f64, f64)>, String> {
     let values: Vec<(f64, f64)> = intervals
         .iter()
-        .filter_map(|i| Some((i.end, value(i, metric)?)))
+        .filter_map(|i| Some((i.end, i.metric(metric)?)))
         .collect();
     if values.is_empty() {
         return Err(format!(
@@ -101,19 +101,6 @@ fn one(intervals: &[Interval], metric: &str) -> Result<Vec<(f64, f64)>, String> 
         ));
     }
     Ok(values)
-}
-
-fn value(i: &Interval, metric: &str) -> Option<f64> {
-    match metric {
-        "bits_per_second" => Some(i.bits_per_second),
-        "rtt_us" => Some(i.rtt_us),
-        "cwnd" => Some(i.cwnd as f64),
-        "retransmits" => Some(i.retransmits as f64),
-        "transactions_per_second" => i.transactions_per_second,
-        "latency_p50_us" => i.latency_p50_us,
-        "latency_p99_us" => i.latency_p99_us,
-        _ => None,
-    }
 }
 
 /// Labelled lines of (x, y) points, before scaling.

@@ -16,7 +16,10 @@ pub fn report(flows: u32) -> Report {
 pub fn rr_report(tps: f64) -> Report {
     let mut r = report(1);
     r.test.kind = "rr".into();
-    r.summary.transactions_per_second = Some(tps);
+    r.summary.rr = Some(fathom_report::model::RrSummary {
+        transactions_per_second: tps,
+        ..Default::default()
+    });
     r
 }
 

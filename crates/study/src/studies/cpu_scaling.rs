@@ -6,6 +6,7 @@ use super::{iterations, timing};
 use crate::curve::{curve, number_x, values, Curve};
 use crate::spec::{axis, SweepSpec};
 use crate::{say, shape, Study};
+use fathom_proto::plan::KindId;
 use fathom_report::series::Series;
 
 /// The study.
@@ -40,7 +41,7 @@ fn sweeps(quick: bool, cpus: u32) -> Vec<SweepSpec> {
     let counts: Vec<&str> = counts.iter().map(String::as_str).collect();
     vec![SweepSpec {
         title: "CPUs, 1 and 10 connections".into(),
-        kind: "stream".into(),
+        kind: KindId::Stream,
         args: timing(quick),
         axes: vec![axis("cpus", &counts), axis("parallel", &["1", "10"])],
         iterations: iterations(quick),

@@ -5,6 +5,7 @@ use super::{iterations, timing, KNEE};
 use crate::curve::{curve, number_x};
 use crate::spec::{axis, SweepSpec};
 use crate::{say, shape, Study};
+use fathom_proto::plan::KindId;
 use fathom_report::series::Series;
 
 /// The study.
@@ -24,7 +25,7 @@ const BPS: &str = "bits_per_second";
 fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
     vec![SweepSpec {
         title: "Connections".into(),
-        kind: "stream".into(),
+        kind: KindId::Stream,
         args: timing(quick),
         axes: vec![axis("parallel", if quick { &QUICK } else { &FULL })],
         iterations: iterations(quick),

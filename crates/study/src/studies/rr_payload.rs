@@ -7,6 +7,7 @@ use super::{iterations, size_label};
 use crate::curve::{curve, metric, size_x, values};
 use crate::spec::{args, axis, SweepSpec};
 use crate::{say, shape, Study};
+use fathom_proto::plan::KindId;
 use fathom_report::series::Series;
 
 /// The study.
@@ -27,7 +28,7 @@ const P50: &str = "latency_p50_us";
 fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
     vec![SweepSpec {
         title: "Request/response payload, delayed ACK on and off".into(),
-        kind: "rr".into(),
+        kind: KindId::Rr,
         args: if quick {
             args(&["-t", "1s"])
         } else {

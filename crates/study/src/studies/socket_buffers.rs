@@ -6,6 +6,7 @@ use super::{iterations, knee_sentence, timing, KNEE};
 use crate::curve::{curve, size_x, values, Curve};
 use crate::spec::{axis, SweepSpec};
 use crate::{say, shape, Study};
+use fathom_proto::plan::KindId;
 use fathom_report::series::Series;
 
 /// The study.
@@ -29,7 +30,7 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
         .iter()
         .map(|(opt, name)| SweepSpec {
             title: format!("{name}, 1 and 10 connections"),
-            kind: "stream".into(),
+            kind: KindId::Stream,
             args: timing(quick),
             axes: vec![axis(opt, sizes), axis("parallel", &["1", "10"])],
             iterations: iterations(quick),

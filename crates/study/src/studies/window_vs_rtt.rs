@@ -6,6 +6,7 @@ use super::{iterations, size_label};
 use crate::curve::{curve, metric, point, size_x, values, Curve};
 use crate::spec::{args, axis, SweepSpec};
 use crate::{say, shape, Study};
+use fathom_proto::plan::KindId;
 use fathom_report::series::Series;
 
 /// The study.
@@ -44,7 +45,7 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
     };
     vec![SweepSpec {
         title: format!("{bytes} transfer time by RTT and receive window"),
-        kind: "stream".into(),
+        kind: KindId::Stream,
         args: args(&["--server", "h1", "--clients", "h2", "-n", bytes]),
         axes: vec![axis("rtt", rtts), axis("rcvbuf", windows)],
         iterations: iterations(quick),

@@ -6,6 +6,7 @@ use super::{iterations, knee_sentence, size_label, timing};
 use crate::curve::{curve, size_x, values, Curve};
 use crate::spec::{axis, SweepSpec};
 use crate::{say, shape, Study};
+use fathom_proto::plan::KindId;
 use fathom_report::series::Series;
 
 /// The study.
@@ -27,7 +28,7 @@ const LARGE: f64 = 65536.0;
 fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
     vec![SweepSpec {
         title: "Write size, 1 and 2 writers".into(),
-        kind: "stream".into(),
+        kind: KindId::Stream,
         args: timing(quick),
         axes: vec![
             axis("write", if quick { &QUICK } else { &FULL }),

@@ -1,0 +1,180 @@
+//! What each test kind is, as data: its name, the command that runs it, its transport, pattern,
+//! headline metric and the figures it adds to the report, one [`Descriptor`] per kind, found with [`KindId::descriptor`].
+//!
+//! The descriptor is split in two on purpose. This half is static data that every crate needs:
+//! the report crate (which builds results and must stay free of sockets and event loops, so it
+//! does not depend on the engine), the store and the study crate (through the report), and the
+//! command line. It lives here, beside [`KindId`], because this crate is the one all of them
+//! share. The other half is behaviour (how a kind's sockets are set up on each end and the flows
+//! that drive them); it lives with each kind in `crates/engine/src/kinds/`, behind the engine's
+//! `Kind` trait, whose `descriptor()` returns the data below. Code outside those two places asks
+//! the descriptor and never matches on a kind's id or name.
+
+use crate::plan::KindId;
+
+/// What carries a kind's payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// TCP.
+    Tcp,
+    /// UDP.
+    Udp,
+}
+
+/// How a kind moves data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// One side sends as fast as it can; the other reads.
+    Stream,
+    /// One side asks, the other answers: the report's `rr` sections.
+    RequestResponse,
+}
+
+/// A figure a kind adds to its pattern's report section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Figure {
+    /// Connections opened (and closed) per second: one connection per transaction.
+    ConnectionsPerSecond,
+    /// Transactions given up after a timeout, and that timeout.
+    Lost,
+    /// TCP segments per transaction seen by the asking sockets.
+    SegmentsPerTransaction,
+}
+
+/// One test kind, as data.
+#[derive(Debug)]
+pub struct Descriptor {
+    /// Its id on the wire.
+    pub id: KindId,
+    /// The name in results and listings ("udp_rr").
+    pub name: &'static str,
+    /// The subcommand that runs it (`fathom rr`).
+    pub command: &'static str,
+    /// Flags after the subcommand that select it among the subcommand's kinds (["--udp"]).
+    pub flags: &'static [&'static str],
+    /// What carries the payload.
+    pub transport: Transport,
+    /// How it moves data.
+    pub pattern: Pattern,
+    /// The metric a series of its runs is judged by (a name from the report's metric list;
+    /// its label and unit come from the report's one table of metric names, as every metric's).
+    pub primary_metric: &'static str,
+    /// Figures it adds to its pattern's report section.
+    pub figures: &'static [Figure],
+}
+
+impl Descriptor {
+    /// True when the kind reports `figure`.
+    pub fn adds(&self, figure: Figure) -> bool {
+        self.figures.contains(&figure)
+    }
+
+    /// True for the request/response kinds.
+    pub fn is_rr(&self) -> bool {
+        self.pattern == Pattern::RequestResponse
+    }
+}
+
+const STREAM: Descriptor = Descriptor {
+    id: KindId::Stream,
+    name: "stream",
+    command: "stream",
+    flags: &[],
+    transport: Transport::Tcp,
+    pattern: Pattern::Stream,
+    primary_metric: "bits_per_second",
+    figures: &[],
+};
+
+/// A request/response kind over `transport`, run by `command` and `flags`, adding `figures`.
+const fn request_response(
+    id: KindId,
+    name: &'static str,
+    (command, flags): (&'static str, &'static [&'static str]),
+    transport: Transport,
+    figures: &'static [Figure],
+) -> Descriptor {
+    Descriptor {
+        id,
+        name,
+        command,
+        flags,
+        transport,
+        pattern: Pattern::RequestResponse,
+        primary_metric: "transactions_per_second",
+        figures,
+    }
+}
+
+const RR: Descriptor = request_response(
+    KindId::Rr,
+    "rr",
+    ("rr", &[]),
+    Transport::Tcp,
+    &[Figure::SegmentsPerTransaction],
+);
+
+const CRR: Descriptor = request_response(
+    KindId::Crr,
+    "crr",
+    ("crr", &[]),
+    Transport::Tcp,
+    &[Figure::ConnectionsPerSecond],
+);
+
+const UDP_RR: Descriptor = request_response(
+    KindId::UdpRr,
+    "udp_rr",
+    ("rr", &["--udp"]),
+    Transport::Udp,
+    &[Figure::Lost],
+);
+
+/// The registry: every kind, one line each.
+pub const KINDS: &[&Descriptor] = &[&STREAM, &RR, &CRR, &UDP_RR];
+
+impl KindId {
+    /// This kind's descriptor.
+    pub fn descriptor(self) -> &'static Descriptor {
+        match self {
+            KindId::Stream => &STREAM,
+            KindId::Rr => &RR,
+            KindId::Crr => &CRR,
+            KindId::UdpRr => &UDP_RR,
+        }
+    }
+
+    /// The name used on the command line and in results.
+    pub fn name(self) -> &'static str {
+        self.descriptor().name
+    }
+
+    /// True for the kinds that carry request/response options (`TestPlan::rr`).
+    pub fn is_request_response(self) -> bool {
+        self.descriptor().is_rr()
+    }
+
+    /// True for the kinds whose payload travels in datagrams (sizes capped at one UDP payload).
+    pub fn is_datagram(self) -> bool {
+        self.descriptor().transport == Transport::Udp
+    }
+
+    /// The kind named `name` in results, if there is one.
+    pub fn from_name(name: &str) -> Option<KindId> {
+        KINDS.iter().find(|d| d.name == name).map(|d| d.id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_and_descriptors_agree() {
+        for d in KINDS {
+            assert_eq!(d.id.descriptor().name, d.name);
+            assert_eq!(KindId::from_name(d.name), Some(d.id));
+        }
+        assert_eq!(KindId::from_name("tls"), None);
+    }
+}
