@@ -127,7 +127,7 @@ pub fn build(v: &View<'_>) -> Vec<Interval> {
                     delivery_rate_bps: tcp.delivery_rate as f64 * 8.0,
                     segs_out: tcp.segs_out.into(),
                     data_segs_out: tcp.data_segs_out.into(),
-                    data_segs_per_ack: segs_per_ack(&rtcp),
+                    data_segs_per_ack: segs_per_ack(run.plan.kind, &rtcp),
                     rwnd_limited_pct: pct(tcp.rwnd_limited_us),
                     sndbuf_limited_pct: pct(tcp.sndbuf_limited_us),
                     busy_pct: pct(tcp.busy_time_us),
