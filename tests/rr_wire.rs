@@ -1,6 +1,6 @@
 //! rr's latency against the wire: a capture of the loopback run (tcpdump) pairs every request with
 //! its response by sequence number, and fathom's median must agree with the wire's, closed and
-//! open loop, Nagle on and off. Pairing by position (each request with the next segment back) is
+//! open loop (from the schedule, which the wire shows too), Nagle on and off. Pairing by position (each request with the next segment back) is
 //! what misread an open-loop run once: with Nagle on, the segment after request k carries
 //! response k-1, held one schedule period for its delayed ACK. Needs root (CI runs it as root).
 
@@ -81,9 +81,10 @@ fn parse(line: &str) -> Option<Segment> {
     })
 }
 
-/// The median time on the wire from each request's last byte to its response's last byte, µs,
-/// on the connection whose one way carries REQ-byte segments and the other RESP-byte ones.
-fn wire_p50_us(segs: &[Segment]) -> f64 {
+/// Each transaction's times on the wire (request out, response in; s), from each request's last
+/// byte to its response's last byte, on the connection whose one way carries REQ-byte segments
+/// and the other RESP-byte ones.
+fn wire_times(segs: &[Segment]) -> Vec<(f64, f64)> {
     let mut sized: HashMap<(&str, &str), (usize, usize)> = HashMap::new();
     for s in segs {
         let e = sized.entry((&s.from, &s.to)).or_default();
@@ -115,17 +116,43 @@ fn wire_p50_us(segs: &[Segment]) -> f64 {
     // Transaction i's request is out once a segment ends at or past it; likewise its response.
     let first_covering = |ways: &[(f64, u64)], i: u64| ways.iter().find(|w| w.1 > i).map(|w| w.0);
     let n = resp.last().map_or(0, |r| r.1);
-    let mut lat: Vec<f64> = (0..n)
-        .filter_map(|i| Some(first_covering(&resp, i)? - first_covering(&req, i)?))
-        .map(|s| s * 1e6)
+    let times: Vec<(f64, f64)> = (0..n)
+        .filter_map(|i| Some((first_covering(&req, i)?, first_covering(&resp, i)?)))
         .collect();
     assert!(
-        lat.len() > 100,
+        times.len() > 100,
         "only {} transactions on the wire",
-        lat.len()
+        times.len()
     );
-    lat.sort_by(f64::total_cmp);
-    lat[lat.len() / 2]
+    times
+}
+
+/// The median of `xs`, scaled from s to µs.
+fn median_us(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2] * 1e6
+}
+
+/// The wire's latency as fathom defines it: from the request's send (closed loop) or from its
+/// scheduled instant (open loop, `period` s apart). The schedule is anchored where the wire
+/// shows it: no request leaves before its instant, so the earliest `sent - i * period` is it.
+fn wire_p50_us(times: &[(f64, f64)], period: Option<f64>) -> f64 {
+    let Some(p) = period else {
+        return median_us(times.iter().map(|(q, r)| r - q).collect());
+    };
+    let at = |i: usize| i as f64 * p;
+    let anchor = times
+        .iter()
+        .enumerate()
+        .map(|(i, (q, _))| q - at(i))
+        .fold(f64::INFINITY, f64::min);
+    median_us(
+        times
+            .iter()
+            .enumerate()
+            .map(|(i, (_, r))| r - anchor - at(i))
+            .collect(),
+    )
 }
 
 fn tcpdump_present() -> bool {
@@ -146,9 +173,13 @@ fn the_median_latency_agrees_with_the_wire() {
         return;
     }
     let size = format!("{REQ},{RESP}");
-    for (mode, extra) in [
-        ("closed loop", &["-n", "3000"][..]),
-        ("open loop", &["-t", "1", "--rate", "2000"]),
+    for (mode, extra, period) in [
+        ("closed loop", &["-n", "3000"][..], None),
+        (
+            "open loop",
+            &["-t", "1", "--rate", "2000"],
+            Some(1.0 / 2000.0),
+        ),
     ] {
         for nagle in [true, false] {
             let mut args = vec!["rr", "-4", "--size", &size, "--json", "--no-store"];
@@ -163,10 +194,16 @@ fn the_median_latency_agrees_with_the_wire() {
             let fathom = json(&out)["summary"]["rr"]["latency_us"]["p50"]
                 .as_f64()
                 .expect("a p50");
-            let wire = wire_p50_us(&segs);
-            eprintln!("{mode}, Nagle {nagle}: fathom p50 {fathom:.0} µs, wire {wire:.0} µs");
-            // Consistency, not speed: the program's figure includes its own wake-ups (a loaded
-            // machine adds tens of µs), the wire's does not; a misread pairing is off by a period.
+            let times = wire_times(&segs);
+            let wire = wire_p50_us(&times, period);
+            let rr = wire_p50_us(&times, None);
+            eprintln!(
+                "{mode}, Nagle {nagle}: fathom p50 {fathom:.0} µs, wire {wire:.0} µs \
+                 (request to response {rr:.0} µs)"
+            );
+            // Consistency, not speed: the program's figure includes its wake-up to read the
+            // answer (a loaded machine adds tens of µs), the wire's does not; a misread pairing
+            // is off by a schedule period.
             assert!(
                 fathom >= wire / 2.0 && fathom - wire <= (3.0 * wire).max(200.0),
                 "{mode}, Nagle {nagle}: fathom says {fathom:.0} µs, the wire {wire:.0} µs"
