@@ -5,7 +5,7 @@
 
 use crate::clock;
 use crate::kind::{kind, Flow, Setup, Side, Sockets};
-use crate::measure::{counters::FlowStats, cpu, host, latency, tcp_info};
+use crate::measure::{counters::FlowStats, cpu, host, latency, tcp_info, udp_snmp};
 use crate::schedule::Schedule;
 use crate::sockopt;
 use crate::worker::{self, WorkerPlan, WorkerResult, WorkerShared};
@@ -328,6 +328,7 @@ impl Sampler {
             flows,
             cpu,
             latency: self.latency(),
+            udp_host: self.plan.udp.as_ref().and_then(|_| udp_snmp::read()),
         };
         (self.sink)(snap);
     }

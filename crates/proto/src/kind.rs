@@ -28,6 +28,9 @@ pub enum Pattern {
     Stream,
     /// One side asks, the other answers: the report's `rr` sections.
     RequestResponse,
+    /// One side sends numbered datagrams, the other counts them, their gaps, duplicates, order
+    /// and jitter: the report's `udp` sections.
+    DatagramStream,
 }
 
 /// A figure a kind adds to its pattern's report section.
@@ -86,6 +89,17 @@ const STREAM: Descriptor = Descriptor {
     figures: &[],
 };
 
+const UDP: Descriptor = Descriptor {
+    id: KindId::Udp,
+    name: "udp",
+    command: "udp",
+    flags: &[],
+    transport: Transport::Udp,
+    pattern: Pattern::DatagramStream,
+    primary_metric: "datagrams_per_second",
+    figures: &[],
+};
+
 /// A request/response kind over `transport`, run by `command` and `flags`, adding `figures`.
 const fn request_response(
     id: KindId,
@@ -131,7 +145,7 @@ const UDP_RR: Descriptor = request_response(
 );
 
 /// The registry: every kind, one line each.
-pub const KINDS: &[&Descriptor] = &[&STREAM, &RR, &CRR, &UDP_RR];
+pub const KINDS: &[&Descriptor] = &[&STREAM, &RR, &CRR, &UDP_RR, &UDP];
 
 impl KindId {
     /// This kind's descriptor.
@@ -141,6 +155,7 @@ impl KindId {
             KindId::Rr => &RR,
             KindId::Crr => &CRR,
             KindId::UdpRr => &UDP_RR,
+            KindId::Udp => &UDP,
         }
     }
 

@@ -11,12 +11,19 @@ mod crr;
 mod pacer;
 mod rr;
 mod stream;
+mod udp;
 mod udp_rr;
 
 use crate::kind::Kind;
 
 /// Every kind the engine can run.
-pub static REGISTRY: &[&dyn Kind] = &[&stream::Stream, &rr::Rr, &crr::Crr, &udp_rr::UdpRr];
+pub static REGISTRY: &[&dyn Kind] = &[
+    &stream::Stream,
+    &rr::Rr,
+    &crr::Crr,
+    &udp_rr::UdpRr,
+    &udp::Udp,
+];
 
 #[cfg(test)]
 mod tests {
