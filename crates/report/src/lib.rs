@@ -19,6 +19,8 @@ pub mod stats;
 pub mod table;
 mod table_rr;
 pub mod table_series;
+mod table_udp;
+mod udp;
 pub mod units;
 pub mod warnings;
 

@@ -3,8 +3,8 @@
 //! colors, columns aligned; the text may change between versions (the JSON is the contract).
 
 use crate::model::{Buffers, Cpu, DirectionResult, FlowResult, Interval, Report};
-use crate::table_rr;
 use crate::warnings::human_bytes;
+use crate::{table_rr, table_udp};
 
 /// The per-flow table is shown up to this many flows.
 pub const FLOW_TABLE_MAX: usize = 16;
@@ -15,21 +15,21 @@ const LABEL: usize = 16;
 /// The report as the terminal shows it.
 pub fn render(r: &Report) -> Vec<u8> {
     let mut lines = vec![header(r)];
-    let rr = r.summary.rr.is_some();
+    let (rr, udp) = (r.summary.rr.is_some(), r.summary.udp.is_some());
     if !r.intervals.is_empty() {
         lines.push(String::new());
-        lines.extend(if rr {
-            table_rr::intervals(&r.intervals)
-        } else {
-            intervals(&r.intervals)
+        lines.extend(match (rr, udp) {
+            (true, _) => table_rr::intervals(&r.intervals),
+            (_, true) => table_udp::intervals(&r.intervals),
+            _ => intervals(&r.intervals),
         });
     }
     if !r.flows.is_empty() && r.flows.len() <= FLOW_TABLE_MAX {
         lines.push(String::new());
-        lines.extend(if rr {
-            table_rr::flows(&r.flows)
-        } else {
-            flows(&r.flows)
+        lines.extend(match (rr, udp) {
+            (true, _) => table_rr::flows(&r.flows),
+            (_, true) => table_udp::flows(&r.flows),
+            _ => flows(&r.flows),
         });
     }
     if r.hosts.len() > 2 {
@@ -190,6 +190,12 @@ fn summary(r: &Report) -> Vec<String> {
     let mut item = |label: &str, text: String| lines.push(format!("  {label:<LABEL$}{text}"));
     if let Some(rr) = &s.rr {
         table_rr::summary(r, rr, &mut item);
+        item("cpu local", cpu(&s.cpu.local));
+        item("cpu remote", cpu(&s.cpu.remote));
+        return lines;
+    }
+    if let Some(u) = &s.udp {
+        table_udp::summary(r, u, &mut item);
         item("cpu local", cpu(&s.cpu.local));
         item("cpu remote", cpu(&s.cpu.remote));
         return lines;
