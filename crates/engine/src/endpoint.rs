@@ -238,6 +238,12 @@ impl Sampler {
         while let Some((next, mark)) = self.schedule.next_after(t) {
             t = next;
             match self.wait_until(self.t0.saturating_add(next), &mut done) {
+                // The last worker may finish just as a deadline passes: that snapshot is taken,
+                // and an open-ended (counted) test stops there instead of sampling forever.
+                Wait::Reached if done == self.workers.len() => {
+                    self.emit(mark, None);
+                    break;
+                }
                 Wait::Reached => self.emit(mark, None),
                 Wait::AllDone => break,
                 Wait::Aborted => {

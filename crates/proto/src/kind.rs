@@ -76,6 +76,13 @@ impl Descriptor {
     pub fn is_rr(&self) -> bool {
         self.pattern == Pattern::RequestResponse
     }
+
+    /// True when the leading side (the sender, or the asker) decides when a test ends and the
+    /// other side must be told to finish, because no end of stream reaches it: every pattern
+    /// but the TCP stream, whose receivers see the sender close.
+    pub fn leader_ends_test(&self) -> bool {
+        self.pattern != Pattern::Stream
+    }
 }
 
 const STREAM: Descriptor = Descriptor {
