@@ -106,6 +106,18 @@ fn tiny_datagrams_carry_no_sequence_and_say_so() {
 }
 
 #[test]
+fn blast_counts_datagrams_only() {
+    let j = paced(&["-n", "3000", "--blast"]);
+    let u = &j["summary"]["udp"];
+    assert_eq!(u["datagrams"].as_u64(), Some(3000), "{u}");
+    assert!(
+        u["lost"].is_null() && u["reordered"].is_null() && u["jitter_us"].is_null(),
+        "{u}"
+    );
+    assert_eq!(j["test"]["udp"]["blast"].as_bool(), Some(true));
+}
+
+#[test]
 fn bad_input_is_one_line_and_exit_2() {
     for (args, needle) in [
         (&["udp", "--size", "0"][..], "--size"),

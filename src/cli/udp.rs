@@ -19,7 +19,8 @@ Examples:
   fathom udp HOST --size 1472 --rate 1G   paced at 1 Gbit/s of payload
   fathom udp HOST --size 64 -P 4 --pps 500k   4 flows sharing 500k datagrams/s
   fathom udp HOST -n 1M                   send exactly 1,000,000 datagrams, then stop
-  fathom udp HOST -R --json               the agent sends; one JSON document")]
+  fathom udp HOST -R --json               the agent sends; one JSON document
+  fathom udp HOST --blast                 sender only: the receiver discards without accounting")]
 pub struct UdpArgs {
     /// Shared options.
     #[command(flatten)]
@@ -42,6 +43,10 @@ pub struct UdpArgs {
     /// Reverse: the agent sends.
     #[arg(short = 'R', long)]
     pub reverse: bool,
+    /// The transmit ceiling alone: the receiver reads and drops in batches, counting datagrams
+    /// and bytes but not sequence numbers, duplicates, order or jitter.
+    #[arg(long)]
+    pub blast: bool,
     /// Test-only faults: the sender skips every Nth datagram (counted as sent).
     #[arg(long, hide = true, value_name = "N")]
     pub test_drop_every: Option<u32>,
@@ -116,6 +121,7 @@ impl UdpArgs {
                 batch: self.batch,
                 rate_bps: self.rate,
                 pps: self.pps,
+                blast: self.blast,
                 faults: (faults != UdpFaults::default()).then_some(faults),
             }),
             client,

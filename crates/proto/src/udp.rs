@@ -27,6 +27,9 @@ pub struct UdpOptions {
     pub rate_bps: Option<f64>,
     /// Paced: datagrams per second in all, spread over the flows.
     pub pps: Option<f64>,
+    /// Blast: the receiver reads and drops in batches, counting datagrams and bytes only (no
+    /// sequence accounting, no receive stamps): the transmit ceiling alone.
+    pub blast: bool,
     /// Test-only faults the sender injects, to check the receiver's accounting.
     pub faults: Option<UdpFaults>,
 }
@@ -44,6 +47,17 @@ pub struct UdpFaults {
 }
 
 impl UdpOptions {
+    /// True when the receiver accounts sequence numbers (not in blast mode, and datagrams
+    /// large enough to carry one).
+    pub fn sequenced(&self) -> bool {
+        !self.blast && self.size as usize >= SEQ_BYTES
+    }
+
+    /// True when the receiver measures jitter (sequenced, and room for the send time).
+    pub fn stamped(&self) -> bool {
+        self.sequenced() && self.size as usize >= HEADER_BYTES
+    }
+
     /// Datagrams per second in all, if paced.
     pub fn datagrams_per_second(&self) -> Option<f64> {
         self.pps.or_else(|| {

@@ -7,7 +7,7 @@ use crate::model::{FlowResult, ServiceDemand, Summary, UdpFlow, UdpInterval, Udp
 use crate::run::{View, Window};
 use fathom_proto::plan::{Limit, TestPlan};
 use fathom_proto::sample::Snapshot;
-use fathom_proto::udp::{UdpCounters, UdpHostCounters, HEADER_BYTES, SEQ_BYTES};
+use fathom_proto::udp::{UdpCounters, UdpHostCounters};
 
 /// The UDP stream options as run, for the kinds that have them.
 pub fn echo(p: &TestPlan) -> Option<UdpTest> {
@@ -17,6 +17,7 @@ pub fn echo(p: &TestPlan) -> Option<UdpTest> {
         batch: u.batch,
         rate_bps: u.rate_bps,
         pps: u.datagrams_per_second(),
+        blast: u.blast,
         datagrams: match p.limit {
             Limit::Datagrams(n) => Some(n),
             _ => None,
@@ -39,10 +40,11 @@ fn delta(a: Option<UdpCounters>, b: Option<UdpCounters>) -> UdpCounters {
     }
 }
 
-/// What the datagram size lets the receiver count: (sequence figures, jitter).
+/// What the receiver counted: (sequence figures, jitter).
 fn countable(p: &TestPlan) -> (bool, bool) {
-    let size = p.udp.as_ref().map_or(0, |u| u.size as usize);
-    (size >= SEQ_BYTES, size >= HEADER_BYTES)
+    p.udp
+        .as_ref()
+        .map_or((false, false), |u| (u.sequenced(), u.stamped()))
 }
 
 /// One flow's (sender, receiver) counters over the windows, and the windows.

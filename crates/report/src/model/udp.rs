@@ -4,7 +4,8 @@
 //! Datagrams are counted at the receiver (duplicates included; `duplicates` says how many of
 //! them were), with the sender's count beside. `lost`, `duplicates`, `reordered` and jitter
 //! need the sequence number and send time each datagram carries: they are `null` for datagrams
-//! under 8 bytes (no sequence number) and jitter under 16 (no send time).
+//! under 8 bytes (no sequence number) and jitter under 16 (no send time), and all `null` with
+//! `--blast` (the receiver only counts).
 
 use super::ServiceDemand;
 use serde::{Deserialize, Serialize};
@@ -22,6 +23,8 @@ pub struct UdpTest {
     pub pps: Option<f64>,
     /// Datagrams requested with `-n`.
     pub datagrams: Option<u64>,
+    /// Blast: the receiver counted datagrams and bytes only (`--blast`).
+    pub blast: bool,
 }
 
 /// UDP stream figures over the measured window (`summary.udp`).

@@ -26,6 +26,9 @@ pub struct Receiver {
     bytes: u64,
     expected: Option<u64>,
     grace: Option<u64>,
+    /// Sequence numbers (and, `stamped`, send times) are accounted.
+    sequenced: bool,
+    stamped: bool,
 }
 
 fn le_u64(b: &[u8]) -> u64 {
@@ -40,7 +43,9 @@ impl Receiver {
         o: &UdpOptions,
         expected: Option<u64>,
     ) -> io::Result<Receiver> {
-        enable_receive_stamps(sock.as_raw_fd())?;
+        if o.sequenced() {
+            enable_receive_stamps(sock.as_raw_fd())?;
+        }
         let batch = o.batch.max(1) as usize;
         Ok(Receiver {
             sock,
@@ -59,6 +64,8 @@ impl Receiver {
             bytes: 0,
             expected,
             grace: None,
+            sequenced: o.sequenced(),
+            stamped: o.stamped(),
         })
     }
 
@@ -71,14 +78,17 @@ impl Receiver {
 
     /// Accounts the `n` datagrams of the last batch, read into `buf`.
     fn account(&mut self, buf: &[u8], n: usize) {
+        self.seq.counters.datagrams += n as u64;
+        self.bytes += self.got[..n].iter().map(|r| r.len as u64).sum::<u64>();
+        if !self.sequenced {
+            return;
+        }
         for (i, r) in self.got[..n].iter().enumerate() {
             let d = &buf[i * self.slot..i * self.slot + r.len.min(self.slot)];
-            self.bytes += r.len as u64;
-            self.seq.counters.datagrams += 1;
             if d.len() >= SEQ_BYTES {
                 self.seq.arrive(le_u64(&d[..SEQ_BYTES]));
             }
-            if let (true, Some(at)) = (d.len() >= HEADER_BYTES, r.at_ns) {
+            if let (true, Some(at)) = (self.stamped && d.len() >= HEADER_BYTES, r.at_ns) {
                 self.seq.transit(le_u64(&d[SEQ_BYTES..HEADER_BYTES]), at);
             }
             if let Some(x) = r.dropped {
