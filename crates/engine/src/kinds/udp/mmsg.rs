@@ -186,14 +186,3 @@ pub fn enable_receive_stamps(fd: RawFd) -> io::Result<()> {
     }
     Ok(())
 }
-
-/// CLOCK_REALTIME now, ns: the clock the kernel stamps arrivals with.
-pub fn realtime_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid clock id and timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}

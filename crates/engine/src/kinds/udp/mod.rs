@@ -24,26 +24,22 @@ impl Kind for Udp {
     }
 
     fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
-        let (Sockets::Udp(socks), Some(opts)) = (sockets, s.plan.udp.clone()) else {
-            return Err(wrong_sockets(KindId::Udp));
-        };
-        socks
-            .into_iter()
-            .map(|(f, sock)| {
-                sock.set_nonblocking(true)?;
-                let sock = mio::net::UdpSocket::from_std(sock.into());
-                let stats = s.stats_of(f.id);
-                let (i, n) = s.place(&f);
-                let count = match s.plan.limit {
-                    Limit::Datagrams(total) => Some(TestPlan::share(total, i, n)),
-                    _ => None,
-                };
-                Ok(if s.side.leads(f.dir) {
-                    Box::new(send::Sender::new(sock, stats, &opts, count, (i, n))) as Box<dyn Flow>
-                } else {
-                    Box::new(recv::Receiver::new(sock, stats, &opts, count)?)
-                })
+        let opts = s
+            .plan
+            .udp
+            .clone()
+            .ok_or_else(|| wrong_sockets(KindId::Udp))?;
+        s.udp_flows(KindId::Udp, sockets, |f, sock, stats| {
+            let (i, n) = s.place(f);
+            let count = match s.plan.limit {
+                Limit::Datagrams(total) => Some(TestPlan::share(total, i, n)),
+                _ => None,
+            };
+            Ok(if s.side.leads(f.dir) {
+                Box::new(send::Sender::new(sock, stats, &opts, count, (i, n))) as Box<dyn Flow>
+            } else {
+                Box::new(recv::Receiver::new(sock, stats, &opts, count)?)
             })
-            .collect()
+        })
     }
 }

@@ -1,7 +1,7 @@
 //! The sending side of a UDP stream flow: numbered, timestamped datagrams in sendmmsg batches,
 //! paced when the plan sets a rate, with the test-only faults injected here.
 
-use super::mmsg::{realtime_ns, Batch};
+use super::mmsg::Batch;
 use crate::clock;
 use crate::kind::{Flow, Io, Step};
 use crate::kinds::pacer::Pacer;
@@ -110,7 +110,7 @@ impl Sender {
     /// Sends one batch from the queue; how many went (0: the socket is full).
     fn transmit(&mut self, io: &Io<'_>, now: u64) -> io::Result<usize> {
         let k = self.queue.len().min(self.headers.len());
-        let stamp = realtime_ns().to_le_bytes();
+        let stamp = clock::realtime_ns().to_le_bytes();
         for (h, &(s, _)) in self.headers.iter_mut().zip(self.queue.iter().take(k)) {
             h[..SEQ_BYTES].copy_from_slice(&s.to_le_bytes());
             h[SEQ_BYTES..].copy_from_slice(&stamp);
