@@ -8,6 +8,7 @@ pub mod commands;
 pub mod connect;
 pub mod controller;
 pub mod method;
+pub mod testbed;
 
 /// Why a command did not succeed.
 #[derive(Debug)]

@@ -40,9 +40,9 @@ fn main() -> ExitCode {
 }
 
 /// `fathom lab`: the lab prints its own output (JSON errors included) and picks its exit code.
-fn lab(a: fathom_lab::cli::LabArgs, json: bool) -> ExitCode {
+fn lab(a: cli::lab::LabArgs, json: bool) -> ExitCode {
     let exe = std::env::current_exe().unwrap_or_else(|_| "fathom".into());
-    match fathom_lab::cli::run(a, &exe) {
+    match commands::lab::run(a, &exe) {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
         Err(e) => fail(Failure::Runtime(e.to_string()), json),
     }

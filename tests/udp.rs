@@ -124,7 +124,11 @@ fn bad_input_is_one_line_and_exit_2() {
         (&["udp", "--size", "70000"], "--size"),
         (&["udp", "--rate", "1G", "--pps", "1k"], "--pps"),
         (&["udp", "--batch", "0"], "--batch"),
-        (&["udp", "--pps", "fast"], "'fast' is not a rate"),
+        (
+            &["udp", "--pps", "fast"],
+            "'fast' is not a number of datagrams",
+        ),
+        (&["udp", "--rate", "1MB/s"], "'1MB/s' is ambiguous"),
         (&["udp", "-n", "0"], "-n/--count"),
     ] {
         let out = run(args, 30);

@@ -1,6 +1,7 @@
 //! The command line: raw arguments (clap) in, validated plans out. Nothing here opens a socket.
 
 pub mod common;
+pub mod lab;
 pub mod method;
 pub mod rr;
 pub mod stream;
@@ -63,7 +64,7 @@ pub enum Command {
     /// Run an agent that executes tests for controllers.
     Serve(ServeArgs),
     /// Build, inspect and remove a multi-host lab of network namespaces (needs root).
-    Lab(fathom_lab::cli::LabArgs),
+    Lab(lab::LabArgs),
 }
 
 /// `fathom serve`.

@@ -35,7 +35,7 @@ pub struct UdpArgs {
     #[arg(long, value_parser = parse_rate, value_name = "BITS", conflicts_with = "pps")]
     pub rate: Option<f64>,
     /// Pace at this many datagrams per second in all.
-    #[arg(long, value_parser = parse_rate, value_name = "N")]
+    #[arg(long, value_parser = parse_pps, value_name = "N")]
     pub pps: Option<f64>,
     /// Datagrams per sendmmsg/recvmmsg system call (1: one call per datagram).
     #[arg(long, default_value_t = DEFAULT_BATCH, value_name = "N")]
@@ -58,37 +58,20 @@ pub struct UdpArgs {
     pub test_swap_every: Option<u32>,
 }
 
-/// A decimal rate: "500k", "1.5M", "1G", "64000".
+/// A bit rate ("500k", "100M", "1G": 1000-based), as every part of fathom reads one.
 fn parse_rate(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let digits = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(digits);
-    let scale = match unit.to_ascii_lowercase().as_str() {
-        "" => 1.0,
-        "k" => 1e3,
-        "m" => 1e6,
-        "g" => 1e9,
-        _ => {
-            return Err(format!(
-                "'{s}' is not a rate; try 500k, 100M or 1G (1000-based)"
-            ))
-        }
-    };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a rate; try 500k, 100M or 1G"))?;
-    Ok(v * scale)
+    Ok(fathom_units::rate::parse(s)? as f64)
 }
 
-/// A datagram count: "1000", "1M" (1000-based, as rates are here).
+/// A number of datagrams, or of datagrams per second: "1000", "500k", "1M" (1000-based).
 fn parse_count(s: &str) -> Result<u64, String> {
-    let v = parse_rate(s)?;
-    if v.fract() != 0.0 || v > u64::MAX as f64 {
-        return Err(format!("'{s}' is not a whole number of datagrams"));
-    }
-    Ok(v as u64)
+    fathom_units::rate::parse_in(s, 0..=u64::MAX)
+        .map_err(|_| format!("'{s}' is not a number of datagrams; try 1000, 500k or 1M"))
+}
+
+/// Datagrams per second: see [`parse_count`].
+fn parse_pps(s: &str) -> Result<f64, String> {
+    Ok(parse_count(s)? as f64)
 }
 
 impl UdpArgs {

@@ -1,28 +1,9 @@
-//! Parsers for the command line's units: sizes (1024-based K/M/G, as iperf and ttcp use them),
-//! durations (ms/s/m), CPU lists ("0-3,6") and bit rates.
+//! Parsers for the command line's values: sizes and durations (read by `fathom-units`, as every
+//! part of fathom reads them), socket I/O sizes, CPU lists ("0-3,6") and `--affinity`.
 
 /// A size in bytes: "65536", "64K", "1.5M", "2G" (K = 1024). Errors say what a size looks like.
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let bad = || format!("'{s}' is not a size; try 64K, 1M or 100M (1024-based)");
-    let t = s.trim();
-    let digits = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(digits);
-    let v: f64 = num.parse().map_err(|_| bad())?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        _ => return Err(bad()),
-    };
-    let bytes = v * mult as f64;
-    if !bytes.is_finite() || bytes > u64::MAX as f64 || bytes.fract() != 0.0 {
-        return Err(bad());
-    }
-    Ok(bytes as u64)
+    Ok(fathom_units::size::parse(s)?)
 }
 
 /// A size that must fit a socket call: 1 byte up to 2 GB - 1.
@@ -39,31 +20,10 @@ pub fn parse_io_size(s: &str) -> Result<u32, String> {
 
 /// A duration in ns: "10" (seconds), "10s", "500ms", "1.5s", "2m", "100us".
 pub fn parse_duration(s: &str) -> Result<u64, String> {
-    let bad = || format!("'{s}' is not a duration; try 10s, 500ms or 2m");
-    let t = s.trim();
-    if t.starts_with('-') {
-        return Err(format!(
-            "'{s}' is negative; durations are positive, e.g. 10s"
-        ));
-    }
-    let digits = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(digits);
-    let v: f64 = num.parse().map_err(|_| bad())?;
-    let ns_per: f64 = match unit {
-        "" | "s" | "sec" => 1e9,
-        "ms" => 1e6,
-        "us" | "µs" => 1e3,
-        "m" | "min" => 60e9,
-        "h" => 3600e9,
-        _ => return Err(bad()),
-    };
-    let ns = v * ns_per;
-    if !ns.is_finite() || ns >= u64::MAX as f64 {
-        return Err(bad());
-    }
-    Ok(ns.round() as u64)
+    Ok(fathom_units::duration::parse(
+        s,
+        fathom_units::duration::Bare::Seconds,
+    )?)
 }
 
 /// A CPU list: "0", "0-3", "0,2,4-5".

@@ -1,6 +1,9 @@
-//! Writing results: the chosen renderer to stdout; a closed pipe is not an error.
+//! Writing results: the chosen exporter to stdout; a closed pipe is not an error.
 
-use fathom_report::Report;
+use fathom_report::csv::Csv;
+use fathom_report::json::Json;
+use fathom_report::table::Table;
+use fathom_report::Exporter;
 use std::io::Write;
 
 /// Output formats.
@@ -27,28 +30,32 @@ impl Format {
     }
 }
 
-/// Renders `r` in `f` to stdout.
-pub fn print(r: &Report, f: Format) {
+/// Exports `doc` (a report or a series) in `f` to stdout.
+pub fn print<D>(doc: &D, f: Format)
+where
+    Table: Exporter<D>,
+    Json: Exporter<D>,
+    Csv: Exporter<D>,
+{
     let bytes = match f {
-        Format::Json => fathom_report::json::render(r),
-        Format::Csv => fathom_report::csv::render(r),
-        Format::Table => fathom_report::table::render(r),
+        Format::Json => Json.export(doc),
+        Format::Csv => Csv.export(doc),
+        Format::Table => Table.export(doc),
     };
     write_stdout(&bytes);
 }
 
-/// Renders a series (sweep or iterations) in `f` to stdout.
-pub fn print_series(s: &fathom_report::series::Series, f: Format) {
-    let bytes = match f {
-        Format::Json => {
-            let mut v = serde_json::to_vec_pretty(s).unwrap_or_default();
-            v.push(b'\n');
-            v
-        }
-        Format::Csv => fathom_report::csv::render_series(s),
-        Format::Table => fathom_report::table_series::render(s),
-    };
-    write_stdout(&bytes);
+/// Exports `doc` as JSON with `--json`, else as the terminal table, to stdout.
+pub fn print_json_or_table<D>(doc: &D, json: bool)
+where
+    Table: Exporter<D>,
+    Json: Exporter<D>,
+{
+    write_stdout(&if json {
+        Json.export(doc)
+    } else {
+        Table.export(doc)
+    });
 }
 
 /// Writes to stdout, ignoring a reader that went away (`| head`).

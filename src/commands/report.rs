@@ -5,9 +5,10 @@ use super::show::open_existing;
 use crate::cli::method::ReportArgs;
 use crate::method::env;
 use crate::Failure;
-use fathom_report::html::{self, Page, Section};
+use fathom_report::html::{Html, Page, Section};
 use fathom_report::series::Series;
 use fathom_report::table_series::{cell, params_text};
+use fathom_report::Exporter;
 use fathom_store::{Ref, Store};
 
 /// Writes the page.
@@ -66,11 +67,11 @@ pub fn run(a: &ReportArgs) -> Result<(), Failure> {
         sections,
         environment: environment.map(|e| env::rows(&e)).unwrap_or_default(),
     };
-    write_page(&a.output, &html::render(&page))
+    write_page(&a.output, &Html.export(&page))
 }
 
 /// Writes an HTML page, saying where.
-pub fn write_page(path: &std::path::Path, html: &str) -> Result<(), Failure> {
+pub fn write_page(path: &std::path::Path, html: &[u8]) -> Result<(), Failure> {
     std::fs::write(path, html)
         .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
     eprintln!("fathom: wrote {}", path.display());

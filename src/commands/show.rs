@@ -21,7 +21,7 @@ pub fn run(a: &ShowArgs) -> Result<(), Failure> {
             let s = store
                 .load_series(id)
                 .map_err(|e| Failure::Runtime(e.to_string()))?;
-            output::print_series(&s, format);
+            output::print(&s, format);
         }
     }
     Ok(())

@@ -3,14 +3,18 @@
 
 use super::output::write_stdout;
 use super::report::write_page;
-use super::test::Testbed;
 use crate::cli::method::StudyArgs;
 use crate::method::iterate::Rule;
 use crate::method::{env, sweep, Recorder};
+use crate::testbed::Testbed;
 use crate::Failure;
-use fathom_report::html::{self, Page, Section};
+use fathom_report::html::{Html, Page, Section};
+use fathom_report::json::Json;
 use fathom_report::plot::{self, ImageFormat};
 use fathom_report::series::Series;
+use fathom_report::study::StudyDocument;
+use fathom_report::table::Table;
+use fathom_report::Exporter;
 use fathom_study::{Study, SweepSpec};
 use std::path::{Path, PathBuf};
 
@@ -59,17 +63,8 @@ pub fn run(a: &StudyArgs) -> Result<(), Failure> {
     let findings = fathom_study::findings(study, &all);
     let files = write_outputs(study, &specs, &all, &findings, &dir, a.quick)?;
     let out = if a.json {
-        let mut v = serde_json::to_vec_pretty(&serde_json::json!({
-            "document": "study",
-            "study": study.name,
-            "quick": a.quick,
-            "findings": findings,
-            "series": all,
-            "files": files,
-        }))
-        .unwrap_or_default();
-        v.push(b'\n');
-        v
+        let doc = StudyDocument::new(study.name, a.quick, findings, all, files);
+        Json.export(&doc)
     } else {
         summary_text(study, &all, &findings, &dir).into_bytes()
     };
@@ -178,7 +173,7 @@ fn write_outputs(
         environment: env_rows,
     };
     let index = dir.join("index.html");
-    write_page(&index, &html::render(&page))?;
+    write_page(&index, &Html.export(&page))?;
     files.push(index.display().to_string());
     Ok(files)
 }
@@ -187,9 +182,7 @@ fn write_outputs(
 fn summary_text(study: &Study, all: &[Series], findings: &[String], dir: &Path) -> String {
     let mut out = format!("fathom study {}: {}\n\n", study.name, study.question);
     for s in all {
-        out.push_str(&String::from_utf8_lossy(
-            &fathom_report::table_series::render(s),
-        ));
+        out.push_str(&String::from_utf8_lossy(&Table.export(s)));
         out.push('\n');
     }
     out.push_str("Findings:\n");

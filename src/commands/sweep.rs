@@ -1,9 +1,9 @@
 //! `fathom sweep KIND ...`: validate every point, run them on one testbed, print the series.
 
 use super::output::{self, Format};
-use super::test::Testbed;
 use crate::cli::method::SweepArgs;
 use crate::method::{sweep, Recorder};
+use crate::testbed::Testbed;
 use crate::Failure;
 
 /// Runs the sweep `a` describes; `argv` is the whole command line after the program name.
@@ -21,7 +21,7 @@ pub fn run(a: &SweepArgs, argv: &[String]) -> Result<(), Failure> {
     let bed = Testbed::new(&sp.common, sp.points[0].plan.socket.ipv6)?;
     let series = sweep::execute(&sp, &bed, &rec, vary.resume)?;
     let format = Format::of(json, csv);
-    output::print_series(&series, format);
+    output::print(&series, format);
     let failed = series.points.iter().filter(|p| p.error.is_some()).count();
     if !series.complete {
         return Err(Failure::Reported);

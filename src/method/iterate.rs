@@ -3,12 +3,10 @@
 //! stored, and the point summarizes them (mean, Student-t interval, min, median, max).
 
 use super::Recorder;
-use crate::cli::common::StoreArgs;
-use crate::commands::output::{self, Format};
-use crate::commands::test::Testbed;
+use crate::testbed::Testbed;
 use crate::Failure;
 use fathom_proto::plan::TestPlan;
-use fathom_report::series::{self, Point, Series, SERIES_SCHEMA_VERSION};
+use fathom_report::series::{self, Point};
 use fathom_report::stats::{describe, Confidence};
 use fathom_report::table::rate;
 use fathom_store::SeriesSlot;
@@ -143,52 +141,6 @@ pub fn show(metric: &str, v: f64) -> String {
         format!("{v:.0}/s")
     } else {
         format!("{v:.4}")
-    }
-}
-
-/// `fathom stream|rr|crr --iterations`: one point, stored as a series, printed as one.
-pub fn command(
-    bed: &Testbed,
-    plan: TestPlan,
-    rule: Rule,
-    store: &StoreArgs,
-    args: &[String],
-    format: Format,
-) -> Result<(), Failure> {
-    let rec = Recorder::open(store);
-    let kind = plan.kind.name().to_string();
-    let mut s = Series {
-        schema_version: SERIES_SCHEMA_VERSION,
-        document: "series".into(),
-        fathom_version: env!("CARGO_PKG_VERSION").into(),
-        kind: kind.clone(),
-        args: args.to_vec(),
-        iterations: rule.max,
-        min_iterations: rule.min,
-        confidence: rule.confidence,
-        primary_metric: plan.kind.descriptor().primary_metric.into(),
-        started_unix_s: now_unix_s(),
-        ..Series::default()
-    };
-    let id = rec.create_series(&s, "")?;
-    s.id = id.map(|i| format!("s{i}"));
-    let slot = id.map(|series_id| Slot {
-        series_id,
-        point: 0,
-    });
-    let point = run_point(bed, &plan, &rule, &rec, args, slot, Vec::new());
-    let failed = point.error.clone();
-    s.points.push(point);
-    s.complete = true;
-    rec.update_series(id, &s);
-    if let (Some(path), Some(i)) = (rec.path(), id) {
-        eprintln!("fathom: stored as series s{i} in {}", path.display());
-    }
-    output::print_series(&s, format);
-    match failed {
-        Some(e) if format == Format::Table => Err(Failure::Runtime(e)),
-        Some(_) => Err(Failure::Reported),
-        None => Ok(()),
     }
 }
 

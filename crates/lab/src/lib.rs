@@ -15,11 +15,13 @@
 //!   its own ([`wan`]): [`wan_links`] reports its parameters and counters, [`set_wan`] changes
 //!   it while it runs.
 //! - Nothing is ever created in the root namespace, and nothing is connected to it.
+//! - This is a library: the `fathom lab` command line and what it prints live in the binary
+//!   (`src/cli/lab.rs`, `src/commands/lab/`). A WAN link's forwarder process runs
+//!   [`wan_router`], which logs to that process's stdout (its log file).
 //!
 //! State lives in `/run/fathom/lab/<name>/`; namespaces are `fl-<name>-<node>`.
 
 mod agent;
-pub mod cli;
 mod down;
 mod error;
 mod hosts_file;
@@ -51,4 +53,5 @@ pub use status::{
 };
 pub use topology::Topology;
 pub use up::{UpOptions, DEFAULT_READY_TIMEOUT};
+pub use wan::router::run as wan_router;
 pub use wan::{set_wan, wan_links, DirectionParams, Directions, ForwarderStatus, WanLinkStatus};

@@ -1,4 +1,5 @@
-//! `lab status`: what a lab has and whether it is whole, as text or JSON.
+//! `lab status`: what a lab has and whether it is whole, as a [`Status`] (printed by the
+//! binary as text, or serialized as JSON).
 //!
 //! JSON (`schema_version` 2; version 1 had no `wan`):
 //! `{schema_version, name, state_dir, complete, stale, problems: [string],
@@ -14,7 +15,6 @@
 //! A lab is stale when `problems` is not empty: `up` did not finish, a namespace, an agent or a
 //! forwarder is gone, or namespaces of the lab exist without state.
 
-use std::fmt::Write;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -23,7 +23,6 @@ use crate::error::{Error, Result};
 use crate::lab::{namespaces_of, Lab};
 use crate::netns;
 use crate::state::StateDir;
-use crate::topology::format_rate;
 use crate::wan::{self, WanLinkStatus};
 
 /// Version of the JSON status document.
@@ -234,144 +233,4 @@ fn orphan_status(name: &str) -> Result<Status> {
         links: Vec::new(),
         wan: Vec::new(),
     })
-}
-
-impl Status {
-    /// The status as a few aligned tables for a terminal.
-    pub fn to_text(&self) -> String {
-        let health = if self.stale { "STALE" } else { "ok" };
-        let mut s = format!(
-            "lab {} ({health}), state in {}\n",
-            self.name,
-            self.state_dir.display()
-        );
-        for p in &self.problems {
-            writeln!(s, "  problem: {p}").unwrap();
-        }
-        let gone = |present: bool| if present { "" } else { " (gone)" };
-        let hosts = self.hosts.iter().map(|h| {
-            let agent = match (h.agent.pid, h.agent.alive) {
-                (Some(pid), true) => format!(":{} pid {pid}", h.agent.port),
-                (Some(pid), false) => format!(":{} pid {pid} DEAD", h.agent.port),
-                (None, _) => "not started".to_string(),
-            };
-            let netns = format!("{}{}", h.netns, gone(h.netns_present));
-            vec![h.name.clone(), h.addresses.join(","), netns, agent]
-        });
-        table(&mut s, ["host", "address", "netns", "agent"], hosts);
-        let switches = self.switches.iter().map(|sw| {
-            let netns = format!("{}{}", sw.netns, gone(sw.netns_present));
-            vec![sw.name.clone(), sw.subnet.clone(), netns]
-        });
-        table(&mut s, ["switch", "subnet", "netns"], switches);
-        let links = self.links.iter().map(|l| {
-            let rate = l.rate_bps.map_or("-".to_string(), format_rate);
-            vec![
-                format!("{} - {}", l.ends[0], l.ends[1]),
-                l.mtu.to_string(),
-                rate,
-            ]
-        });
-        table(&mut s, ["link", "mtu", "rate"], links);
-        wan_tables(&mut s, &self.wan);
-        s
-    }
-}
-
-/// Appends the WAN links: one table of links and forwarders, one of parameters and counters
-/// per direction.
-fn wan_tables(out: &mut String, links: &[WanLinkStatus]) {
-    let rows = links.iter().map(|w| {
-        let forwarder = match (w.forwarder.pid, w.forwarder.alive) {
-            (Some(pid), true) => format!("pid {pid}"),
-            (Some(pid), false) => format!("pid {pid} DEAD"),
-            (None, _) => "not started".to_string(),
-        };
-        let gone = if w.netns_present { "" } else { " (gone)" };
-        vec![
-            w.name.clone(),
-            format!("{} - {} - {}", w.ends[0], w.router, w.ends[1]),
-            format!("{}{gone}", w.netns),
-            forwarder,
-        ]
-    });
-    table(out, ["wan link", "path", "netns", "forwarder"], rows);
-    let rows = links.iter().flat_map(|w| {
-        let [a, b] = &w.ends;
-        let counters = w.counters.map(|c| [c.a_to_b, c.b_to_a]);
-        [
-            (
-                format!("{a} -> {b}"),
-                &w.params.a_to_b,
-                counters.map(|c| c[0]),
-            ),
-            (
-                format!("{b} -> {a}"),
-                &w.params.b_to_a,
-                counters.map(|c| c[1]),
-            ),
-        ]
-        .map(|(direction, params, c)| {
-            let mut row = vec![w.name.clone(), direction, wan::summary(params)];
-            row.extend(match c {
-                Some(c) => [
-                    c.forwarded.to_string(),
-                    c.delayed.to_string(),
-                    format!(
-                        "{}/{}/{}",
-                        c.dropped_loss,
-                        c.dropped_queue,
-                        c.dropped_oversize
-                            + c.dropped_overflow
-                            + c.dropped_ring
-                            + c.dropped_tx_error
-                    ),
-                    format!("{} p, {} B", c.queue_peak_packets, c.queue_peak_bytes),
-                ],
-                None => ["-", "-", "-", "-"].map(str::to_string),
-            });
-            row
-        })
-    });
-    table(
-        out,
-        [
-            "wan link",
-            "direction",
-            "params",
-            "forwarded",
-            "delayed",
-            "dropped loss/queue/other",
-            "queue peak",
-        ],
-        rows,
-    );
-}
-
-/// Appends a blank line and a left-aligned table with `header`, unless `rows` is empty.
-fn table<const N: usize>(
-    out: &mut String,
-    header: [&str; N],
-    rows: impl Iterator<Item = Vec<String>>,
-) {
-    let rows: Vec<Vec<String>> = rows.collect();
-    if rows.is_empty() {
-        return;
-    }
-    let mut widths = header.map(str::len);
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.len());
-        }
-    }
-    let header = header.map(str::to_string).to_vec();
-    out.push('\n');
-    for row in std::iter::once(&header).chain(&rows) {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        writeln!(out, "{}", cells.join("  ").trim_end()).unwrap();
-    }
 }

@@ -17,6 +17,11 @@ fn error_of(toml: &str) -> String {
         .expect_err("topology should be refused")
         .to_string();
     assert!(err.starts_with("topology: "), "{err}");
+    assert_eq!(
+        err.matches("topology:").count(),
+        1,
+        "the prefix once: {err}"
+    );
     err
 }
 
@@ -281,4 +286,22 @@ fn wan_mistakes_get_one_clear_line_each() {
         );
         assert!(!err.contains('\n'), "not one line: {err:?}");
     }
+}
+
+#[test]
+fn a_bad_node_name_says_topology_once_also_from_a_file() {
+    let err = error_of("[[host]]\nname = \"h-1\"\n");
+    assert!(err.contains("node name 'h-1'"), "{err}");
+    let path = std::env::temp_dir().join(format!("fathom-topology-{}.toml", std::process::id()));
+    std::fs::write(&path, "[[host]]\nname = \"h-1\"\n").unwrap();
+    let err = Topology::load(&path).unwrap_err().to_string();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(
+        err,
+        format!(
+            "topology: {}: node name 'h-1': use 1-15 letters, digits or '_', starting with a \
+             letter (and not 'lo')",
+            path.display()
+        )
+    );
 }

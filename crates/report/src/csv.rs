@@ -3,7 +3,25 @@
 //! records. Numbers are plain decimals, never NaN; a figure that has no per-flow meaning (host
 //! CPU) is left empty on flow rows.
 
+use crate::export::Exporter;
 use crate::model::{FlowInterval, Interval, Report};
+use crate::series::Series;
+
+/// The CSV exporter: a report's intervals ([`render`]) or a series' points ([`render_series`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Csv;
+
+impl Exporter<Report> for Csv {
+    fn export(&self, r: &Report) -> Vec<u8> {
+        render(r)
+    }
+}
+
+impl Exporter<Series> for Csv {
+    fn export(&self, s: &Series) -> Vec<u8> {
+        render_series(s)
+    }
+}
 
 /// The columns, in order.
 pub const COLUMNS: [&str; 13] = [
@@ -90,7 +108,7 @@ fn num(v: f64) -> String {
 
 /// A series as CSV: one row per point — its options, then for every metric its n, mean, CI
 /// bounds, min, median and max — plus the point's error.
-pub fn render_series(s: &crate::series::Series) -> Vec<u8> {
+pub fn render_series(s: &Series) -> Vec<u8> {
     let mut metrics: Vec<&str> = Vec::new();
     for p in &s.points {
         for m in &p.metrics {

@@ -5,6 +5,7 @@
 mod run;
 mod series;
 
+use crate::export::Exporter;
 use crate::model::Report;
 use crate::plot::{self, Chart, ImageFormat};
 use crate::series::Series;
@@ -49,6 +50,16 @@ pub enum Section {
 
 /// Size of every chart, pixels (it scales with the page).
 const CHART_SIZE: (u32, u32) = (640, 380);
+
+/// The HTML exporter: a [`Page`] as one self-contained file.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Html;
+
+impl Exporter<Page> for Html {
+    fn export(&self, p: &Page) -> Vec<u8> {
+        render(p).into_bytes()
+    }
+}
 
 /// The page as one HTML5 document.
 pub fn render(p: &Page) -> String {

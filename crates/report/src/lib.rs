@@ -1,29 +1,35 @@
 //! fathom's results: the [`model::Report`] every output is made from, the math that builds it
-//! from the endpoints' snapshots, and pure renderers (a report in, bytes out).
+//! from the endpoints' snapshots, the documents over several runs (series, comparisons, store
+//! listings, studies), and pure exporters, one per format (a document in, bytes out; see
+//! [`export`]).
 
 pub mod build;
+pub mod comparison;
 mod cpu;
 pub mod csv;
+pub mod export;
 #[doc(hidden)]
 pub mod fake;
 mod hosts;
 pub mod html;
 mod intervals;
 pub mod json;
+pub mod listing;
 pub mod model;
 pub mod plot;
 mod rr;
 pub mod run;
 pub mod series;
 pub mod stats;
+pub mod study;
 pub mod table;
 mod table_rr;
 pub mod table_series;
 mod table_udp;
 mod udp;
-pub mod units;
 pub mod warnings;
 
 pub use build::build;
+pub use export::{Document, Exporter};
 pub use model::Report;
 pub use run::{EndData, Role, RunData};

@@ -2,6 +2,7 @@
 //! per-flow table (for a few flows), the summary, then warnings and the error. Plain text, no
 //! colors, columns aligned; the text may change between versions (the JSON is the contract).
 
+use crate::export::Exporter;
 use crate::model::{Buffers, Cpu, DirectionResult, FlowResult, Interval, Report};
 use crate::warnings::human_bytes;
 use crate::{table_rr, table_udp};
@@ -11,6 +12,17 @@ pub const FLOW_TABLE_MAX: usize = 16;
 
 /// Width of the summary's labels.
 const LABEL: usize = 16;
+
+/// The terminal exporter: reports ([`render`]), series ([`crate::table_series`]), comparisons
+/// and store listings, as plain aligned text.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Table;
+
+impl Exporter<Report> for Table {
+    fn export(&self, r: &Report) -> Vec<u8> {
+        render(r)
+    }
+}
 
 /// The report as the terminal shows it.
 pub fn render(r: &Report) -> Vec<u8> {

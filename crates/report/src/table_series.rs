@@ -2,9 +2,16 @@
 //! options, the number of runs, the main figure's mean, confidence interval, min, median and
 //! max, then a few secondary figures. Plain text; the JSON is the contract.
 
+use crate::export::Exporter;
 use crate::series::{Point, Series};
-use crate::table::rate;
+use crate::table::{rate, Table};
 use fathom_proto::plan::KindId;
+
+impl Exporter<Series> for Table {
+    fn export(&self, s: &Series) -> Vec<u8> {
+        render(s)
+    }
+}
 
 /// Secondary figures shown after the main one, by the kind's pattern: (metric, column title).
 fn extras(s: &Series) -> &'static [(&'static str, &'static str)] {

@@ -6,16 +6,8 @@ use fathom_report::series::{metrics, primary_metric};
 use fathom_report::Report;
 use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
 
-/// A run's place in a series.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct SeriesSlot {
-    /// The series' id.
-    pub series_id: i64,
-    /// The point's index in the series, from 0.
-    pub point: u32,
-    /// The iteration's index at that point, from 0.
-    pub iteration: u32,
-}
+/// A run's place in a series (the listing's type, so that a listing is the store's rows as-is).
+pub use fathom_report::listing::Place as SeriesSlot;
 
 /// A run to save.
 #[derive(Clone, Copy, Debug)]
@@ -48,28 +40,8 @@ pub struct StoredRun {
     pub series: Option<SeriesSlot>,
 }
 
-/// One line of a run listing.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct RunRow {
-    /// Its id.
-    pub id: i64,
-    /// Wall-clock start, Unix seconds.
-    pub started_unix_s: f64,
-    /// Test kind.
-    pub kind: String,
-    /// The server agent: its address, or `embedded` for the in-process agent on loopback.
-    pub server: String,
-    /// The client hosts, comma-separated; empty when the controller was the client.
-    pub clients: String,
-    /// The name of the kind's headline figure ("bits_per_second").
-    pub primary_metric: String,
-    /// Its value, when the run measured it.
-    pub primary_value: Option<f64>,
-    /// Set when the run failed.
-    pub error: Option<String>,
-    /// Its place in a series, if it is part of one.
-    pub series: Option<SeriesSlot>,
-}
+/// One line of a run listing: the listing document's line.
+pub use fathom_report::listing::RunLine as RunRow;
 
 /// The series columns of a `runs` row starting at column `at`.
 fn slot(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<SeriesSlot>> {

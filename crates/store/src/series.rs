@@ -6,22 +6,8 @@ use crate::{Store, StoreError};
 use fathom_report::series::Series;
 use rusqlite::{params, OptionalExtension};
 
-/// One line of a series listing.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct SeriesRow {
-    /// Its id (shown as `s<id>`).
-    pub id: i64,
-    /// Wall-clock start, Unix seconds.
-    pub started_unix_s: f64,
-    /// Test kind.
-    pub kind: String,
-    /// True once every point has run.
-    pub complete: bool,
-    /// Points run so far.
-    pub points: usize,
-    /// The swept options, outermost first, as `buffer × parallel` (empty for iterations only).
-    pub axes: String,
-}
+/// One line of a series listing: the listing document's line.
+pub use fathom_report::listing::SeriesLine as SeriesRow;
 
 impl Store {
     /// Saves a new series; returns its id. `fingerprint` identifies the sweep's definition (the

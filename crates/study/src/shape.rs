@@ -5,16 +5,13 @@
 
 /// A size as typed on the command line: "256", "16K", "1.5M", "2G" (1024-based), in bytes.
 pub fn parse_size(s: &str) -> Option<u64> {
-    let bytes = fathom_report::units::size_bytes(s)?;
-    (bytes.fract() == 0.0 && bytes < u64::MAX as f64).then_some(bytes as u64)
+    fathom_units::size::parse(s).ok()
 }
 
 /// A delay as typed: "0ms", "50ms", "0.2s", "100us", "10" (milliseconds), in milliseconds.
 pub fn parse_ms(s: &str) -> Option<f64> {
-    match fathom_report::units::number_and_unit(s)? {
-        (v, u) if u.is_empty() => Some(v),
-        _ => fathom_report::units::duration_s(s).map(|secs| secs * 1e3),
-    }
+    let ns = fathom_units::duration::parse(s, fathom_units::duration::Bare::Millis).ok()?;
+    Some(ns as f64 / 1e6)
 }
 
 /// Index of the largest finite value (the first of equals), if any value is finite.

@@ -50,7 +50,6 @@ mod ring;
 mod rng;
 mod shaper;
 mod socket;
-mod units;
 mod worker;
 
 pub use counters::{Counters, DirCounters};

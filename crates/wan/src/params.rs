@@ -23,7 +23,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::units;
+use fathom_units::duration::{self, Bare};
+use fathom_units::{percent, rate, size, Refusal};
 
 /// How frames are lost at random.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -178,11 +179,13 @@ impl LinkParams {
         }
         let value = value.ok_or_else(|| ParamsError::MissingValue(key.into()))?;
         let result = match key {
-            "delay" => units::duration(value).map(|d| self.delay = d),
-            "jitter" => units::duration(value).map(|d| self.jitter = d),
+            "delay" => parse_delay(value).map(|d| self.delay = d),
+            "jitter" => parse_delay(value).map(|d| self.jitter = d),
             "loss" => parse_loss(value).map(|loss| self.loss = loss),
             "rate" => parse_rate(value).map(|rate| self.rate_bps = rate),
-            "burst" => units::bytes(value).map(|b| self.burst_bytes = b),
+            "burst" => size::parse(value)
+                .map(|b| self.burst_bytes = b)
+                .map_err(reason),
             "queue" => parse_queue(value).map(|q| self.queue_limit = q),
             _ => value
                 .parse()
@@ -214,7 +217,7 @@ fn parse_loss(value: &str) -> Result<LossModel, String> {
         return Ok(LossModel::None);
     }
     let Some(ge) = value.strip_prefix("ge:") else {
-        let p = units::percent(value)?;
+        let p = percent::parse(value).map_err(reason)?;
         return Ok(if p == 0.0 {
             LossModel::None
         } else {
@@ -227,8 +230,11 @@ fn parse_loss(value: &str) -> Result<LossModel, String> {
             "is not a Gilbert-Elliott model; write ge:P:R[:1-H[:1-K]], e.g. ge:1%:30%".into(),
         );
     }
-    let probability =
-        |i: usize, default: f64| parts.get(i).map_or(Ok(default), |p| units::percent(p));
+    let probability = |i: usize, default: f64| {
+        parts
+            .get(i)
+            .map_or(Ok(default), |p| percent::parse(p).map_err(reason))
+    };
     Ok(LossModel::GilbertElliott {
         p: probability(0, 0.0)?,
         r: probability(1, 0.0)?,
@@ -240,8 +246,28 @@ fn parse_loss(value: &str) -> Result<LossModel, String> {
 fn parse_rate(value: &str) -> Result<Option<u64>, String> {
     match value {
         "none" | "off" | "0" => Ok(None),
-        _ => units::rate_bps(value).map(Some),
+        _ => rate::parse_in(value, 1..=MAX_RATE_BPS)
+            .map(Some)
+            .map_err(reason),
     }
+}
+
+/// The fastest link the emulator is asked to model: 1000G.
+const MAX_RATE_BPS: u64 = 1_000_000_000_000;
+
+/// A delay or jitter: a unit is required (tc would read a bare number as microseconds), and an
+/// hour at most.
+fn parse_delay(value: &str) -> Result<Duration, String> {
+    let d = duration::parse_duration(value, Bare::Refused).map_err(reason)?;
+    if d > Duration::from_secs(3600) {
+        return Err("must be between 0 and 1 hour".into());
+    }
+    Ok(d)
+}
+
+/// What is wrong with a value; [`bad`] names the key and the value.
+fn reason(r: Refusal) -> String {
+    r.reason().to_string()
 }
 
 fn parse_queue(value: &str) -> Result<QueueLimit, String> {
@@ -256,7 +282,7 @@ fn parse_queue(value: &str) -> Result<QueueLimit, String> {
         None if value.bytes().all(|b| b.is_ascii_digit()) => {
             QueueLimit::Packets(value.parse().map_err(|_| "is too large".to_string())?)
         }
-        None => QueueLimit::Bytes(units::bytes(value)?),
+        None => QueueLimit::Bytes(size::parse(value).map_err(reason)?),
     };
     match limit {
         QueueLimit::Packets(0) | QueueLimit::Bytes(0) => Err("must be above zero".into()),
@@ -270,19 +296,19 @@ impl fmt::Display for LinkParams {
         write!(
             f,
             "delay={},jitter={}",
-            units::format_duration(self.delay),
-            units::format_duration(self.jitter)
+            duration::format(self.delay),
+            duration::format(self.jitter)
         )?;
         match self.loss {
             LossModel::None => write!(f, ",loss=none")?,
-            LossModel::Random(p) => write!(f, ",loss={}", units::format_percent(p))?,
+            LossModel::Random(p) => write!(f, ",loss={}", percent::format(p))?,
             LossModel::GilbertElliott {
                 p,
                 r,
                 loss_bad,
                 loss_good,
             } => {
-                let pct = units::format_percent;
+                let pct = percent::format;
                 write!(
                     f,
                     ",loss=ge:{}:{}:{}:{}",
@@ -294,13 +320,13 @@ impl fmt::Display for LinkParams {
             }
         }
         match self.rate_bps {
-            Some(bps) => write!(f, ",rate={}", units::format_rate(bps))?,
+            Some(bps) => write!(f, ",rate={}", rate::format(bps))?,
             None => write!(f, ",rate=none")?,
         }
-        write!(f, ",burst={}", units::format_bytes(self.burst_bytes))?;
+        write!(f, ",burst={}", size::format(self.burst_bytes))?;
         match self.queue_limit {
             QueueLimit::Packets(n) => write!(f, ",queue={n}p")?,
-            QueueLimit::Bytes(n) => write!(f, ",queue={}B", units::format_bytes(n))?,
+            QueueLimit::Bytes(n) => write!(f, ",queue={}B", size::format(n))?,
         }
         write!(
             f,

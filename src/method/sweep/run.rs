@@ -3,9 +3,9 @@
 //! lab's WAN links.
 
 use super::SweepPlan;
-use crate::commands::test::Testbed;
 use crate::method::iterate::{self, now_unix_s, Slot};
 use crate::method::Recorder;
+use crate::testbed::Testbed;
 use crate::Failure;
 use fathom_report::series::{self, Param, Series, SERIES_SCHEMA_VERSION};
 

@@ -11,7 +11,6 @@
 //! emulator as a transparent layer-2 box, so the two nodes share one subnet as if linked directly.
 
 mod file;
-mod rate;
 mod subnet;
 mod validate;
 mod wan;
@@ -23,7 +22,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, IoContext, Result};
 pub use file::{HostEntry, LabSection, LinkEntry, SwitchEntry, TopologyFile, WanEntry};
-pub use rate::{format_rate, parse_rate};
 pub use subnet::Subnet;
 pub use wan::Wan;
 
@@ -233,4 +231,9 @@ fn one_line(text: &str, error: &toml::de::Error) -> String {
         }
         None => message,
     }
+}
+
+/// A link's rate in bits per second: 1K to 10T (a tbf on both ends).
+fn parse_rate(text: &str) -> std::result::Result<u64, String> {
+    fathom_units::rate::parse_in(text, 1_000..=10_000_000_000_000).map_err(|e| format!("rate {e}"))
 }

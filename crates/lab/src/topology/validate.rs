@@ -15,6 +15,7 @@ use super::wan::{self, Wan};
 use super::{parse_rate, HostSpec, Interface, Link, LinkEnd, Subnet, SwitchSpec, Topology};
 use super::{HostEntry, LinkEntry, TopologyFile, WanEntry, DEFAULT_MTU, DEFAULT_SUBNET};
 use crate::name::check_node_name;
+use crate::Error;
 
 /// A Linux bridge takes at most this many ports.
 const MAX_BRIDGE_PORTS: usize = 1024;
@@ -145,7 +146,10 @@ fn index_nodes(file: &TopologyFile) -> Result<HashMap<&str, Node>, String> {
         .map(|(i, s)| (s.name.as_str(), Node::Switch(i)));
     let mut nodes = HashMap::new();
     for (name, kind) in hosts.chain(switches) {
-        check_node_name(name).map_err(|e| e.to_string())?;
+        check_node_name(name).map_err(|e| match e {
+            Error::Topology(message) => message,
+            other => other.to_string(),
+        })?;
         if nodes.insert(name, kind).is_some() {
             return Err(format!("duplicate node name '{name}'"));
         }

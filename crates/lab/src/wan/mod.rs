@@ -16,7 +16,6 @@ mod set;
 pub(crate) mod setup;
 mod status;
 
-use fathom_wan::LinkParams;
 use serde::{Deserialize, Serialize};
 
 use crate::layout::Layout;
@@ -30,19 +29,6 @@ pub struct DirectionParams {
     pub a_to_b: String,
     /// For frames from B to A.
     pub b_to_a: String,
-}
-
-/// The short form of a parameter text: only what differs from a plain wire
-/// (`delay=25ms,rate=1G`), or `plain wire`.
-pub(crate) fn summary(text: &str) -> String {
-    let short = text
-        .parse::<LinkParams>()
-        .map_or_else(|_| text.to_string(), |p| p.summary());
-    if short.is_empty() {
-        "plain wire".to_string()
-    } else {
-        short
-    }
 }
 
 /// The names of a layout's WAN links, comma-separated, or `none`.

@@ -1,10 +1,18 @@
 //! Units of the plots: swept values read as numbers ("16K", "10ms"), metrics named and scaled
 //! for the y axis (bits/s as Gbit/s or Mbit/s, µs as ms when large).
 
-/// A swept value as a number: sizes are bytes (K = 1024, as the CLI takes them), durations are
-/// seconds, plain numbers are themselves. `None` for words ("on", "cubic").
+/// A swept value as a number: plain numbers are themselves, sizes are bytes (K = 1024, as the
+/// CLI takes them), durations are seconds. `None` for words ("on", "cubic").
 pub fn axis_value(s: &str) -> Option<f64> {
-    crate::units::size_bytes(s).or_else(|| crate::units::duration_s(s))
+    use fathom_units::duration::{self, Bare};
+    let plain = s.trim().parse::<f64>().ok().filter(|v| v.is_finite());
+    plain
+        .or_else(|| fathom_units::size::parse(s).ok().map(|b| b as f64))
+        .or_else(|| {
+            duration::parse(s, Bare::Refused)
+                .ok()
+                .map(|ns| ns as f64 / 1e9)
+        })
 }
 
 /// How a metric's values are shown on an axis: multiplied by `factor`, in `unit`.

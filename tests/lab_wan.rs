@@ -3,12 +3,13 @@
 //!
 //! This test binary doubles as the fathom executable (`harness = false`): `lab up` starts each
 //! WAN link's forwarder as `<this binary> lab wan-router …` and each agent as `<this binary>
-//! serve …`, so `main` answers `lab …` with the lab's own CLI and `serve …` with a stand-in agent
+//! serve …`, so `main` answers `lab …` with fathom's `lab` command and `serve …` with a stand-in agent
 //! (accept and close). Its harness runs the tests one after another, since round-trip
 //! measurements should not share the machine's CPUs with each other. Without root every test
 //! prints SKIP and passes. Each test builds its own lab (named with the pid), tears it down
 //! through a guard even when it fails, and bounds every command it runs.
 
+#[path = "../crates/lab/tests/common/mod.rs"]
 mod common;
 
 use std::net::TcpListener;
@@ -19,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use common::*;
-use fathom_lab::cli::LabArgs;
+use fathom::cli::lab::LabArgs;
 use fathom_lab::{down, status, wan_links, Lab};
 
 /// The command lines this binary answers besides running its tests.
@@ -111,7 +112,7 @@ fn act_as_fathom(args: &[String]) -> ExitCode {
     match parsed {
         Fathom::Lab(lab) => {
             let exe = std::env::current_exe().expect("own executable");
-            match fathom_lab::cli::run(lab, &exe) {
+            match fathom::commands::lab::run(lab, &exe) {
                 Ok(code) => ExitCode::from(code as u8),
                 Err(e) => {
                     eprintln!("fathom: {e}");
@@ -374,7 +375,9 @@ fn a_killed_forwarder_is_reported_and_removed() {
         problems.contains("forwarder of WAN link sw1-sw2"),
         "{problems}"
     );
-    assert!(st.to_text().contains(&format!("pid {pid} DEAD")));
+    let (code, text, _) = lab(&["status", "--name", &name]);
+    assert_eq!(code, 1, "a stale lab: {text}");
+    assert!(text.contains(&format!("pid {pid} DEAD")), "{text}");
     let (code, out, err) = lab(&["wan", "set", "--name", &name, "sw1-sw2", "delay=2ms"]);
     assert_eq!(code, 1, "{out}");
     assert!(err.contains("is not running"), "{err}");

@@ -1,0 +1,198 @@
+//! `fathom lab`: the lab's command line turned into lab calls, and what they print.
+//!
+//! Exit codes: 0 ok; 1 failure (or, for `status`, a stale lab); `exec` passes on the command's.
+
+mod status_text;
+
+use crate::cli::lab::{LabArgs, LabCommand, UpArgs, WanCommand};
+use fathom_lab::{
+    resolve_name, set_wan, status, AgentCommand, Lab, Topology, UpOptions, WanLinkStatus,
+    STATUS_SCHEMA_VERSION,
+};
+use serde::Serialize;
+use std::io::{self, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The `lab status --json` document when there is no status to show.
+#[derive(Serialize)]
+struct StatusError {
+    schema_version: u32,
+    error: String,
+}
+
+/// Runs a `fathom lab` command; `fathom_exe` is the binary the agents (`<exe> serve`) and the
+/// WAN forwarders (`<exe> lab wan-router`) run.
+/// Returns the process exit code.
+pub fn run(args: LabArgs, fathom_exe: &Path) -> anyhow::Result<i32> {
+    match args.cmd {
+        LabCommand::Up(a) => up(a, fathom_exe),
+        LabCommand::Down { name } => down(name.as_deref()),
+        LabCommand::Status { name, json } => show_status(name.as_deref(), json),
+        LabCommand::Exec { name, host, cmd } => {
+            let lab = Lab::load(&resolve_name(name.as_deref())?)?;
+            Ok(lab.exec(&host, &cmd)?)
+        }
+        LabCommand::Wan {
+            cmd:
+                WanCommand::Set {
+                    name,
+                    link,
+                    params,
+                    direction,
+                    reset,
+                },
+        } => {
+            let lab = Lab::load(&resolve_name(name.as_deref())?)?;
+            let status = set_wan(&lab, &link, &params.join(" "), direction.into(), reset)?;
+            print(&set_summary(&status))?;
+            Ok(0)
+        }
+        LabCommand::WanRouter { name, link } => {
+            fathom_lab::wan_router(&name, &link)?;
+            Ok(0)
+        }
+    }
+}
+
+/// `lab up`: builds the topology the options name, starts the lab, says how to use it.
+fn up(a: UpArgs, fathom_exe: &Path) -> anyhow::Result<i32> {
+    let (subnet, rate) = (a.subnet.as_deref(), a.rate.as_deref());
+    let topology = match (a.hosts, &a.topology, &a.wan) {
+        (Some(n), _, Some(params)) => Topology::split(n, subnet, a.mtu, rate, params)?,
+        (Some(n), _, None) => Topology::star(n, subnet, a.mtu, rate)?,
+        (None, Some(path), _) => Topology::load(path)?,
+        (None, None, _) => anyhow::bail!("lab up: give --hosts N or a topology file"),
+    };
+    let opts = UpOptions {
+        agent_port: a.agent_port,
+        ready_timeout: Duration::from_secs(a.ready_timeout),
+        ..UpOptions::new(&a.name, AgentCommand::fathom(fathom_exe))
+    };
+    let started = Instant::now();
+    let lab = Lab::up(&topology, &opts)?;
+    print(&up_summary(&lab, started.elapsed()))?;
+    Ok(0)
+}
+
+/// `lab down`: removes the lab and says what went.
+fn down(name: Option<&str>) -> anyhow::Result<i32> {
+    let name = resolve_name(name)?;
+    let started = Instant::now();
+    let report = fathom_lab::down(&name)?;
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    let (ns, agents, secs) = (
+        report.namespaces.len(),
+        report.agents_stopped,
+        started.elapsed().as_secs_f64(),
+    );
+    let forwarders = match report.forwarders_stopped {
+        0 => String::new(),
+        n => format!(", {}", count(n, "forwarder", "forwarders")),
+    };
+    print(&format!(
+        "lab {name} removed: {ns} namespaces, {agents} agents{forwarders} stopped, in {secs:.2} s\n"
+    ))?;
+    Ok(0)
+}
+
+/// `lab status`: as tables, or one JSON document (errors included); exit 1 for a stale lab.
+fn show_status(name: Option<&str>, json: bool) -> anyhow::Result<i32> {
+    let result = resolve_name(name).and_then(|n| status(&n));
+    match (result, json) {
+        (Ok(s), false) => print(&status_text::render(&s)).map(|()| i32::from(s.stale)),
+        (Ok(s), true) => {
+            print(&format!("{}\n", serde_json::to_string_pretty(&s)?)).map(|()| i32::from(s.stale))
+        }
+        (Err(e), true) => {
+            let doc = StatusError {
+                schema_version: STATUS_SCHEMA_VERSION,
+                error: e.to_string(),
+            };
+            print(&format!("{}\n", serde_json::to_string(&doc)?)).map(|()| 1)
+        }
+        (Err(e), false) => Err(e.into()),
+    }
+}
+
+/// What `wan set` prints: the link's parameters in each direction.
+fn set_summary(status: &WanLinkStatus) -> String {
+    let [a, b] = &status.ends;
+    format!(
+        "wan {}: {a} -> {b} {}; {b} -> {a} {}\n",
+        status.name,
+        summary(&status.params.a_to_b),
+        summary(&status.params.b_to_a)
+    )
+}
+
+/// What `up` prints: the hosts, and how to use and remove the lab.
+fn up_summary(lab: &Lab, took: Duration) -> String {
+    let hosts = lab.hosts();
+    let first = &hosts[0];
+    let last = &hosts[hosts.len() - 1];
+    let range = if hosts.len() == 1 {
+        format!("{} {}", first.name, first.address())
+    } else {
+        format!(
+            "{} {} .. {} {}",
+            first.name,
+            first.address(),
+            last.name,
+            last.address()
+        )
+    };
+    let name = lab.name();
+    let wans: String = lab
+        .layout()
+        .wans
+        .iter()
+        .map(|w| {
+            let [a, b] = &w.spec.ends;
+            format!(
+                "WAN link {}: {a} -> {b} {}; {b} -> {a} {}\n",
+                w.spec.name,
+                summary(&w.spec.a_to_b.to_string()),
+                summary(&w.spec.b_to_a.to_string())
+            )
+        })
+        .collect();
+    format!(
+        "lab {name} is up in {:.2} s: {} ({range}), {}, agents on port {}\n{wans}\
+         run inside a host: fathom lab exec --name {name} {} -- ip addr\n\
+         remove it:         fathom lab down --name {name}\n",
+        took.as_secs_f64(),
+        count(hosts.len(), "host", "hosts"),
+        count(lab.switches().len(), "switch", "switches"),
+        first.agent_port,
+        first.name,
+    )
+}
+
+/// `1 host`, `2 hosts`.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+fn print(text: &str) -> anyhow::Result<()> {
+    match io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+/// The short form of a WAN parameter text: only what differs from a plain wire
+/// (`delay=25ms,rate=1G`), or `plain wire`.
+fn summary(text: &str) -> String {
+    let short = text
+        .parse::<fathom_wan::LinkParams>()
+        .map_or_else(|_| text.to_string(), |p| p.summary());
+    if short.is_empty() {
+        "plain wire".to_string()
+    } else {
+        short
+    }
+}

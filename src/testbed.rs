@@ -1,0 +1,178 @@
+//! The agents a command tests with: a [`Testbed`] finds (or starts) the server and clients the
+//! shared options name, once per command, and runs plans on them into reports. Commands and the
+//! method (iterations, sweeps) both use it.
+
+use crate::agent::{Agent, AgentConfig};
+use crate::cli::{common::CommonArgs, read_key};
+use crate::controller::{self, RunOptions, Target, Topology};
+use crate::Failure;
+use fathom_proto::plan::TestPlan;
+use fathom_report::model::WanLinkResult;
+use fathom_report::Report;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// The agents a command tests with: the server and clients it names (or an in-process agent),
+/// and the lab they live in.
+pub struct Testbed {
+    topo: Topology,
+    lab: Option<fathom_lab::Lab>,
+    opts: RunOptions,
+    interrupted: Arc<AtomicBool>,
+}
+
+impl Testbed {
+    /// Finds (or starts) the agents `c` names.
+    pub fn new(c: &CommonArgs, ipv6: Option<bool>) -> Result<Testbed, Failure> {
+        let key = c
+            .key_file
+            .as_deref()
+            .map(read_key)
+            .transpose()
+            .map_err(Failure::Usage)?;
+        let (topo, lab) = topology(c, ipv6)?;
+        Ok(Testbed {
+            topo,
+            lab,
+            opts: RunOptions {
+                key,
+                bind: c.bind,
+                progress: true,
+            },
+            interrupted: interrupt_flag(),
+        })
+    }
+
+    /// Runs one plan into a report (which holds the error if the test failed after starting).
+    pub fn run(&self, plan: TestPlan) -> Result<Report, Failure> {
+        let wan_before = self
+            .lab
+            .as_ref()
+            .and_then(|l| fathom_lab::wan_links(l).ok());
+        let mut run = controller::run(&self.topo, plan, &self.opts, &self.interrupted)
+            .map_err(Failure::Runtime)?;
+        if let (Some(lab), Some(before)) = (&self.lab, wan_before) {
+            run.wan = wan_record(before, fathom_lab::wan_links(lab).ok().unwrap_or_default());
+        }
+        Ok(fathom_report::build(&run))
+    }
+
+    /// The lab the agents live in, if any.
+    pub fn lab(&self) -> Option<&fathom_lab::Lab> {
+        self.lab.as_ref()
+    }
+
+    /// True once the user pressed Ctrl-C.
+    pub fn interrupted(&self) -> bool {
+        self.interrupted.load(Ordering::Relaxed)
+    }
+}
+
+/// The emulator links of the test's lab, with their counters before and after the test.
+fn wan_record(
+    before: Vec<fathom_lab::WanLinkStatus>,
+    after: Vec<fathom_lab::WanLinkStatus>,
+) -> Vec<WanLinkResult> {
+    before
+        .into_iter()
+        .map(|b| {
+            let a = after.iter().find(|a| a.name == b.name);
+            WanLinkResult {
+                counters_before: b
+                    .counters
+                    .as_ref()
+                    .and_then(|c| serde_json::to_value(c).ok()),
+                counters_after: a
+                    .and_then(|a| a.counters.as_ref())
+                    .and_then(|c| serde_json::to_value(c).ok()),
+                a_to_b: b.params.a_to_b,
+                b_to_a: b.params.b_to_a,
+                ends: b.ends,
+                name: b.name,
+            }
+        })
+        .collect()
+}
+
+/// The server and clients the options name, and the lab whose hosts they are (if any); lab
+/// host names resolve in the lab.
+fn topology(
+    c: &CommonArgs,
+    ipv6: Option<bool>,
+) -> Result<(Topology, Option<fathom_lab::Lab>), Failure> {
+    let Some(server) = c.server_name() else {
+        return Ok((
+            Topology {
+                server: embedded_agent(c.ipv6)?,
+                clients: Vec::new(),
+            },
+            None,
+        ));
+    };
+    let lab = lab(c.lab.as_deref())?;
+    let resolve =
+        |name: &str| Target::lab_or_resolve(name, lab.as_ref(), ipv6).map_err(Failure::Runtime);
+    let server = resolve(server)?;
+    let clients = c
+        .clients
+        .iter()
+        .map(|n| resolve(n.trim()))
+        .collect::<Result<Vec<_>, _>>()?;
+    if server.netns.is_some() && clients.is_empty() {
+        return Err(Failure::Usage(format!(
+            "{} is a lab host, and the lab is not connected to this namespace: name the client hosts with --clients",
+            server.name
+        )));
+    }
+    let in_lab = server.netns.is_some() || clients.iter().any(|t| t.netns.is_some());
+    Ok((Topology { server, clients }, lab.filter(|_| in_lab)))
+}
+
+/// The lab named by --lab, or the only running one (none if no lab runs).
+fn lab(name: Option<&str>) -> Result<Option<fathom_lab::Lab>, Failure> {
+    match name {
+        Some(n) => fathom_lab::Lab::load(n)
+            .map(Some)
+            .map_err(|e| Failure::Runtime(format!("--lab {n}: {e}"))),
+        None => match fathom_lab::running_labs().as_slice() {
+            [only] => Ok(fathom_lab::Lab::load(only).ok()),
+            _ => Ok(None),
+        },
+    }
+}
+
+/// Starts an agent in this process on loopback (the embedded default).
+fn embedded_agent(ipv6: bool) -> Result<Target, Failure> {
+    let ip = if ipv6 {
+        IpAddr::V6(Ipv6Addr::LOCALHOST)
+    } else {
+        IpAddr::V4(Ipv4Addr::LOCALHOST)
+    };
+    let agent = Agent::bind(SocketAddr::new(ip, 0), AgentConfig::default())
+        .map_err(|e| Failure::Runtime(format!("cannot start the in-process agent: {e}")))?;
+    let addr = agent
+        .local_addr()
+        .map_err(|e| Failure::Runtime(e.to_string()))?;
+    agent.spawn().map_err(|e| Failure::Runtime(e.to_string()))?;
+    Ok(Target {
+        addr,
+        name: addr.to_string(),
+        embedded: true,
+        netns: None,
+        key: None,
+    })
+}
+
+/// A flag set by Ctrl-C, so an interrupted test still reports what it measured. One handler per
+/// process: every testbed shares it.
+fn interrupt_flag() -> Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        let _ = ctrlc::set_handler(move || f.store(true, Ordering::Relaxed));
+        flag
+    })
+    .clone()
+}
