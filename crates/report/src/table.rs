@@ -111,13 +111,27 @@ fn intervals(list: &[Interval]) -> Vec<String> {
             pct(iv.cpu_local),
             pct(iv.cpu_remote),
         );
-        if iv.omitted {
-            line + "  (omitted)"
-        } else {
-            line
-        }
+        marked(line, iv)
     }));
     lines
+}
+
+/// `line`, with "  (omitted)" after it for a warm-up interval.
+pub(crate) fn marked(line: String, iv: &Interval) -> String {
+    if iv.omitted {
+        line + "  (omitted)"
+    } else {
+        line
+    }
+}
+
+/// "→" for a forward flow, "←" for a reverse one.
+pub(crate) fn arrow(direction: &str) -> &'static str {
+    if direction == "reverse" {
+        "←"
+    } else {
+        "→"
+    }
 }
 
 /// One line per flow over the measured window.
@@ -136,11 +150,7 @@ fn flows(list: &[FlowResult]) -> Vec<String> {
     lines.extend(list.iter().map(|f| {
         row([
             &f.id.to_string(),
-            if f.direction == "reverse" {
-                "←"
-            } else {
-                "→"
-            },
+            arrow(&f.direction),
             &rate(f.bits_per_second),
             &rate(f.sender_bits_per_second),
             &human_bytes(f.bytes),

@@ -2,7 +2,7 @@
 //! the per-flow rows, and the summary lines (loss, reordering, jitter, where the missing went).
 
 use crate::model::{FlowResult, Interval, Report, UdpSummary};
-use crate::table::{pct, rate, rtt};
+use crate::table::{arrow, marked, pct, rate, rtt};
 
 /// "-" for a figure the datagram size could not carry.
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -26,7 +26,7 @@ pub fn intervals(list: &[Interval]) -> Vec<String> {
     )];
     lines.extend(list.iter().map(|iv| {
         let u = iv.udp.clone().unwrap_or_default();
-        let mut line = format!(
+        let line = format!(
             "{:>11} {:>10} {:>10} {:>13} {:>8} {:>9} {:>10} {:>7}",
             format!("{:.2}-{:.2}", iv.start, iv.end),
             per_s(u.datagrams_per_second),
@@ -37,10 +37,7 @@ pub fn intervals(list: &[Interval]) -> Vec<String> {
             pct(iv.cpu_local),
             pct(iv.cpu_remote)
         );
-        if iv.omitted {
-            line += "  (omitted)";
-        }
-        line
+        marked(line, iv)
     }));
     lines
 }
@@ -56,11 +53,7 @@ pub fn flows(list: &[FlowResult]) -> Vec<String> {
         format!(
             "{:>4} {:^3} {:>10} {:>10} {:>13} {:>8} {:>6} {:>8} {:>9}",
             f.id,
-            if f.direction == "reverse" {
-                "←"
-            } else {
-                "→"
-            },
+            arrow(&f.direction),
             u.datagrams,
             per_s(u.datagrams_per_second),
             rate(f.bits_per_second),
