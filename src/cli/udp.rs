@@ -8,11 +8,18 @@ use fathom_proto::udp::{UdpFaults, UdpOptions};
 
 /// Datagrams per sendmmsg/recvmmsg call by default.
 pub const DEFAULT_BATCH: u32 = 64;
+/// Receive buffer requested by default (unless --buffer or --rcvbuf says otherwise). The
+/// receive buffer is what absorbs a burst, or the receiver being off its CPU for a moment; with
+/// the kernel's usual 208 KB (about 270 small datagrams) a 64-byte stream on the project's
+/// loaded 2-vCPU machine lost 61% and delivered 154k datagrams/s, with 4 MB 4% and 351k/s
+/// (bench/RESULTS.md). Clamped to net.core.rmem_max, and then said so.
+pub const DEFAULT_RCVBUF: u32 = 4 << 20;
 
 /// `fathom udp [HOST[:PORT]]`.
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "\
 Rates take k/M/G, 1000-based (--rate 1G = 10^9 bits/s of payload); sizes take K/M (1024-based).
+The receive buffer is 4M unless --buffer or --rcvbuf says otherwise (clamped to net.core.rmem_max).
 
 Examples:
   fathom udp                              64-byte datagrams as fast as possible, 10 s, loopback
@@ -94,7 +101,10 @@ impl UdpArgs {
             limit,
             omit_ns: c.omit,
             interval_ns: c.interval,
-            socket: c.socket(),
+            socket: SocketOptions {
+                rcvbuf: c.socket().rcvbuf.or(Some(DEFAULT_RCVBUF)),
+                ..c.socket()
+            },
             write_size: buffer,
             read_size: buffer,
             zerocopy: false,

@@ -218,6 +218,7 @@ fn summary(r: &Report) -> Vec<String> {
     }
     if let Some(u) = &s.udp {
         table_udp::summary(r, u, &mut item);
+        item("recv buffer", buffers(&s.buffers, r).1);
         item("cpu local", cpu(&s.cpu.local));
         item("cpu remote", cpu(&s.cpu.remote));
         return lines;
