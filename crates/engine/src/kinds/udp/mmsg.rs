@@ -73,8 +73,7 @@ impl Batch {
                     iov_len: payload.len(),
                 },
             ];
-            // SAFETY: as in `new`.
-            self.msgs[i] = unsafe { std::mem::zeroed() };
+            // The rest of the header stays as `new` zeroed it: no name, no control data.
             self.msgs[i].msg_hdr.msg_iov = self.iovs[i].as_mut_ptr();
             self.msgs[i].msg_hdr.msg_iovlen = 2;
         }
@@ -98,8 +97,7 @@ impl Batch {
                 iov_base: chunk.as_mut_ptr() as *mut _,
                 iov_len: chunk.len(),
             };
-            // SAFETY: as in `new`.
-            self.msgs[i] = unsafe { std::mem::zeroed() };
+            // No name, as `new` left it; the kernel rewrites only the lengths and flags.
             let h = &mut self.msgs[i].msg_hdr;
             h.msg_iov = self.iovs[i].as_mut_ptr();
             h.msg_iovlen = 1;
