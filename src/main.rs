@@ -31,6 +31,7 @@ fn main() -> ExitCode {
         cli::Command::Plot(a) => commands::plot::run(&a),
         cli::Command::Study(a) => commands::study::run(&a),
         cli::Command::Serve(a) => commands::serve::run(&a),
+        cli::Command::Key(a) => commands::key::run(&a),
         cli::Command::Lab(a) => return lab(a, json),
     };
     match r {

@@ -91,6 +91,14 @@ impl AgentConfig {
     ) -> Result<Reservation, String> {
         plan.validate()
             .map_err(|e| format!("the plan is out of bounds: {e}"))?;
+        let placed = side.affinity.iter().chain(&side.cpu_set).flatten();
+        if let Some((cpu, usable)) =
+            fathom_engine::clock::unusable_cpu(&placed.copied().collect::<Vec<_>>())
+        {
+            return Err(format!(
+                "CPU {cpu} (--affinity or --cpus) is not one this agent may use ({usable})"
+            ));
+        }
         if plan.flows.len() > self.max_flows as usize {
             return Err(format!(
                 "the test asks for {} connections; this agent allows {} (--max-flows)",

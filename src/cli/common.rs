@@ -78,7 +78,8 @@ pub struct CommonArgs {
     /// Local address for the data connections.
     #[arg(long, value_name = "ADDR")]
     pub bind: Option<IpAddr>,
-    /// Pre-shared key file for the agent.
+    /// Pre-shared key file for the agent: the same file it serves with (make one with `fathom
+    /// key new FILE`; `fathom key --help` says what it holds).
     #[arg(long, value_name = "PATH")]
     pub key_file: Option<PathBuf>,
     /// Print one JSON document on stdout.
@@ -246,8 +247,31 @@ impl CommonArgs {
                 ));
             }
         }
+        self.check_placement()?;
         if self.confidence.is_some() && self.iterations.is_none() {
             return Err("--confidence needs --iterations MAX[,MIN] (how many runs at most)".into());
+        }
+        Ok(())
+    }
+
+    /// Refuses an --affinity this machine cannot honour: this side's CPUs when this process runs
+    /// the connecting end (no --clients), the agent's too when it runs in-process (no host).
+    /// A remote agent checks its own.
+    fn check_placement(&self) -> Result<(), String> {
+        let (local, remote) = self.affinity.clone().unwrap_or((None, None));
+        let here = [
+            (local.filter(|_| self.clients.is_empty()), "this side's"),
+            (
+                remote.filter(|_| self.server_name().is_none()),
+                "the agent's",
+            ),
+        ];
+        for (cpus, whose) in here {
+            if let Some((cpu, usable)) = cpus.and_then(|c| fathom_engine::clock::unusable_cpu(&c)) {
+                return Err(format!(
+                    "--affinity: CPU {cpu} ({whose}) is not one this machine lets fathom use ({usable})"
+                ));
+            }
         }
         Ok(())
     }

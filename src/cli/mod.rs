@@ -65,6 +65,40 @@ pub enum Command {
     Serve(ServeArgs),
     /// Build, inspect and remove a multi-host lab of network namespaces (needs root).
     Lab(lab::LabArgs),
+    /// Make a pre-shared key file for --key-file.
+    Key(KeyArgs),
+}
+
+/// What a key file holds, for every --key-file's help.
+pub const KEY_FILE_HELP: &str = "\
+A key file holds the pre-shared key that an agent (`fathom serve --key-file`) and its
+controllers (`--key-file` on the test commands) must share: any bytes, whitespace
+around them ignored, at least 16 recommended. `fathom key new FILE` writes 32 random bytes as
+64 hex digits, readable only by you; copy the file to every host that runs tests. The key never
+crosses the network: the agent sends a random challenge and the controller answers with an
+HMAC-SHA256 of it under the key.";
+
+/// `fathom key`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = KEY_FILE_HELP)]
+pub struct KeyArgs {
+    /// What to do with keys.
+    #[command(subcommand)]
+    pub command: KeyCommand,
+}
+
+/// `fathom key` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum KeyCommand {
+    /// Write a new random key to FILE (mode 0600); an existing FILE is never overwritten.
+    #[command(
+        after_help = "Example:\n  fathom key new k && fathom serve --listen 0.0.0.0:5301 --key-file k"
+    )]
+    New {
+        /// The key file to create.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
 }
 
 /// `fathom serve`.
@@ -78,7 +112,8 @@ pub struct ServeArgs {
     /// Address and port to listen on for control connections.
     #[arg(long, default_value = "127.0.0.1:5301", value_name = "ADDR:PORT")]
     pub listen: SocketAddr,
-    /// File holding the pre-shared key; controllers must prove they know it.
+    /// File holding the pre-shared key; controllers must prove they know it (make one with
+    /// `fathom key new FILE`; `fathom key --help` says what it holds).
     #[arg(long, value_name = "PATH")]
     pub key_file: Option<PathBuf>,
     /// Listen beyond loopback without a key.

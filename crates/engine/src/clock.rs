@@ -95,8 +95,50 @@ pub fn confine_to(cpus: &[u32]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The CPUs this process may run on (its affinity mask), ascending.
+pub fn usable_cpus() -> Vec<u32> {
+    // SAFETY: cpu_set_t is plain data.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer and size; on failure the set stays empty.
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0
+    {
+        return Vec::new();
+    }
+    let size = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: every index is below the set's size.
+    (0..size)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .map(|c| c as u32)
+        .collect()
+}
+
+/// The first CPU of `wanted` that this process may not run on, with the list it may use
+/// ("0-1"), so that a placement is refused before a test starts rather than failing in it.
+pub fn unusable_cpu(wanted: &[u32]) -> Option<(u32, String)> {
+    let usable = usable_cpus();
+    let bad = *wanted.iter().find(|c| !usable.contains(c))?;
+    let list = match (usable.first(), usable.last()) {
+        (Some(a), Some(b)) if (b - a) as usize + 1 == usable.len() && a != b => format!("{a}-{b}"),
+        _ => usable
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+    };
+    Some((bad, list))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_cpus_this_process_runs_on_are_usable_and_one_beyond_them_is_not() {
+        let here = super::usable_cpus();
+        assert!(here.contains(&super::current_cpu()), "{here:?}");
+        assert_eq!(super::unusable_cpu(&here), None);
+        let beyond = here.last().unwrap() + 1;
+        assert_eq!(super::unusable_cpu(&[beyond]).map(|u| u.0), Some(beyond));
+    }
+
     /// D1: an affinity beyond CPU_SETSIZE is an error, not an abort.
     #[test]
     fn confining_to_a_cpu_beyond_the_set_size_is_an_error() {

@@ -47,6 +47,7 @@ pub use lab::{resolve_name, Lab};
 pub use layout::{Host, Layout, Switch, WanLink};
 pub use name::{netns_name, DEFAULT_LAB, NETNS_PREFIX};
 pub use netns::{connect_in, run_in};
+pub use state::write_key;
 pub use state::{running_labs, STATE_ROOT};
 pub use status::{
     status, AgentStatus, HostStatus, LinkStatus, Status, SwitchStatus, STATUS_SCHEMA_VERSION,

@@ -166,8 +166,9 @@ pub fn running_labs() -> Vec<String> {
     names
 }
 
-/// Writes `KEY_BYTES` random bytes as hex to a new file readable only by its owner.
-fn write_key(path: &Path) -> io::Result<()> {
+/// Writes `KEY_BYTES` random bytes as hex to a new file readable only by its owner (an
+/// existing file is an error, `AlreadyExists`): a key file for `--key-file`.
+pub fn write_key(path: &Path) -> io::Result<()> {
     let mut bytes = [0u8; KEY_BYTES];
     let mut filled = 0;
     while filled < KEY_BYTES {

@@ -5,7 +5,7 @@ use crate::cpu::{busy_ticks, cpu_between};
 use crate::model::*;
 use crate::run::{EndData, Role, RunData, View, Window};
 use fathom_proto::kind::Figure;
-use fathom_proto::plan::{Direction, Limit, TestPlan};
+use fathom_proto::plan::{Direction, KindId, Limit, TestPlan};
 use fathom_proto::sample::{EndpointInfo, TcpInfo};
 
 /// Builds the report of a run.
@@ -104,7 +104,7 @@ fn flow(v: &View<'_>, i: usize) -> FlowResult {
         cwnd: st.snd_cwnd,
         window: st.snd_wnd,
         mss: st.snd_mss,
-        data_segs_per_ack: segs_per_ack(&rt),
+        data_segs_per_ack: segs_per_ack(v.run.plan.kind, &rt),
         delivery_rate_bps: st.delivery_rate as f64 * 8.0,
         rwnd_limited_pct: pct(st.rwnd_limited_us),
         sndbuf_limited_pct: pct(st.sndbuf_limited_us),
@@ -202,7 +202,7 @@ fn segs_per_ack_all(v: &View<'_>) -> f64 {
             total.data_segs_out += d.data_segs_out;
         }
     }
-    segs_per_ack(&total)
+    segs_per_ack(v.run.plan.kind, &total)
 }
 
 /// CPU of an end over its window.
@@ -251,7 +251,13 @@ pub(crate) fn tcp_delta(a: Option<TcpInfo>, b: Option<TcpInfo>) -> TcpInfo {
 }
 
 /// Data segments received per pure ACK sent, from the receiver's counters.
-pub(crate) fn segs_per_ack(recv: &TcpInfo) -> f64 {
+/// Data segments the receiving socket got per pure ACK it sent; 0 (does not apply) for the
+/// request/response kinds, whose ACKs ride on the answers: there the pure ACKs are a handful and
+/// the ratio would be about the transaction count (segments per transaction tells their story).
+pub(crate) fn segs_per_ack(kind: KindId, recv: &TcpInfo) -> f64 {
+    if kind.is_request_response() {
+        return 0.0;
+    }
     let acks = recv.segs_out.saturating_sub(recv.data_segs_out);
     ratio(recv.data_segs_in as f64, acks as f64)
 }

@@ -328,6 +328,13 @@ pub fn schema_1_json(report: &crate::Report) -> String {
             items.iter_mut().for_each(flatten);
         }
     }
+    // Schema 1 intervals had only the instants their snapshots were taken, as start and end.
+    for iv in doc["intervals"].as_array_mut().into_iter().flatten() {
+        if let Some(map) = iv.as_object_mut() {
+            map.remove("measured_start");
+            map.remove("measured_end");
+        }
+    }
     doc["schema_version"] = Value::from(1);
     doc.to_string()
 }

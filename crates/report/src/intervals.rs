@@ -1,11 +1,15 @@
 //! Per-interval records: consecutive snapshots of each end, paired by position (every end cuts
-//! intervals on the same schedule relative to the common start instant).
+//! intervals on the same schedule relative to the common start instant). An interval is labelled
+//! with the edges of the grid the user asked for (`--interval` after `--omit`); the instants its
+//! snapshots were really taken (a busy machine wakes a sampler late) are kept beside them, and
+//! its rates are computed over those.
 
 use crate::build::{rate, ratio, segs_per_ack, tcp_delta};
 use crate::cpu::cpu_between;
 use crate::model::{FlowInterval, Interval, RrInterval, PER_FLOW_INTERVALS_MAX};
 use crate::run::View;
 use fathom_proto::kind::Figure;
+use fathom_proto::plan::{Limit, TestPlan};
 use fathom_proto::sample::{FlowSnapshot, Mark, Snapshot};
 
 /// The snapshots that bound intervals: up to the window's end (or all, if it never came), and
@@ -15,13 +19,49 @@ fn bounds(snaps: &[Snapshot]) -> (Vec<&Snapshot>, usize) {
         .iter()
         .position(|s| s.mark == Mark::WindowEnd)
         .map_or(snaps.len(), |i| i + 1);
-    let list: Vec<&Snapshot> = snaps[..end].iter().collect();
+    let mut list: Vec<&Snapshot> = snaps[..end].iter().collect();
+    // A counted test's window ends at its last transfer, which may precede grid snapshots taken
+    // while the flows drained: those saw nothing more and would make the last interval run
+    // backwards, so the window's end replaces them.
+    if let Some(last) = list.last().filter(|s| s.mark == Mark::WindowEnd).copied() {
+        list.pop();
+        while list.len() > 1 && list.last().is_some_and(|s| s.t_ns >= last.t_ns) {
+            list.pop();
+        }
+        list.push(last);
+    }
     // Without a window start (the test died in its warm-up), every interval is warm-up.
     let ws = list
         .iter()
         .position(|s| s.mark == Mark::WindowStart)
         .unwrap_or(list.len());
     (list, ws)
+}
+
+/// The grid instant (ns after the start) of each snapshot in `list`, in order: the warm-up's and
+/// the window's edges where the plan puts them, intervals every `--interval` from the last edge;
+/// a counted test's window ends when it really did.
+fn grid(plan: &TestPlan, list: &[&Snapshot]) -> Vec<i64> {
+    let iv = plan.interval_ns.max(1_000_000) as i64;
+    let omit = plan.omit_ns as i64;
+    let mut prev = 0i64;
+    list.iter()
+        .map(|s| {
+            let base = if prev < omit { 0 } else { omit };
+            prev = match s.mark {
+                Mark::Start => 0,
+                Mark::WindowStart => omit,
+                Mark::WindowEnd => match plan.limit {
+                    Limit::Time { duration_ns } => omit.saturating_add(duration_ns as i64),
+                    _ => s.t_ns.max(prev),
+                },
+                _ => ((prev - base) / iv + 1)
+                    .saturating_mul(iv)
+                    .saturating_add(base),
+            };
+            prev
+        })
+        .collect()
 }
 
 /// The snapshots bounding interval `k` (between positions k-1 and k) of one end.
@@ -51,13 +91,16 @@ pub fn build(v: &View<'_>) -> Vec<Interval> {
         .max_by_key(|&i| all[i].0.len())
         .unwrap_or(0);
     let (clock_list, ws) = &all[clock];
+    let edges = grid(&run.plan, clock_list);
     let per_flow = run.plan.flows.len() <= PER_FLOW_INTERVALS_MAX;
     let client = run.ends.len().min(2) - 1;
     (1..clock_list.len())
         .map(|k| {
             let mut iv = Interval {
-                start: clock_list[k - 1].t_ns as f64 / 1e9,
-                end: clock_list[k].t_ns as f64 / 1e9,
+                start: edges[k - 1] as f64 / 1e9,
+                end: edges[k] as f64 / 1e9,
+                measured_start: clock_list[k - 1].t_ns as f64 / 1e9,
+                measured_end: clock_list[k].t_ns as f64 / 1e9,
                 omitted: k <= *ws,
                 ..Default::default()
             };
@@ -84,7 +127,7 @@ pub fn build(v: &View<'_>) -> Vec<Interval> {
                     delivery_rate_bps: tcp.delivery_rate as f64 * 8.0,
                     segs_out: tcp.segs_out.into(),
                     data_segs_out: tcp.data_segs_out.into(),
-                    data_segs_per_ack: segs_per_ack(&rtcp),
+                    data_segs_per_ack: segs_per_ack(run.plan.kind, &rtcp),
                     rwnd_limited_pct: pct(tcp.rwnd_limited_us),
                     sndbuf_limited_pct: pct(tcp.sndbuf_limited_us),
                     busy_pct: pct(tcp.busy_time_us),

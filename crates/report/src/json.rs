@@ -51,7 +51,20 @@ pub fn read(text: &str) -> serde_json::Result<Report> {
     if doc["schema_version"] == 1 {
         v1_to_v2(&mut doc);
     }
+    measured_from_edges(&mut doc);
     serde_json::from_value(doc)
+}
+
+/// Intervals written before `measured_start`/`measured_end` existed were cut by the snapshots'
+/// instants: those are their `start` and `end`.
+fn measured_from_edges(doc: &mut Value) {
+    for iv in doc["intervals"].as_array_mut().into_iter().flatten() {
+        for (m, e) in [("measured_start", "start"), ("measured_end", "end")] {
+            if iv.get(m).is_none() {
+                iv[m] = iv[e].clone();
+            }
+        }
+    }
 }
 
 /// Schema 2 moved the request/response figures from flat fields into an `rr` object in `test`,

@@ -382,10 +382,14 @@ pub struct FlowResult {
 /// One interval.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Interval {
-    /// Start, seconds since the test's start.
+    /// Start on the requested grid, seconds since the test's start.
     pub start: f64,
-    /// End, seconds since the test's start.
+    /// End on the requested grid (a counted test's last one: when it ended), seconds.
     pub end: f64,
+    /// When the snapshot opening the interval was really taken, seconds since the start.
+    pub measured_start: f64,
+    /// When the snapshot closing the interval was really taken; rates are over these.
+    pub measured_end: f64,
     /// True for warm-up intervals (before `--omit` ended).
     pub omitted: bool,
     /// Receivers' throughput, bits/s.

@@ -39,7 +39,7 @@ pub fn render(r: &Report) -> Vec<u8> {
     if !r.flows.is_empty() && r.flows.len() <= FLOW_TABLE_MAX {
         lines.push(String::new());
         lines.extend(match (rr, udp) {
-            (true, _) => table_rr::flows(&r.flows),
+            (true, _) => table_rr::flows(&r.flows, r.test.kind == "rr"),
             (_, true) => table_udp::flows(&r.flows),
             _ => flows(&r.flows),
         });
@@ -254,7 +254,9 @@ fn summary(r: &Report) -> Vec<String> {
     let (send, recv) = buffers(&s.buffers, r);
     item("send buffer", send);
     item("recv buffer", recv);
-    item("segs per ack", format!("{:.2}", t.data_segs_per_ack));
+    if r.summary.rr.is_none() {
+        item("segs per ack", format!("{:.2}", t.data_segs_per_ack));
+    }
     item(
         "rtt",
         format!("{} (variation {})", rtt(t.rtt_us), rtt(t.rttvar_us)),

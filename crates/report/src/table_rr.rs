@@ -34,8 +34,9 @@ pub fn intervals(list: &[Interval]) -> Vec<String> {
     lines
 }
 
-/// One line per flow: its transactions and TCP state.
-pub fn flows(list: &[FlowResult]) -> Vec<String> {
+/// One line per flow: its transactions and TCP state; `connected` says each flow kept one TCP
+/// connection (rr), without which (crr, UDP) there is no RTT or window to show.
+pub fn flows(list: &[FlowResult], connected: bool) -> Vec<String> {
     let mut lines = vec![format!(
         "{:>4} {:^3} {:>12} {:>12} {:>6} {:>9} {:>7}",
         "flow", "dir", "transactions", "tx/s", "retr", "rtt", "cwnd"
@@ -49,8 +50,16 @@ pub fn flows(list: &[FlowResult]) -> Vec<String> {
             rr.transactions,
             format!("{:.0}", rr.transactions_per_second),
             f.retransmits,
-            rtt(f.rtt_us.into()),
-            f.cwnd
+            if connected {
+                rtt(f.rtt_us.into())
+            } else {
+                "—".into()
+            },
+            if connected {
+                f.cwnd.to_string()
+            } else {
+                "—".into()
+            }
         )
     }));
     lines

@@ -2,6 +2,7 @@
 
 use crate::model::{Cpu, Report};
 use crate::run::RunData;
+use fathom_proto::plan::{Direction, KindId, TestPlan};
 use fathom_proto::sample::EndpointInfo;
 
 /// Share of the window beyond which a limit is worth a warning, %.
@@ -56,6 +57,9 @@ pub fn collect(run: &RunData, r: &Report) -> Vec<String> {
             t.sndbuf_limited_pct
         ));
     }
+    if let Some(msg) = nagle_held(&run.plan, r) {
+        w.push(msg);
+    }
     // Ends on one machine (loopback, a lab) see the same CPUs: warn about each machine once.
     let mut seen: Vec<&str> = Vec::new();
     for h in &r.hosts {
@@ -93,6 +97,31 @@ fn clamp(w: &mut Vec<String>, end: &str, e: &EndpointInfo, which: Buf, req: Opti
         human_bytes(granted.into()),
         human_bytes(2 * u64::from(req)),
     ));
+}
+
+/// Open-loop TCP rr with Nagle on and delayed ACKs: a response written while the previous one is
+/// still unacknowledged waits in the answering socket until the asking side's next request
+/// carries that ACK, so every transaction takes about one schedule period. The latency is real
+/// (any application with these settings sees it), but it is the socket options', not the path's.
+fn nagle_held(plan: &TestPlan, r: &Report) -> Option<String> {
+    let rate = plan.rr.as_ref()?.rate?;
+    let p50 = r.summary.rr.as_ref()?.latency_us.as_ref()?.p50;
+    let s = &plan.socket;
+    if plan.kind != KindId::Rr || s.nodelay || s.quickack || rate <= 0.0 {
+        return None;
+    }
+    let askers = [Direction::Forward, Direction::Reverse]
+        .map(|d| plan.flows_in(d).count())
+        .into_iter()
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let period_us = 1e6 * askers as f64 / rate;
+    (p50 >= period_us / 2.0).then(|| {
+        format!(
+            "the median latency ({p50:.0} µs) is about one schedule period ({period_us:.0} µs): with Nagle on, each response waited in the answering socket for the delayed ACK of the one before; add --nodelay (or --quickack) to measure the path without it"
+        )
+    })
 }
 
 fn saturated(w: &mut Vec<String>, end: &str, cpu: &Cpu) {

@@ -102,10 +102,24 @@ impl Conn {
         }
     }
 
-    fn close(&mut self) -> io::Result<Step> {
+    /// Ends this side's writing (the peer reads end of stream).
+    fn close(&mut self) -> io::Result<()> {
         match self.sock.shutdown(Shutdown::Write) {
             Err(e) if e.kind() != io::ErrorKind::NotConnected => Err(e),
-            _ => Ok(Step::Done),
+            _ => Ok(()),
+        }
+    }
+
+    /// Reads and discards until the peer's end of stream (`Done`) or an empty socket (`Wait`),
+    /// so that the socket never closes with unread data: that would send the peer a reset, and
+    /// an answering side still writing its last response would fail on it.
+    fn drain(&mut self, rbuf: &mut [u8]) -> io::Result<Step> {
+        loop {
+            match self.read(rbuf)? {
+                None => return Ok(Step::Wait),
+                Some(0) => return Ok(Step::Done),
+                Some(_) => {}
+            }
         }
     }
 
@@ -128,6 +142,8 @@ struct Asker {
     to_send: u64,
     got: u64,
     tx: u64,
+    /// Past the end: the requests are over, the answers left in flight are read and dropped.
+    draining: bool,
 }
 
 impl Asker {
@@ -143,7 +159,18 @@ impl Asker {
             to_send: 0,
             got: 0,
             tx: 0,
+            draining: false,
         }
+    }
+
+    /// Stops asking (the answering side sees end of stream and closes its side in turn) and
+    /// drains what is still coming.
+    fn wind_down(&mut self, rbuf: &mut [u8]) -> io::Result<Step> {
+        if !self.draining {
+            self.draining = true;
+            self.io.close()?;
+        }
+        self.io.drain(rbuf)
     }
 }
 
@@ -159,8 +186,13 @@ impl Flow for Asker {
         let mut drained = false;
         loop {
             let now = clock::now_ns();
-            if now >= io.end_ns || self.pacer.finished() {
-                return self.io.close();
+            if self.draining || now >= io.end_ns {
+                return self.wind_down(io.rbuf);
+            }
+            if self.pacer.finished() {
+                // Every request answered: nothing is in flight, so nothing to drain.
+                self.io.close()?;
+                return Ok(Step::Done);
             }
             while let Some(start) = self.pacer.issue(now) {
                 self.starts.push_back(start);
@@ -199,12 +231,12 @@ impl Flow for Asker {
         }
     }
 
-    fn stop(&mut self, _: &mut Io<'_>) -> io::Result<Step> {
-        self.io.close()
+    fn stop(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
+        self.wind_down(io.rbuf)
     }
 
     fn timer(&self) -> Option<u64> {
-        self.pacer.timer()
+        self.pacer.timer().filter(|_| !self.draining)
     }
 }
 
@@ -237,6 +269,8 @@ impl Flow for Answerer {
                 return Ok(Step::Wait);
             };
             if n == 0 {
+                // The asking side is done: close this side too, so that it reads end of stream.
+                self.io.close()?;
                 return Ok(Step::Done);
             }
             drained = n < io.rbuf.len() as u64;
