@@ -62,10 +62,10 @@ impl Batch {
         payload: &[u8],
     ) -> io::Result<usize> {
         let n = headers.len().min(self.msgs.len());
-        for i in 0..n {
-            self.iovs[i] = [
+        for ((m, iov), h) in self.msgs.iter_mut().zip(&mut self.iovs).zip(&headers[..n]) {
+            *iov = [
                 libc::iovec {
-                    iov_base: headers[i].as_ptr() as *mut _,
+                    iov_base: h.as_ptr() as *mut _,
                     iov_len: header_len.min(HEADER_BYTES),
                 },
                 libc::iovec {
@@ -74,8 +74,8 @@ impl Batch {
                 },
             ];
             // The rest of the header stays as `new` zeroed it: no name, no control data.
-            self.msgs[i].msg_hdr.msg_iov = self.iovs[i].as_mut_ptr();
-            self.msgs[i].msg_hdr.msg_iovlen = 2;
+            m.msg_hdr.msg_iov = iov.as_mut_ptr();
+            m.msg_hdr.msg_iovlen = 2;
         }
         // SAFETY: msgs[..n] point at iovecs that point into `headers` and `payload`, alive
         // for this call.
