@@ -33,7 +33,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 MAGIC = b"FTHM"
-VERSION = 2
+VERSION = 3
 MAX_FRAME = 16 << 20
 DOMAIN = b"fathom-control-v1"
 KEY = b"robustness-key"
@@ -88,6 +88,7 @@ def plan(kind="stream", flows=1, limit=("bytes", 1 << 20), omit_ns=0, interval_n
     body += varint(write_size) + varint(read_size) + boolean(False)
     body += option(rr, lambda r: varint(r[0]) + varint(r[1]) + varint(r[2]) + b"\x00"
                    + varint(10**8) + b"\x00")
+    body += b"\x00"  # udp options: none
     side = option(affinity, lambda a: seq(a, varint)) + b"\x00" + option(threads, varint)
     return body + side + side
 
@@ -290,6 +291,7 @@ def slow_senders(agent, fathom, key_file, n, seconds):
     open_ = [True] * n
     held = []
     test = {}
+    during = None
 
     def real_test():
         time.sleep(3)
@@ -321,7 +323,7 @@ def slow_senders(agent, fathom, key_file, n, seconds):
     t.join()
     for s in socks:
         s.close()
-    return held, during, test
+    return held, during or agent.figures(), test
 
 
 def malformed(port, total, workers, seed):

@@ -22,6 +22,7 @@ fn main() -> ExitCode {
         cli::Command::Stream(a) => commands::stream::run(&a, &argv),
         cli::Command::Rr(a) => commands::rr::run(&a, false, &argv),
         cli::Command::Crr(a) => commands::rr::run(&a, true, &argv),
+        cli::Command::Udp(a) => commands::udp::run(&a, &argv),
         cli::Command::Sweep(a) => commands::sweep::run(&a, &argv),
         cli::Command::Runs(a) => commands::runs::run(&a),
         cli::Command::Show(a) => commands::show::run(&a),

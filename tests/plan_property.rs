@@ -10,6 +10,7 @@ use fathom::controller::{self, RunOptions, Target, Topology};
 use fathom_proto::plan::{
     Direction, FlowPlan, KindId, Limit, RrOptions, SideOptions, SocketOptions, TestPlan,
 };
+use fathom_proto::udp::UdpOptions;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use std::net::SocketAddr;
@@ -25,7 +26,8 @@ fn kind() -> impl Strategy<Value = KindId> {
         Just(KindId::Stream),
         Just(KindId::Rr),
         Just(KindId::Crr),
-        Just(KindId::UdpRr)
+        Just(KindId::UdpRr),
+        Just(KindId::Udp)
     ]
 }
 
@@ -52,6 +54,7 @@ fn flows(kind: KindId) -> impl Strategy<Value = Vec<FlowPlan>> {
 fn limit(kind: KindId) -> impl Strategy<Value = (Limit, u64)> {
     let counted = match kind {
         KindId::Stream => (1..200_000u64).prop_map(Limit::Bytes).boxed(),
+        KindId::Udp => (1..500u64).prop_map(Limit::Datagrams).boxed(),
         _ => (1..300u64).prop_map(Limit::Transactions).boxed(),
     };
     prop_oneof![
@@ -76,6 +79,20 @@ fn rr(kind: KindId) -> impl Strategy<Value = Option<RrOptions>> {
             rate,
             udp_timeout_ns: 0,
             test_drop_every: None,
+        })
+    })
+}
+
+/// `fathom udp`: --size, --batch, paced by --pps so that a short test stays short.
+fn udp(kind: KindId) -> impl Strategy<Value = Option<UdpOptions>> {
+    (16..=1400u32, 1..=8u32, 2_000.0..20_000.0f64).prop_map(move |(size, batch, pps)| {
+        (kind == KindId::Udp).then_some(UdpOptions {
+            size,
+            batch,
+            rate_bps: None,
+            pps: Some(pps),
+            blast: false,
+            faults: None,
         })
     })
 }
@@ -166,15 +183,20 @@ fn plan() -> impl Strategy<Value = TestPlan> {
         let sizes = (1..=65_536u32, prop_oneof![Just(0u32), 1..=65_536u32]);
         (
             (flows(kind), limit(kind), 10..30u64, socket()),
-            (sizes, prop::bool::ANY, rr(kind), side(), side()),
+            (sizes, prop::bool::ANY, rr(kind), udp(kind), side(), side()),
         )
             .prop_map(
                 move |((flows, (limit, omit_ns), interval_ms, socket), rest)| {
-                    let ((mut write_size, mut read_size), zerocopy, rr, client, server) = rest;
+                    let ((mut write_size, mut read_size), zerocopy, rr, udp, client, server) = rest;
                     if let Some(rr) = &rr {
                         // What `fathom rr` and `crr` set: buffers for the larger message.
                         write_size = rr.request.max(rr.response);
                         read_size = write_size.max(64 << 10);
+                    }
+                    if let Some(udp) = &udp {
+                        // What `fathom udp` sets: a buffer for one batch.
+                        write_size = udp.size * udp.batch;
+                        read_size = write_size;
                     }
                     TestPlan {
                         kind,
@@ -187,6 +209,7 @@ fn plan() -> impl Strategy<Value = TestPlan> {
                         read_size,
                         zerocopy: zerocopy && kind == KindId::Stream,
                         rr,
+                        udp,
                         client,
                         server,
                     }

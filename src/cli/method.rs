@@ -17,6 +17,7 @@ of the lab's WAN links. Every point is stored as it finishes; --resume continues
 Examples:
   fathom sweep stream --vary buffer=16K,24K,32K,48K,64K,128K,256K,1M --vary parallel=1,10 -t 5s
   fathom sweep rr --vary size=4,40,100,250,536,1024,1460 --vary quickack=on,off --iterations 5
+  fathom sweep udp --vary size=64,512,1472 --vary parallel=1,4 -t 5s
   fathom sweep stream --server h1 --clients h2 -n 48M --vary rtt=10ms,50ms --vary rcvbuf=64K,1M
   fathom sweep stream --vary write=1K,64K,1M --resume      continue where an interrupted run stopped")]
 pub struct SweepArgs {
@@ -34,6 +35,19 @@ pub enum SweepTest {
     Rr(SweepRr),
     /// Sweep a connect/request/response test.
     Crr(SweepRr),
+    /// Sweep a UDP stream test.
+    Udp(SweepUdp),
+}
+
+/// `fathom sweep udp`.
+#[derive(clap::Args, Debug)]
+pub struct SweepUdp {
+    /// The UDP stream test's options.
+    #[command(flatten)]
+    pub test: super::udp::UdpArgs,
+    /// What to vary.
+    #[command(flatten)]
+    pub sweep: VaryArgs,
 }
 
 /// `fathom sweep stream`.
@@ -77,6 +91,7 @@ impl SweepTest {
             SweepTest::Stream(s) => (KindId::Stream, &s.test.common, &s.sweep),
             SweepTest::Rr(s) => (KindId::Rr, &s.test.common, &s.sweep),
             SweepTest::Crr(s) => (KindId::Crr, &s.test.common, &s.sweep),
+            SweepTest::Udp(s) => (KindId::Udp, &s.test.common, &s.sweep),
         };
         (
             kind.descriptor().command,

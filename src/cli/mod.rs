@@ -5,6 +5,7 @@ pub mod lab;
 pub mod method;
 pub mod rr;
 pub mod stream;
+pub mod udp;
 pub mod units;
 
 use clap::{Parser, Subcommand};
@@ -28,6 +29,7 @@ Examples:
   fathom stream HOST -R --json           the agent sends; one JSON document on stdout
   fathom rr HOST --size 1460             request/response latency and transactions/s
   fathom crr HOST                        a connection per transaction
+  fathom udp HOST --size 1472 --rate 1G  UDP stream: datagrams/s, loss, reordering, jitter
   fathom lab up --hosts 6                six namespace hosts on one switch, an agent in each
   fathom sweep stream --vary buffer=16K,64K,1M --vary parallel=1,10
   fathom stream --iterations 10 --confidence 99,5%   repeat until the 99% interval is ±2.5%
@@ -43,6 +45,8 @@ pub enum Command {
     Rr(rr::RrArgs),
     /// Connect/request/response/close: a new TCP connection per transaction.
     Crr(rr::RrArgs),
+    /// A UDP datagram stream: packet rate, loss, duplicates, reordering and jitter.
+    Udp(udp::UdpArgs),
     /// Run a test at every combination of option values (a sweep), stored as a series.
     Sweep(method::SweepArgs),
     /// List stored runs (or series), newest first.

@@ -126,6 +126,7 @@ impl RrArgs {
                 udp_timeout_ns: self.udp_timeout.unwrap_or(0),
                 test_drop_every: self.test_drop_every,
             }),
+            udp: None,
             client,
             server,
         })

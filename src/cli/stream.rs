@@ -77,6 +77,7 @@ impl StreamArgs {
             read_size: self.read.unwrap_or(0),
             zerocopy: self.zerocopy,
             rr: None,
+            udp: None,
             client,
             server,
         })

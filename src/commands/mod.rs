@@ -14,6 +14,7 @@ pub mod stream;
 pub mod study;
 pub mod sweep;
 pub mod test;
+pub mod udp;
 /// Raises the soft open-files limit to the hard limit: thousands of flows need thousands of
 /// descriptors, and the usual soft limit is 1024.
 pub fn raise_fd_limit() {

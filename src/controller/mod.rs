@@ -178,9 +178,10 @@ pub fn assign(plan: &TestPlan, n: usize) -> Vec<Vec<u32>> {
     shares
 }
 
-/// Which role asks in a request/response test (`None` for streams).
+/// Which role leads (asks, or sends datagrams) in a test whose other side must be told to
+/// finish (`None` for TCP streams, whose receivers see the end).
 fn askers_of(plan: &TestPlan) -> Option<Role> {
-    plan.rr.as_ref().map(|_| {
+    plan.kind.descriptor().leader_ends_test().then(|| {
         if plan.flows_in(Direction::Forward).next().is_some() {
             Role::Client
         } else {

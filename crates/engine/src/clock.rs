@@ -2,12 +2,21 @@
 
 /// Now, in ns of CLOCK_MONOTONIC.
 pub fn now_ns() -> u64 {
+    read(libc::CLOCK_MONOTONIC)
+}
+
+/// Now, in ns of CLOCK_REALTIME: the clock the kernel stamps received packets with.
+pub fn realtime_ns() -> u64 {
+    read(libc::CLOCK_REALTIME)
+}
+
+fn read(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: valid pointer to a timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    // SAFETY: valid pointer to a timespec; both clocks always exist on Linux.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 

@@ -5,7 +5,7 @@
 
 use crate::clock;
 use crate::kind::{kind, Flow, Setup, Side, Sockets};
-use crate::measure::{counters::FlowStats, cpu, host, latency, tcp_info};
+use crate::measure::{counters::FlowStats, cpu, host, latency, tcp_info, udp_snmp};
 use crate::schedule::Schedule;
 use crate::sockopt;
 use crate::worker::{self, WorkerPlan, WorkerResult, WorkerShared};
@@ -241,14 +241,13 @@ impl Sampler {
         while let Some((next, mark)) = self.schedule.next_after(t).filter(|_| !aborted) {
             t = next;
             match self.wait_until(self.t0.saturating_add(next), &mut done) {
-                Wait::Reached => {
+                // The last worker may finish just as a deadline passes: that snapshot is taken,
+                // and an open-ended (counted) test stops there instead of sampling forever.
+                Wait::Reached if done == self.workers.len() => {
                     self.emit(mark, None);
-                    // The last worker can finish just as a deadline passes; no signal is left
-                    // to end a counted test's open-ended schedule then, so stop here.
-                    if done == self.workers.len() {
-                        break;
-                    }
+                    break;
                 }
+                Wait::Reached => self.emit(mark, None),
                 Wait::AllDone => break,
                 Wait::Aborted => {
                     aborted = true;
@@ -339,6 +338,7 @@ impl Sampler {
             flows,
             cpu,
             latency: self.latency(),
+            udp_host: self.plan.udp.as_ref().and_then(|_| udp_snmp::read()),
         };
         (self.sink)(snap);
     }

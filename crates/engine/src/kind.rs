@@ -173,6 +173,33 @@ impl Setup<'_> {
             .collect()
     }
 
+    /// One flow per connected UDP socket, made by `make(flow, socket, its counters)`.
+    pub fn udp_flows(
+        &self,
+        kind: KindId,
+        sockets: Sockets,
+        mut make: impl FnMut(
+            &FlowPlan,
+            mio::net::UdpSocket,
+            Arc<FlowStats>,
+        ) -> io::Result<Box<dyn Flow>>,
+    ) -> io::Result<Vec<Box<dyn Flow>>> {
+        let Sockets::Udp(socks) = sockets else {
+            return Err(wrong_sockets(kind));
+        };
+        socks
+            .into_iter()
+            .map(|(f, sock)| {
+                sock.set_nonblocking(true)?;
+                make(
+                    &f,
+                    mio::net::UdpSocket::from_std(sock.into()),
+                    self.stats_of(f.id),
+                )
+            })
+            .collect()
+    }
+
     /// (index among the flows going the same way, how many go that way) for flow `f`.
     pub fn place(&self, f: &FlowPlan) -> (u64, u64) {
         let same = || self.plan.flows_in(f.dir);

@@ -28,6 +28,9 @@ pub enum Pattern {
     Stream,
     /// One side asks, the other answers: the report's `rr` sections.
     RequestResponse,
+    /// One side sends numbered datagrams, the other counts them, their gaps, duplicates, order
+    /// and jitter: the report's `udp` sections.
+    DatagramStream,
 }
 
 /// A figure a kind adds to its pattern's report section.
@@ -73,6 +76,13 @@ impl Descriptor {
     pub fn is_rr(&self) -> bool {
         self.pattern == Pattern::RequestResponse
     }
+
+    /// True when the leading side (the sender, or the asker) decides when a test ends and the
+    /// other side must be told to finish, because no end of stream reaches it: every pattern
+    /// but the TCP stream, whose receivers see the sender close.
+    pub fn leader_ends_test(&self) -> bool {
+        self.pattern != Pattern::Stream
+    }
 }
 
 const STREAM: Descriptor = Descriptor {
@@ -83,6 +93,17 @@ const STREAM: Descriptor = Descriptor {
     transport: Transport::Tcp,
     pattern: Pattern::Stream,
     primary_metric: "bits_per_second",
+    figures: &[],
+};
+
+const UDP: Descriptor = Descriptor {
+    id: KindId::Udp,
+    name: "udp",
+    command: "udp",
+    flags: &[],
+    transport: Transport::Udp,
+    pattern: Pattern::DatagramStream,
+    primary_metric: "datagrams_per_second",
     figures: &[],
 };
 
@@ -131,7 +152,7 @@ const UDP_RR: Descriptor = request_response(
 );
 
 /// The registry: every kind, one line each.
-pub const KINDS: &[&Descriptor] = &[&STREAM, &RR, &CRR, &UDP_RR];
+pub const KINDS: &[&Descriptor] = &[&STREAM, &RR, &CRR, &UDP_RR, &UDP];
 
 impl KindId {
     /// This kind's descriptor.
@@ -141,6 +162,7 @@ impl KindId {
             KindId::Rr => &RR,
             KindId::Crr => &CRR,
             KindId::UdpRr => &UDP_RR,
+            KindId::Udp => &UDP,
         }
     }
 

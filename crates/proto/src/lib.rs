@@ -44,6 +44,7 @@ pub mod kind;
 pub mod msg;
 pub mod plan;
 pub mod sample;
+pub mod udp;
 pub mod validate;
 
 pub use frame::{

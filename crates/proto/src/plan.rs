@@ -14,6 +14,8 @@ pub enum KindId {
     Crr,
     /// UDP request/response.
     UdpRr,
+    /// A UDP datagram stream: packet rate, loss, reordering and jitter.
+    Udp,
 }
 
 /// Which way a flow's payload goes.
@@ -46,6 +48,8 @@ pub enum Limit {
     Bytes(u64),
     /// Perform exactly this many transactions, split over the flows.
     Transactions(u64),
+    /// Send exactly this many datagrams in each direction, split over the flows.
+    Datagrams(u64),
 }
 
 /// Socket options applied on both ends of every data connection.
@@ -121,6 +125,8 @@ pub struct TestPlan {
     pub zerocopy: bool,
     /// Request/response shape, for the request/response kinds.
     pub rr: Option<RrOptions>,
+    /// Datagram shape and pacing, for the UDP stream kind.
+    pub udp: Option<crate::udp::UdpOptions>,
     /// The client end (the connecting side: the controller's own end, or client agents).
     pub client: SideOptions,
     /// The server end (the accepting agent).
@@ -143,6 +149,7 @@ impl Default for TestPlan {
             read_size: 0,
             zerocopy: false,
             rr: None,
+            udp: None,
             client: SideOptions::default(),
             server: SideOptions::default(),
         }

@@ -87,6 +87,8 @@ pub struct FlowSnapshot {
     pub lost: u64,
     /// TCP_INFO of the flow's socket, when it has one.
     pub tcp: Option<TcpInfo>,
+    /// UDP stream counters, for the datagram stream kinds.
+    pub udp: Option<crate::udp::UdpCounters>,
 }
 
 /// One CPU's /proc/stat times, in clock ticks (USER_HZ).
@@ -155,6 +157,8 @@ pub struct Snapshot {
     /// Latency histogram of transactions completed since the previous snapshot, serialized
     /// (HDR V2), for request/response kinds.
     pub latency: Option<Vec<u8>>,
+    /// The host's UDP counters, for the datagram stream kinds.
+    pub udp_host: Option<crate::udp::UdpHostCounters>,
 }
 
 /// Socket facts of one flow.

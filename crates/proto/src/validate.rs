@@ -120,6 +120,7 @@ impl TestPlan {
             " bytes",
         )?;
         self.validate_rr()?;
+        self.validate_udp()?;
         self.validate_socket()?;
         validate_side(
             &self.client,
@@ -162,6 +163,13 @@ impl TestPlan {
             }
             Limit::Bytes(n) => within("limit.bytes", n, 1, MAX_COUNT, "")?,
             Limit::Transactions(n) => within("limit.transactions", n, 1, MAX_COUNT, "")?,
+            Limit::Datagrams(n) => within("limit.datagrams", n, 1, MAX_COUNT, "")?,
+        }
+        if matches!(self.limit, Limit::Datagrams(_)) && self.udp.is_none() {
+            return fail(
+                "limit.datagrams",
+                format!("{} tests do not count datagrams", self.kind.name()),
+            );
         }
         if matches!(self.limit, Limit::Transactions(_)) && self.rr.is_none() {
             return fail(

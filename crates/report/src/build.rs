@@ -33,6 +33,7 @@ pub fn build(run: &RunData) -> Report {
         .map(|i| host(&view, i, &report.flows))
         .collect();
     crate::rr::fill(&view, &mut report.summary, &mut report.flows);
+    crate::udp::fill(&view, &mut report.summary, &mut report.flows);
     report.intervals = crate::intervals::build(&view);
     report.warnings = crate::warnings::collect(run, &report);
     report
@@ -368,6 +369,7 @@ fn echo(run: &RunData) -> TestEcho {
         sndbuf: p.socket.sndbuf,
         rcvbuf: p.socket.rcvbuf,
         rr: rr_echo(p),
+        udp: crate::udp::echo(p),
         quickack: p.socket.quickack,
         busy_poll: p.socket.busy_poll,
         started_unix_s: run.started_unix_s,

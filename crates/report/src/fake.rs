@@ -114,6 +114,7 @@ pub fn run_data(flows: u32, bidir: bool) -> RunData {
         read_size: 128 * 1024,
         zerocopy: false,
         rr: None,
+        udp: None,
         client: SideOptions::default(),
         server: SideOptions::default(),
     };
@@ -151,6 +152,7 @@ fn end(side: &Side, flows: &[FlowPlan]) -> EndData {
             flows: flows.iter().map(|f| flow_snapshot(side, f, k)).collect(),
             cpu: cpu(side, ms as u64),
             latency: None,
+            udp_host: None,
         })
         .collect();
     EndData {

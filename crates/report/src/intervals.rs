@@ -157,6 +157,9 @@ pub fn build(v: &View<'_>) -> Vec<Interval> {
             if run.plan.kind.descriptor().is_rr() {
                 rr_interval(v, &all, k, &mut iv);
             }
+            if run.plan.udp.is_some() {
+                iv.udp = Some(crate::udp::interval(v, |e| span(&all[e].0, k)));
+            }
             iv
         })
         .collect()

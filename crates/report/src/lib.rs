@@ -25,6 +25,8 @@ pub mod study;
 pub mod table;
 mod table_rr;
 pub mod table_series;
+mod table_udp;
+mod udp;
 pub mod warnings;
 
 pub use build::build;

@@ -3,9 +3,11 @@
 //! field here and the schema version with it.
 
 pub mod rr;
+pub mod udp;
 
 pub use rr::{Latency, RrFlow, RrInterval, RrSummary, RrTest, SegmentsPerTransaction};
 use serde::{Deserialize, Serialize};
+pub use udp::{UdpFlow, UdpInterval, UdpSummary, UdpTest};
 
 /// Version of the JSON shape; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -38,7 +40,7 @@ pub struct Report {
 /// The test's parameters.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct TestEcho {
-    /// Test kind ("stream", "rr", "crr", "udp_rr").
+    /// Test kind ("stream", "rr", "crr", "udp_rr", "udp").
     pub kind: String,
     /// The server agent's name or address.
     pub agent: String,
@@ -76,6 +78,8 @@ pub struct TestEcho {
     pub rcvbuf: Option<u32>,
     /// Request/response kinds: their options.
     pub rr: Option<RrTest>,
+    /// UDP stream kinds: datagram size, batch and pacing.
+    pub udp: Option<UdpTest>,
     /// TCP_QUICKACK re-armed after every read.
     pub quickack: bool,
     /// Workers spun instead of sleeping.
@@ -185,6 +189,8 @@ pub struct Summary {
     pub tcp: TcpSummary,
     /// Request/response kinds: transactions, latency and what they cost.
     pub rr: Option<RrSummary>,
+    /// UDP stream kinds: datagrams, loss, reordering, jitter and where the missing went.
+    pub udp: Option<UdpSummary>,
 }
 
 /// One direction of a bidirectional test.
@@ -365,6 +371,8 @@ pub struct FlowResult {
     pub cc: String,
     /// Request/response kinds: the flow's transactions.
     pub rr: Option<RrFlow>,
+    /// UDP stream kinds: the flow's datagrams.
+    pub udp: Option<UdpFlow>,
     /// Sender's address.
     pub sender: String,
     /// Receiver's address.
@@ -404,6 +412,8 @@ pub struct Interval {
     pub flows: Vec<FlowInterval>,
     /// Request/response kinds: transactions and latency.
     pub rr: Option<RrInterval>,
+    /// UDP stream kinds: datagrams, loss and jitter.
+    pub udp: Option<UdpInterval>,
 }
 
 impl Interval {
@@ -418,6 +428,7 @@ impl Interval {
             "transactions_per_second" => rr.map(|r| r.transactions_per_second),
             "latency_p50_us" => rr?.latency_p50_us,
             "latency_p99_us" => rr?.latency_p99_us,
+            "datagrams_per_second" => self.udp.as_ref().map(|u| u.datagrams_per_second),
             _ => None,
         }
     }

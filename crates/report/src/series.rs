@@ -164,6 +164,9 @@ pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
             rr.cpu_us_per_transaction.local,
         ));
     }
+    if let Some(u) = &s.udp {
+        m.extend(crate::udp::metrics(u));
+    }
     m.into_iter().filter(|(_, v)| v.is_finite()).collect()
 }
 

@@ -4,8 +4,8 @@
 
 use crate::export::Exporter;
 use crate::model::{Buffers, Cpu, DirectionResult, FlowResult, Interval, Report};
-use crate::table_rr;
 use crate::warnings::human_bytes;
+use crate::{table_rr, table_udp};
 
 /// The per-flow table is shown up to this many flows.
 pub const FLOW_TABLE_MAX: usize = 16;
@@ -27,21 +27,21 @@ impl Exporter<Report> for Table {
 /// The report as the terminal shows it.
 pub fn render(r: &Report) -> Vec<u8> {
     let mut lines = vec![header(r)];
-    let rr = r.summary.rr.is_some();
+    let (rr, udp) = (r.summary.rr.is_some(), r.summary.udp.is_some());
     if !r.intervals.is_empty() {
         lines.push(String::new());
-        lines.extend(if rr {
-            table_rr::intervals(&r.intervals)
-        } else {
-            intervals(&r.intervals)
+        lines.extend(match (rr, udp) {
+            (true, _) => table_rr::intervals(&r.intervals),
+            (_, true) => table_udp::intervals(&r.intervals),
+            _ => intervals(&r.intervals),
         });
     }
     if !r.flows.is_empty() && r.flows.len() <= FLOW_TABLE_MAX {
         lines.push(String::new());
-        lines.extend(if rr {
-            table_rr::flows(&r.flows, r.test.kind == "rr")
-        } else {
-            flows(&r.flows)
+        lines.extend(match (rr, udp) {
+            (true, _) => table_rr::flows(&r.flows, r.test.kind == "rr"),
+            (_, true) => table_udp::flows(&r.flows),
+            _ => flows(&r.flows),
         });
     }
     if r.hosts.len() > 2 {
@@ -111,13 +111,27 @@ fn intervals(list: &[Interval]) -> Vec<String> {
             pct(iv.cpu_local),
             pct(iv.cpu_remote),
         );
-        if iv.omitted {
-            line + "  (omitted)"
-        } else {
-            line
-        }
+        marked(line, iv)
     }));
     lines
+}
+
+/// `line`, with "  (omitted)" after it for a warm-up interval.
+pub(crate) fn marked(line: String, iv: &Interval) -> String {
+    if iv.omitted {
+        line + "  (omitted)"
+    } else {
+        line
+    }
+}
+
+/// "→" for a forward flow, "←" for a reverse one.
+pub(crate) fn arrow(direction: &str) -> &'static str {
+    if direction == "reverse" {
+        "←"
+    } else {
+        "→"
+    }
 }
 
 /// One line per flow over the measured window.
@@ -136,11 +150,7 @@ fn flows(list: &[FlowResult]) -> Vec<String> {
     lines.extend(list.iter().map(|f| {
         row([
             &f.id.to_string(),
-            if f.direction == "reverse" {
-                "←"
-            } else {
-                "→"
-            },
+            arrow(&f.direction),
             &rate(f.bits_per_second),
             &rate(f.sender_bits_per_second),
             &human_bytes(f.bytes),
@@ -202,6 +212,13 @@ fn summary(r: &Report) -> Vec<String> {
     let mut item = |label: &str, text: String| lines.push(format!("  {label:<LABEL$}{text}"));
     if let Some(rr) = &s.rr {
         table_rr::summary(r, rr, &mut item);
+        item("cpu local", cpu(&s.cpu.local));
+        item("cpu remote", cpu(&s.cpu.remote));
+        return lines;
+    }
+    if let Some(u) = &s.udp {
+        table_udp::summary(r, u, &mut item);
+        item("recv buffer", buffers(&s.buffers, r).1);
         item("cpu local", cpu(&s.cpu.local));
         item("cpu remote", cpu(&s.cpu.remote));
         return lines;

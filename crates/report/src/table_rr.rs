@@ -2,7 +2,7 @@
 //! per-flow rows, and the summary lines a latency study reads.
 
 use crate::model::{FlowResult, Interval, Latency, Report, RrSummary};
-use crate::table::{pct, rtt};
+use crate::table::{arrow, marked, pct, rtt};
 
 /// One line per interval: transactions/s, median and 99th-percentile latency, losses, CPU.
 pub fn intervals(list: &[Interval]) -> Vec<String> {
@@ -29,10 +29,7 @@ pub fn intervals(list: &[Interval]) -> Vec<String> {
             line += &format!(" {:>7}", rr.lost.unwrap_or(0));
         }
         line += &format!(" {:>10} {:>7}", pct(iv.cpu_local), pct(iv.cpu_remote));
-        if iv.omitted {
-            line += "  (omitted)";
-        }
-        line
+        marked(line, iv)
     }));
     lines
 }
@@ -49,11 +46,7 @@ pub fn flows(list: &[FlowResult], connected: bool) -> Vec<String> {
         format!(
             "{:>4} {:^3} {:>12} {:>12} {:>6} {:>9} {:>7}",
             f.id,
-            if f.direction == "reverse" {
-                "←"
-            } else {
-                "→"
-            },
+            arrow(&f.direction),
             rr.transactions,
             format!("{:.0}", rr.transactions_per_second),
             f.retransmits,

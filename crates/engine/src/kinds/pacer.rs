@@ -26,8 +26,23 @@ impl Pacer {
             Limit::Transactions(n) => TestPlan::share(n, index, flows),
             _ => u64::MAX,
         };
-        let interval_ns = rr
-            .rate
+        let cap = match rr.rate {
+            Some(_) => OPEN_LOOP_CAP,
+            None => rr.burst.max(1) as usize,
+        };
+        Pacer::schedule(remaining, rr.rate, cap, index, flows)
+    }
+
+    /// A pacer issuing `remaining` units, at most `cap` in flight, at `rate` per second over
+    /// `flows` flows (this one `index` of them; `None`: as fast as allowed).
+    pub fn schedule(
+        remaining: u64,
+        rate: Option<f64>,
+        cap: usize,
+        index: u64,
+        flows: u64,
+    ) -> Pacer {
+        let interval_ns = rate
             .filter(|r| *r > 0.0)
             .map(|r| ((1e9 * flows as f64 / r).round() as u64).max(1));
         // Spread the flows' schedules over one interval so they do not all send at once.
@@ -35,11 +50,7 @@ impl Pacer {
         Pacer {
             remaining,
             in_flight: 0,
-            cap: if interval_ns.is_some() {
-                OPEN_LOOP_CAP
-            } else {
-                rr.burst.max(1) as usize
-            },
+            cap,
             interval_ns,
             next_at: offset,
             started: false,

@@ -28,37 +28,28 @@ impl Kind for UdpRr {
     }
 
     fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
-        let Sockets::Udp(socks) = sockets else {
-            return Err(wrong_sockets(KindId::UdpRr));
-        };
         let rr = s
             .plan
             .rr
             .clone()
             .ok_or_else(|| wrong_sockets(KindId::UdpRr))?;
-        socks
-            .into_iter()
-            .map(|(f, sock)| {
-                sock.set_nonblocking(true)?;
-                let sock = mio::net::UdpSocket::from_std(sock.into());
-                let stats = s.stats_of(f.id);
-                Ok(if s.side.leads(f.dir) {
-                    let (i, n) = s.place(&f);
-                    Box::new(Asker::new(sock, stats, &rr, Pacer::new(s.plan, &rr, i, n)))
-                        as Box<dyn Flow>
-                } else {
-                    Box::new(Answerer {
-                        sock,
-                        stats,
-                        echo: echo_len(&rr),
-                        resp: vec![0u8; rr.response as usize],
-                        drop_every: rr.test_drop_every.map(u64::from),
-                        seen: 0,
-                        tx: 0,
-                    })
+        s.udp_flows(KindId::UdpRr, sockets, |f, sock, stats| {
+            Ok(if s.side.leads(f.dir) {
+                let (i, n) = s.place(f);
+                Box::new(Asker::new(sock, stats, &rr, Pacer::new(s.plan, &rr, i, n)))
+                    as Box<dyn Flow>
+            } else {
+                Box::new(Answerer {
+                    sock,
+                    stats,
+                    echo: echo_len(&rr),
+                    resp: vec![0u8; rr.response as usize],
+                    drop_every: rr.test_drop_every.map(u64::from),
+                    seen: 0,
+                    tx: 0,
                 })
             })
-            .collect()
+        })
     }
 }
 

@@ -2,7 +2,8 @@
 //! sampler at interval boundaries. One cache line per flow so flows never share a line.
 
 use fathom_proto::sample::FlowSnapshot;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering::Relaxed};
+use fathom_proto::udp::UdpCounters;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering::Relaxed};
 
 /// `u64::MAX` marks "no byte yet" in the time fields.
 const NONE: u64 = u64::MAX;
@@ -18,6 +19,14 @@ pub struct FlowStats {
     first_ns: AtomicU64,
     last_ns: AtomicU64,
     fd: AtomicI32,
+    udp: UdpCells,
+}
+
+/// A UDP stream flow's counters, published whole by its flow ([`FlowStats::set_udp`]).
+#[derive(Debug, Default)]
+struct UdpCells {
+    used: AtomicBool,
+    cells: [AtomicU64; 9],
 }
 
 impl Default for FlowStats {
@@ -30,6 +39,7 @@ impl Default for FlowStats {
             first_ns: AtomicU64::new(NONE),
             last_ns: AtomicU64::new(NONE),
             fd: AtomicI32::new(-1),
+            udp: UdpCells::default(),
         }
     }
 }
@@ -103,6 +113,24 @@ impl FlowStats {
     pub fn last_ns(&self) -> Option<u64> {
         Some(self.last_ns.load(Relaxed)).filter(|&v| v != NONE)
     }
+    /// Publishes a UDP stream flow's counters.
+    pub fn set_udp(&self, u: &UdpCounters) {
+        let values = [
+            u.datagrams_sent,
+            u.datagrams,
+            u.lost,
+            u.duplicates,
+            u.reordered,
+            u.reorder_max,
+            u.jitter_ns,
+            u.calls,
+            u.rxq_overflow,
+        ];
+        for (cell, v) in self.udp.cells.iter().zip(values) {
+            cell.store(v, Relaxed);
+        }
+        self.udp.used.store(true, Relaxed);
+    }
     /// The counters now, without TCP_INFO.
     pub fn snapshot(&self) -> FlowSnapshot {
         FlowSnapshot {
@@ -111,6 +139,20 @@ impl FlowStats {
             transactions: self.transactions.load(Relaxed),
             lost: self.lost.load(Relaxed),
             tcp: None,
+            udp: self.udp.used.load(Relaxed).then(|| {
+                let v: [u64; 9] = std::array::from_fn(|i| self.udp.cells[i].load(Relaxed));
+                UdpCounters {
+                    datagrams_sent: v[0],
+                    datagrams: v[1],
+                    lost: v[2],
+                    duplicates: v[3],
+                    reordered: v[4],
+                    reorder_max: v[5],
+                    jitter_ns: v[6],
+                    calls: v[7],
+                    rxq_overflow: v[8],
+                }
+            }),
         }
     }
 }

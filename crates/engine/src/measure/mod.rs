@@ -6,3 +6,4 @@ pub mod host;
 pub mod latency;
 pub mod stamp;
 pub mod tcp_info;
+pub mod udp_snmp;

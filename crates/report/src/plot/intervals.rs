@@ -7,7 +7,7 @@ use super::{Chart, Line, PlotPoint, Shade};
 use crate::model::{Interval, Report};
 
 /// The metrics [`interval_chart`] draws.
-const METRICS: [&str; 8] = [
+const METRICS: [&str; 9] = [
     "bits_per_second",
     "rtt_us",
     "cwnd",
@@ -15,6 +15,7 @@ const METRICS: [&str; 8] = [
     "transactions_per_second",
     "latency_p50_us",
     "latency_p99_us",
+    "datagrams_per_second",
     "packets",
 ];
 

@@ -88,6 +88,11 @@ fn describe(metric: &str) -> (&str, &'static str) {
         "latency_mean_us" => ("Mean latency", "µs"),
         "latency" => ("Latency", "µs"),
         "cpu_us_per_transaction_local" => ("CPU per transaction, local", "µs"),
+        "datagrams_per_second" => ("Datagrams/s", ""),
+        "sender_datagrams_per_second" => ("Sender datagrams/s", ""),
+        "lost_percent" => ("Datagrams lost", "%"),
+        "jitter_us" => ("Jitter (RFC 3550)", "µs"),
+        "cpu_ns_per_datagram_local" => ("CPU per datagram, local", "ns"),
         other => (other, ""),
     }
 }

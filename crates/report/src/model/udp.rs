@@ -1,0 +1,132 @@
+//! The UDP stream section of a report: the `udp` objects of `test`, `summary`, each flow and
+//! each interval, present for the datagram stream kinds and `null` otherwise.
+//!
+//! Datagrams are counted at the receiver (duplicates included; `duplicates` says how many of
+//! them were), with the sender's count beside. `lost`, `duplicates`, `reordered` and jitter
+//! need the sequence number and send time each datagram carries: they are `null` for datagrams
+//! under 8 bytes (no sequence number) and jitter under 16 (no send time), and all `null` with
+//! `--blast` (the receiver only counts).
+
+use super::ServiceDemand;
+use serde::{Deserialize, Serialize};
+
+/// The UDP stream options, as run (`test.udp`).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct UdpTest {
+    /// Payload bytes per datagram.
+    pub size: u32,
+    /// Datagrams per sendmmsg/recvmmsg call asked for.
+    pub batch: u32,
+    /// Paced at this many payload bits per second in all (`--rate`).
+    pub rate_bps: Option<f64>,
+    /// Paced at this many datagrams per second in all (`--pps`, or derived from `--rate`).
+    pub pps: Option<f64>,
+    /// Datagrams requested with `-n`.
+    pub datagrams: Option<u64>,
+    /// Blast: the receiver counted datagrams and bytes only (`--blast`).
+    pub blast: bool,
+}
+
+/// UDP stream figures over the measured window (`summary.udp`).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct UdpSummary {
+    /// Datagrams the receivers read in the window, duplicates included.
+    pub datagrams: u64,
+    /// Datagrams per second read.
+    pub datagrams_per_second: f64,
+    /// Datagrams the senders sent in the window.
+    pub sender_datagrams: u64,
+    /// Datagrams per second sent.
+    pub sender_datagrams_per_second: f64,
+    /// Sequence numbers never received (gaps), in the window.
+    pub lost: Option<u64>,
+    /// `lost` as a percentage of the datagrams expected (received + lost - duplicates).
+    pub lost_percent: Option<f64>,
+    /// Datagrams received twice or more.
+    pub duplicates: Option<u64>,
+    /// Datagrams that arrived after a later one.
+    pub reordered: Option<u64>,
+    /// The largest reorder distance over the whole run (sequence numbers).
+    pub reorder_max_distance: Option<u64>,
+    /// RFC 3550 interarrival jitter at the window's end, µs (mean over the flows).
+    pub jitter_us: Option<f64>,
+    /// Datagrams per system call achieved: sender (sendmmsg) and receiver (recvmmsg).
+    pub datagrams_per_call: DatagramsPerCall,
+    /// Busy CPU ns per datagram received on each host.
+    pub cpu_ns_per_datagram: ServiceDemand,
+    /// Where the datagrams the sender sent and the receiver never read went.
+    pub missing: Missing,
+}
+
+/// Datagrams moved per system call on each side.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct DatagramsPerCall {
+    /// Sender: datagrams per sendmmsg.
+    pub sender: f64,
+    /// Receiver: datagrams per recvmmsg.
+    pub receiver: f64,
+}
+
+/// The sender's count minus the receiver's (duplicates not counted), split by where the kernel
+/// says datagrams were dropped. Host counters count every UDP socket of the host, so other
+/// traffic can add to them; each cause is capped at what is left to explain.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Missing {
+    /// Sent minus received (not below 0).
+    pub datagrams: u64,
+    /// Dropped because a receiving socket's buffer was full (SO_RXQ_OVFL of the test's own
+    /// sockets, else the receiving host's Udp RcvbufErrors).
+    pub receive_buffer: u64,
+    /// Dropped because a send buffer was full (the sending host's Udp SndbufErrors).
+    pub send_buffer: u64,
+    /// The rest: on the path, or in flight at the window's edges.
+    pub unexplained: u64,
+    /// The receiving sockets' SO_RXQ_OVFL drops in the window.
+    pub socket_rxq_overflow: u64,
+    /// The receiving host's Udp RcvbufErrors in the window (all sockets).
+    pub host_rcvbuf_errors: u64,
+    /// The receiving host's Udp InErrors in the window (all sockets).
+    pub host_in_errors: u64,
+    /// The sending host's Udp SndbufErrors in the window (all sockets).
+    pub host_sndbuf_errors: u64,
+}
+
+/// One flow's datagrams over the window (`flows[].udp`).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct UdpFlow {
+    /// Datagrams read, duplicates included.
+    pub datagrams: u64,
+    /// Datagrams per second read.
+    pub datagrams_per_second: f64,
+    /// Datagrams the sender sent.
+    pub sender_datagrams: u64,
+    /// Sequence gaps.
+    pub lost: Option<u64>,
+    /// Datagrams received twice or more.
+    pub duplicates: Option<u64>,
+    /// Late arrivals.
+    pub reordered: Option<u64>,
+    /// The largest reorder distance over the whole run.
+    pub reorder_max_distance: Option<u64>,
+    /// Jitter at the window's end, µs.
+    pub jitter_us: Option<f64>,
+    /// SO_RXQ_OVFL drops of the receiving socket in the window.
+    pub socket_rxq_overflow: u64,
+}
+
+/// One interval's datagrams (`intervals[].udp`).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct UdpInterval {
+    /// Datagrams per second read.
+    pub datagrams_per_second: f64,
+    /// Datagrams per second sent.
+    pub sender_datagrams_per_second: f64,
+    /// Sequence gaps.
+    pub lost: Option<u64>,
+    /// Datagrams received twice or more.
+    pub duplicates: Option<u64>,
+    /// Late arrivals.
+    pub reordered: Option<u64>,
+    /// Jitter at the interval's end, µs (mean over the flows).
+    pub jitter_us: Option<f64>,
+}

@@ -1,0 +1,137 @@
+//! The terminal table's UDP stream parts: intervals with datagrams/s, rate, loss and jitter,
+//! the per-flow rows, and the summary lines (loss, reordering, jitter, where the missing went).
+
+use crate::model::{FlowResult, Interval, Report, UdpSummary};
+use crate::table::{arrow, marked, pct, rate, rtt};
+
+/// "-" for a figure the datagram size could not carry.
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or("-".into(), |v| v.to_string())
+}
+
+/// Datagrams per second, readable ("1.52M", "845k", "120").
+fn per_s(v: f64) -> String {
+    match v {
+        v if v >= 1e6 => format!("{:.2}M", v / 1e6),
+        v if v >= 1e4 => format!("{:.0}k", v / 1e3),
+        v => format!("{v:.0}"),
+    }
+}
+
+/// One line per interval: datagrams/s at the receiver and the sender, bit rate, loss, jitter, CPU.
+pub fn intervals(list: &[Interval]) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{:>11} {:>10} {:>10} {:>13} {:>8} {:>9} {:>10} {:>7}",
+        "time", "dgrams/s", "sender", "receiver", "lost", "jitter", "cpu local", "remote"
+    )];
+    lines.extend(list.iter().map(|iv| {
+        let u = iv.udp.clone().unwrap_or_default();
+        let line = format!(
+            "{:>11} {:>10} {:>10} {:>13} {:>8} {:>9} {:>10} {:>7}",
+            format!("{:.2}-{:.2}", iv.start, iv.end),
+            per_s(u.datagrams_per_second),
+            per_s(u.sender_datagrams_per_second),
+            rate(iv.bits_per_second),
+            opt(u.lost),
+            u.jitter_us.map_or("-".into(), rtt),
+            pct(iv.cpu_local),
+            pct(iv.cpu_remote)
+        );
+        marked(line, iv)
+    }));
+    lines
+}
+
+/// One line per flow: its datagrams, rate, loss, duplicates, reordering and jitter.
+pub fn flows(list: &[FlowResult]) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{:>4} {:^3} {:>10} {:>10} {:>13} {:>8} {:>6} {:>8} {:>9}",
+        "flow", "dir", "datagrams", "dgrams/s", "receiver", "lost", "dup", "reorder", "jitter"
+    )];
+    lines.extend(list.iter().map(|f| {
+        let u = f.udp.clone().unwrap_or_default();
+        format!(
+            "{:>4} {:^3} {:>10} {:>10} {:>13} {:>8} {:>6} {:>8} {:>9}",
+            f.id,
+            arrow(&f.direction),
+            u.datagrams,
+            per_s(u.datagrams_per_second),
+            rate(f.bits_per_second),
+            opt(u.lost),
+            opt(u.duplicates),
+            opt(u.reordered),
+            u.jitter_us.map_or("-".into(), rtt),
+        )
+    }));
+    lines
+}
+
+/// The summary lines particular to a UDP stream; `item` prints one labelled line.
+pub fn summary(r: &Report, u: &UdpSummary, item: &mut dyn FnMut(&str, String)) {
+    let t = r.test.udp.clone().unwrap_or_default();
+    item(
+        "datagrams",
+        format!(
+            "{} received in {:.2} s: {}/s, {} ({}-byte datagrams)",
+            u.datagrams,
+            r.summary.seconds,
+            per_s(u.datagrams_per_second),
+            rate(r.summary.bits_per_second),
+            t.size
+        ),
+    );
+    item(
+        "sender",
+        format!(
+            "{} sent: {}/s, {}",
+            u.sender_datagrams,
+            per_s(u.sender_datagrams_per_second),
+            rate(r.summary.sender_bits_per_second)
+        ),
+    );
+    if let (Some(lost), Some(p)) = (u.lost, u.lost_percent) {
+        item(
+            "lost",
+            format!(
+                "{lost} ({}), duplicates {}, reordered {} (largest distance {})",
+                pct(p),
+                opt(u.duplicates),
+                opt(u.reordered),
+                opt(u.reorder_max_distance)
+            ),
+        );
+    }
+    if let Some(j) = u.jitter_us {
+        item(
+            "jitter",
+            format!("{} (RFC 3550, at the window's end)", rtt(j)),
+        );
+    }
+    let m = &u.missing;
+    item(
+        "missing",
+        format!(
+            "{} sent but not received: receive buffer {}, send buffer {}, unexplained {}",
+            m.datagrams, m.receive_buffer, m.send_buffer, m.unexplained
+        ),
+    );
+    item(
+        "",
+        format!(
+            "socket overflow {}; host Udp RcvbufErrors {}, InErrors {}, SndbufErrors {}",
+            m.socket_rxq_overflow, m.host_rcvbuf_errors, m.host_in_errors, m.host_sndbuf_errors
+        ),
+    );
+    item(
+        "batching",
+        format!(
+            "{} per call asked; sender {:.1}, receiver {:.1} datagrams per call",
+            t.batch, u.datagrams_per_call.sender, u.datagrams_per_call.receiver
+        ),
+    );
+    let c = &u.cpu_ns_per_datagram;
+    item(
+        "cpu per dgram",
+        format!("local {:.0} ns, remote {:.0} ns", c.local, c.remote),
+    );
+}

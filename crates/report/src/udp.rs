@@ -1,0 +1,243 @@
+//! UDP stream figures: datagrams at both ends, loss, duplicates, reordering and jitter from the
+//! receivers' accounting, CPU per datagram, and where the missing datagrams went.
+
+use crate::build::{busy_us, ratio};
+use crate::model::udp::{DatagramsPerCall, Missing};
+use crate::model::{FlowResult, ServiceDemand, Summary, UdpFlow, UdpInterval, UdpSummary, UdpTest};
+use crate::run::{View, Window};
+use fathom_proto::plan::{Limit, TestPlan};
+use fathom_proto::sample::Snapshot;
+use fathom_proto::udp::{UdpCounters, UdpHostCounters};
+
+/// The UDP stream options as run, for the kinds that have them.
+pub fn echo(p: &TestPlan) -> Option<UdpTest> {
+    let u = p.udp.as_ref()?;
+    Some(UdpTest {
+        size: u.size,
+        batch: u.batch,
+        rate_bps: u.rate_bps,
+        pps: u.datagrams_per_second(),
+        blast: u.blast,
+        datagrams: match p.limit {
+            Limit::Datagrams(n) => Some(n),
+            _ => None,
+        },
+    })
+}
+
+/// Counters of `b` minus those of `a`; the gauges (jitter, largest reorder distance) as in `b`.
+fn delta(a: Option<UdpCounters>, b: Option<UdpCounters>) -> UdpCounters {
+    let (a, b) = (a.unwrap_or_default(), b.unwrap_or_default());
+    UdpCounters {
+        datagrams_sent: b.datagrams_sent.saturating_sub(a.datagrams_sent),
+        datagrams: b.datagrams.saturating_sub(a.datagrams),
+        lost: b.lost.saturating_sub(a.lost),
+        duplicates: b.duplicates.saturating_sub(a.duplicates),
+        reordered: b.reordered.saturating_sub(a.reordered),
+        calls: b.calls.saturating_sub(a.calls),
+        rxq_overflow: b.rxq_overflow.saturating_sub(a.rxq_overflow),
+        ..b
+    }
+}
+
+/// What the receiver counted: (sequence figures, jitter).
+fn countable(p: &TestPlan) -> (bool, bool) {
+    p.udp
+        .as_ref()
+        .map_or((false, false), |u| (u.sequenced(), u.stamped()))
+}
+
+/// One flow's (sender, receiver) counters over the windows, and the windows.
+struct Pair<'a> {
+    sent: UdpCounters,
+    recv: UdpCounters,
+    rw: Window<'a>,
+    sw: Window<'a>,
+}
+
+fn pairs<'a>(v: &View<'a>) -> Vec<Option<Pair<'a>>> {
+    v.located
+        .iter()
+        .map(|l| {
+            let l = l.as_ref()?;
+            let (sw, rw) = (v.window(l.sender.0)?, v.window(l.receiver.0)?);
+            let ((s0, s1), (r0, r1)) = (sw.flow(l.sender.1), rw.flow(l.receiver.1));
+            Some(Pair {
+                sent: delta(s0.udp, s1.udp),
+                recv: delta(r0.udp, r1.udp),
+                rw,
+                sw,
+            })
+        })
+        .collect()
+}
+
+/// Fills the UDP sections of the summary and the flows.
+pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
+    let run = v.run;
+    if run.plan.udp.is_none() {
+        return;
+    }
+    let (seq, stamped) = countable(&run.plan);
+    let all = pairs(v);
+    let mut total = (UdpCounters::default(), UdpCounters::default());
+    let (mut rx_rate, mut tx_rate, mut jitter, mut n) = (0.0, 0.0, 0.0, 0usize);
+    for (flow, p) in flows.iter_mut().zip(&all) {
+        let Some(p) = p else { continue };
+        let (s, r) = (&p.sent, &p.recv);
+        let rate = ratio(r.datagrams as f64, p.rw.seconds());
+        rx_rate += rate;
+        tx_rate += ratio(s.datagrams_sent as f64, p.sw.seconds());
+        jitter += r.jitter_ns as f64 / 1e3;
+        n += 1;
+        add(&mut total.0, s);
+        add(&mut total.1, r);
+        total.1.reorder_max = total.1.reorder_max.max(r.reorder_max);
+        flow.udp = Some(UdpFlow {
+            datagrams: r.datagrams,
+            datagrams_per_second: rate,
+            sender_datagrams: s.datagrams_sent,
+            lost: seq.then_some(r.lost),
+            duplicates: seq.then_some(r.duplicates),
+            reordered: seq.then_some(r.reordered),
+            reorder_max_distance: seq.then_some(r.reorder_max),
+            jitter_us: stamped.then_some(r.jitter_ns as f64 / 1e3),
+            socket_rxq_overflow: r.rxq_overflow,
+        });
+    }
+    let (s, r) = total;
+    let expected = (r.datagrams + r.lost).saturating_sub(r.duplicates);
+    let client = run.ends.len().min(2) - 1;
+    let per_datagram = |i: usize| {
+        v.window(i).map_or(0.0, |w| {
+            ratio(busy_us(&run.ends[i], &w) * 1e3, r.datagrams as f64)
+        })
+    };
+    summary.udp = Some(UdpSummary {
+        datagrams: r.datagrams,
+        datagrams_per_second: rx_rate,
+        sender_datagrams: s.datagrams_sent,
+        sender_datagrams_per_second: tx_rate,
+        lost: seq.then_some(r.lost),
+        lost_percent: seq.then(|| ratio(r.lost as f64 * 100.0, expected as f64)),
+        duplicates: seq.then_some(r.duplicates),
+        reordered: seq.then_some(r.reordered),
+        reorder_max_distance: seq.then_some(r.reorder_max),
+        jitter_us: stamped.then(|| ratio(jitter, n as f64)),
+        datagrams_per_call: DatagramsPerCall {
+            sender: ratio(s.datagrams_sent as f64, s.calls as f64),
+            receiver: ratio(r.datagrams as f64, r.calls as f64),
+        },
+        cpu_ns_per_datagram: ServiceDemand {
+            local: per_datagram(client),
+            remote: per_datagram(0),
+        },
+        missing: missing(v, &all, s.datagrams_sent, r),
+    });
+}
+
+fn add(into: &mut UdpCounters, c: &UdpCounters) {
+    into.datagrams_sent += c.datagrams_sent;
+    into.datagrams += c.datagrams;
+    into.lost += c.lost;
+    into.duplicates += c.duplicates;
+    into.reordered += c.reordered;
+    into.calls += c.calls;
+    into.rxq_overflow += c.rxq_overflow;
+}
+
+/// A host counter's change over an end's window.
+fn host_delta(w: &Window<'_>, pick: fn(&UdpHostCounters) -> u64) -> u64 {
+    match (w.start.udp_host.as_ref(), w.end.udp_host.as_ref()) {
+        (Some(a), Some(b)) => pick(b).saturating_sub(pick(a)),
+        _ => 0,
+    }
+}
+
+/// Sent minus received, split by cause; each host's counters are counted once per host.
+fn missing(v: &View<'_>, all: &[Option<Pair<'_>>], sent: u64, r: UdpCounters) -> Missing {
+    let ends = |side: fn(&crate::run::Located) -> usize| {
+        let mut e: Vec<usize> = v.located.iter().flatten().map(side).collect();
+        e.sort_unstable();
+        e.dedup();
+        e
+    };
+    let sum = |ends: &[usize], pick: fn(&UdpHostCounters) -> u64| -> u64 {
+        let mut seen: Vec<&str> = Vec::new();
+        ends.iter()
+            .filter(|&&i| {
+                let h = v.run.ends[i].info.host.hostname.as_str();
+                let new = !seen.contains(&h);
+                seen.push(h);
+                new
+            })
+            .filter_map(|&i| v.window(i))
+            .map(|w| host_delta(&w, pick))
+            .sum()
+    };
+    let (receivers, senders) = (ends(|l| l.receiver.0), ends(|l| l.sender.0));
+    let rcvbuf = sum(&receivers, |c| c.rcvbuf_errors);
+    let sndbuf = sum(&senders, |c| c.sndbuf_errors);
+    let datagrams = sent.saturating_sub(r.datagrams.saturating_sub(r.duplicates));
+    let socket = all
+        .iter()
+        .flatten()
+        .map(|p| p.recv.rxq_overflow)
+        .sum::<u64>();
+    let receive_buffer = datagrams.min(if socket > 0 { socket } else { rcvbuf });
+    let send_buffer = (datagrams - receive_buffer).min(sndbuf);
+    Missing {
+        datagrams,
+        receive_buffer,
+        send_buffer,
+        unexplained: datagrams - receive_buffer - send_buffer,
+        socket_rxq_overflow: socket,
+        host_rcvbuf_errors: rcvbuf,
+        host_in_errors: sum(&receivers, |c| c.in_errors),
+        host_sndbuf_errors: sndbuf,
+    }
+}
+
+/// The UDP figures of one interval; `span(end)` is that end's pair of snapshots bounding it.
+pub fn interval<'a>(
+    v: &View<'_>,
+    span: impl Fn(usize) -> Option<(&'a Snapshot, &'a Snapshot)>,
+) -> UdpInterval {
+    let (seq, stamped) = countable(&v.run.plan);
+    let mut iv = UdpInterval::default();
+    let (mut r, mut jitter, mut n) = (UdpCounters::default(), 0.0, 0usize);
+    for l in v.located.iter().flatten() {
+        let flow = |end: usize, pos: usize| {
+            span(end).map(|(a, b)| {
+                let get = |s: &Snapshot| s.flows.get(pos).and_then(|f| f.udp);
+                (delta(get(a), get(b)), (b.t_ns - a.t_ns) as f64 / 1e9)
+            })
+        };
+        if let Some((d, secs)) = flow(l.receiver.0, l.receiver.1) {
+            iv.datagrams_per_second += ratio(d.datagrams as f64, secs);
+            add(&mut r, &d);
+            jitter += d.jitter_ns as f64 / 1e3;
+            n += 1;
+        }
+        if let Some((d, secs)) = flow(l.sender.0, l.sender.1) {
+            iv.sender_datagrams_per_second += ratio(d.datagrams_sent as f64, secs);
+        }
+    }
+    iv.lost = seq.then_some(r.lost);
+    iv.duplicates = seq.then_some(r.duplicates);
+    iv.reordered = seq.then_some(r.reordered);
+    iv.jitter_us = stamped.then(|| ratio(jitter, n as f64));
+    iv
+}
+
+/// The UDP figures a series summarizes, by name.
+pub fn metrics(u: &UdpSummary) -> Vec<(&'static str, f64)> {
+    let mut m = vec![
+        ("datagrams_per_second", u.datagrams_per_second),
+        ("sender_datagrams_per_second", u.sender_datagrams_per_second),
+        ("cpu_ns_per_datagram_local", u.cpu_ns_per_datagram.local),
+    ];
+    m.extend(u.lost_percent.map(|l| ("lost_percent", l)));
+    m.extend(u.jitter_us.map(|j| ("jitter_us", j)));
+    m
+}
