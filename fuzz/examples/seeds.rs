@@ -6,6 +6,7 @@
 //! `cargo run --example seeds -- corpus` (in fuzz/) writes corpus/control and corpus/plan.
 
 use fathom_proto::plan::{Direction, FlowPlan, KindId, Limit, RrOptions, TestPlan};
+use fathom_proto::udp::UdpOptions;
 use fathom_proto::{Connection, JoinPlan, Preamble, PreambleKind, ToAgent};
 use std::io::Cursor;
 use std::net::{IpAddr, Ipv4Addr};
@@ -31,7 +32,13 @@ fn main() {
     }
     let dir = format!("{root}/plan");
     std::fs::create_dir_all(&dir).expect("create the corpus directory");
-    for kind in [KindId::Stream, KindId::Rr, KindId::Crr, KindId::UdpRr] {
+    for kind in [
+        KindId::Stream,
+        KindId::Rr,
+        KindId::Crr,
+        KindId::UdpRr,
+        KindId::Udp,
+    ] {
         let mut framed = Cursor::new(Vec::new());
         Connection::new(&mut framed)
             .send(&plan(kind, 2))
@@ -42,7 +49,7 @@ fn main() {
 }
 
 fn plan(kind: KindId, flows: u32) -> TestPlan {
-    let rr = (kind != KindId::Stream).then_some(RrOptions {
+    let rr = matches!(kind, KindId::Rr | KindId::Crr | KindId::UdpRr).then_some(RrOptions {
         request: 1,
         response: 1,
         burst: 1,
@@ -68,6 +75,14 @@ fn plan(kind: KindId, flows: u32) -> TestPlan {
         interval_ns: 10_000_000,
         write_size: 1024,
         rr,
+        udp: (kind == KindId::Udp).then_some(UdpOptions {
+            size: 64,
+            batch: 1,
+            rate_bps: None,
+            pps: Some(1000.0),
+            blast: false,
+            faults: None,
+        }),
         ..TestPlan::default()
     }
 }
@@ -81,7 +96,13 @@ fn conversations() -> Vec<(String, Vec<ToAgent>)> {
             vec![ToAgent::Auth { mac: Some([7; 32]) }],
         ),
     ];
-    for kind in [KindId::Stream, KindId::Rr, KindId::Crr, KindId::UdpRr] {
+    for kind in [
+        KindId::Stream,
+        KindId::Rr,
+        KindId::Crr,
+        KindId::UdpRr,
+        KindId::Udp,
+    ] {
         let p = plan(kind, 2);
         all.push((
             format!("{}-setup", kind.name()),
