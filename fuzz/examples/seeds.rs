@@ -32,13 +32,7 @@ fn main() {
     }
     let dir = format!("{root}/plan");
     std::fs::create_dir_all(&dir).expect("create the corpus directory");
-    for kind in [
-        KindId::Stream,
-        KindId::Rr,
-        KindId::Crr,
-        KindId::UdpRr,
-        KindId::Udp,
-    ] {
+    for kind in KINDS {
         let mut framed = Cursor::new(Vec::new());
         Connection::new(&mut framed)
             .send(&plan(kind, 2))
@@ -47,6 +41,15 @@ fn main() {
         std::fs::write(format!("{dir}/seed-{}", kind.name()), body).expect("write a seed");
     }
 }
+
+/// Every test kind, each with seeds of its own.
+const KINDS: [KindId; 5] = [
+    KindId::Stream,
+    KindId::Rr,
+    KindId::Crr,
+    KindId::UdpRr,
+    KindId::Udp,
+];
 
 fn plan(kind: KindId, flows: u32) -> TestPlan {
     let rr = matches!(kind, KindId::Rr | KindId::Crr | KindId::UdpRr).then_some(RrOptions {
@@ -96,13 +99,7 @@ fn conversations() -> Vec<(String, Vec<ToAgent>)> {
             vec![ToAgent::Auth { mac: Some([7; 32]) }],
         ),
     ];
-    for kind in [
-        KindId::Stream,
-        KindId::Rr,
-        KindId::Crr,
-        KindId::UdpRr,
-        KindId::Udp,
-    ] {
+    for kind in KINDS {
         let p = plan(kind, 2);
         all.push((
             format!("{}-setup", kind.name()),
