@@ -24,6 +24,9 @@ use std::time::{Duration, Instant};
 
 /// A controller that sends nothing for this long is gone (it heartbeats every second).
 const SILENCE: Duration = Duration::from_secs(3);
+/// A test's start instant may be at most this far ahead (controllers pick well under a second),
+/// so that a controller cannot hold a slot and its sockets idle until a distant start.
+const MAX_START_LEAD: Duration = Duration::from_secs(60);
 /// The whole handshake (preamble, challenge, authentication) must complete within this.
 pub const HANDSHAKE: Duration = Duration::from_secs(10);
 
@@ -403,6 +406,14 @@ impl Test {
         cfg: &AgentConfig,
         tx: &mpsc::Sender<Event>,
     ) -> Result<(), String> {
+        let lead = t0.saturating_sub(clock::now_ns());
+        if lead > MAX_START_LEAD.as_nanos() as u64 {
+            return Err(format!(
+                "the start instant is {} s away; this agent accepts at most {} s",
+                lead / 1_000_000_000,
+                MAX_START_LEAD.as_secs()
+            ));
+        }
         let prepared = self
             .prepared
             .take()
@@ -419,10 +430,9 @@ impl Test {
         let joiner =
             std::thread::spawn(move || drop(done_tx.send(Event::Done(Box::new(running.join())))));
         self.running = Some((aborter, joiner));
-        let lead = Duration::from_nanos(t0.saturating_sub(clock::now_ns()));
         self.deadline = Some(
             Instant::now()
-                + lead
+                + Duration::from_nanos(lead)
                 + Duration::from_nanos(cfg.max_duration_ns)
                 + Duration::from_secs(5),
         );
