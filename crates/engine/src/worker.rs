@@ -178,6 +178,20 @@ impl Loop {
             .collect()
     }
 
+    /// The time limit passed: tells every flow not yet done to stop.
+    fn stop_flows(&mut self, io: &mut Io<'_>) {
+        for i in 0..self.slots.len() {
+            if self.slots[i]
+                .as_ref()
+                .is_some_and(|s| s.state != State::Done)
+            {
+                io.token = mio::Token(i);
+                let r = self.slot(i).flow.stop(io);
+                self.settle(i, r);
+            }
+        }
+    }
+
     fn run(&mut self, shared: &WorkerShared) -> io::Result<()> {
         let mut poll = mio::Poll::new()?;
         let registry = poll.registry().try_clone()?;
@@ -229,16 +243,7 @@ impl Loop {
             }
             if !stopped && now >= io.end_ns {
                 stopped = true;
-                for i in 0..self.slots.len() {
-                    if self.slots[i]
-                        .as_ref()
-                        .is_some_and(|s| s.state != State::Done)
-                    {
-                        io.token = mio::Token(i);
-                        let r = self.slot(i).flow.stop(&mut io);
-                        self.settle(i, r);
-                    }
-                }
+                self.stop_flows(&mut io);
             }
             self.fire_timers(now);
             let mut batch = std::mem::take(&mut self.ready);
