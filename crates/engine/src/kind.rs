@@ -1,4 +1,4 @@
-//! The test-kind trait, the flow state machine every kind implements, and the registry.
+//! The test kind, the flow state machine every kind implements, and the registry.
 //!
 //! A kind turns this side's data sockets into flows. A flow is a small state machine driven by a
 //! worker's event loop: it does as much work as it can without blocking and says whether to wait
@@ -210,26 +210,48 @@ impl Setup<'_> {
     }
 }
 
+/// What builds a kind's flows on one side from its sockets.
+pub type MakeFlows = fn(&Setup<'_>, Sockets) -> io::Result<Vec<Box<dyn Flow>>>;
+
 /// A test kind: the behaviour half of its descriptor (the data half is
 /// [`fathom_proto::kind::Descriptor`]).
-pub trait Kind: Sync {
-    /// Its id.
-    fn id(&self) -> KindId;
-    /// How its sockets are set up on each end.
-    fn wiring(&self) -> Wiring;
-    /// Its name, transport, pattern, metrics and report figures.
-    fn descriptor(&self) -> &'static Descriptor {
-        self.id().descriptor()
+pub struct Kind {
+    id: KindId,
+    wiring: Wiring,
+    flows: MakeFlows,
+}
+
+impl Kind {
+    /// The kind `id`, whose sockets are set up as `wiring` and whose flows `flows` builds.
+    pub(crate) const fn new(id: KindId, wiring: Wiring, flows: MakeFlows) -> Kind {
+        Kind { id, wiring, flows }
     }
+
+    /// Its id.
+    pub fn id(&self) -> KindId {
+        self.id
+    }
+
+    /// How its sockets are set up on each end.
+    pub fn wiring(&self) -> Wiring {
+        self.wiring
+    }
+
+    /// Its name, transport, pattern, metrics and report figures.
+    pub fn descriptor(&self) -> &'static Descriptor {
+        self.id.descriptor()
+    }
+
     /// Builds this side's flows from its sockets.
-    fn flows(&self, setup: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>>;
+    pub fn flows(&self, setup: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
+        (self.flows)(setup, sockets)
+    }
 }
 
 /// The kind registered for `id`, or an error saying this build cannot run it.
-pub fn kind(id: KindId) -> io::Result<&'static dyn Kind> {
+pub fn kind(id: KindId) -> io::Result<&'static Kind> {
     crate::kinds::REGISTRY
         .iter()
-        .copied()
         .find(|k| k.id() == id)
         .ok_or_else(|| {
             io::Error::new(
