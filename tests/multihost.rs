@@ -22,18 +22,11 @@ fn five_clients_two_connections_each_add_up() {
     let server = Agent::start(&[]);
     let clients: Vec<Agent> = (0..5).map(|_| Agent::start(&[])).collect();
     let out = run(
-        &[
-            "stream",
-            "--server",
+        &across(
             &server.target(),
-            "--clients",
             &targets(&clients),
-            "-P",
-            "2",
-            "-t",
-            "2",
-            "--json",
-        ],
+            &["stream", "-P", "2", "-t", "2"],
+        ),
         120,
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -79,16 +72,7 @@ fn a_host_with_a_shifted_clock_still_lines_up() {
         Agent::start(&[]),
     ];
     let out = run(
-        &[
-            "stream",
-            "--server",
-            &server.target(),
-            "--clients",
-            &targets(&clients),
-            "-t",
-            "1",
-            "--json",
-        ],
+        &across(&server.target(), &targets(&clients), &["stream", "-t", "1"]),
         120,
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -110,16 +94,8 @@ fn a_client_agent_killed_mid_test_is_named_and_the_others_results_kept() {
     let server = Agent::start(&[]);
     let mut clients = vec![Agent::start(&[]), Agent::start(&[]), Agent::start(&[])];
     let victim = clients[1].target();
-    let args = [
-        "stream",
-        "--server",
-        &server.target(),
-        "--clients",
-        &targets(&clients),
-        "-t",
-        "20",
-        "--json",
-    ];
+    let (server, others) = (server.target(), targets(&clients));
+    let args = across(&server, &others, &["stream", "-t", "20"]);
     let out = run_and_lose_a_host(&args, || clients[1].child.kill().unwrap());
     let j = json(&out);
     let error = j["error"].as_str().unwrap();
@@ -138,18 +114,11 @@ fn request_response_across_hosts_counts_exactly() {
     let server = Agent::start(&[]);
     let clients: Vec<Agent> = (0..2).map(|_| Agent::start(&[])).collect();
     let out = run(
-        &[
-            "rr",
-            "--server",
+        &across(
             &server.target(),
-            "--clients",
             &targets(&clients),
-            "-P",
-            "2",
-            "-n",
-            "4000",
-            "--json",
-        ],
+            &["rr", "-P", "2", "-n", "4000"],
+        ),
         120,
     );
     assert!(out.status.success(), "{}", stderr(&out));
