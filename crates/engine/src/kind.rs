@@ -8,7 +8,8 @@
 
 use crate::measure::{counters::FlowStats, latency::Latency};
 use fathom_proto::kind::{Descriptor, Transport};
-use fathom_proto::plan::{FlowPlan, KindId, TestPlan};
+use fathom_proto::plan::{FlowPlan, KindId, RrOptions, TestPlan};
+use fathom_proto::udp::UdpOptions;
 use socket2::Socket;
 use std::io;
 use std::net::SocketAddr;
@@ -34,6 +35,9 @@ impl Side {
         )
     }
 }
+
+/// The readiness a flow that both reads and writes its socket waits for.
+pub const READ_WRITE: mio::Interest = mio::Interest::READABLE.add(mio::Interest::WRITABLE);
 
 /// What a flow wants after a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,16 +155,31 @@ impl Setup<'_> {
         self.plan.flows.iter().filter(|f| self.ids.contains(&f.id))
     }
 
+    /// The plan's request/response options (an error for a plan without them).
+    pub fn rr_options(&self) -> io::Result<RrOptions> {
+        self.plan
+            .rr
+            .clone()
+            .ok_or_else(|| wrong_sockets(self.plan.kind))
+    }
+
+    /// The plan's UDP stream options (an error for a plan without them).
+    pub fn udp_options(&self) -> io::Result<UdpOptions> {
+        self.plan
+            .udp
+            .clone()
+            .ok_or_else(|| wrong_sockets(self.plan.kind))
+    }
+
     /// One flow per connected TCP socket, made by `make(flow, socket, its counters)`; each
     /// socket is named in its counters so the sampler reads its TCP_INFO.
     pub fn tcp_flows(
         &self,
-        kind: KindId,
         sockets: Sockets,
         mut make: impl FnMut(&FlowPlan, mio::net::TcpStream, Arc<FlowStats>) -> Box<dyn Flow>,
     ) -> io::Result<Vec<Box<dyn Flow>>> {
         let Sockets::Tcp(socks) = sockets else {
-            return Err(wrong_sockets(kind));
+            return Err(wrong_sockets(self.plan.kind));
         };
         socks
             .into_iter()
@@ -176,7 +195,6 @@ impl Setup<'_> {
     /// One flow per connected UDP socket, made by `make(flow, socket, its counters)`.
     pub fn udp_flows(
         &self,
-        kind: KindId,
         sockets: Sockets,
         mut make: impl FnMut(
             &FlowPlan,
@@ -185,7 +203,7 @@ impl Setup<'_> {
         ) -> io::Result<Box<dyn Flow>>,
     ) -> io::Result<Vec<Box<dyn Flow>>> {
         let Sockets::Udp(socks) = sockets else {
-            return Err(wrong_sockets(kind));
+            return Err(wrong_sockets(self.plan.kind));
         };
         socks
             .into_iter()

@@ -3,7 +3,7 @@
 //! latency runs from the start of connect() to the last byte of the response.
 
 use super::pacer::Pacer;
-use crate::kind::{wrong_sockets, Flow, Io, Setup, Sockets, Step};
+use crate::kind::{wrong_sockets, Flow, Io, Setup, Sockets, Step, READ_WRITE};
 use crate::measure::counters::FlowStats;
 use crate::{clock, sockopt};
 use fathom_proto::plan::{KindId, Limit, SocketOptions};
@@ -19,11 +19,7 @@ const COUNT_CHECK_NS: u64 = 10_000_000;
 
 /// Builds this side's flows of the crr kind from its sockets.
 pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
-    let rr = s
-        .plan
-        .rr
-        .clone()
-        .ok_or_else(|| wrong_sockets(KindId::Crr))?;
+    let rr = s.rr_options()?;
     match sockets {
         Sockets::Connect(server) => Ok(s
             .own_flows()
@@ -97,11 +93,7 @@ impl Client {
             _ => {}
         }
         let mut sock = mio::net::TcpStream::from_std(sock.into());
-        io.registry.register(
-            &mut sock,
-            io.token,
-            mio::Interest::READABLE | mio::Interest::WRITABLE,
-        )?;
+        io.registry.register(&mut sock, io.token, READ_WRITE)?;
         Ok(Attempt {
             sock,
             start,
@@ -275,11 +267,7 @@ struct Served {
 
 impl Flow for Served {
     fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(
-            &mut self.sock,
-            t,
-            mio::Interest::READABLE | mio::Interest::WRITABLE,
-        )
+        r.register(&mut self.sock, t, READ_WRITE)
     }
 
     fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {

@@ -3,10 +3,10 @@
 //! (open loop); the answering side replies to every complete request.
 
 use super::pacer::Pacer;
-use crate::kind::{wrong_sockets, Flow, Io, Setup, Sockets, Step};
+use crate::kind::{Flow, Io, Setup, Sockets, Step, READ_WRITE};
 use crate::measure::counters::FlowStats;
 use crate::{clock, sockopt};
-use fathom_proto::plan::{KindId, RrOptions};
+use fathom_proto::plan::RrOptions;
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
@@ -18,8 +18,8 @@ const TX_PER_TURN: u64 = 64;
 
 /// Builds this side's flows of the rr kind from its sockets.
 pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
-    let rr = s.plan.rr.clone().ok_or_else(|| wrong_sockets(KindId::Rr))?;
-    s.tcp_flows(KindId::Rr, sockets, |f, sock, stats| {
+    let rr = s.rr_options()?;
+    s.tcp_flows(sockets, |f, sock, stats| {
         let io = Conn {
             sock,
             stats,
@@ -130,11 +130,7 @@ impl Conn {
     }
 
     fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(
-            &mut self.sock,
-            t,
-            mio::Interest::READABLE | mio::Interest::WRITABLE,
-        )
+        r.register(&mut self.sock, t, READ_WRITE)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use crate::kind::{sendfile, Flow, Io, Setup, Sockets, Step};
 use crate::measure::counters::FlowStats;
-use fathom_proto::plan::{KindId, Limit, TestPlan};
+use fathom_proto::plan::{Limit, TestPlan};
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
 use std::os::fd::AsRawFd;
@@ -19,7 +19,7 @@ const FIRST_WRITE: usize = 1024;
 
 /// Builds this side's flows of the stream kind from its sockets.
 pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
-    s.tcp_flows(KindId::Stream, sockets, |f, sock, stats| {
+    s.tcp_flows(sockets, |f, sock, stats| {
         if s.side.leads(f.dir) {
             let (i, n) = s.place(f);
             let remaining = match s.plan.limit {

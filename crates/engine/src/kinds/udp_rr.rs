@@ -5,9 +5,9 @@
 
 use super::pacer::Pacer;
 use crate::clock;
-use crate::kind::{wrong_sockets, Flow, Io, Setup, Sockets, Step};
+use crate::kind::{Flow, Io, Setup, Sockets, Step, READ_WRITE};
 use crate::measure::counters::FlowStats;
-use fathom_proto::plan::{KindId, RrOptions};
+use fathom_proto::plan::RrOptions;
 use std::collections::VecDeque;
 use std::io;
 use std::sync::Arc;
@@ -17,12 +17,8 @@ const PER_TURN: u64 = 64;
 
 /// Builds this side's flows of the udp_rr kind from its sockets.
 pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
-    let rr = s
-        .plan
-        .rr
-        .clone()
-        .ok_or_else(|| wrong_sockets(KindId::UdpRr))?;
-    s.udp_flows(KindId::UdpRr, sockets, |f, sock, stats| {
+    let rr = s.rr_options()?;
+    s.udp_flows(sockets, |f, sock, stats| {
         Ok(if s.side.leads(f.dir) {
             let (i, n) = s.place(f);
             Box::new(Asker::new(sock, stats, &rr, Pacer::new(s.plan, &rr, i, n))) as Box<dyn Flow>
@@ -147,11 +143,7 @@ impl Asker {
 
 impl Flow for Asker {
     fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(
-            &mut self.sock,
-            t,
-            mio::Interest::READABLE | mio::Interest::WRITABLE,
-        )
+        r.register(&mut self.sock, t, READ_WRITE)
     }
 
     fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
