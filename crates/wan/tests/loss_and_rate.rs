@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{wait_for_path, Echo, Lab, B_ADDR};
+use common::{Lab, B_ADDR};
 
 /// Counts datagrams and bytes arriving on a B socket, and when the first and last arrived.
 fn count_on_b(
@@ -60,9 +60,7 @@ fn set_rcvbuf(socket: &UdpSocket, bytes: libc::c_int) {
 fn one_percent_loss_within_bounds_over_100k_datagrams() {
     require_root!();
     let lab = Lab::new("loss");
-    let forwarder = lab.forwarder("loss=1%,seed=5", "");
-    let _echo = Echo::start(&lab);
-    wait_for_path(&lab);
+    let (forwarder, _echo) = lab.forwarding("loss=1%,seed=5", "");
     let (stop, counter) = count_on_b(&lab, 7200);
     let sender = lab.socket(false, 0);
     let target: SocketAddr = format!("{B_ADDR}:7200").parse().unwrap();
@@ -110,9 +108,7 @@ fn one_percent_loss_within_bounds_over_100k_datagrams() {
 fn rate_limit_paces_and_queue_tail_drops() {
     require_root!();
     let lab = Lab::new("rate");
-    let forwarder = lab.forwarder("rate=20M,queue=50p", "");
-    let _echo = Echo::start(&lab);
-    wait_for_path(&lab);
+    let (forwarder, _echo) = lab.forwarding("rate=20M,queue=50p", "");
     let (stop, counter) = count_on_b(&lab, 7300);
     let sender = lab.socket(false, 0);
     let target: SocketAddr = format!("{B_ADDR}:7300").parse().unwrap();
