@@ -2,8 +2,9 @@
 //!
 //! Adding a kind touches: its variant of `KindId` (crates/proto/src/plan.rs, the wire name) and
 //! its descriptor with its line in `KindId::descriptor` and `KINDS` (crates/proto/src/kind.rs);
-//! its file here (its `flows`) and its line in [`REGISTRY`] (with its wiring); its command-line options (src/cli/); and, only if
-//! it adds figures, its report section (crates/report/src/model/, with the builder filling it).
+//! its file here (its `flows`) and its line in [`REGISTRY`] (with its wiring); its command-line
+//! options (src/cli/); and, only if it adds figures, its report section
+//! (crates/report/src/model/, with the builder filling it).
 //! Socket set-up on both ends, which end decides when the test ends, the report's per-pattern
 //! sections, series metrics and study commands follow from the descriptor and the kind's
 //! [`crate::kind::Wiring`]. A kind with options of its own adds them to the plan in a file of
