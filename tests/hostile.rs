@@ -296,3 +296,25 @@ fn the_command_line_refuses_hostile_values_naming_the_flag() {
         assert!(!err.contains(" 4 s"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn a_start_far_ahead_is_refused() {
+    let addr = in_process(AgentConfig::default());
+    let plan = TestPlan {
+        kind: KindId::Crr,
+        ..rr(1, 1, 1)
+    };
+    let (ready, mut c) = setup(addr, &plan);
+    assert!(matches!(ready, ToController::Ready { .. }), "{ready:?}");
+    assert!(matches!(
+        c.expect(MAX_FRAME).unwrap(),
+        ToController::Connected(_)
+    ));
+    let year = 365 * 86_400 * 1_000_000_000u64;
+    c.send(&ToAgent::Start {
+        t0: fathom_engine::clock::now_ns() + year,
+    })
+    .unwrap();
+    let message = refusal(c.expect(MAX_FRAME).unwrap());
+    assert!(message.contains("start instant"), "{message}");
+}

@@ -3,33 +3,38 @@
 //! open connections faster than it completes its handshake), each under one deadline for the
 //! whole handshake, so that a peer dribbling a byte at a time cannot stretch it read by read.
 
+use super::stream::ControlStream;
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
-use std::net::{Shutdown, TcpStream};
+use std::net::Shutdown;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Most connections in the handshake at once.
 pub const MAX_HANDSHAKES: usize = 64;
 
+/// Ends one connection's handshake from outside its thread.
+type CutOff = Box<dyn FnOnce() + Send>;
+
 /// The connections in the handshake, oldest first.
 #[derive(Default)]
 pub struct Handshakes {
-    pending: Mutex<VecDeque<(u64, TcpStream)>>,
+    pending: Mutex<VecDeque<(u64, CutOff)>>,
 }
 
 impl Handshakes {
     /// Lets connection `id` into the handshake, first cutting off the oldest one in it when
     /// [`MAX_HANDSHAKES`] are; the pass leaves the handshake when dropped.
-    pub fn enter(set: &Arc<Handshakes>, id: u64, stream: &TcpStream) -> io::Result<Pass> {
+    pub fn enter<S: ControlStream>(set: &Arc<Handshakes>, id: u64, stream: &S) -> io::Result<Pass> {
         let clone = stream.try_clone()?;
+        let cut_off: CutOff = Box::new(move || drop(clone.shutdown(Shutdown::Both)));
         let mut pending = set.pending.lock().unwrap_or_else(|p| p.into_inner());
         if pending.len() >= MAX_HANDSHAKES {
-            if let Some((_, oldest)) = pending.pop_front() {
-                let _ = oldest.shutdown(Shutdown::Both);
+            if let Some((_, cut_off)) = pending.pop_front() {
+                cut_off();
             }
         }
-        pending.push_back((id, clone));
+        pending.push_back((id, cut_off));
         Ok(Pass {
             id,
             set: set.clone(),
@@ -51,19 +56,19 @@ impl Drop for Pass {
 }
 
 /// A control stream whose reads all end by one instant.
-pub struct Deadline<'a> {
-    stream: &'a TcpStream,
+pub struct Deadline<S> {
+    stream: S,
     until: Instant,
 }
 
-impl<'a> Deadline<'a> {
+impl<S> Deadline<S> {
     /// `stream`, whose reads fail with `TimedOut` from `until` on.
-    pub fn new(stream: &'a TcpStream, until: Instant) -> Self {
+    pub fn new(stream: S, until: Instant) -> Self {
         Deadline { stream, until }
     }
 }
 
-impl Read for Deadline<'_> {
+impl<S: ControlStream> Read for Deadline<S> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let left = self.until.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -94,7 +99,7 @@ fn late() -> io::Error {
     )
 }
 
-impl Write for Deadline<'_> {
+impl<S: ControlStream> Write for Deadline<S> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.stream.write(buf)
     }

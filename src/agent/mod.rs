@@ -8,8 +8,11 @@
 //! off and a reserve descriptor lets it shed the waiting connection instead of spinning.
 
 mod data;
+#[doc(hidden)]
+pub mod fuzz;
 mod handshake;
 mod session;
+mod stream;
 
 pub use handshake::MAX_HANDSHAKES;
 

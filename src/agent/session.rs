@@ -3,6 +3,7 @@
 //! the test ends, the controller closes, or the controller falls silent.
 
 use super::handshake::{left_early, Deadline, Pass};
+use super::stream::ControlStream;
 use super::{data, AgentConfig, Reservation, Slot};
 use crate::connect::{self, ServerData};
 use fathom_engine::kind::{kind, Wiring};
@@ -15,7 +16,7 @@ use fathom_proto::{
 };
 use socket2::Socket;
 use std::io::Write;
-use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::net::{Shutdown, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -23,6 +24,9 @@ use std::time::{Duration, Instant};
 
 /// A controller that sends nothing for this long is gone (it heartbeats every second).
 const SILENCE: Duration = Duration::from_secs(3);
+/// A test's start instant may be at most this far ahead (controllers pick well under a second),
+/// so that a controller cannot hold a slot and its sockets idle until a distant start.
+const MAX_START_LEAD: Duration = Duration::from_secs(60);
 /// The whole handshake (preamble, challenge, authentication) must complete within this.
 pub const HANDSHAKE: Duration = Duration::from_secs(10);
 
@@ -40,8 +44,8 @@ pub enum Event {
 
 /// Runs one session to its end, logging its outcome when configured to. The `handshake` pass
 /// is given back once the handshake ends; an authenticated session then takes one of `tests`.
-pub fn run(
-    stream: TcpStream,
+pub fn run<S: ControlStream>(
+    stream: S,
     peer: SocketAddr,
     cfg: &AgentConfig,
     id: u64,
@@ -63,23 +67,24 @@ pub fn run(
     }
 }
 
-struct Session {
-    stream: TcpStream,
-    conn: Connection<TcpStream>,
+struct Session<S> {
+    stream: S,
+    conn: Connection<S>,
     /// This session's place among the agent's `--max-tests`.
     _slot: Slot,
 }
 
-impl Session {
+impl<S: ControlStream> Session<S> {
     /// The handshake, within one deadline; `Ok(None)` when the peer left before its preamble
     /// (a readiness probe), which is not worth a log line.
     fn handshake(
-        stream: TcpStream,
+        stream: S,
         cfg: &AgentConfig,
         tests: &Arc<AtomicUsize>,
-    ) -> Result<Option<Session>, String> {
+    ) -> Result<Option<Session<S>>, String> {
         let _ = stream.set_nodelay(true);
-        let mut ctl = Deadline::new(&stream, Instant::now() + HANDSHAKE);
+        let handshake_stream = stream.try_clone().map_err(|e| e.to_string())?;
+        let mut ctl = Deadline::new(handshake_stream, Instant::now() + HANDSHAKE);
         let theirs = match Preamble::read_from(&mut ctl) {
             Err(e) if left_early(&e) => return Ok(None),
             r => r.map_err(|e| format!("refused: {e}"))?,
@@ -90,7 +95,7 @@ impl Session {
             .check_version()
             .map_err(|e| format!("refused: {e}"))?;
         let mut conn = Connection::new(ctl);
-        let refuse = |conn: &mut Connection<Deadline>, message: String| {
+        let refuse = |conn: &mut Connection<Deadline<S>>, message: String| {
             let _ = conn.send(&ToController::Error {
                 message: message.clone(),
             });
@@ -401,6 +406,14 @@ impl Test {
         cfg: &AgentConfig,
         tx: &mpsc::Sender<Event>,
     ) -> Result<(), String> {
+        let lead = t0.saturating_sub(clock::now_ns());
+        if lead > MAX_START_LEAD.as_nanos() as u64 {
+            return Err(format!(
+                "the start instant is {} s away; this agent accepts at most {} s",
+                lead / 1_000_000_000,
+                MAX_START_LEAD.as_secs()
+            ));
+        }
         let prepared = self
             .prepared
             .take()
@@ -417,10 +430,9 @@ impl Test {
         let joiner =
             std::thread::spawn(move || drop(done_tx.send(Event::Done(Box::new(running.join())))));
         self.running = Some((aborter, joiner));
-        let lead = Duration::from_nanos(t0.saturating_sub(clock::now_ns()));
         self.deadline = Some(
             Instant::now()
-                + lead
+                + Duration::from_nanos(lead)
                 + Duration::from_nanos(cfg.max_duration_ns)
                 + Duration::from_secs(5),
         );

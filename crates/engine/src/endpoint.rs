@@ -97,7 +97,9 @@ impl Prepared {
         let abort = Arc::new(AtomicBool::new(false));
         let (signal_tx, signal_rx) = mpsc::channel();
         let schedule = Schedule::of(&self.plan);
-        let end_ns = Arc::new(AtomicU64::new(schedule.end().map_or(u64::MAX, |e| t0 + e)));
+        let end_ns = Arc::new(AtomicU64::new(
+            schedule.end().map_or(u64::MAX, |e| t0.saturating_add(e)),
+        ));
         let side_opts = match self.side {
             Side::Client => &self.plan.client,
             Side::Server => &self.plan.server,
@@ -228,14 +230,15 @@ struct Sampler {
 impl Sampler {
     fn run(mut self) -> EndpointInfo {
         let mut done = 0;
-        let mut aborted = false;
         // Workers wait at the gate until this first snapshot is taken, so it holds exactly the
-        // state at the start, even when this thread wakes late.
-        clock::sleep_until(self.t0.saturating_sub(FIRST_SNAPSHOT_LEAD_NS));
+        // state at the start, even when this thread wakes late. An abort before then is heard:
+        // a start far in the future must not outlive the test.
+        let before = self.t0.saturating_sub(FIRST_SNAPSHOT_LEAD_NS);
+        let mut aborted = matches!(self.wait_until(before, &mut done), Wait::Aborted);
         let (mut t, mark) = self.schedule.first();
         self.emit(mark, Some(self.t0.max(clock::now_ns())));
         self.start.open();
-        while let Some((next, mark)) = self.schedule.next_after(t) {
+        while let Some((next, mark)) = self.schedule.next_after(t).filter(|_| !aborted) {
             t = next;
             match self.wait_until(self.t0.saturating_add(next), &mut done) {
                 // The last worker may finish just as a deadline passes: that snapshot is taken,
@@ -330,7 +333,8 @@ impl Sampler {
         };
         let snap = Snapshot {
             mark,
-            t_ns: at as i64 - self.t0 as i64,
+            // Exact whenever the offset fits (a peer may ask for a start far away).
+            t_ns: at.wrapping_sub(self.t0) as i64,
             flows,
             cpu,
             latency: self.latency(),
@@ -371,7 +375,7 @@ impl Sampler {
     }
 
     fn finish(mut self, results: Vec<WorkerResult>) -> EndpointInfo {
-        let rel = |ns: Option<u64>| ns.map(|v| v as i64 - self.t0 as i64);
+        let rel = |ns: Option<u64>| ns.map(|v| v.wrapping_sub(self.t0) as i64);
         for (info, st) in self.infos.iter_mut().zip(&self.stats) {
             if st.fd() >= 0 {
                 let (s, r) = fd_buffers(st.fd());

@@ -207,15 +207,19 @@ impl Loop {
             rbuf: &mut rbuf,
             zc_file: zc.as_ref().map(|f| f.as_raw_fd()),
             end_ns: shared.end_ns.load(Ordering::Relaxed),
-            ramp_until: self.plan.t0 + RAMP_NS,
+            ramp_until: self.plan.t0.saturating_add(RAMP_NS),
             registry: &registry,
             token: mio::Token(0),
             latency: &shared.latency,
             spawned: &mut spawned,
         };
 
-        clock::sleep_until(self.plan.t0);
+        // The gate opens just before t0, or at once on an abort (so that an abort before a
+        // distant start is heard).
         self.plan.start.pass();
+        if !shared.abort.load(Ordering::Relaxed) {
+            clock::sleep_until(self.plan.t0);
+        }
         let mut stopped = false;
         while self.live > 0 && !shared.abort.load(Ordering::Relaxed) {
             let now = clock::now_ns();
