@@ -32,11 +32,16 @@ pub fn connect(
 ) -> Result<Sockets, String> {
     let tcp = SocketAddr::new(server.ip, server.port);
     let own = || plan.flows.iter().filter(|f| ids.contains(&f.id));
+    let dial = Dialer {
+        cookie: server.cookie,
+        plan,
+        bind,
+    };
     let kind = kind(plan.kind).map_err(|e| e.to_string())?;
     match kind.wiring() {
         Wiring::TcpPerFlow => own()
             .map(|f| {
-                connect_tcp(tcp, server.cookie, f.id, plan, bind)
+                dial.tcp(tcp, f.id)
                     .map(|s| (*f, s))
                     .map_err(|e| format!("data connection {} to {tcp}: {e}", f.id))
             })
@@ -47,7 +52,7 @@ pub fn connect(
             .zip(&server.udp_ports)
             .map(|(f, &port)| {
                 let to = SocketAddr::new(server.ip, port);
-                pair_udp(to, server.cookie, f.id, plan, bind)
+                dial.udp(to, f.id)
                     .map(|s| (*f, s))
                     .map_err(|e| format!("UDP flow {} to {to}: {e}", f.id))
             })
@@ -65,59 +70,67 @@ fn bind_local(sock: &Socket, bind: Option<IpAddr>) -> std::io::Result<()> {
     }
 }
 
-fn connect_tcp(
-    agent: SocketAddr,
+/// What every data socket of one test is opened with.
+struct Dialer<'a> {
     cookie: [u8; 16],
-    flow: u32,
-    plan: &TestPlan,
+    plan: &'a TestPlan,
     bind: Option<IpAddr>,
-) -> std::io::Result<Socket> {
-    let sock = Socket::new(
-        Domain::for_address(agent),
-        Type::STREAM,
-        Some(Protocol::TCP),
-    )?;
-    sockopt::apply(&sock, &plan.socket)?;
-    bind_local(&sock, bind)?;
-    sock.connect_timeout(&agent.into(), Duration::from_secs(10))?;
-    (&sock).write_all(&DataHello { cookie, flow }.encode())?;
-    Ok(sock)
 }
 
-/// A UDP socket connected to the agent's socket for this flow, once the agent echoed our hello.
-fn pair_udp(
-    agent: SocketAddr,
-    cookie: [u8; 16],
-    flow: u32,
-    plan: &TestPlan,
-    bind: Option<IpAddr>,
-) -> std::io::Result<Socket> {
-    let sock = Socket::new(Domain::for_address(agent), Type::DGRAM, Some(Protocol::UDP))?;
-    sockopt::apply_buffers(&sock, &plan.socket)?;
-    bind_local(&sock, bind)?;
-    sock.connect(&agent.into())?;
-    sock.set_read_timeout(Some(Duration::from_millis(250)))?;
-    let hello = DataHello { cookie, flow }.encode();
-    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); DataHello::LEN];
-    for _ in 0..20 {
-        sock.send(&hello)?;
-        match sock.recv(&mut buf) {
-            // SAFETY: recv initialized the first n bytes.
-            Ok(n)
-                if n == DataHello::LEN
-                    && buf
-                        .iter()
-                        .zip(&hello)
-                        .all(|(b, h)| unsafe { b.assume_init() } == *h) =>
-            {
-                sock.set_read_timeout(None)?;
-                return Ok(sock);
-            }
-            _ => {}
-        }
+impl Dialer<'_> {
+    /// A TCP connection to the agent's data port that names flow `flow` in its hello.
+    fn tcp(&self, agent: SocketAddr, flow: u32) -> std::io::Result<Socket> {
+        let sock = Socket::new(
+            Domain::for_address(agent),
+            Type::STREAM,
+            Some(Protocol::TCP),
+        )?;
+        sockopt::apply(&sock, &self.plan.socket)?;
+        bind_local(&sock, self.bind)?;
+        sock.connect_timeout(&agent.into(), Duration::from_secs(10))?;
+        (&sock).write_all(&self.hello(flow))?;
+        Ok(sock)
     }
-    Err(std::io::Error::new(
-        std::io::ErrorKind::TimedOut,
-        "the agent did not answer the UDP hello",
-    ))
+
+    /// A UDP socket connected to the agent's socket for flow `flow`, once the agent echoed our
+    /// hello.
+    fn udp(&self, agent: SocketAddr, flow: u32) -> std::io::Result<Socket> {
+        let sock = Socket::new(Domain::for_address(agent), Type::DGRAM, Some(Protocol::UDP))?;
+        sockopt::apply_buffers(&sock, &self.plan.socket)?;
+        bind_local(&sock, self.bind)?;
+        sock.connect(&agent.into())?;
+        sock.set_read_timeout(Some(Duration::from_millis(250)))?;
+        let hello = self.hello(flow);
+        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); DataHello::LEN];
+        for _ in 0..20 {
+            sock.send(&hello)?;
+            match sock.recv(&mut buf) {
+                // SAFETY: recv initialized the first n bytes.
+                Ok(n)
+                    if n == DataHello::LEN
+                        && buf
+                            .iter()
+                            .zip(&hello)
+                            .all(|(b, h)| unsafe { b.assume_init() } == *h) =>
+                {
+                    sock.set_read_timeout(None)?;
+                    return Ok(sock);
+                }
+                _ => {}
+            }
+        }
+        Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "the agent did not answer the UDP hello",
+        ))
+    }
+
+    /// The hello that names flow `flow` to the agent.
+    fn hello(&self, flow: u32) -> [u8; DataHello::LEN] {
+        DataHello {
+            cookie: self.cookie,
+            flow,
+        }
+        .encode()
+    }
 }

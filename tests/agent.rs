@@ -69,29 +69,16 @@ fn keys_are_checked() {
     std::fs::write(&good, "s3cret\n").unwrap();
     std::fs::write(&bad, "guess").unwrap();
     let agent = Agent::start(&["--key-file", good.to_str().unwrap()]);
-    let out = run(
-        &[
-            "stream",
-            &agent.target(),
-            "-n",
-            "1M",
-            "--key-file",
-            good.to_str().unwrap(),
-        ],
-        60,
-    );
+    let with_key = |key: &std::path::Path| {
+        let key = key.to_str().unwrap();
+        run(
+            &["stream", &agent.target(), "-n", "1M", "--key-file", key],
+            60,
+        )
+    };
+    let out = with_key(&good);
     assert!(out.status.success(), "{}", stderr(&out));
-    let out = run(
-        &[
-            "stream",
-            &agent.target(),
-            "-n",
-            "1M",
-            "--key-file",
-            bad.to_str().unwrap(),
-        ],
-        60,
-    );
+    let out = with_key(&bad);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("authentication failed"),

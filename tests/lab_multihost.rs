@@ -57,20 +57,11 @@ fn f(v: &Value) -> f64 {
 fn five_clients_two_connections_each_over_namespace_hosts() {
     let Some(lab) = Lab::up("a", 6) else { return };
     let out = run(
-        &[
-            "stream",
-            "--lab",
-            &lab.name,
-            "--server",
+        &across(
             "h1",
-            "--clients",
             "h2,h3,h4,h5,h6",
-            "-P",
-            "2",
-            "-t",
-            "2",
-            "--json",
-        ],
+            &["stream", "--lab", &lab.name, "-P", "2", "-t", "2"],
+        ),
         120,
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -116,18 +107,7 @@ fn a_lab_host_agent_killed_mid_test_is_named() {
         .find(|h| h["name"] == "h3")
         .and_then(|h| h["agent"]["pid"].as_i64())
         .expect("h3's agent pid");
-    let args = [
-        "stream",
-        "--lab",
-        &lab.name,
-        "--server",
-        "h1",
-        "--clients",
-        "h2,h3",
-        "-t",
-        "20",
-        "--json",
-    ];
+    let args = across("h1", "h2,h3", &["stream", "--lab", &lab.name, "-t", "20"]);
     let out = run_and_lose_a_host(&args, || {
         // SAFETY: signals the agent our lab started for h3, by the PID the lab recorded.
         unsafe { libc::kill(pid as i32, libc::SIGKILL) };
@@ -158,18 +138,7 @@ fn a_test_across_the_wan_emulator_records_its_parameters_and_counters() {
         return;
     };
     let out = run(
-        &[
-            "stream",
-            "--lab",
-            &lab.name,
-            "--server",
-            "h2",
-            "--clients",
-            "h1",
-            "-t",
-            "1",
-            "--json",
-        ],
+        &across("h2", "h1", &["stream", "--lab", &lab.name, "-t", "1"]),
         120,
     );
     assert!(out.status.success(), "{}", stderr(&out));

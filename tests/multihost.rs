@@ -17,27 +17,22 @@ fn targets(agents: &[Agent]) -> String {
         .join(",")
 }
 
-#[test]
-fn five_clients_two_connections_each_add_up() {
+/// Runs `kind_args` (see [`across`]) from a new server agent to `clients` new client agents:
+/// its JSON result, once it succeeded.
+fn across_fresh_agents(clients: usize, kind_args: &[&str]) -> Value {
     let server = Agent::start(&[]);
-    let clients: Vec<Agent> = (0..5).map(|_| Agent::start(&[])).collect();
+    let clients: Vec<Agent> = (0..clients).map(|_| Agent::start(&[])).collect();
     let out = run(
-        &[
-            "stream",
-            "--server",
-            &server.target(),
-            "--clients",
-            &targets(&clients),
-            "-P",
-            "2",
-            "-t",
-            "2",
-            "--json",
-        ],
+        &across(&server.target(), &targets(&clients), kind_args),
         120,
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    let j = json(&out);
+    json(&out)
+}
+
+#[test]
+fn five_clients_two_connections_each_add_up() {
+    let j = across_fresh_agents(5, &["stream", "-P", "2", "-t", "2"]);
     assert_eq!(j["flows"].as_array().unwrap().len(), 10);
     let hosts = j["hosts"].as_array().unwrap();
     assert_eq!(hosts.len(), 6);
@@ -79,16 +74,7 @@ fn a_host_with_a_shifted_clock_still_lines_up() {
         Agent::start(&[]),
     ];
     let out = run(
-        &[
-            "stream",
-            "--server",
-            &server.target(),
-            "--clients",
-            &targets(&clients),
-            "-t",
-            "1",
-            "--json",
-        ],
+        &across(&server.target(), &targets(&clients), &["stream", "-t", "1"]),
         120,
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -110,16 +96,8 @@ fn a_client_agent_killed_mid_test_is_named_and_the_others_results_kept() {
     let server = Agent::start(&[]);
     let mut clients = vec![Agent::start(&[]), Agent::start(&[]), Agent::start(&[])];
     let victim = clients[1].target();
-    let args = [
-        "stream",
-        "--server",
-        &server.target(),
-        "--clients",
-        &targets(&clients),
-        "-t",
-        "20",
-        "--json",
-    ];
+    let (server, others) = (server.target(), targets(&clients));
+    let args = across(&server, &others, &["stream", "-t", "20"]);
     let out = run_and_lose_a_host(&args, || clients[1].child.kill().unwrap());
     let j = json(&out);
     let error = j["error"].as_str().unwrap();
@@ -135,25 +113,7 @@ fn a_client_agent_killed_mid_test_is_named_and_the_others_results_kept() {
 
 #[test]
 fn request_response_across_hosts_counts_exactly() {
-    let server = Agent::start(&[]);
-    let clients: Vec<Agent> = (0..2).map(|_| Agent::start(&[])).collect();
-    let out = run(
-        &[
-            "rr",
-            "--server",
-            &server.target(),
-            "--clients",
-            &targets(&clients),
-            "-P",
-            "2",
-            "-n",
-            "4000",
-            "--json",
-        ],
-        120,
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let s = &json(&out)["summary"]["rr"];
+    let s = &across_fresh_agents(2, &["rr", "-P", "2", "-n", "4000"])["summary"]["rr"];
     assert_eq!(s["transactions"].as_u64(), Some(4000));
     assert_eq!(s["answered"].as_u64(), Some(4000));
 }

@@ -87,6 +87,14 @@ pub fn assert_valid(doc: &serde_json::Value, what: &str) {
     assert!(errors.is_empty(), "{what}: {errors:?}");
 }
 
+/// The arguments `KIND --server SERVER --clients CLIENTS ARGS --json`, `kind_args` being KIND
+/// then ARGS: a test across several hosts.
+pub fn across<'a>(server: &'a str, clients: &'a str, kind_args: &[&'a str]) -> Vec<&'a str> {
+    let (kind, args) = kind_args.split_first().expect("a kind");
+    let hosts = [*kind, "--server", server, "--clients", clients];
+    [&hosts[..], args, &["--json"]].concat()
+}
+
 /// Runs fathom with `args`, calls `kill` 2.5 s in (to end one of the test's hosts), and returns
 /// its output, asserting that it ended within 15 s of the loss and exited 1.
 pub fn run_and_lose_a_host(args: &[&str], kill: impl FnOnce()) -> Output {

@@ -2,22 +2,12 @@
 
 /// Now, in ns of CLOCK_MONOTONIC.
 pub fn now_ns() -> u64 {
-    read(libc::CLOCK_MONOTONIC)
+    clock_ns(libc::CLOCK_MONOTONIC).unwrap_or(0)
 }
 
 /// Now, in ns of CLOCK_REALTIME: the clock the kernel stamps received packets with.
 pub fn realtime_ns() -> u64 {
-    read(libc::CLOCK_REALTIME)
-}
-
-fn read(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid pointer to a timespec; both clocks always exist on Linux.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    clock_ns(libc::CLOCK_REALTIME).unwrap_or(0)
 }
 
 /// Sleeps until CLOCK_MONOTONIC reaches `deadline_ns` (returns at once if it has passed).

@@ -1,4 +1,4 @@
-//! The test-kind trait, the flow state machine every kind implements, and the registry.
+//! The test kind, the flow state machine every kind implements, and the registry.
 //!
 //! A kind turns this side's data sockets into flows. A flow is a small state machine driven by a
 //! worker's event loop: it does as much work as it can without blocking and says whether to wait
@@ -8,7 +8,8 @@
 
 use crate::measure::{counters::FlowStats, latency::Latency};
 use fathom_proto::kind::{Descriptor, Transport};
-use fathom_proto::plan::{FlowPlan, KindId, TestPlan};
+use fathom_proto::plan::{FlowPlan, KindId, RrOptions, TestPlan};
+use fathom_proto::udp::UdpOptions;
 use socket2::Socket;
 use std::io;
 use std::net::SocketAddr;
@@ -34,6 +35,9 @@ impl Side {
         )
     }
 }
+
+/// The readiness a flow that both reads and writes its socket waits for.
+pub const READ_WRITE: mio::Interest = mio::Interest::READABLE.add(mio::Interest::WRITABLE);
 
 /// What a flow wants after a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,16 +155,31 @@ impl Setup<'_> {
         self.plan.flows.iter().filter(|f| self.ids.contains(&f.id))
     }
 
+    /// The plan's request/response options (an error for a plan without them).
+    pub fn rr_options(&self) -> io::Result<RrOptions> {
+        self.plan
+            .rr
+            .clone()
+            .ok_or_else(|| wrong_sockets(self.plan.kind))
+    }
+
+    /// The plan's UDP stream options (an error for a plan without them).
+    pub fn udp_options(&self) -> io::Result<UdpOptions> {
+        self.plan
+            .udp
+            .clone()
+            .ok_or_else(|| wrong_sockets(self.plan.kind))
+    }
+
     /// One flow per connected TCP socket, made by `make(flow, socket, its counters)`; each
     /// socket is named in its counters so the sampler reads its TCP_INFO.
     pub fn tcp_flows(
         &self,
-        kind: KindId,
         sockets: Sockets,
         mut make: impl FnMut(&FlowPlan, mio::net::TcpStream, Arc<FlowStats>) -> Box<dyn Flow>,
     ) -> io::Result<Vec<Box<dyn Flow>>> {
         let Sockets::Tcp(socks) = sockets else {
-            return Err(wrong_sockets(kind));
+            return Err(wrong_sockets(self.plan.kind));
         };
         socks
             .into_iter()
@@ -176,7 +195,6 @@ impl Setup<'_> {
     /// One flow per connected UDP socket, made by `make(flow, socket, its counters)`.
     pub fn udp_flows(
         &self,
-        kind: KindId,
         sockets: Sockets,
         mut make: impl FnMut(
             &FlowPlan,
@@ -185,7 +203,7 @@ impl Setup<'_> {
         ) -> io::Result<Box<dyn Flow>>,
     ) -> io::Result<Vec<Box<dyn Flow>>> {
         let Sockets::Udp(socks) = sockets else {
-            return Err(wrong_sockets(kind));
+            return Err(wrong_sockets(self.plan.kind));
         };
         socks
             .into_iter()
@@ -210,26 +228,48 @@ impl Setup<'_> {
     }
 }
 
+/// What builds a kind's flows on one side from its sockets.
+pub type MakeFlows = fn(&Setup<'_>, Sockets) -> io::Result<Vec<Box<dyn Flow>>>;
+
 /// A test kind: the behaviour half of its descriptor (the data half is
 /// [`fathom_proto::kind::Descriptor`]).
-pub trait Kind: Sync {
-    /// Its id.
-    fn id(&self) -> KindId;
-    /// How its sockets are set up on each end.
-    fn wiring(&self) -> Wiring;
-    /// Its name, transport, pattern, metrics and report figures.
-    fn descriptor(&self) -> &'static Descriptor {
-        self.id().descriptor()
+pub struct Kind {
+    id: KindId,
+    wiring: Wiring,
+    flows: MakeFlows,
+}
+
+impl Kind {
+    /// The kind `id`, whose sockets are set up as `wiring` and whose flows `flows` builds.
+    pub(crate) const fn new(id: KindId, wiring: Wiring, flows: MakeFlows) -> Kind {
+        Kind { id, wiring, flows }
     }
+
+    /// Its id.
+    pub fn id(&self) -> KindId {
+        self.id
+    }
+
+    /// How its sockets are set up on each end.
+    pub fn wiring(&self) -> Wiring {
+        self.wiring
+    }
+
+    /// Its name, transport, pattern, metrics and report figures.
+    pub fn descriptor(&self) -> &'static Descriptor {
+        self.id.descriptor()
+    }
+
     /// Builds this side's flows from its sockets.
-    fn flows(&self, setup: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>>;
+    pub fn flows(&self, setup: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
+        (self.flows)(setup, sockets)
+    }
 }
 
 /// The kind registered for `id`, or an error saying this build cannot run it.
-pub fn kind(id: KindId) -> io::Result<&'static dyn Kind> {
+pub fn kind(id: KindId) -> io::Result<&'static Kind> {
     crate::kinds::REGISTRY
         .iter()
-        .copied()
         .find(|k| k.id() == id)
         .ok_or_else(|| {
             io::Error::new(

@@ -50,17 +50,9 @@ pub fn down(name: &str) -> Result<DownReport> {
         return Err(Error::NoSuchLab(name.to_string()));
     }
 
-    let forwarders: Vec<&AgentProcess> = state
-        .iter()
-        .flat_map(|s| &s.layout.wans)
-        .filter_map(|w| w.forwarder.as_ref())
-        .collect();
+    let forwarders: Vec<&AgentProcess> = state.iter().flat_map(|s| s.layout.forwarders()).collect();
     report.forwarders_stopped = stop(&forwarders, "forwarders", &mut report.warnings);
-    let agents: Vec<&AgentProcess> = state
-        .iter()
-        .flat_map(|s| &s.layout.hosts)
-        .filter_map(|h| h.agent.as_ref())
-        .collect();
+    let agents: Vec<&AgentProcess> = state.iter().flat_map(|s| s.layout.agents()).collect();
     report.agents_stopped = stop(&agents, "agents", &mut report.warnings);
 
     let mut namespaces: BTreeSet<String> = found.into_iter().collect();

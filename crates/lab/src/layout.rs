@@ -121,6 +121,16 @@ impl Layout {
             .chain(self.wans.iter().map(|w| w.netns.as_str()))
     }
 
+    /// The hosts' agents that were started.
+    pub fn agents(&self) -> impl Iterator<Item = &AgentProcess> {
+        self.hosts.iter().filter_map(|h| h.agent.as_ref())
+    }
+
+    /// The WAN links' forwarders that were started.
+    pub fn forwarders(&self) -> impl Iterator<Item = &AgentProcess> {
+        self.wans.iter().filter_map(|w| w.forwarder.as_ref())
+    }
+
     /// The WAN link named `name`, or whose router node is `name`.
     pub fn wan(&self, name: &str) -> Option<&WanLink> {
         let by_name = self.wans.iter().find(|w| w.spec.name == name);

@@ -6,8 +6,8 @@
 //! does not depend on the engine), the store and the study crate (through the report), and the
 //! command line. It lives here, beside [`KindId`], because this crate is the one all of them
 //! share. The other half is behaviour (how a kind's sockets are set up on each end and the flows
-//! that drive them); it lives with each kind in `crates/engine/src/kinds/`, behind the engine's
-//! `Kind` trait, whose `descriptor()` returns the data below. Code outside those two places asks
+//! that drive them); it lives with each kind in `crates/engine/src/kinds/`, in the engine's
+//! `Kind`, whose `descriptor()` returns the data below. Code outside those two places asks
 //! the descriptor and never matches on a kind's id or name.
 
 use crate::plan::KindId;

@@ -119,13 +119,21 @@ impl CpuTicks {
     }
     /// Field-wise `self - earlier`, saturating.
     pub fn since(&self, earlier: &CpuTicks) -> CpuTicks {
+        self.zip_with(earlier, u64::saturating_sub)
+    }
+    /// Field-wise `self + other`, saturating.
+    pub fn plus(&self, other: &CpuTicks) -> CpuTicks {
+        self.zip_with(other, u64::saturating_add)
+    }
+    /// Field-wise `f(self, other)`.
+    fn zip_with(&self, other: &CpuTicks, f: fn(u64, u64) -> u64) -> CpuTicks {
         CpuTicks {
-            user: self.user.saturating_sub(earlier.user),
-            system: self.system.saturating_sub(earlier.system),
-            idle: self.idle.saturating_sub(earlier.idle),
-            irq: self.irq.saturating_sub(earlier.irq),
-            softirq: self.softirq.saturating_sub(earlier.softirq),
-            steal: self.steal.saturating_sub(earlier.steal),
+            user: f(self.user, other.user),
+            system: f(self.system, other.system),
+            idle: f(self.idle, other.idle),
+            irq: f(self.irq, other.irq),
+            softirq: f(self.softirq, other.softirq),
+            steal: f(self.steal, other.steal),
         }
     }
 }

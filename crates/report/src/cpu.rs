@@ -13,15 +13,7 @@ pub fn cpu_between(a: &CpuSnapshot, b: &CpuSnapshot, hz: f64, seconds: f64, shar
         .zip(&a.per_cpu)
         .map(|(y, x)| y.since(x))
         .collect();
-    let mut sum = CpuTicks::default();
-    for t in &per {
-        sum.user += t.user;
-        sum.system += t.system;
-        sum.idle += t.idle;
-        sum.irq += t.irq;
-        sum.softirq += t.softirq;
-        sum.steal += t.steal;
-    }
+    let sum = per.iter().fold(CpuTicks::default(), |sum, t| sum.plus(t));
     let total = sum.total() as f64;
     let pct = |v: u64| ratio(v as f64 * 100.0, total);
     let per_cpu: Vec<CpuOne> = per

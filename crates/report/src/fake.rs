@@ -169,7 +169,8 @@ fn flow_snapshot(side: &Side, f: &FlowPlan, k: usize) -> FlowSnapshot {
     let received = RECEIVED[k] * scale;
     let sent = received + IN_FLIGHT[k] * scale;
     let ms = MARKS[k].0 as u64;
-    if f.dir == side.sends {
+    // (its TCP_INFO, bytes sent, bytes received): a sender's or a receiver's.
+    let (tcp, sent, received) = if f.dir == side.sends {
         let tcp = TcpInfo {
             state: 1,
             retransmits: RETRANSMITS[k],
@@ -192,11 +193,7 @@ fn flow_snapshot(side: &Side, f: &FlowPlan, k: usize) -> FlowSnapshot {
             rcv_wnd: 65_535,
             ..TcpInfo::default()
         };
-        FlowSnapshot {
-            sent,
-            tcp: Some(tcp),
-            ..FlowSnapshot::default()
-        }
+        (tcp, sent, 0)
     } else {
         let segs = received / SEGMENT;
         let tcp = TcpInfo {
@@ -215,11 +212,13 @@ fn flow_snapshot(side: &Side, f: &FlowPlan, k: usize) -> FlowSnapshot {
             rcv_wnd: 3_000_000,
             ..TcpInfo::default()
         };
-        FlowSnapshot {
-            received,
-            tcp: Some(tcp),
-            ..FlowSnapshot::default()
-        }
+        (tcp, 0, received)
+    };
+    FlowSnapshot {
+        sent,
+        received,
+        tcp: Some(tcp),
+        ..FlowSnapshot::default()
     }
 }
 

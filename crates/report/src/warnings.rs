@@ -3,7 +3,7 @@
 use crate::model::{Cpu, Report};
 use crate::run::RunData;
 use fathom_proto::plan::{Direction, KindId, TestPlan};
-use fathom_proto::sample::EndpointInfo;
+use fathom_proto::sample::{BufferLimits, EndpointInfo};
 
 /// Share of the window beyond which a limit is worth a warning, %.
 const LIMITED_PCT: f64 = 25.0;
@@ -26,36 +26,10 @@ pub fn collect(run: &RunData, r: &Report) -> Vec<String> {
     let t = &r.summary.tcp;
     let limits = &run.server().info.limits;
     if t.rwnd_limited_pct > LIMITED_PCT {
-        let how = match s.rcvbuf {
-            Some(_) => format!(
-                "raise --buffer/--rcvbuf (net.core.rmem_max is {})",
-                human_bytes(limits.rmem_max)
-            ),
-            None => format!(
-                "autotuning stops at net.ipv4.tcp_rmem's maximum ({}): raise it, or set --buffer",
-                human_bytes(limits.tcp_rmem[2])
-            ),
-        };
-        w.push(format!(
-            "senders were limited by the receive window {:.0}% of the time: {how}",
-            t.rwnd_limited_pct
-        ));
+        w.push(limited(Buf::Recv, t.rwnd_limited_pct, s.rcvbuf, limits));
     }
     if t.sndbuf_limited_pct > LIMITED_PCT {
-        let how = match s.sndbuf {
-            Some(_) => format!(
-                "raise --buffer/--sndbuf (net.core.wmem_max is {})",
-                human_bytes(limits.wmem_max)
-            ),
-            None => format!(
-                "autotuning stops at net.ipv4.tcp_wmem's maximum ({}): raise it, or set --buffer",
-                human_bytes(limits.tcp_wmem[2])
-            ),
-        };
-        w.push(format!(
-            "senders were limited by their send buffer {:.0}% of the time: {how}",
-            t.sndbuf_limited_pct
-        ));
+        w.push(limited(Buf::Send, t.sndbuf_limited_pct, s.sndbuf, limits));
     }
     if let Some(msg) = nagle_held(&run.plan, r) {
         w.push(msg);
@@ -75,6 +49,38 @@ pub fn collect(run: &RunData, r: &Report) -> Vec<String> {
 enum Buf {
     Send,
     Recv,
+}
+
+/// The warning for senders limited by a buffer (`which`) `pct`% of the time: the setting to
+/// raise, the flag's limit if it was set (`req`), else the kernel's autotuning maximum.
+fn limited(which: Buf, pct: f64, req: Option<u32>, l: &BufferLimits) -> String {
+    let (limit, flag, mem, core_max, tcp_max) = match which {
+        Buf::Send => (
+            "their send buffer",
+            "--sndbuf",
+            "wmem",
+            l.wmem_max,
+            l.tcp_wmem[2],
+        ),
+        Buf::Recv => (
+            "the receive window",
+            "--rcvbuf",
+            "rmem",
+            l.rmem_max,
+            l.tcp_rmem[2],
+        ),
+    };
+    let how = match req {
+        Some(_) => format!(
+            "raise --buffer/{flag} (net.core.{mem}_max is {})",
+            human_bytes(core_max)
+        ),
+        None => format!(
+            "autotuning stops at net.ipv4.tcp_{mem}'s maximum ({}): raise it, or set --buffer",
+            human_bytes(tcp_max)
+        ),
+    };
+    format!("senders were limited by {limit} {pct:.0}% of the time: {how}")
 }
 
 fn clamp(w: &mut Vec<String>, end: &str, e: &EndpointInfo, which: Buf, req: Option<u32>) {

@@ -102,25 +102,23 @@ pub fn count(v: f64) -> String {
 
 /// A ratio as a factor: "8.1×", "12×".
 pub fn times(r: f64) -> String {
-    if !r.is_finite() {
-        return "n/a".into();
-    }
-    if r.abs() < 9.95 {
-        format!("{r:.1}×")
-    } else {
-        format!("{r:.0}×")
-    }
+    tenths_below_ten(r, "×", |r| format!("{r:.0}"))
 }
 
 /// Microseconds: "140 µs", "7.5 µs", "1,250 µs".
 pub fn micros(us: f64) -> String {
-    if !us.is_finite() {
+    tenths_below_ten(us, " µs", count)
+}
+
+/// `v` to a tenth where it shows below 10, else as `large` writes it; then `unit`.
+fn tenths_below_ten(v: f64, unit: &str, large: fn(f64) -> String) -> String {
+    if !v.is_finite() {
         return "n/a".into();
     }
-    if us.abs() < 9.95 {
-        format!("{us:.1} µs")
+    if v.abs() < 9.95 {
+        format!("{v:.1}{unit}")
     } else {
-        format!("{} µs", count(us))
+        format!("{}{unit}", large(v))
     }
 }
 

@@ -6,15 +6,13 @@ mod common;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use common::{round_trips, wait_for_path, Echo, Lab, B_ADDR};
+use common::{round_trips, Lab, B_ADDR};
 
 #[test]
 fn min_round_trip_matches_configured_delay() {
     require_root!();
     let lab = Lab::new("rtt");
-    let forwarder = lab.forwarder("", "");
-    let _echo = Echo::start(&lab);
-    wait_for_path(&lab);
+    let (forwarder, _echo) = lab.forwarding("", "");
     for (one_way_ms, probes) in [(5u64, 20), (25, 20), (100, 8)] {
         let params = format!("delay={one_way_ms}ms");
         forwarder.set_params(fathom_wan::Direction::AToB, params.parse().unwrap());
@@ -63,9 +61,7 @@ fn arrival_order(lab: &Lab, count: u32, gap: Duration) -> Vec<u32> {
 fn jitter_keeps_order_unless_reorder_is_asked() {
     require_root!();
     let lab = Lab::new("jit");
-    let forwarder = lab.forwarder("delay=5ms,jitter=4ms,seed=9", "");
-    let _echo = Echo::start(&lab);
-    wait_for_path(&lab);
+    let (forwarder, _echo) = lab.forwarding("delay=5ms,jitter=4ms,seed=9", "");
     let order = arrival_order(&lab, 400, Duration::from_micros(500));
     assert_eq!(order.len(), 400, "none lost");
     assert!(

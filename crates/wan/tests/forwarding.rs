@@ -5,16 +5,14 @@ mod common;
 
 use std::time::Duration;
 
-use common::{round_trips, wait_for_path, Echo, Lab};
+use common::{round_trips, Lab};
 use fathom_wan::{Direction, LinkParams};
 
 #[test]
 fn forwards_both_ways_and_counts() {
     require_root!();
     let lab = Lab::new("both");
-    let forwarder = lab.forwarder("", "");
-    let _echo = Echo::start(&lab);
-    wait_for_path(&lab);
+    let (forwarder, _echo) = lab.forwarding("", "");
     let rtts = round_trips(&lab, 20, Duration::from_secs(1));
     assert_eq!(rtts.len(), 20, "every probe came back");
     let counters = forwarder.stop().expect("clean stop");
@@ -31,9 +29,7 @@ fn forwards_both_ways_and_counts() {
 fn parameters_change_while_running() {
     require_root!();
     let lab = Lab::new("live");
-    let forwarder = lab.forwarder("", "");
-    let _echo = Echo::start(&lab);
-    wait_for_path(&lab);
+    let (forwarder, _echo) = lab.forwarding("", "");
     let before = *round_trips(&lab, 5, Duration::from_secs(1))
         .iter()
         .min()
@@ -69,9 +65,7 @@ fn frames_larger_than_the_egress_mtu_are_counted_as_oversize() {
     // A and its router end take 3000-byte frames; B's side stays at 1500.
     common::run(&["ip", "-n", &lab.a, "link", "set", "eth0", "mtu", "3000"]);
     common::run(&["ip", "-n", &lab.r, "link", "set", "ra", "mtu", "3000"]);
-    let forwarder = lab.forwarder("", "");
-    let _echo = Echo::start(&lab);
-    wait_for_path(&lab);
+    let (forwarder, _echo) = lab.forwarding("", "");
     let socket = lab.socket(false, 0);
     let target = format!("{}:{}", common::B_ADDR, common::ECHO_PORT);
     for _ in 0..5 {

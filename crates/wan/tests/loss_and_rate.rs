@@ -9,16 +9,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{wait_for_path, Echo, Lab, B_ADDR};
+use common::{Lab, B_ADDR};
 
-/// Counts datagrams and bytes arriving on a B socket, and when the first and last arrived.
+/// Sends from A with `send(socket, B's address on port)` while a B socket on `port` counts
+/// what arrives, until 300 ms after the sending ended: (datagrams, bytes, the time from the
+/// first to the last).
 fn count_on_b(
     lab: &Lab,
     port: u16,
-) -> (
-    Arc<AtomicBool>,
-    std::thread::JoinHandle<(u64, u64, Duration)>,
-) {
+    send: impl FnOnce(&UdpSocket, SocketAddr),
+) -> (u64, u64, Duration) {
     let socket = lab.socket(true, port);
     set_rcvbuf(&socket, 16 << 20);
     socket
@@ -39,7 +39,11 @@ fn count_on_b(
         }
         (packets, bytes, first.map_or(Duration::ZERO, |f| last - f))
     });
-    (stop, thread)
+    let target: SocketAddr = format!("{B_ADDR}:{port}").parse().unwrap();
+    send(&lab.socket(false, 0), target);
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, Ordering::Relaxed);
+    thread.join().unwrap()
 }
 
 fn set_rcvbuf(socket: &UdpSocket, bytes: libc::c_int) {
@@ -60,25 +64,19 @@ fn set_rcvbuf(socket: &UdpSocket, bytes: libc::c_int) {
 fn one_percent_loss_within_bounds_over_100k_datagrams() {
     require_root!();
     let lab = Lab::new("loss");
-    let forwarder = lab.forwarder("loss=1%,seed=5", "");
-    let _echo = Echo::start(&lab);
-    wait_for_path(&lab);
-    let (stop, counter) = count_on_b(&lab, 7200);
-    let sender = lab.socket(false, 0);
-    let target: SocketAddr = format!("{B_ADDR}:7200").parse().unwrap();
+    let (forwarder, _echo) = lab.forwarding("loss=1%,seed=5", "");
     const N: u64 = 100_000;
-    let started = Instant::now();
-    for i in 0..N {
-        sender.send_to(&[0u8; 32], target).unwrap();
-        // Paced at about 50k/s so that nothing but the loss model drops.
-        if i % 50 == 49 {
-            let due = Duration::from_micros(20) * (i as u32 + 1);
-            std::thread::sleep(due.saturating_sub(started.elapsed()));
+    let (received, _, _) = count_on_b(&lab, 7200, |sender, target| {
+        let started = Instant::now();
+        for i in 0..N {
+            sender.send_to(&[0u8; 32], target).unwrap();
+            // Paced at about 50k/s so that nothing but the loss model drops.
+            if i % 50 == 49 {
+                let due = Duration::from_micros(20) * (i as u32 + 1);
+                std::thread::sleep(due.saturating_sub(started.elapsed()));
+            }
         }
-    }
-    std::thread::sleep(Duration::from_millis(300));
-    stop.store(true, Ordering::Relaxed);
-    let (received, _, _) = counter.join().unwrap();
+    });
     let c = forwarder.stop().unwrap().a_to_b;
     // The loss model is judged on the frames it saw. A busy machine can make the kernel drop
     // frames from a full ring before the forwarder reads them: those are counted apart and say
@@ -110,22 +108,16 @@ fn one_percent_loss_within_bounds_over_100k_datagrams() {
 fn rate_limit_paces_and_queue_tail_drops() {
     require_root!();
     let lab = Lab::new("rate");
-    let forwarder = lab.forwarder("rate=20M,queue=50p", "");
-    let _echo = Echo::start(&lab);
-    wait_for_path(&lab);
-    let (stop, counter) = count_on_b(&lab, 7300);
-    let sender = lab.socket(false, 0);
-    let target: SocketAddr = format!("{B_ADDR}:7300").parse().unwrap();
+    let (forwarder, _echo) = lab.forwarding("rate=20M,queue=50p", "");
     // About 40 Mbit/s of 1000-byte datagrams (1042-byte frames) for one second: twice the rate.
-    let started = Instant::now();
-    for i in 0..4800u32 {
-        sender.send_to(&[0u8; 1000], target).unwrap();
-        let due = Duration::from_micros(208) * (i + 1);
-        std::thread::sleep(due.saturating_sub(started.elapsed()));
-    }
-    std::thread::sleep(Duration::from_millis(300));
-    stop.store(true, Ordering::Relaxed);
-    let (packets, _, span) = counter.join().unwrap();
+    let (packets, _, span) = count_on_b(&lab, 7300, |sender, target| {
+        let started = Instant::now();
+        for i in 0..4800u32 {
+            sender.send_to(&[0u8; 1000], target).unwrap();
+            let due = Duration::from_micros(208) * (i + 1);
+            std::thread::sleep(due.saturating_sub(started.elapsed()));
+        }
+    });
     let c = forwarder.stop().unwrap().a_to_b;
     let rate = packets as f64 * 1042.0 * 8.0 / span.as_secs_f64();
     assert!(

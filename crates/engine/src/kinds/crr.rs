@@ -3,7 +3,7 @@
 //! latency runs from the start of connect() to the last byte of the response.
 
 use super::pacer::Pacer;
-use crate::kind::{wrong_sockets, Flow, Io, Kind, Setup, Sockets, Step, Wiring};
+use crate::kind::{wrong_sockets, Flow, Io, Setup, Sockets, Step, READ_WRITE};
 use crate::measure::counters::FlowStats;
 use crate::{clock, sockopt};
 use fathom_proto::plan::{KindId, Limit, SocketOptions};
@@ -17,60 +17,44 @@ const PER_TURN: u64 = 32;
 /// How often a count-limited acceptor checks whether the count is reached.
 const COUNT_CHECK_NS: u64 = 10_000_000;
 
-/// The crr kind.
-pub struct Crr;
-
-impl Kind for Crr {
-    fn id(&self) -> KindId {
-        KindId::Crr
-    }
-
-    fn wiring(&self) -> Wiring {
-        Wiring::TcpPerTransaction
-    }
-
-    fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
-        let rr = s
-            .plan
-            .rr
-            .clone()
-            .ok_or_else(|| wrong_sockets(KindId::Crr))?;
-        match sockets {
-            Sockets::Connect(server) => Ok(s
-                .own_flows()
-                .filter(|f| s.side.leads(f.dir))
-                .map(|f| {
-                    let (i, n) = s.place(f);
-                    Box::new(Client {
-                        server,
-                        opts: s.plan.socket.clone(),
-                        stats: s.stats_of(f.id),
-                        pacer: Pacer::new(s.plan, &rr, i, n),
-                        req: rr.request as u64,
-                        resp: rr.response as u64,
-                        conn: None,
-                        tx: 0,
-                    }) as Box<dyn Flow>
-                })
-                .collect()),
-            Sockets::Listen(listener) => {
-                listener.set_nonblocking(true)?;
-                let total = match s.plan.limit {
-                    Limit::Transactions(n) => Some(n),
-                    _ => None,
-                };
-                Ok(vec![Box::new(Acceptor {
-                    listener: mio::net::TcpListener::from_std(listener.into()),
+/// Builds this side's flows of the crr kind from its sockets.
+pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
+    let rr = s.rr_options()?;
+    match sockets {
+        Sockets::Connect(server) => Ok(s
+            .own_flows()
+            .filter(|f| s.side.leads(f.dir))
+            .map(|f| {
+                let (i, n) = s.place(f);
+                Box::new(Client {
+                    server,
                     opts: s.plan.socket.clone(),
-                    stats: s.stats[0].clone(),
-                    // A 0-byte request (refused by plan validation) must not divide by zero.
-                    req: (rr.request as u64).max(1),
+                    stats: s.stats_of(f.id),
+                    pacer: Pacer::new(s.plan, &rr, i, n),
+                    req: rr.request as u64,
                     resp: rr.response as u64,
-                    total,
-                })])
-            }
-            _ => Err(wrong_sockets(KindId::Crr)),
+                    conn: None,
+                    tx: 0,
+                }) as Box<dyn Flow>
+            })
+            .collect()),
+        Sockets::Listen(listener) => {
+            listener.set_nonblocking(true)?;
+            let total = match s.plan.limit {
+                Limit::Transactions(n) => Some(n),
+                _ => None,
+            };
+            Ok(vec![Box::new(Acceptor {
+                listener: mio::net::TcpListener::from_std(listener.into()),
+                opts: s.plan.socket.clone(),
+                stats: s.stats[0].clone(),
+                // A 0-byte request (refused by plan validation) must not divide by zero.
+                req: (rr.request as u64).max(1),
+                resp: rr.response as u64,
+                total,
+            })])
         }
+        _ => Err(wrong_sockets(KindId::Crr)),
     }
 }
 
@@ -109,11 +93,7 @@ impl Client {
             _ => {}
         }
         let mut sock = mio::net::TcpStream::from_std(sock.into());
-        io.registry.register(
-            &mut sock,
-            io.token,
-            mio::Interest::READABLE | mio::Interest::WRITABLE,
-        )?;
+        io.registry.register(&mut sock, io.token, READ_WRITE)?;
         Ok(Attempt {
             sock,
             start,
@@ -287,11 +267,7 @@ struct Served {
 
 impl Flow for Served {
     fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(
-            &mut self.sock,
-            t,
-            mio::Interest::READABLE | mio::Interest::WRITABLE,
-        )
+        r.register(&mut self.sock, t, READ_WRITE)
     }
 
     fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {

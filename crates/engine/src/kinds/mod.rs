@@ -2,8 +2,9 @@
 //!
 //! Adding a kind touches: its variant of `KindId` (crates/proto/src/plan.rs, the wire name) and
 //! its descriptor with its line in `KindId::descriptor` and `KINDS` (crates/proto/src/kind.rs);
-//! its file here and its line in [`REGISTRY`]; its command-line options (src/cli/); and, only if
-//! it adds figures, its report section (crates/report/src/model/, with the builder filling it).
+//! its file here (its `flows`) and its line in [`REGISTRY`] (with its wiring); its command-line
+//! options (src/cli/); and, only if it adds figures, its report section
+//! (crates/report/src/model/, with the builder filling it).
 //! Socket set-up on both ends, which end decides when the test ends, the report's per-pattern
 //! sections, series metrics and study commands follow from the descriptor and the kind's
 //! [`crate::kind::Wiring`]. A kind with options of its own adds them to the plan in a file of
@@ -17,15 +18,16 @@ mod stream;
 mod udp;
 mod udp_rr;
 
-use crate::kind::Kind;
+use crate::kind::{Kind, Wiring};
+use fathom_proto::plan::KindId;
 
 /// Every kind the engine can run.
-pub static REGISTRY: &[&dyn Kind] = &[
-    &stream::Stream,
-    &rr::Rr,
-    &crr::Crr,
-    &udp_rr::UdpRr,
-    &udp::Udp,
+pub static REGISTRY: &[Kind] = &[
+    Kind::new(KindId::Stream, Wiring::TcpPerFlow, stream::flows),
+    Kind::new(KindId::Rr, Wiring::TcpPerFlow, rr::flows),
+    Kind::new(KindId::Crr, Wiring::TcpPerTransaction, crr::flows),
+    Kind::new(KindId::UdpRr, Wiring::UdpPerFlow, udp_rr::flows),
+    Kind::new(KindId::Udp, Wiring::UdpPerFlow, udp::flows),
 ];
 
 #[cfg(test)]

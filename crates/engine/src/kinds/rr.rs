@@ -3,10 +3,10 @@
 //! (open loop); the answering side replies to every complete request.
 
 use super::pacer::Pacer;
-use crate::kind::{wrong_sockets, Flow, Io, Kind, Setup, Sockets, Step, Wiring};
+use crate::kind::{Flow, Io, Setup, Sockets, Step, READ_WRITE};
 use crate::measure::counters::FlowStats;
 use crate::{clock, sockopt};
-use fathom_proto::plan::{KindId, RrOptions};
+use fathom_proto::plan::RrOptions;
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
@@ -16,44 +16,32 @@ use std::sync::Arc;
 /// Transactions per run before yielding to the worker's other flows.
 const TX_PER_TURN: u64 = 64;
 
-/// The rr kind.
-pub struct Rr;
-
-impl Kind for Rr {
-    fn id(&self) -> KindId {
-        KindId::Rr
-    }
-
-    fn wiring(&self) -> Wiring {
-        Wiring::TcpPerFlow
-    }
-
-    fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
-        let rr = s.plan.rr.clone().ok_or_else(|| wrong_sockets(KindId::Rr))?;
-        s.tcp_flows(KindId::Rr, sockets, |f, sock, stats| {
-            let io = Conn {
-                sock,
-                stats,
-                quickack: s.plan.socket.quickack,
-                sent: 0,
-                received: 0,
-            };
-            if s.side.leads(f.dir) {
-                let (i, n) = s.place(f);
-                Box::new(Asker::new(io, &rr, Pacer::new(s.plan, &rr, i, n)))
-            } else {
-                Box::new(Answerer {
-                    io,
-                    // A 0-byte request (refused by plan validation) must not divide by zero.
-                    req: (rr.request as u64).max(1),
-                    resp: rr.response as u64,
-                    got: 0,
-                    to_send: 0,
-                    tx: 0,
-                })
-            }
-        })
-    }
+/// Builds this side's flows of the rr kind from its sockets.
+pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
+    let rr = s.rr_options()?;
+    s.tcp_flows(sockets, |f, sock, stats| {
+        let io = Conn {
+            sock,
+            stats,
+            quickack: s.plan.socket.quickack,
+            sent: 0,
+            received: 0,
+        };
+        if s.side.leads(f.dir) {
+            let (i, n) = s.place(f);
+            Box::new(Asker::new(io, &rr, Pacer::new(s.plan, &rr, i, n)))
+        } else {
+            Box::new(Answerer {
+                io,
+                // A 0-byte request (refused by plan validation) must not divide by zero.
+                req: (rr.request as u64).max(1),
+                resp: rr.response as u64,
+                got: 0,
+                to_send: 0,
+                tx: 0,
+            })
+        }
+    })
 }
 
 /// A connection and its byte counts.
@@ -102,6 +90,24 @@ impl Conn {
         }
     }
 
+    /// Writes what is pending (`to_send` goes down by what went), then reads once unless the
+    /// last read left the socket empty (`drained`): `Some(n)` bytes (0 = end of stream), `None`
+    /// when there is nothing to read now.
+    fn flush_and_read(
+        &mut self,
+        io: &mut Io<'_>,
+        to_send: &mut u64,
+        drained: bool,
+    ) -> io::Result<Option<u64>> {
+        if *to_send > 0 {
+            *to_send -= self.write(io.wbuf, *to_send)?;
+        }
+        if drained {
+            return Ok(None);
+        }
+        self.read(io.rbuf)
+    }
+
     /// Ends this side's writing (the peer reads end of stream).
     fn close(&mut self) -> io::Result<()> {
         match self.sock.shutdown(Shutdown::Write) {
@@ -124,11 +130,7 @@ impl Conn {
     }
 
     fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(
-            &mut self.sock,
-            t,
-            mio::Interest::READABLE | mio::Interest::WRITABLE,
-        )
+        r.register(&mut self.sock, t, READ_WRITE)
     }
 }
 
@@ -198,13 +200,7 @@ impl Flow for Asker {
                 self.starts.push_back(start);
                 self.to_send += self.req;
             }
-            if self.to_send > 0 {
-                self.to_send -= self.io.write(io.wbuf, self.to_send)?;
-            }
-            if drained {
-                return Ok(Step::Wait);
-            }
-            let Some(n) = self.io.read(io.rbuf)? else {
+            let Some(n) = self.io.flush_and_read(io, &mut self.to_send, drained)? else {
                 return Ok(Step::Wait);
             };
             if n == 0 {
@@ -259,13 +255,7 @@ impl Flow for Answerer {
         let first = self.tx;
         let mut drained = false;
         loop {
-            if self.to_send > 0 {
-                self.to_send -= self.io.write(io.wbuf, self.to_send)?;
-            }
-            if drained {
-                return Ok(Step::Wait);
-            }
-            let Some(n) = self.io.read(io.rbuf)? else {
+            let Some(n) = self.io.flush_and_read(io, &mut self.to_send, drained)? else {
                 return Ok(Step::Wait);
             };
             if n == 0 {

@@ -1,8 +1,8 @@
 //! Bulk transfer: the leading side writes as fast as the socket takes it, the other reads.
 
-use crate::kind::{sendfile, Flow, Io, Kind, Setup, Sockets, Step, Wiring};
+use crate::kind::{sendfile, Flow, Io, Setup, Sockets, Step};
 use crate::measure::counters::FlowStats;
-use fathom_proto::plan::{KindId, Limit, TestPlan};
+use fathom_proto::plan::{Limit, TestPlan};
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
 use std::os::fd::AsRawFd;
@@ -17,45 +17,33 @@ const BYTES_PER_TURN: u64 = 4 << 20;
 /// without warm-up (0.02% of 10 s).
 const FIRST_WRITE: usize = 1024;
 
-/// The stream kind.
-pub struct Stream;
-
-impl Kind for Stream {
-    fn id(&self) -> KindId {
-        KindId::Stream
-    }
-
-    fn wiring(&self) -> Wiring {
-        Wiring::TcpPerFlow
-    }
-
-    fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
-        s.tcp_flows(KindId::Stream, sockets, |f, sock, stats| {
-            if s.side.leads(f.dir) {
-                let (i, n) = s.place(f);
-                let remaining = match s.plan.limit {
-                    Limit::Bytes(total) => TestPlan::share(total, i, n),
-                    _ => u64::MAX,
-                };
-                Box::new(Sender {
-                    wake: None,
-                    sock,
-                    stats,
-                    sent: 0,
-                    remaining,
-                    write: s.plan.write_size as usize,
-                    zerocopy: s.plan.zerocopy,
-                })
-            } else {
-                crate::measure::stamp::enable(sock.as_raw_fd());
-                Box::new(Receiver {
-                    sock,
-                    stats,
-                    received: 0,
-                })
-            }
-        })
-    }
+/// Builds this side's flows of the stream kind from its sockets.
+pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
+    s.tcp_flows(sockets, |f, sock, stats| {
+        if s.side.leads(f.dir) {
+            let (i, n) = s.place(f);
+            let remaining = match s.plan.limit {
+                Limit::Bytes(total) => TestPlan::share(total, i, n),
+                _ => u64::MAX,
+            };
+            Box::new(Sender {
+                wake: None,
+                sock,
+                stats,
+                sent: 0,
+                remaining,
+                write: s.plan.write_size as usize,
+                zerocopy: s.plan.zerocopy,
+            })
+        } else {
+            crate::measure::stamp::enable(sock.as_raw_fd());
+            Box::new(Receiver {
+                sock,
+                stats,
+                received: 0,
+            })
+        }
+    })
 }
 
 struct Sender {

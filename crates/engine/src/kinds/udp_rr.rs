@@ -5,9 +5,9 @@
 
 use super::pacer::Pacer;
 use crate::clock;
-use crate::kind::{wrong_sockets, Flow, Io, Kind, Setup, Sockets, Step, Wiring};
+use crate::kind::{Flow, Io, Setup, Sockets, Step, READ_WRITE};
 use crate::measure::counters::FlowStats;
-use fathom_proto::plan::{KindId, RrOptions};
+use fathom_proto::plan::RrOptions;
 use std::collections::VecDeque;
 use std::io;
 use std::sync::Arc;
@@ -15,42 +15,25 @@ use std::sync::Arc;
 /// Datagrams per run before yielding to the worker's other flows.
 const PER_TURN: u64 = 64;
 
-/// The udp_rr kind.
-pub struct UdpRr;
-
-impl Kind for UdpRr {
-    fn id(&self) -> KindId {
-        KindId::UdpRr
-    }
-
-    fn wiring(&self) -> Wiring {
-        Wiring::UdpPerFlow
-    }
-
-    fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
-        let rr = s
-            .plan
-            .rr
-            .clone()
-            .ok_or_else(|| wrong_sockets(KindId::UdpRr))?;
-        s.udp_flows(KindId::UdpRr, sockets, |f, sock, stats| {
-            Ok(if s.side.leads(f.dir) {
-                let (i, n) = s.place(f);
-                Box::new(Asker::new(sock, stats, &rr, Pacer::new(s.plan, &rr, i, n)))
-                    as Box<dyn Flow>
-            } else {
-                Box::new(Answerer {
-                    sock,
-                    stats,
-                    echo: echo_len(&rr),
-                    resp: vec![0u8; rr.response as usize],
-                    drop_every: rr.test_drop_every.map(u64::from),
-                    seen: 0,
-                    tx: 0,
-                })
+/// Builds this side's flows of the udp_rr kind from its sockets.
+pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
+    let rr = s.rr_options()?;
+    s.udp_flows(sockets, |f, sock, stats| {
+        Ok(if s.side.leads(f.dir) {
+            let (i, n) = s.place(f);
+            Box::new(Asker::new(sock, stats, &rr, Pacer::new(s.plan, &rr, i, n))) as Box<dyn Flow>
+        } else {
+            Box::new(Answerer {
+                sock,
+                stats,
+                echo: echo_len(&rr),
+                resp: vec![0u8; rr.response as usize],
+                drop_every: rr.test_drop_every.map(u64::from),
+                seen: 0,
+                tx: 0,
             })
         })
-    }
+    })
 }
 
 /// How many leading bytes carry the sequence number (and are echoed).
@@ -160,11 +143,7 @@ impl Asker {
 
 impl Flow for Asker {
     fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(
-            &mut self.sock,
-            t,
-            mio::Interest::READABLE | mio::Interest::WRITABLE,
-        )
+        r.register(&mut self.sock, t, READ_WRITE)
     }
 
     fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {

@@ -130,6 +130,15 @@ impl Lab {
         in_netns(&self.r, move || Forwarder::start("ra", "rb", ab, ba)).expect("forwarder starts")
     }
 
+    /// Starts the emulator as [`Lab::forwarder`] does and an echo server on B, and waits until
+    /// an echo gets through.
+    pub fn forwarding(&self, a_to_b: &str, b_to_a: &str) -> (Forwarder, Echo) {
+        let forwarder = self.forwarder(a_to_b, b_to_a);
+        let echo = Echo::start(self);
+        wait_for_path(self);
+        (forwarder, echo)
+    }
+
     /// A UDP socket in A (`on_b` false) or B, bound to its address on `port` (0: any).
     pub fn socket(&self, on_b: bool, port: u16) -> UdpSocket {
         let (ns, addr) = if on_b {

@@ -7,39 +7,23 @@ mod recv;
 mod send;
 mod seq;
 
-use crate::kind::{wrong_sockets, Flow, Kind, Setup, Sockets, Wiring};
-use fathom_proto::plan::{KindId, Limit, TestPlan};
+use crate::kind::{Flow, Setup, Sockets};
+use fathom_proto::plan::{Limit, TestPlan};
 use std::io;
 
-/// The udp kind.
-pub struct Udp;
-
-impl Kind for Udp {
-    fn id(&self) -> KindId {
-        KindId::Udp
-    }
-
-    fn wiring(&self) -> Wiring {
-        Wiring::UdpPerFlow
-    }
-
-    fn flows(&self, s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
-        let opts = s
-            .plan
-            .udp
-            .clone()
-            .ok_or_else(|| wrong_sockets(KindId::Udp))?;
-        s.udp_flows(KindId::Udp, sockets, |f, sock, stats| {
-            let (i, n) = s.place(f);
-            let count = match s.plan.limit {
-                Limit::Datagrams(total) => Some(TestPlan::share(total, i, n)),
-                _ => None,
-            };
-            Ok(if s.side.leads(f.dir) {
-                Box::new(send::Sender::new(sock, stats, &opts, count, (i, n))) as Box<dyn Flow>
-            } else {
-                Box::new(recv::Receiver::new(sock, stats, &opts, count)?)
-            })
+/// Builds this side's flows of the udp kind from its sockets.
+pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
+    let opts = s.udp_options()?;
+    s.udp_flows(sockets, |f, sock, stats| {
+        let (i, n) = s.place(f);
+        let count = match s.plan.limit {
+            Limit::Datagrams(total) => Some(TestPlan::share(total, i, n)),
+            _ => None,
+        };
+        Ok(if s.side.leads(f.dir) {
+            Box::new(send::Sender::new(sock, stats, &opts, count, (i, n))) as Box<dyn Flow>
+        } else {
+            Box::new(recv::Receiver::new(sock, stats, &opts, count)?)
         })
-    }
+    })
 }
