@@ -127,18 +127,19 @@ fn wire_times(segs: &[Segment]) -> Vec<(f64, f64)> {
     times
 }
 
-/// The median of `xs`, scaled from s to µs.
-fn median_us(mut xs: Vec<f64>) -> f64 {
+/// The `q` quantile of `xs`, scaled from s to µs.
+fn quantile_us(mut xs: Vec<f64>, q: f64) -> f64 {
     xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2] * 1e6
+    xs[((xs.len() - 1) as f64 * q) as usize] * 1e6
 }
 
-/// The wire's latency as fathom defines it: from the request's send (closed loop) or from its
-/// scheduled instant (open loop, `period` s apart). The schedule is anchored where the wire
-/// shows it: no request leaves before its instant, so the earliest `sent - i * period` is it.
-fn wire_p50_us(times: &[(f64, f64)], period: Option<f64>) -> f64 {
+/// The `q` quantile of the wire's latency as fathom defines it: from the request's send (closed
+/// loop) or from its scheduled instant (open loop, `period` s apart). The schedule is anchored
+/// where the wire shows it: no request leaves before its instant, so the earliest
+/// `sent - i * period` is it.
+fn wire_quantile_us(times: &[(f64, f64)], period: Option<f64>, quantile: f64) -> f64 {
     let Some(p) = period else {
-        return median_us(times.iter().map(|(q, r)| r - q).collect());
+        return quantile_us(times.iter().map(|(q, r)| r - q).collect(), quantile);
     };
     let at = |i: usize| i as f64 * p;
     let anchor = times
@@ -146,12 +147,13 @@ fn wire_p50_us(times: &[(f64, f64)], period: Option<f64>) -> f64 {
         .enumerate()
         .map(|(i, (q, _))| q - at(i))
         .fold(f64::INFINITY, f64::min);
-    median_us(
+    quantile_us(
         times
             .iter()
             .enumerate()
             .map(|(i, (_, r))| r - anchor - at(i))
             .collect(),
+        quantile,
     )
 }
 
@@ -195,18 +197,21 @@ fn the_median_latency_agrees_with_the_wire() {
                 .as_f64()
                 .expect("a p50");
             let times = wire_times(&segs);
-            let wire = wire_p50_us(&times, period);
-            let rr = wire_p50_us(&times, None);
+            let [low, wire, high] = [0.25, 0.5, 0.75].map(|q| wire_quantile_us(&times, period, q));
+            let rr = wire_quantile_us(&times, None, 0.5);
             eprintln!(
-                "{mode}, Nagle {nagle}: fathom p50 {fathom:.0} µs, wire {wire:.0} µs \
-                 (request to response {rr:.0} µs)"
+                "{mode}, Nagle {nagle}: fathom p50 {fathom:.0} µs, wire p25/p50/p75 \
+                 {low:.0}/{wire:.0}/{high:.0} µs (request to response {rr:.0} µs)"
             );
             // Consistency, not speed: the program's figure includes its wake-up to read the
             // answer (a loaded machine adds tens of µs), the wire's does not; a misread pairing
-            // is off by a schedule period.
+            // is off by a schedule period. With Nagle on, the open loop's hold comes and goes,
+            // so its latencies are bimodal and a median may land in either mode: fathom's median
+            // must lie within the wire's middle half, give or take that wake-up.
             assert!(
-                fathom >= wire / 2.0 && fathom - wire <= (3.0 * wire).max(200.0),
-                "{mode}, Nagle {nagle}: fathom says {fathom:.0} µs, the wire {wire:.0} µs"
+                fathom >= low / 2.0 && fathom - high <= (3.0 * high).max(200.0),
+                "{mode}, Nagle {nagle}: fathom says {fathom:.0} µs, the wire's middle half \
+                 {low:.0}-{high:.0} µs"
             );
         }
     }
