@@ -63,13 +63,13 @@ fn lab(args: &[&str]) -> (i32, String, String) {
 #[test]
 fn bad_input_is_refused_before_anything_is_made() {
     let (code, _, err) = lab(&["up", "--hosts", "2", "--rate", "fast", "--name", "clibad"]);
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "{err}");
     assert!(err.contains("rate 'fast'"), "{err}");
     let (_, _, err) = lab(&["up", "--hosts", "2", "--name", "bad name"]);
     let expected = ["lab name 'bad name'", "needs root"];
     assert!(expected.iter().any(|e| err.contains(e)), "{err}");
     let (code, _, err) = lab(&["up", "/nonexistent/topology.toml"]);
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "{err}");
     assert!(err.contains("/nonexistent/topology.toml"), "{err}");
 }
 

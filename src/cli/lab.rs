@@ -110,7 +110,7 @@ pub struct UpArgs {
     #[arg(long, conflicts_with = "topology")]
     pub mtu: Option<u32>,
     /// With --hosts: limit every link to this rate in bits/s, both ways (e.g. 100M, 1G).
-    #[arg(long, conflicts_with = "topology")]
+    #[arg(long, conflicts_with = "topology", allow_hyphen_values = true)]
     pub rate: Option<String>,
     /// With --hosts: split the hosts in two joined by the WAN emulator with these parameters
     /// in each direction (delay is one way): delay, jitter, loss, rate, burst, queue,
