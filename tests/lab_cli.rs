@@ -117,3 +117,51 @@ fn up_status_exec_down_from_the_command_line() {
     assert_eq!(code, 1);
     assert!(err.contains(&format!("no lab named '{name}'")), "{err}");
 }
+
+#[test]
+fn two_labs_make_host_names_ambiguous_and_bad_wan_parameters_are_usage() {
+    if !root_or_ci() {
+        return;
+    }
+    let (a, b) = (
+        format!("amb{}a", std::process::id()),
+        format!("amb{}b", std::process::id()),
+    );
+    let _down = (Down(a.clone()), Down(b.clone()));
+    let (code, _, err) = lab(&["up", "--hosts", "2", "--wan", "delay=1ms", "--name", &a]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = lab(&["up", "--hosts", "2", "--name", &b]);
+    assert_eq!(code, 0, "{err}");
+    for (param, needle) in [
+        ("dealy=5ms", "unknown key 'dealy'"),
+        ("loss=150%", "'150%'"),
+        ("rate=-1G", "rates are positive"),
+    ] {
+        let (code, _, err) = lab(&["wan", "set", "--name", &a, "h1-h2", param]);
+        assert_eq!(code, 2, "{param}: {err}");
+        assert!(err.contains(needle), "{param}: {err}");
+    }
+    let out = run(
+        &["stream", "--server", "h1", "--clients", "h2", "-t", "1"],
+        60,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("several labs are running"), "{err}");
+    assert!(err.contains("--lab"), "{err}");
+    let out = run(
+        &[
+            "stream",
+            "--lab",
+            &b,
+            "--server",
+            "h1",
+            "--clients",
+            "h2",
+            "-t",
+            "1",
+        ],
+        60,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
