@@ -139,3 +139,26 @@ fn bad_lab_input_is_usage() {
         "status must not point at itself: {err}"
     );
 }
+
+#[test]
+fn reading_commands_take_the_store_to_read_and_no_no_store() {
+    let reads: [&[&str]; 5] = [
+        &["runs"],
+        &["show", "1"],
+        &["compare", "1", "2"],
+        &["plot", "1", "-o", "x.svg"],
+        &["report", "1", "-o", "x.html"],
+    ];
+    for args in reads {
+        check(&[args, &["--no-store"]].concat(), 2, "'--no-store'");
+        let other = [args, &["--store", "/nonexistent/other.db"]].concat();
+        check(&other, 1, "no results store at /nonexistent/other.db");
+        let help = run(&[&args[..1], &["--help"]].concat(), 30);
+        let text = String::from_utf8_lossy(&help.stdout);
+        assert!(
+            text.contains("The results database to read"),
+            "{args:?}: {text}"
+        );
+        assert!(!text.contains("Do not keep this run"), "{args:?}: {text}");
+    }
+}

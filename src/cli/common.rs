@@ -118,6 +118,23 @@ impl StoreArgs {
     }
 }
 
+/// Which results database the commands that read it (runs, show, compare, plot, report) read;
+/// they never write one, so they take no --no-store.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ReadStoreArgs {
+    /// The results database to read (default: $FATHOM_STORE, else
+    /// ~/.local/share/fathom/fathom.db).
+    #[arg(long = "store", value_name = "PATH")]
+    pub path: Option<PathBuf>,
+}
+
+impl ReadStoreArgs {
+    /// The database path the option and environment name.
+    pub fn resolved(&self) -> PathBuf {
+        self.path.clone().unwrap_or_else(fathom_store::default_path)
+    }
+}
+
 /// Validates a plan built from the command line (the same check the agent makes) and this
 /// end's memory need; errors name the flag.
 pub fn checked(plan: TestPlan) -> Result<TestPlan, String> {
