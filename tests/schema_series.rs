@@ -123,6 +123,56 @@ fn sweeps_iterations_listings_and_comparisons_match_the_schema() {
         "error_document",
         "compare a run with a series",
     );
+    compare_refusals_and_differences(db, (&sweep, &first, &rr), (&a, &b));
+}
+
+/// `compare` refuses results of different kinds (exit 2), says when two series share no
+/// point, and names the settings two runs differ in (JSON and a warning) but not when alike.
+fn compare_refusals_and_differences(
+    db: &str,
+    (sweep, first, rr): (&Value, &Value, &Value),
+    (a, b): (&str, &str),
+) {
+    let rr_run = run_ids(rr)[0].to_string();
+    let (rr_id, first_id) = (rr["id"].as_str().unwrap(), first["id"].as_str().unwrap());
+    for (x, y) in [(a, rr_run.as_str()), (first_id, rr_id)] {
+        let out = run(&["compare", x, y, "--store", db], 10);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{x} {y}: {err}");
+        assert!(
+            err.contains("(stream) and") && err.contains("(rr) are of different kinds"),
+            "{err}"
+        );
+    }
+    let sweep_id = sweep["id"].as_str().unwrap();
+    let out = run(&["compare", sweep_id, first_id, "--store", db], 10);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("share no points") && err.contains("write=64K; write=1M"),
+        "{err}"
+    );
+    let points = run_ids(sweep);
+    let (p64, p1m) = (points[0].to_string(), points[1].to_string());
+    let out = run(&["compare", &p64, &p1m, "--json", "--store", db], 10);
+    let d = json(&out);
+    assert_valid_as(&d, "comparison", "compare runs that differ");
+    assert_eq!(
+        d["differences"],
+        json!([{"setting": "write_size", "a": "65536", "b": "1048576"}])
+    );
+    assert!(
+        stderr(&out).contains("not set up alike (write_size 65536 vs 1048576)"),
+        "{}",
+        stderr(&out)
+    );
+    let alike = run(&["compare", a, b, "--json", "--store", db], 10);
+    assert_eq!(json(&alike)["differences"], json!([]));
+    assert!(
+        !stderr(&alike).contains("not set up alike"),
+        "{}",
+        stderr(&alike)
+    );
 }
 
 #[test]
@@ -200,7 +250,7 @@ fn the_schema_rejects_extra_fields_wrong_types_and_non_finite_figures() {
         "change_percent": 100.0, "p": null, "significant": null, "basis": "intervals"
     });
     let comparison = json!({"document": "comparison", "a": "1", "b": "2", "level": 0.95,
-        "rows": [row]});
+        "differences": [{"setting": "parallel", "a": "1", "b": "4"}], "rows": [row]});
     assert_valid_as(&comparison, "comparison", "a comparison");
     let mut wrong = comparison;
     wrong["rows"][0]["significant"] = json!("yes");
