@@ -165,3 +165,29 @@ fn two_labs_make_host_names_ambiguous_and_bad_wan_parameters_are_usage() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+#[test]
+fn the_help_holds_the_topology_reference_and_wan_examples() {
+    let help = |args: &[&str]| String::from_utf8_lossy(&run(args, 30).stdout).into_owned();
+    let up = help(&["lab", "up", "--help"]);
+    for needle in [
+        "[[host]]",
+        "[[switch]]",
+        "[[link]]",
+        "[[wan]]",
+        "a_to_b",
+        "Rules",
+    ] {
+        assert!(
+            up.contains(needle),
+            "{needle} missing from lab up --help: {up}"
+        );
+    }
+    assert!(!up.contains("README"), "{up}");
+    assert!(help(&["lab", "up", "-h"]).contains("`fathom lab up --help` describes them"));
+    let wan = help(&["lab", "wan", "--help"]);
+    assert!(
+        wan.contains("Examples:\n  fathom lab wan set h1-h2"),
+        "{wan}"
+    );
+}
