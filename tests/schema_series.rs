@@ -133,21 +133,23 @@ fn compare_refusals_and_differences(
     (sweep, first, rr): (&Value, &Value, &Value),
     (a, b): (&str, &str),
 ) {
+    let refused = |x: &str, y: &str, code: i32| {
+        let out = run(&["compare", x, y, "--store", db], 10);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(code), "{x} {y}: {err}");
+        err
+    };
     let rr_run = run_ids(rr)[0].to_string();
     let (rr_id, first_id) = (rr["id"].as_str().unwrap(), first["id"].as_str().unwrap());
     for (x, y) in [(a, rr_run.as_str()), (first_id, rr_id)] {
-        let out = run(&["compare", x, y, "--store", db], 10);
-        let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(2), "{x} {y}: {err}");
+        let err = refused(x, y, 2);
         assert!(
             err.contains("(stream) and") && err.contains("(rr) are of different kinds"),
             "{err}"
         );
     }
     let sweep_id = sweep["id"].as_str().unwrap();
-    let out = run(&["compare", sweep_id, first_id, "--store", db], 10);
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let err = refused(sweep_id, first_id, 1);
     assert!(
         err.contains("share no points") && err.contains("write=64K; write=1M"),
         "{err}"
