@@ -216,7 +216,8 @@ fn series_example() -> Value {
         "primary_metric": "bits_per_second",
         "points": [{
             "params": [{"name": "write", "value": "64K"}], "runs": [4, 5],
-            "values": [9.0, 11.0], "metrics": [stat], "error": null
+            "values": [9.0, 11.0], "metrics": [stat], "error": null,
+            "target_met": false
         }],
         "started_unix_s": 1.0, "complete": true
     })
