@@ -65,7 +65,7 @@ fn usage_errors_keep_what_is_missing_and_the_choices_on_one_line() {
     check(&["sweep", "stream"], 2, "--vary");
     check(&["study"], 2, "<NAME>");
     check(&["report"], 2, "<RUN>");
-    check(&["lab", "up"], 2, "--hosts");
+    check(&["lab", "up"], 2, "<--hosts <N>|TOPOLOGY>");
     check(&["lab", "exec", "h1"], 2, "<COMMAND>");
     let values = "[possible values: both, a-to-b, b-to-a]";
     check(

@@ -97,10 +97,11 @@ Examples:
 
 /// `fathom lab up`.
 #[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("layout").required(true).args(["hosts", "topology"]))]
 pub struct UpArgs {
     /// Make N hosts h1..hN on one switch sw1 (with --wan: in two halves, see there).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000),
-          conflicts_with = "topology", required_unless_present = "topology")]
+          conflicts_with = "topology")]
     pub hosts: Option<u32>,
     /// A topology file (TOML) of hosts, switches and links.
     pub topology: Option<PathBuf>,
