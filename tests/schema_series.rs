@@ -161,10 +161,10 @@ fn compare_refusals_and_differences(
     assert_valid_as(&d, "comparison", "compare runs that differ");
     assert_eq!(
         d["differences"],
-        json!([{"setting": "write_size", "a": "65536", "b": "1048576"}])
+        json!([{"setting": "write_size", "a": "64K", "b": "1M"}])
     );
     assert!(
-        stderr(&out).contains("not set up alike (write_size 65536 vs 1048576)"),
+        stderr(&out).contains("not set up alike (write_size 64K vs 1M)"),
         "{}",
         stderr(&out)
     );

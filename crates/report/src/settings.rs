@@ -84,8 +84,8 @@ fn or_none(text: String) -> String {
     }
 }
 
-/// A run's settings by name: its echoed options flattened (`rr.request_size`), and each WAN
-/// link's parameters (`wan.h1-h2`).
+/// A run's settings by name: its echoed options flattened (`rr.request_size`; sizes in bytes
+/// written as `64K`), and each WAN link's parameters (`wan.h1-h2`).
 fn run_settings(r: &Report) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     if let Ok(Value::Object(test)) = serde_json::to_value(&r.test) {
@@ -123,6 +123,14 @@ fn flatten(name: &str, v: &Value, out: &mut BTreeMap<String, String>) {
         Value::String(s) => {
             out.insert(name.to_string(), s.clone());
         }
+        Value::Number(n) => {
+            let bytes = ["size", "buf", "bytes"].iter().any(|s| name.ends_with(s));
+            let text = match n.as_u64() {
+                Some(b) if bytes => fathom_units::size::format(b),
+                _ => n.to_string(),
+            };
+            out.insert(name.to_string(), text);
+        }
         other => {
             out.insert(name.to_string(), other.to_string());
         }
@@ -148,7 +156,7 @@ mod tests {
         let d = of_runs(&a, &b);
         assert_eq!(
             summary(&d),
-            "nodelay off vs on, parallel 1 vs 4, sndbuf none vs 1048576"
+            "nodelay off vs on, parallel 1 vs 4, sndbuf none vs 1M"
         );
         assert!(of_runs(&a, &a).is_empty());
     }
