@@ -25,13 +25,22 @@ pub struct Testbed {
 impl Testbed {
     /// Finds (or starts) the agents `c` names.
     pub fn new(c: &CommonArgs, ipv6: Option<bool>) -> Result<Testbed, Failure> {
+        Testbed::with_files_root(c, ipv6, None)
+    }
+
+    /// As [`Testbed::new`]; an in-process agent serves file copies below `files_root`.
+    pub fn with_files_root(
+        c: &CommonArgs,
+        ipv6: Option<bool>,
+        files_root: Option<std::path::PathBuf>,
+    ) -> Result<Testbed, Failure> {
         let key = c
             .key_file
             .as_deref()
             .map(read_key)
             .transpose()
             .map_err(Failure::Usage)?;
-        let (topo, lab) = topology(c, ipv6)?;
+        let (topo, lab) = topology(c, ipv6, files_root)?;
         Ok(Testbed {
             topo,
             lab,
@@ -101,11 +110,12 @@ fn wan_record(
 fn topology(
     c: &CommonArgs,
     ipv6: Option<bool>,
+    files_root: Option<std::path::PathBuf>,
 ) -> Result<(Topology, Option<fathom_lab::Lab>), Failure> {
     let Some(server) = c.server_name() else {
         return Ok((
             Topology {
-                server: embedded_agent(c.ipv6)?,
+                server: embedded_agent(c.ipv6, files_root)?,
                 clients: Vec::new(),
             },
             None,
@@ -161,14 +171,19 @@ fn is_lab_host(name: &str) -> bool {
         .any(|l| fathom_lab::Lab::load(l).is_ok_and(|lab| lab.host(name).is_some()))
 }
 
-/// Starts an agent in this process on loopback (the embedded default).
-fn embedded_agent(ipv6: bool) -> Result<Target, Failure> {
+/// Starts an agent in this process on loopback (the embedded default), serving file copies
+/// below `files_root` if given.
+fn embedded_agent(ipv6: bool, files_root: Option<std::path::PathBuf>) -> Result<Target, Failure> {
     let ip = if ipv6 {
         IpAddr::V6(Ipv6Addr::LOCALHOST)
     } else {
         IpAddr::V4(Ipv4Addr::LOCALHOST)
     };
-    let agent = Agent::bind(SocketAddr::new(ip, 0), AgentConfig::default())
+    let cfg = AgentConfig {
+        files_root,
+        ..AgentConfig::default()
+    };
+    let agent = Agent::bind(SocketAddr::new(ip, 0), cfg)
         .map_err(|e| Failure::Runtime(format!("cannot start the in-process agent: {e}")))?;
     let addr = agent
         .local_addr()

@@ -127,6 +127,7 @@ impl RrArgs {
                 test_drop_every: self.test_drop_every,
             }),
             udp: None,
+            file: None,
             client,
             server,
         })

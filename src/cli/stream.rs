@@ -78,6 +78,7 @@ impl StreamArgs {
             zerocopy: self.zerocopy,
             rr: None,
             udp: None,
+            file: None,
             client,
             server,
         })

@@ -35,11 +35,11 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// Builds the flows `ids` of `side` from its data sockets. Snapshots and infos list the
-    /// flows in the order of `ids`.
+    /// Builds the flows `ids` of `side` from its data sockets; an agent's file flows stay below
+    /// `files_root`. Snapshots and infos list the flows in the order of `ids`.
     pub fn new(
         plan: Arc<TestPlan>,
-        side: Side,
+        (side, files_root): (Side, Option<&std::path::Path>),
         ids: Vec<u32>,
         sockets: Sockets,
     ) -> io::Result<Self> {
@@ -68,6 +68,7 @@ impl Prepared {
                 side,
                 ids: &ids,
                 stats: &stats,
+                files_root,
             },
             sockets,
         )?;

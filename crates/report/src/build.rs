@@ -34,6 +34,7 @@ pub fn build(run: &RunData) -> Report {
         .collect();
     crate::rr::fill(&view, &mut report.summary, &mut report.flows);
     crate::udp::fill(&view, &mut report.summary, &mut report.flows);
+    crate::file::fill(&view, &mut report.summary);
     report.intervals = crate::intervals::build(&view);
     report.warnings = crate::warnings::collect(run, &report);
     report

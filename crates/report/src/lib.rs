@@ -10,6 +10,7 @@ pub mod csv;
 pub mod export;
 #[doc(hidden)]
 pub mod fake;
+pub mod file;
 mod hosts;
 pub mod html;
 mod intervals;

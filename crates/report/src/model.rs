@@ -193,6 +193,8 @@ pub struct Summary {
     pub rr: Option<RrSummary>,
     /// UDP stream kinds: datagrams, loss, reordering, jitter and where the missing went.
     pub udp: Option<UdpSummary>,
+    /// File copies: bytes at each stage, where the time went, the checksum's verdict.
+    pub file: Option<crate::file::FileSummary>,
 }
 
 /// One direction of a bidirectional test.

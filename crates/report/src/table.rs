@@ -260,6 +260,9 @@ fn summary(r: &Report) -> Vec<String> {
         ),
     );
     item("retransmits", s.retransmits.to_string());
+    if let Some(f) = &s.file {
+        crate::file::table(f, &mut item);
+    }
     for d in &s.directions {
         item(&d.direction, direction(d));
     }
