@@ -81,11 +81,10 @@ pub struct FileArgs {
     pub files_root: Option<PathBuf>,
 }
 
-/// `HOST:PATH` → (host, path); no host for `:PATH` or a plain path.
+/// `HOST[:PORT]:PATH` → (host, path), split at the last colon before the first slash; no
+/// host for `:PATH` or a path with no colon before its first slash.
 pub fn split_remote(s: &str) -> (Option<String>, String) {
-    let at = s
-        .find(":/")
-        .or_else(|| s.find(':').filter(|&i| !s[..i].contains('/')));
+    let at = s[..s.find('/').unwrap_or(s.len())].rfind(':');
     match at {
         Some(i) if i > 0 => (Some(s[..i].to_string()), s[i + 1..].to_string()),
         Some(_) => (None, s[1..].to_string()),
@@ -203,6 +202,16 @@ mod tests {
         assert_eq!(split_remote("h:/srv/x"), s(Some("h"), "/srv/x"));
         assert_eq!(split_remote("h:5301:/x"), s(Some("h:5301"), "/x"));
         assert_eq!(split_remote("h:rel"), s(Some("h"), "rel"));
+        assert_eq!(
+            split_remote("127.0.0.1:5301:../x"),
+            s(Some("127.0.0.1:5301"), "../x")
+        );
+        assert_eq!(split_remote("[::1]:5301:/x"), s(Some("[::1]:5301"), "/x"));
+        assert_eq!(
+            split_remote("127.0.0.1:5301:../x"),
+            s(Some("127.0.0.1:5301"), "../x")
+        );
+        assert_eq!(split_remote("[::1]:5301:/x"), s(Some("[::1]:5301"), "/x"));
         assert_eq!(split_remote(":/x"), s(None, "/x"));
         assert_eq!(split_remote("dir/a:b"), s(None, "dir/a:b"));
         assert_eq!(split_remote("x"), s(None, "x"));

@@ -295,7 +295,8 @@ impl TestPlan {
             Some(_) => OPEN_LOOP_IN_FLIGHT,
             None => rr.burst.into(),
         });
-        let per_flow = FLOW_OVERHEAD + in_flight * PER_IN_FLIGHT;
+        let file_buffer = self.file.as_ref().map_or(0, |f| u64::from(f.io));
+        let per_flow = FLOW_OVERHEAD + in_flight * PER_IN_FLIGHT + file_buffer;
         threads
             .saturating_mul(WORKER_OVERHEAD + write + read)
             .saturating_add(flows.saturating_mul(per_flow))
