@@ -9,16 +9,10 @@ use std::path::Path;
 
 const SIZES: [usize; 6] = [0, 1, 4095, 4096, 4097, (1 << 20) + 1];
 
-/// Deterministic, non-repeating bytes.
+/// Deterministic bytes that differ from one offset to the next (a multiplicative hash).
 fn pattern(n: usize) -> Vec<u8> {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
+    (0..n as u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
         .collect()
 }
 

@@ -130,7 +130,7 @@ impl FileArgs {
         if io == 0 || io > u64::from(fathom_proto::validate::MAX_IO) {
             return Err(format!("--io: {io} bytes; give 1 byte to 64M"));
         }
-        if self.direct && io % u64::from(DIRECT_ALIGN) != 0 {
+        if self.direct && !io.is_multiple_of(u64::from(DIRECT_ALIGN)) {
             return Err(format!(
                 "--io: {io} bytes is not a multiple of {DIRECT_ALIGN}, as --direct needs"
             ));

@@ -47,7 +47,7 @@ pub enum Verify {
 
 impl Verify {
     /// Bytes of its digest on the wire.
-    pub fn len(self) -> usize {
+    pub fn digest_len(self) -> usize {
         match self {
             Verify::Xxh3 => 8,
             Verify::Sha256 => 32,
@@ -126,7 +126,7 @@ impl TestPlan {
         if f.io == 0 || f.io > MAX_IO {
             return fail("file.io", format!("{} bytes is outside 1..={MAX_IO}", f.io));
         }
-        if f.direct && f.io % DIRECT_ALIGN != 0 {
+        if f.direct && !f.io.is_multiple_of(DIRECT_ALIGN) {
             return fail(
                 "file.io",
                 format!(

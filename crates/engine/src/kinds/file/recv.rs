@@ -55,7 +55,7 @@ impl Receiver {
             range: None,
             got: 0,
             fill: 0,
-            trailer: vec![0; o.verify.len()],
+            trailer: vec![0; o.verify.digest_len()],
             trailer_got: 0,
             digest: Digest::new(o.verify),
             c: FileCounters::default(),
