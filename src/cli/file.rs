@@ -76,6 +76,10 @@ pub struct FileArgs {
     /// Evict the source file from the page cache before the copy (posix_fadvise DONTNEED).
     #[arg(long)]
     pub drop_cache: bool,
+    /// After the copy, run the memory-to-memory stream of the same path, size, connections and
+    /// I/O size, and show the copy's rate beside it.
+    #[arg(long)]
+    pub compare_stream: bool,
     /// The in-process agent's files root (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub files_root: Option<PathBuf>,
@@ -180,6 +184,18 @@ impl FileArgs {
             client,
             server,
         })
+    }
+}
+
+/// The memory-to-memory stream beside a copy: the same flows and I/O size, moving the bytes the
+/// copy moved.
+pub fn stream_beside(copy: &TestPlan, bytes: u64) -> TestPlan {
+    TestPlan {
+        kind: KindId::Stream,
+        limit: Limit::Bytes(bytes.max(1)),
+        zerocopy: false,
+        file: None,
+        ..copy.clone()
     }
 }
 

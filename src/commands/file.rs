@@ -17,7 +17,16 @@ pub fn run(a: &FileArgs, argv: &[String]) -> Result<(), Failure> {
     };
     let format = Format::of(c.json, c.csv);
     let bed = Testbed::with_files_root(&c, plan.socket.ipv6, root)?;
-    let report = bed.run(plan)?;
+    let mut report = bed.run(plan.clone())?;
+    if a.compare_stream {
+        let beside = bed.run(crate::cli::file::stream_beside(
+            &plan,
+            report.summary.total_bytes_received,
+        ))?;
+        if let Some(f) = report.summary.file.as_mut() {
+            f.stream_bits_per_second = Some(beside.summary.bits_per_second);
+        }
+    }
     Recorder::open(&c.store).save(&report, argv, None);
     output::print(&report, format);
     super::test::exit_status(&report, format)?;

@@ -40,6 +40,9 @@ pub struct FileSummary {
     pub cached_percent: Option<f64>,
     /// "sender's disk", "receiver's disk", "network", or "CPU".
     pub bottleneck: String,
+    /// With `--compare-stream`: the memory-to-memory stream of the same path and size, run
+    /// after the copy, bits/s.
+    pub stream_bits_per_second: Option<f64>,
 }
 
 fn secs(ns: u64) -> f64 {
@@ -88,6 +91,7 @@ pub fn fill(v: &View<'_>, summary: &mut Summary) {
             }
         }),
         bottleneck: String::new(),
+        stream_bits_per_second: None,
     };
     f.bottleneck = bottleneck(&f, summary.seconds, o.send != SendMode::Copy);
     summary.file = Some(f);
@@ -112,7 +116,7 @@ fn bottleneck(f: &FileSummary, seconds: f64, zero_copy: bool) -> String {
 }
 
 /// The section's lines for the terminal table.
-pub(crate) fn table(f: &FileSummary, item: &mut dyn FnMut(&str, String)) {
+pub(crate) fn table(f: &FileSummary, copy_bps: f64, item: &mut dyn FnMut(&str, String)) {
     let verdict = match f.checksum_match {
         Some(true) => "match",
         Some(false) => "MISMATCH",
@@ -147,4 +151,14 @@ pub(crate) fn table(f: &FileSummary, item: &mut dyn FnMut(&str, String)) {
         );
     }
     item("bottleneck", f.bottleneck.clone());
+    if let Some(bps) = f.stream_bits_per_second {
+        item(
+            "stream beside",
+            format!(
+                "{} memory to memory on the same path; the copy ran at {:.0}% of it",
+                crate::table::rate(bps),
+                100.0 * crate::build::ratio(copy_bps, bps)
+            ),
+        );
+    }
 }
