@@ -361,8 +361,10 @@ fn echo(run: &RunData) -> TestEcho {
             Limit::Time { duration_ns } => Some(duration_ns as f64 / 1e9),
             _ => None,
         },
-        bytes: match p.limit {
-            Limit::Bytes(b) => Some(b),
+        bytes: match (p.limit, &p.file) {
+            // A copy moves its file; a get does not know the size until the agent opens it.
+            (_, Some(f)) => f.size,
+            (Limit::Bytes(b), None) => Some(b),
             _ => None,
         },
         omit_s: p.omit_ns as f64 / 1e9,
