@@ -5,10 +5,30 @@
 use crate::model::Summary;
 use crate::run::View;
 use fathom_proto::file::{FileCounters, SendMode};
+use fathom_proto::sample::Snapshot;
 use serde::{Deserialize, Serialize};
 
 /// A stage's share of the copy's time above which it is named the bottleneck.
 const BOTTLENECK_SHARE: f64 = 0.5;
+
+/// Bytes and time at each stage of a copy (`summary.file`, `intervals[].file`); bytes summed
+/// over the ranges, times their mean.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct FileStages {
+    /// Bytes the sender read from its disk (0 for generated data).
+    pub disk_read_bytes: u64,
+    /// Bytes the receiver wrote to its disk.
+    pub disk_written_bytes: u64,
+    /// Sender's time blocked in disk reads, s (sendfile and splice read inside the send: then
+    /// only the checksum's reads).
+    pub sender_disk_s: f64,
+    /// Sender's time in network sends, waiting included, s.
+    pub sender_net_s: f64,
+    /// Receiver's time blocked in disk writes, s.
+    pub receiver_disk_s: f64,
+    /// Receiver's time in network receives, waiting included, s.
+    pub receiver_net_s: f64,
+}
 
 /// Where a file copy's time went (`summary.file`).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
@@ -17,23 +37,13 @@ pub struct FileSummary {
     pub verify: String,
     /// True when every range's digest matched; null when a range never completed.
     pub checksum_match: Option<bool>,
-    /// Bytes the sender read from its disk (0 for generated data).
-    pub disk_read_bytes: u64,
     /// Bytes sent.
     pub sent_bytes: u64,
     /// Bytes received.
     pub received_bytes: u64,
-    /// Bytes the receiver wrote to its disk.
-    pub disk_written_bytes: u64,
-    /// Sender's time blocked in disk reads, summed over its ranges, s (sendfile and splice
-    /// read inside the send: then only the checksum's reads).
-    pub sender_disk_s: f64,
-    /// Sender's time in network sends, waiting included, s.
-    pub sender_net_s: f64,
-    /// Receiver's time blocked in disk writes, s.
-    pub receiver_disk_s: f64,
-    /// Receiver's time in network receives, waiting included, s.
-    pub receiver_net_s: f64,
+    /// Disk and network, over the whole copy.
+    #[serde(flatten)]
+    pub stages: FileStages,
     /// Time to stable storage and the rename into place, s (apart from the copy's rate).
     pub sync_s: f64,
     /// Percent of the source in the page cache at the start; null for generated data.
@@ -49,24 +59,66 @@ fn secs(ns: u64) -> f64 {
     ns as f64 / 1e9
 }
 
-/// Fills `summary.file` for a file copy.
-pub fn fill(v: &View<'_>, summary: &mut Summary) {
-    let Some(o) = &v.run.plan.file else { return };
-    let (mut s, mut r) = (Vec::new(), Vec::new());
-    for l in v.located.iter().flatten() {
-        let last = |(end, pos): (usize, usize)| {
-            v.window(end)
-                .and_then(|w| w.last.flows.get(pos).copied())
-                .and_then(|f| f.file)
-                .unwrap_or_default()
-        };
-        s.push(last(l.sender));
-        r.push(last(l.receiver));
+/// Counters of `b` minus those of `a`; the verdict and the cache figure as in `b`.
+fn delta(a: FileCounters, b: FileCounters) -> FileCounters {
+    FileCounters {
+        disk_bytes: b.disk_bytes.saturating_sub(a.disk_bytes),
+        disk_ns: b.disk_ns.saturating_sub(a.disk_ns),
+        net_ns: b.net_ns.saturating_sub(a.net_ns),
+        sync_ns: b.sync_ns.saturating_sub(a.sync_ns),
+        ..b
     }
+}
+
+/// Every flow's (sender, receiver) counters between the snapshots `span` gives for an end.
+fn pairs<'a>(
+    v: &View<'_>,
+    span: impl Fn(usize) -> Option<(&'a Snapshot, &'a Snapshot)>,
+) -> (Vec<FileCounters>, Vec<FileCounters>) {
+    let flow = |(end, pos): (usize, usize)| {
+        span(end).map_or_else(FileCounters::default, |(a, b)| {
+            let get = |s: &Snapshot| s.flows.get(pos).and_then(|f| f.file).unwrap_or_default();
+            delta(get(a), get(b))
+        })
+    };
+    v.located
+        .iter()
+        .flatten()
+        .map(|l| (flow(l.sender), flow(l.receiver)))
+        .unzip()
+}
+
+fn stages(s: &[FileCounters], r: &[FileCounters]) -> FileStages {
     let sum = |x: &[FileCounters], f: fn(&FileCounters) -> u64| x.iter().map(f).sum::<u64>();
     let flows = s.len().max(1) as f64;
-    let cached = s.iter().map(|c| c.cached_bytes).sum::<Option<u64>>();
-    let read = sum(&s, |c| c.disk_bytes);
+    FileStages {
+        disk_read_bytes: sum(s, |c| c.disk_bytes),
+        disk_written_bytes: sum(r, |c| c.disk_bytes),
+        sender_disk_s: secs(sum(s, |c| c.disk_ns)) / flows,
+        sender_net_s: secs(sum(s, |c| c.net_ns)) / flows,
+        receiver_disk_s: secs(sum(r, |c| c.disk_ns)) / flows,
+        receiver_net_s: secs(sum(r, |c| c.net_ns)) / flows,
+    }
+}
+
+/// One interval's stages (`intervals[].file`).
+pub fn interval<'a>(
+    v: &View<'_>,
+    span: impl Fn(usize) -> Option<(&'a Snapshot, &'a Snapshot)>,
+) -> FileStages {
+    let (s, r) = pairs(v, span);
+    stages(&s, &r)
+}
+
+/// Fills `summary.file` for a file copy: totals from each end's first to its last snapshot.
+pub fn fill(v: &View<'_>, summary: &mut Summary) {
+    let Some(o) = &v.run.plan.file else { return };
+    let (s, r) = pairs(v, |end| {
+        let snaps = &v.run.ends.get(end)?.snaps;
+        Some((snaps.first()?, snaps.last()?))
+    });
+    let st = stages(&s, &r);
+    let size = o.size.unwrap_or(st.disk_written_bytes);
     let mut f = FileSummary {
         verify: o.verify.name().into(),
         checksum_match: r
@@ -74,22 +126,21 @@ pub fn fill(v: &View<'_>, summary: &mut Summary) {
             .map(|c| c.verified)
             .collect::<Option<Vec<_>>>()
             .map(|v| v.iter().all(|&ok| ok)),
-        disk_read_bytes: read,
         sent_bytes: summary.total_bytes_sent,
         received_bytes: summary.total_bytes_received,
-        disk_written_bytes: sum(&r, |c| c.disk_bytes),
-        sender_disk_s: secs(sum(&s, |c| c.disk_ns)) / flows,
-        sender_net_s: secs(sum(&s, |c| c.net_ns)) / flows,
-        receiver_disk_s: secs(sum(&r, |c| c.disk_ns)) / flows,
-        receiver_net_s: secs(sum(&r, |c| c.net_ns)) / flows,
         sync_s: r.iter().map(|c| secs(c.sync_ns)).fold(0.0, f64::max),
-        cached_percent: cached.map(|c| {
-            if o.size.unwrap_or(read) == 0 {
-                100.0
-            } else {
-                100.0 * c as f64 / o.size.unwrap_or(read).max(1) as f64
-            }
-        }),
+        cached_percent: s
+            .iter()
+            .map(|c| c.cached_bytes)
+            .sum::<Option<u64>>()
+            .map(|c| {
+                if size == 0 {
+                    100.0
+                } else {
+                    100.0 * c as f64 / size as f64
+                }
+            }),
+        stages: st,
         bottleneck: String::new(),
         stream_bits_per_second: None,
     };
@@ -103,11 +154,18 @@ fn bottleneck(f: &FileSummary, seconds: f64, zero_copy: bool) -> String {
     if seconds <= 0.0 {
         return "none (nothing to copy)".into();
     }
-    let sender_disk = if zero_copy { 0.0 } else { f.sender_disk_s };
+    let sender_disk = if zero_copy {
+        0.0
+    } else {
+        f.stages.sender_disk_s
+    };
     let stages = [
         ("sender's disk", sender_disk),
-        ("receiver's disk", f.receiver_disk_s),
-        ("network", f.sender_net_s.min(f.receiver_net_s)),
+        ("receiver's disk", f.stages.receiver_disk_s),
+        (
+            "network",
+            f.stages.sender_net_s.min(f.stages.receiver_net_s),
+        ),
     ];
     match stages.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
         Some((name, t)) if t / seconds > BOTTLENECK_SHARE => (*name).into(),
@@ -127,21 +185,21 @@ pub(crate) fn table(f: &FileSummary, copy_bps: f64, item: &mut dyn FnMut(&str, S
         "file bytes",
         format!(
             "read {}, sent {}, received {}, written {}",
-            f.disk_read_bytes, f.sent_bytes, f.received_bytes, f.disk_written_bytes
+            f.stages.disk_read_bytes, f.sent_bytes, f.received_bytes, f.stages.disk_written_bytes
         ),
     );
     item(
         "sending end",
         format!(
             "disk read {:.3} s, network send {:.3} s",
-            f.sender_disk_s, f.sender_net_s
+            f.stages.sender_disk_s, f.stages.sender_net_s
         ),
     );
     item(
         "receiving end",
         format!(
             "disk write {:.3} s, network receive {:.3} s, sync+rename {:.3} s",
-            f.receiver_disk_s, f.receiver_net_s, f.sync_s
+            f.stages.receiver_disk_s, f.stages.receiver_net_s, f.sync_s
         ),
     );
     if let Some(c) = f.cached_percent {

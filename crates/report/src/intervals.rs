@@ -160,6 +160,9 @@ pub fn build(v: &View<'_>) -> Vec<Interval> {
             if run.plan.udp.is_some() {
                 iv.udp = Some(crate::udp::interval(v, |e| span(&all[e].0, k)));
             }
+            if run.plan.file.is_some() {
+                iv.file = Some(crate::file::interval(v, |e| span(&all[e].0, k)));
+            }
             iv
         })
         .collect()

@@ -418,6 +418,8 @@ pub struct Interval {
     pub rr: Option<RrInterval>,
     /// UDP stream kinds: datagrams, loss and jitter.
     pub udp: Option<UdpInterval>,
+    /// File copies: bytes and time at each stage in this interval.
+    pub file: Option<crate::file::FileStages>,
 }
 
 impl Interval {
