@@ -20,6 +20,16 @@ pub struct Testbed {
     lab: Option<fathom_lab::Lab>,
     opts: RunOptions,
     interrupted: Arc<AtomicBool>,
+    /// A files root made for this testbed's in-process agent, removed with it.
+    scratch: Option<std::path::PathBuf>,
+}
+
+impl Drop for Testbed {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.scratch {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }
 
 impl Testbed {
@@ -50,7 +60,27 @@ impl Testbed {
                 progress: true,
             },
             interrupted: interrupt_flag(),
+            scratch: None,
         })
+    }
+
+    /// As [`Testbed::new`], for points like `plan`: a file copy's in-process agent serves a
+    /// scratch directory of its own (under the system's temporary directory), removed with the
+    /// testbed, so sweeps and studies of copies leave nothing behind.
+    pub fn for_plan(c: &CommonArgs, plan: &TestPlan) -> Result<Testbed, Failure> {
+        if plan.file.is_none() || c.server_name().is_some() {
+            return Testbed::new(c, plan.socket.ipv6);
+        }
+        let dir = std::env::temp_dir().join(format!("fathom-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Failure::Runtime(format!("{}: {e}", dir.display())))?;
+        let mut bed = Testbed::with_files_root(c, plan.socket.ipv6, Some(dir.clone()));
+        if let Ok(b) = bed.as_mut() {
+            b.scratch = Some(dir);
+        } else {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        bed
     }
 
     /// Runs one plan into a report (which holds the error if the test failed after starting).

@@ -91,7 +91,7 @@ fn run_sweep(
         confidence: None,
     };
     let sp = sweep::prepare(kind.command, &base, spec.axes.clone(), Some(rule))?;
-    let bed = Testbed::new(&sp.common, sp.points[0].plan.socket.ipv6)?;
+    let bed = Testbed::for_plan(&sp.common, &sp.points[0].plan)?;
     sweep::execute(&sp, &bed, rec, resume)
 }
 

@@ -1,6 +1,7 @@
 //! The studies, one file each, and the sentence builders they share.
 
 mod cpu_scaling;
+mod file_copy;
 mod many_flows;
 mod rr_payload;
 mod socket_buffers;
@@ -14,13 +15,14 @@ use crate::spec::args;
 use crate::Study;
 
 /// Every study, in list order.
-pub(crate) const ALL: [Study; 6] = [
+pub(crate) const ALL: [Study; 7] = [
     socket_buffers::STUDY,
     write_size::STUDY,
     rr_payload::STUDY,
     cpu_scaling::STUDY,
     many_flows::STUDY,
     window_vs_rtt::STUDY,
+    file_copy::STUDY,
 ];
 
 /// Share of the best a value must reach to count as the knee.
