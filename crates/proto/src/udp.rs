@@ -1,7 +1,8 @@
 //! The UDP stream kind's options (`TestPlan::udp`) and their bounds.
 //!
 //! Every datagram starts with a header, as much of it as fits: its sequence number (8 bytes,
-//! little-endian, from 0 per flow), then the sender's CLOCK_REALTIME at sending, ns (8 bytes).
+//! little-endian, from 0 per flow), then the sender's CLOCK_MONOTONIC at sending, ns (8 bytes: the controller's
+//! clock offset estimate relates the hosts' monotonic clocks, for the one-way delay).
 //! Datagrams under 8 bytes carry no sequence number (the receiver counts them only); under 16,
 //! no timestamp (no jitter).
 
@@ -152,8 +153,7 @@ impl TestPlan {
         }
         if u.batch == 0
             || u.batch > MAX_BATCH
-            || u64::from(u.size) * u64::from(u.batch) * u64::from(u.per_message())
-                > MAX_IO.into()
+            || u64::from(u.size) * u64::from(u.batch) * u64::from(u.per_message()) > MAX_IO.into()
         {
             return fail(
                 "udp.batch",
@@ -212,7 +212,7 @@ pub struct UdpCounters {
     /// Messages those calls moved: with GSO/GRO each may hold several datagrams; without, one.
     pub messages: u64,
     /// Sum of the stamped datagrams' transit times (receive stamp minus send stamp, ns, each on
-    /// its host's CLOCK_REALTIME): with the clocks' offset, the one-way delay.
+    /// its host's CLOCK_MONOTONIC): less the hosts' clock offset, the one-way delay.
     pub transit_sum_ns: i64,
     /// Datagrams in `transit_sum_ns`.
     pub transits: u64,

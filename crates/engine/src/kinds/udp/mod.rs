@@ -9,8 +9,8 @@ mod send;
 mod seq;
 
 use crate::kind::{Flow, Setup, Sockets};
-pub use mmsg::{offload_available, unsupported};
 use fathom_proto::plan::{Limit, TestPlan};
+pub use mmsg::{offload_available, unsupported};
 use std::io;
 
 /// Builds this side's flows of the udp kind from its sockets.

@@ -110,6 +110,11 @@ impl Receiver {
     /// Accounts the `n` messages of the last batch, read into `buf`; returns the datagrams.
     fn account(&mut self, buf: &[u8], n: usize) -> u64 {
         let before = self.seq.counters.datagrams;
+        // The kernel stamps arrivals on CLOCK_REALTIME, senders on CLOCK_MONOTONIC.
+        let realtime_ahead = match self.stamped {
+            true => clock::realtime_ns().wrapping_sub(clock::now_ns()),
+            false => 0,
+        };
         for (i, r) in self.got[..n].iter().enumerate() {
             let len = r.len.min(self.slot);
             self.bytes += len as u64;
@@ -126,6 +131,7 @@ impl Receiver {
                     self.seq.arrive(le_u64(&d[..SEQ_BYTES]));
                 }
                 if let (true, Some(at)) = (self.stamped && d.len() >= HEADER_BYTES, r.at_ns) {
+                    let at = at.wrapping_sub(realtime_ahead);
                     self.seq.transit(le_u64(&d[SEQ_BYTES..HEADER_BYTES]), at);
                 }
             }
@@ -196,6 +202,9 @@ impl Flow for Receiver {
     }
 
     fn timer(&self) -> Option<u64> {
-        [self.grace, self.coalesce.next()].into_iter().flatten().min()
+        [self.grace, self.coalesce.next()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 }

@@ -125,13 +125,17 @@ impl Sender {
         }
     }
 
-    /// Writes the headers of the first `k` queued datagrams into their slots.
-    fn stamp(&mut self, k: usize) {
+    /// Writes the headers of the first `k` queued datagrams, sent at `now`, into their slots.
+    fn stamp(&mut self, k: usize, now: u64) {
         let head = self.size.min(HEADER_BYTES);
-        let stamp = clock::realtime_ns().to_le_bytes();
+        let stamp = now.to_le_bytes();
         let mut header = [0u8; HEADER_BYTES];
         header[SEQ_BYTES..].copy_from_slice(&stamp);
-        for (slot, &(s, _)) in self.slots.chunks_mut(self.size).zip(self.queue.iter().take(k)) {
+        for (slot, &(s, _)) in self
+            .slots
+            .chunks_mut(self.size)
+            .zip(self.queue.iter().take(k))
+        {
             header[..SEQ_BYTES].copy_from_slice(&s.to_le_bytes());
             slot[..head].copy_from_slice(&header[..head]);
         }
@@ -140,7 +144,7 @@ impl Sender {
     /// Sends one batch from the queue; how many datagrams went (0: the socket is full).
     fn transmit(&mut self, now: u64) -> io::Result<usize> {
         let k = self.queue.len().min(self.capacity);
-        self.stamp(k);
+        self.stamp(k, now);
         let sent = match self.mmsg.send(
             self.sock.as_raw_fd(),
             &self.slots[..k * self.size],
