@@ -11,7 +11,12 @@ fn paced(extra: &[&str]) -> Value {
     args.extend_from_slice(extra);
     let out = run(&args, 120);
     let j = json(&out);
-    assert!(out.status.success(), "{args:?}: {} {}", stderr(&out), j["error"]);
+    assert!(
+        out.status.success(),
+        "{args:?}: {} {}",
+        stderr(&out),
+        j["error"]
+    );
     assert_valid(&j, &format!("{args:?}"));
     j
 }
