@@ -131,10 +131,13 @@ fn limit(s: &Series, size: &str) -> Option<String> {
                     say::times(r)
                 )
             });
+        let all = match say::percent(lost).as_str() {
+            "0%" => "all".to_string(),
+            l => format!("all but {l}"),
+        };
         format!(
-            "The sender limits {}: the receiver read all but {} of its {}/s, so each datagram's own trip through the sender's kernel sets the rate{lift}.",
+            "The sender limits {}: the receiver read {all} of its {}/s, so each datagram's own trip through the sender's kernel sets the rate{lift}.",
             size_label(size),
-            say::percent(lost),
             say::count(sent)
         )
     })
