@@ -433,4 +433,29 @@ fn udp_through_a_100m_link_is_received_at_100m_and_the_excess_is_lost() {
         dropped.abs_diff(lost) <= in_flight,
         "the emulator's queue dropped {dropped}, fathom lost {lost}: {u}"
     );
+    // GSO cannot fragment: datagrams larger than the path's 1500-byte MTU are refused, clearly.
+    let out = run(
+        FATHOM,
+        &[
+            "udp",
+            "--lab",
+            &lab.name,
+            "--server",
+            "h2",
+            "--clients",
+            "h1",
+            "--gso",
+            "--size",
+            "4000",
+            "-t",
+            "1",
+        ],
+        60,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--gso: 4000-byte datagrams do not fit one packet"),
+        "{err}"
+    );
 }

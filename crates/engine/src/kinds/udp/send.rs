@@ -30,7 +30,8 @@ pub struct Sender {
     stats: Arc<FlowStats>,
     pacer: Pacer,
     size: usize,
-    /// Datagrams per message (GSO), and per call.
+    /// UDP_SEGMENT is on; datagrams per message, and per call.
+    gso: bool,
     per_message: usize,
     capacity: usize,
     /// `capacity` datagram slots of `size` bytes; the payload is copied in at the first run.
@@ -73,6 +74,7 @@ impl Sender {
             stats,
             pacer,
             size: o.size as usize,
+            gso: o.gso,
             per_message,
             capacity,
             slots: vec![0; capacity * o.size as usize],
@@ -153,6 +155,16 @@ impl Sender {
             Ok(m) => m,
             // The receiver's port is closed (an ICMP error came back): the batch is lost.
             Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => k.div_ceil(self.per_message),
+            Err(e) if self.gso && e.raw_os_error() == Some(libc::EMSGSIZE) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "--gso: {}-byte datagrams do not fit one packet on this path ({e}); GSO \
+                         cannot fragment: use a --size that fits the MTU, or run without --gso",
+                        self.size
+                    ),
+                ))
+            }
             Err(e) => return Err(e),
         };
         if sent == 0 {
