@@ -13,6 +13,7 @@ pub mod fake;
 mod hosts;
 pub mod html;
 mod intervals;
+pub mod live;
 pub mod json;
 pub mod listing;
 pub mod model;
