@@ -117,7 +117,8 @@ impl Collector {
                     t0: t0.wrapping_add_signed(sync.offset_ns),
                 })?;
                 let sender = ctl.sender();
-                let silence = Duration::from_nanos(self.run.plan.interval_ns) + Duration::from_secs(5);
+                let silence =
+                    Duration::from_nanos(self.run.plan.interval_ns) + Duration::from_secs(5);
                 let (mut conn, stream) = ctl.into_reader(silence);
                 let reader = std::thread::spawn(move || loop {
                     let ev = match conn.recv::<ToController>(fathom_proto::MAX_FRAME) {

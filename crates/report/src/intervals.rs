@@ -92,8 +92,7 @@ struct Cuts<'a> {
 
 impl<'a> Cuts<'a> {
     fn new(run: &'a RunData) -> Self {
-        let all: Vec<(Vec<&Snapshot>, usize)> =
-            run.ends.iter().map(|e| bounds(&e.snaps)).collect();
+        let all: Vec<(Vec<&Snapshot>, usize)> = run.ends.iter().map(|e| bounds(&e.snaps)).collect();
         let clock = (0..all.len())
             .rev()
             .max_by_key(|&i| all[i].0.len())
@@ -142,7 +141,12 @@ pub fn live(
         .map(|k| {
             let hosts = (1..run.ends.len())
                 .filter(|_| per_host)
-                .map(|i| (run.ends[i].name.clone(), interval(&host_view(&v, i), &cuts, k, i)))
+                .map(|i| {
+                    (
+                        run.ends[i].name.clone(),
+                        interval(&host_view(&v, i), &cuts, k, i),
+                    )
+                })
                 .collect();
             (interval(&v, &cuts, k, client), hosts)
         })

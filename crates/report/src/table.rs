@@ -93,7 +93,11 @@ impl Columns {
     /// The columns a finished report's intervals show.
     pub fn of(r: &Report) -> Columns {
         if r.summary.rr.is_some() {
-            let lossy = r.intervals.iter().flat_map(|iv| &iv.rr).any(|rr| rr.lost.is_some());
+            let lossy = r
+                .intervals
+                .iter()
+                .flat_map(|iv| &iv.rr)
+                .any(|rr| rr.lost.is_some());
             Columns::Rr { lossy }
         } else if r.summary.udp.is_some() {
             Columns::Udp
