@@ -36,6 +36,7 @@ Examples:
   fathom lab up --hosts 2 --rate 100M --mtu 9000 --name slow
   fathom lab up --hosts 2 --wan \"delay=50ms,rate=1G\"      h1 - emulator - h2, 100 ms RTT
   fathom lab up --hosts 6 --wan delay=10ms        h1-h3 on sw1, h4-h6 on sw2, emulator between
+  fathom lab up --hosts 2 --sshd                   then: fathom lab exec h1 -- scp /tmp/f h2:/tmp/
   fathom lab up topology.toml --name campus
 
 Topology files ([[wan]] sections included) are described in crates/lab/README.md.")]
@@ -125,6 +126,10 @@ pub struct UpArgs {
     /// Seconds to wait for the links to come up and every agent to accept connections.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     pub ready_timeout: u64,
+    /// Run an sshd in every host (port 22, its addresses only) with lab-only keys, so that
+    /// `fathom lab exec h1 -- scp FILE h2:/tmp/` works as root; all removed at `lab down`.
+    #[arg(long)]
+    pub sshd: bool,
 }
 
 /// The `fathom lab wan` subcommands.
