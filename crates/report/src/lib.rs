@@ -3,6 +3,7 @@
 //! listings, studies), and pure exporters, one per format (a document in, bytes out; see
 //! [`export`]).
 
+pub mod about;
 pub mod build;
 pub mod comparison;
 mod cpu;

@@ -62,17 +62,20 @@ fn after_intervals(r: &Report) -> Vec<String> {
         lines.push(String::new());
         lines.extend(hosts(r));
     }
-    for w in &r.wan {
-        lines.push(format!(
-            "wan {}: {} → {}: {}; {} → {}: {}",
-            w.name, w.ends[0], w.ends[1], w.a_to_b, w.ends[1], w.ends[0], w.b_to_a
-        ));
-    }
+    lines.extend(r.wan.iter().map(wan_line));
     lines.push(String::new());
     lines.extend(summary(r));
     lines.extend(r.warnings.iter().map(|w| format!("warning: {w}")));
     lines.extend(r.error.iter().map(|e| format!("error: {e}")));
     lines
+}
+
+/// "wan h1-h2: h1 → h2: delay=25ms,...; h2 → h1: ...".
+pub fn wan_line(w: &crate::model::WanLinkResult) -> String {
+    format!(
+        "wan {}: {} → {}: {}; {} → {}: {}",
+        w.name, w.ends[0], w.ends[1], w.a_to_b, w.ends[1], w.ends[0], w.b_to_a
+    )
 }
 
 /// The columns of an interval table, by kind.
