@@ -7,17 +7,6 @@ mod common;
 use common::*;
 use std::path::Path;
 
-/// Runs `fathom lab ARGS` (bounded); returns the exit code and stdout, with stderr on failure.
-fn lab(args: &[&str]) -> (i32, String, String) {
-    let out = run(&[&["lab"][..], args].concat(), 120);
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (
-        out.status.code().unwrap_or(-1),
-        text(&out.stdout),
-        text(&out.stderr),
-    )
-}
-
 /// Removes the lab and the test's files when dropped, also when the test fails.
 struct Cleanup(String, Vec<String>);
 
