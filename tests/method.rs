@@ -143,6 +143,33 @@ fn confidence_stops_early_once_the_interval_is_narrow() {
     let runs = doc["points"][0]["runs"].as_array().unwrap().len();
     assert!((2..10).contains(&runs), "stopped after {runs}");
     assert_eq!(doc["primary_metric"], "transactions_per_second");
+    assert_eq!(doc["points"][0]["target_met"], true);
+}
+
+#[test]
+fn a_missed_confidence_target_is_said_and_one_run_has_no_interval() {
+    let st = Store::new();
+    let args = ["rr", "-t", "0.2s", "-i", "0.1s", "--iterations", "2"];
+    let out = st.run(&[&args[..], &["--confidence", "99,0.0001%"]].concat(), 60);
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(out.status.success(), "{err}");
+    let first = err
+        .lines()
+        .find(|l| l.contains("iteration 1/2"))
+        .unwrap_or_default();
+    assert!(first.contains("no interval from one run"), "{err}");
+    assert!(!first.contains('±'), "{err}");
+    assert!(
+        err.contains("target missed: ±") && err.contains("after 2 iterations"),
+        "{err}"
+    );
+    assert!(text.contains("target missed at the test: ±"), "{text}");
+    let runs = json(&st.run(&["runs", "--series", "--json"], 10));
+    let id = format!("s{}", runs["series"][0]["id"]);
+    let shown = json(&st.run(&["show", &id, "--json"], 10));
+    assert_eq!(shown["points"][0]["target_met"], false, "{shown}");
+    let plain = json(&st.run(&[&args[..], &["--json"]].concat(), 60));
+    assert_eq!(plain["points"][0]["target_met"], serde_json::Value::Null);
 }
 
 #[test]

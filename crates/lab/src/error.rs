@@ -19,7 +19,7 @@ pub enum Error {
     #[error("topology: {0}")]
     Topology(String),
     /// No state and no namespaces exist for this lab name.
-    #[error("no lab named '{0}' (see `fathom lab status`)")]
+    #[error("no lab named '{0}' is running (start one with `fathom lab up`)")]
     NoSuchLab(String),
     /// Several labs run and none was named.
     #[error("several labs are running ({0}); pick one with --name")]

@@ -22,6 +22,7 @@ pub mod plot;
 mod rr;
 pub mod run;
 pub mod series;
+pub mod settings;
 pub mod stats;
 pub mod study;
 pub mod table;

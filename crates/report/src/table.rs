@@ -155,7 +155,14 @@ pub fn header(r: &Report) -> String {
     } else {
         t.agent.clone()
     };
-    let flows = plural(t.parallel as u64, "flow");
+    let flows = match t.clients.len() {
+        0 | 1 => plural(t.parallel as u64, "flow"),
+        n => format!(
+            "{} ({} from each of {n} clients)",
+            plural(t.parallel as u64 * n as u64, "flow"),
+            t.parallel
+        ),
+    };
     let shape = match t.direction.as_str() {
         "bidir" => format!("{flows} each way (bidir)"),
         dir => format!("{flows} {dir}"),
@@ -250,19 +257,31 @@ fn flows(list: &[FlowResult]) -> Vec<String> {
     lines
 }
 
-/// One line per host of a multi-host test, then the cross-host figures.
+/// One line per host of a multi-host test, then the cross-host figures. Request/response
+/// kinds show each host's transactions/s where the others show its throughput.
 fn hosts(r: &Report) -> Vec<String> {
+    let rr = r.summary.rr.is_some();
+    let (first, second) = if rr {
+        ("tx/s", "")
+    } else {
+        ("receiver", "sender")
+    };
     let mut lines = vec![format!(
         "{:<16} {:<7} {:>13} {:>13} {:>8} {:>13} {:>10} {:>11}",
-        "host", "role", "receiver", "sender", "cpu", "busiest cpu", "offset", "first byte"
+        "host", "role", first, second, "cpu", "busiest cpu", "offset", "first byte"
     )];
     lines.extend(r.hosts.iter().map(|h| {
+        let (first, second) = match h.transactions_per_second {
+            Some(tps) if rr => (format!("{tps:.0}/s"), String::new()),
+            _ if rr => ("-".into(), String::new()),
+            _ => (rate(h.bits_per_second), rate(h.sender_bits_per_second)),
+        };
         format!(
             "{:<16} {:<7} {:>13} {:>13} {:>8} {:>13} {:>10} {:>11}",
             h.name,
             h.role,
-            rate(h.bits_per_second),
-            rate(h.sender_bits_per_second),
+            first,
+            second,
             pct(h.cpu.total),
             format!(
                 "cpu{} {}",

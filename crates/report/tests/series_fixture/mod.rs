@@ -109,6 +109,7 @@ fn point(params: &[(&str, &str)], metrics: &[(&str, &[f64])], error: Option<Stri
             })
             .collect(),
         error,
+        target_met: None,
     }
 }
 
