@@ -126,15 +126,16 @@ pub fn build(v: &View<'_>) -> Vec<Interval> {
         .collect()
 }
 
-/// Intervals `from` on of a run still going, as far as every end still running (`done[i]`
-/// false) has reached; with `per_host`, each with every client host's share of it (named).
+/// Intervals `from` on of a run still going (seen through `v`), as far as every end still
+/// running (`done[i]` false) has reached; with `per_host`, each with every client host's share
+/// of it (named).
 pub fn live(
-    run: &RunData,
+    v: &View<'_>,
     done: &[bool],
     from: usize,
     per_host: bool,
 ) -> Vec<(Interval, Vec<(String, Interval)>)> {
-    let v = View::new(run);
+    let run = v.run;
     let cuts = Cuts::new(run);
     let client = run.ends.len().min(2) - 1;
     (from + 1..=cuts.reached(done))
@@ -144,11 +145,11 @@ pub fn live(
                 .map(|i| {
                     (
                         run.ends[i].name.clone(),
-                        interval(&host_view(&v, i), &cuts, k, i),
+                        interval(&host_view(v, i), &cuts, k, i),
                     )
                 })
                 .collect();
-            (interval(&v, &cuts, k, client), hosts)
+            (interval(v, &cuts, k, client), hosts)
         })
         .collect()
 }

@@ -4,7 +4,7 @@
 //! ([`crate::table::rest`]). Together they read as the table printed after the run.
 
 use crate::model::Report;
-use crate::run::RunData;
+use crate::run::{Located, RunData, View};
 use crate::table::{self, Columns};
 
 /// What has been printed of one run's intervals.
@@ -13,6 +13,8 @@ pub struct Live {
     columns: Columns,
     per_host: bool,
     printed: usize,
+    /// Where each flow is sent and received, found once (the ends do not change).
+    located: Vec<Option<Located>>,
 }
 
 impl Live {
@@ -23,6 +25,7 @@ impl Live {
             columns: Columns::of_plan(&run.plan),
             per_host: per_host && run.multi_host(),
             printed: 0,
+            located: View::locate(run),
         }
     }
 
@@ -36,10 +39,21 @@ impl Live {
     }
 
     /// The lines of the intervals every end not yet `done` has passed since the last call
-    /// (empty when there are none).
+    /// (empty when there are none). Cheap until a new interval may have closed.
     pub fn lines(&mut self, run: &RunData, done: &[bool]) -> String {
         let mut out = String::new();
-        for (iv, hosts) in crate::intervals::live(run, done, self.printed, self.per_host) {
+        let reached = run
+            .ends
+            .iter()
+            .zip(done)
+            .filter(|(_, d)| !**d)
+            .map(|(e, _)| e.snaps.len().saturating_sub(1))
+            .min();
+        if reached.is_some_and(|r| r <= self.printed) {
+            return out;
+        }
+        let v = View::with_located(run, self.located.clone());
+        for (iv, hosts) in crate::intervals::live(&v, done, self.printed, self.per_host) {
             out += &self.columns.line(&iv);
             out.push('\n');
             for (name, h) in hosts {
