@@ -329,10 +329,10 @@ fn scp_copies_a_file_across_the_emulator() {
     assert!(bytes > 4 << 20, "the file crossed the emulator: {counters}");
 }
 
-/// Runs `fathom KIND ARGS` from the root namespace with h1 as the client and h2 as the server
-/// (so the report carries the emulator's counters) and returns its JSON document.
-fn udp_across(lab: &TestLab, args: &[&str], secs: u64) -> serde_json::Value {
-    let mut all = vec![
+/// `fathom udp ARGS` from the root namespace with h1 as the client and h2 as the server (so the
+/// report carries the emulator's counters): its arguments.
+fn udp_args<'a>(lab: &'a TestLab, args: &[&'a str]) -> Vec<&'a str> {
+    let hosts = [
         "udp",
         "--lab",
         &lab.name,
@@ -341,11 +341,31 @@ fn udp_across(lab: &TestLab, args: &[&str], secs: u64) -> serde_json::Value {
         "--clients",
         "h1",
     ];
-    all.extend_from_slice(args);
-    all.push("--json");
+    [&hosts[..], args].concat()
+}
+
+/// Runs `fathom udp ARGS --json` as [`udp_args`] says and returns its JSON document.
+fn udp_across(lab: &TestLab, args: &[&str], secs: u64) -> serde_json::Value {
+    let all = [udp_args(lab, args), vec!["--json"]].concat();
     let doc: serde_json::Value = serde_json::from_str(&fathom_ok(&all, secs)).unwrap();
     assert!(doc["error"].is_null(), "fathom {all:?}: {}", doc["error"]);
     doc
+}
+
+/// Makes a lab with `wan` and runs `fathom udp ARGS` across it (see [`udp_across`]); None when
+/// `test` is skipped for want of root.
+fn udp_lab(
+    test: &str,
+    tag: &str,
+    wan: &str,
+    args: &[&str],
+) -> Option<(TestLab, serde_json::Value)> {
+    if !root_or_skip(test) {
+        return None;
+    }
+    let lab = TestLab::up(tag, wan);
+    let doc = udp_across(&lab, args, 90);
+    Some((lab, doc))
 }
 
 /// One direction's counter delta over the test, from the report's `wan[0]`.
@@ -357,17 +377,16 @@ fn wan_delta(doc: &serde_json::Value, dir: &str, field: &str) -> u64 {
 
 #[test]
 fn udp_loss_agrees_with_the_emulators_drops_and_the_delay_is_its_delay() {
-    if !root_or_skip("udp_loss_agrees_with_the_emulators_drops_and_the_delay_is_its_delay") {
-        return;
-    }
-    let lab = TestLab::up("udploss", "loss=1%,delay=2ms");
-    let doc = udp_across(
-        &lab,
+    let Some((_lab, doc)) = udp_lab(
+        "udp_loss_agrees_with_the_emulators_drops_and_the_delay_is_its_delay",
+        "udploss",
+        "loss=1%,delay=2ms",
         &[
             "-n", "20000", "--pps", "20k", "--size", "200", "--buffer", "4M",
         ],
-        90,
-    );
+    ) else {
+        return;
+    };
     let u = &doc["summary"]["udp"];
     let lost = u["lost"].as_u64().unwrap();
     let dropped = wan_delta(&doc, "a_to_b", "dropped_loss");
@@ -387,25 +406,26 @@ fn udp_loss_agrees_with_the_emulators_drops_and_the_delay_is_its_delay() {
         d["mean_us"].as_f64().unwrap(),
         d["error_us"].as_f64().unwrap(),
     );
+    // Never under the emulator's 2 ms (less the offset's error); over it by the path's own
+    // time and a loaded machine's wake-ups, generously.
     assert!(
-        (mean - 2000.0).abs() <= error + 1000.0,
+        mean >= 2000.0 - error - 100.0 && mean <= 6000.0 + error,
         "one-way delay {mean} µs ± {error}, the emulator holds 2 ms: {d}"
     );
 }
 
 #[test]
 fn udp_through_a_100m_link_is_received_at_100m_and_the_excess_is_lost() {
-    if !root_or_skip("udp_through_a_100m_link_is_received_at_100m_and_the_excess_is_lost") {
-        return;
-    }
-    let lab = TestLab::up("udprate", "rate=100M");
-    let doc = udp_across(
-        &lab,
+    let Some((lab, doc)) = udp_lab(
+        "udp_through_a_100m_link_is_received_at_100m_and_the_excess_is_lost",
+        "udprate",
+        "rate=100M",
         &[
             "-t", "3", "--size", "1472", "--rate", "150M", "--buffer", "4M",
         ],
-        90,
-    );
+    ) else {
+        return;
+    };
     let u = &doc["summary"]["udp"];
     // The emulator's rate counts whole Ethernet frames: payload + UDP 8 + IPv4 20 + Ethernet 14.
     let wire = u["datagrams_per_second"].as_f64().unwrap() * (1472.0 + 42.0) * 8.0;
