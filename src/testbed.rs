@@ -58,6 +58,7 @@ impl Testbed {
                 key,
                 bind: c.bind,
                 progress: true,
+                live: None,
             },
             interrupted: interrupt_flag(),
             scratch: None,
@@ -95,6 +96,12 @@ impl Testbed {
             run.wan = wan_record(before, fathom_lab::wan_links(lab).ok().unwrap_or_default());
         }
         Ok(fathom_report::build(&run))
+    }
+
+    /// Prints interval lines on stdout as they close in the runs to come (with each client
+    /// host's line under every one when `per_host`).
+    pub fn print_intervals(&mut self, per_host: bool) {
+        self.opts.live = Some(per_host);
     }
 
     /// The lab the agents live in, if any.

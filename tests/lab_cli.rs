@@ -49,17 +49,6 @@ fn the_command_line_is_consistent() {
     ]));
 }
 
-/// Runs `fathom lab ARGS` (bounded); returns the exit code, stdout and stderr.
-fn lab(args: &[&str]) -> (i32, String, String) {
-    let out = run(&[&["lab"][..], args].concat(), 120);
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (
-        out.status.code().unwrap_or(-1),
-        text(&out.stdout),
-        text(&out.stderr),
-    )
-}
-
 #[test]
 fn bad_input_is_refused_before_anything_is_made() {
     let (code, _, err) = lab(&["up", "--hosts", "2", "--rate", "fast", "--name", "clibad"]);

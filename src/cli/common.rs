@@ -88,6 +88,12 @@ pub struct CommonArgs {
     /// Print interval rows as CSV on stdout.
     #[arg(long)]
     pub csv: bool,
+    /// Print no interval lines while the test runs, only the table after it.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    /// With several client hosts, print each host's line under every interval line.
+    #[arg(long)]
+    pub per_host: bool,
     /// Repeat the test: at most MAX times (and at least MIN, default 3, when --confidence may
     /// stop early); reports mean, confidence interval, min, median and max.
     #[arg(long, value_parser = parse_iterations, value_name = "MAX[,MIN]")]

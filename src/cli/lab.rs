@@ -130,6 +130,10 @@ pub struct UpArgs {
     /// Seconds to wait for the links to come up and every agent to accept connections.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     pub ready_timeout: u64,
+    /// Run an sshd in every host (port 22, its addresses only) with lab-only keys, so that
+    /// `fathom lab exec h1 -- scp FILE h2:/tmp/` works as root; all removed at `lab down`.
+    #[arg(long)]
+    pub sshd: bool,
 }
 
 /// The `fathom lab wan` subcommands.

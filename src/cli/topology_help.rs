@@ -11,6 +11,7 @@ Examples:
   fathom lab up --hosts 2 --rate 100M --mtu 9000 --name slow
   fathom lab up --hosts 2 --wan \"delay=50ms,rate=1G\"      h1 - emulator - h2, 100 ms RTT
   fathom lab up --hosts 6 --wan delay=10ms        h1-h3 on sw1, h4-h6 on sw2, emulator between
+  fathom lab up --hosts 2 --sshd                   then: fathom lab exec h1 -- scp /tmp/f h2:/tmp/
   fathom lab up topology.toml --name campus"
     };
 }

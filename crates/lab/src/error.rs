@@ -52,6 +52,14 @@ pub enum Error {
         /// Its first line of stderr, or why it could not run.
         message: String,
     },
+    /// A host's sshd (`lab up --sshd`) could not be set up or did not listen in time.
+    #[error("sshd on host {host}: {reason}")]
+    Sshd {
+        /// The host.
+        host: String,
+        /// What happened, with the end of sshd's log when there is one.
+        reason: String,
+    },
     /// An agent did not accept connections in time.
     #[error("agent on host {host} is not ready: {reason}")]
     AgentNotReady {

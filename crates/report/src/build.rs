@@ -335,7 +335,7 @@ fn host(v: &View<'_>, i: usize, flows: &[FlowResult]) -> HostResult {
     }
 }
 
-fn echo(run: &RunData) -> TestEcho {
+pub(crate) fn echo(run: &RunData) -> TestEcho {
     let p = &run.plan;
     let fwd = p.flows_in(Direction::Forward).count() as u32;
     let rev = p.flows_in(Direction::Reverse).count() as u32;

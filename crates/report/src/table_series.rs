@@ -14,7 +14,7 @@ impl Exporter<Series> for Table {
 }
 
 /// Secondary figures shown after the main one, by the kind's pattern: (metric, column title).
-fn extras(s: &Series) -> &'static [(&'static str, &'static str)] {
+pub(crate) fn extras(s: &Series) -> &'static [(&'static str, &'static str)] {
     if KindId::from_name(&s.kind).is_some_and(|k| k.descriptor().is_rr()) {
         &[
             ("latency_p50_us", "p50 µs"),

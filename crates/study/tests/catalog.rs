@@ -8,8 +8,9 @@ use fathom_proto::plan::KindId;
 use fathom_study::{all, find, list_text};
 
 /// The test CLI's long options a study may sweep (`rtt` is the lab runner's pseudo-option).
-const OPTIONS: [&str; 10] = [
-    "sndbuf", "rcvbuf", "parallel", "write", "size", "quickack", "cpus", "rtt", "io", "bytes",
+const OPTIONS: [&str; 11] = [
+    "sndbuf", "rcvbuf", "parallel", "write", "size", "quickack", "cpus", "rtt", "gso", "io",
+    "bytes",
 ];
 
 #[test]
@@ -24,6 +25,7 @@ fn every_study_is_listed_and_found_by_name() {
             "cpu-scaling",
             "many-flows",
             "window-vs-rtt",
+            "small-packets",
             "file-copy"
         ]
     );
@@ -55,7 +57,7 @@ fn quick_sweeps_use_real_options_and_stay_under_50_seconds() {
             );
             for q in quick.iter().chain(&full) {
                 assert!(
-                    [KindId::Stream, KindId::Rr, KindId::File].contains(&q.kind),
+                    [KindId::Stream, KindId::Rr, KindId::Udp, KindId::File].contains(&q.kind),
                     "{}",
                     s.name
                 );

@@ -84,6 +84,7 @@ fn up(a: UpArgs, fathom_exe: &Path) -> anyhow::Result<i32> {
     let opts = UpOptions {
         agent_port: a.agent_port,
         ready_timeout: Duration::from_secs(a.ready_timeout),
+        sshd: a.sshd,
         ..UpOptions::new(&a.name, AgentCommand::fathom(fathom_exe))
     };
     let started = Instant::now();
@@ -176,9 +177,17 @@ fn up_summary(lab: &Lab, took: Duration) -> String {
             )
         })
         .collect();
+    let ssh = if hosts.iter().any(|h| h.sshd.is_some()) {
+        format!(
+            "ssh between hosts: fathom lab exec --name {name} {} -- ssh {} hostname\n",
+            first.name, last.name
+        )
+    } else {
+        String::new()
+    };
     format!(
         "lab {name} is up in {:.2} s: {} ({range}), {}, agents on port {}\n{wans}\
-         run inside a host: fathom lab exec --name {name} {} -- ip addr\n\
+         run inside a host: fathom lab exec --name {name} {} -- ip addr\n{ssh}\
          remove it:         fathom lab down --name {name}\n",
         took.as_secs_f64(),
         count(hosts.len(), "host", "hosts"),
