@@ -1,6 +1,7 @@
 //! File copies end to end on loopback: every size with every I/O mode arrives byte-identical
 //! (compared here, not only by fathom's checksum), the agent stays below its files root,
-//! refuses overwrites, leaves nothing under the target name when killed mid-put, and bad input
+//! refuses overwrites, leaves nothing under the target name when killed mid-put or when the disk
+//! fills (reported with the bytes written), and bad input
 //! is one clear line with its exit code.
 
 mod common;
@@ -263,4 +264,31 @@ fn bad_input_is_one_line_with_its_exit_code() {
         "outside the agent's files root",
     );
     assert!(!dir.path().join("a").exists());
+}
+
+#[test]
+fn a_full_disk_is_reported_with_what_was_written_and_leaves_nothing() {
+    if !root_or_ci() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (full, src) = (dir.path().join("full"), dir.path().join("src"));
+    std::fs::create_dir(&full).unwrap();
+    std::fs::write(&src, pattern(300_000)).unwrap();
+    // A 64K tmpfs in a mount namespace of its own: it vanishes with the command.
+    let script = format!(
+        "mount -t tmpfs -o size=64k tmpfs {f} && {bin} file put {s} :x --files-root {f} --no-store >/dev/null; rc=$?; ls -A {f} >&2; exit $rc",
+        f = full.display(),
+        bin = env!("CARGO_BIN_EXE_fathom"),
+        s = src.display()
+    );
+    let out = run_program("unshare", &["-m", "sh", "-c", &script], 60);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("disk full after 65536 bytes"), "{err}");
+    assert_eq!(
+        err.trim().lines().count(),
+        1,
+        "nothing left in the full directory: {err}"
+    );
 }

@@ -131,22 +131,41 @@ impl Receiver {
             false => fill,
         };
         let t = crate::clock::now_ns();
-        let r = self.target.file.write_all_at(&self.buf.get()[..len], at);
+        let r = self.write_at(len, fill, at);
         self.c.disk_ns += crate::clock::now_ns() - t;
-        if let Err(e) = r {
-            return Err(match e.raw_os_error() {
-                Some(libc::ENOSPC) | Some(libc::EDQUOT) => io::Error::new(
-                    io::ErrorKind::StorageFull,
-                    format!(
-                        "disk full after {} bytes of this range were written: {e}",
-                        self.c.disk_bytes
-                    ),
-                ),
-                _ => e,
-            });
-        }
-        self.c.disk_bytes += fill as u64;
+        r?;
         self.fill = 0;
+        Ok(())
+    }
+
+    /// Writes the first `len` bytes of the buffer at `at`, counting the file's bytes (the first
+    /// `fill`) as they land, so that a full disk is reported with what was written.
+    fn write_at(&mut self, len: usize, fill: usize, at: u64) -> io::Result<()> {
+        let mut done = 0;
+        while done < len {
+            match self
+                .target
+                .file
+                .write_at(&self.buf.get()[done..len], at + done as u64)
+            {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.c.disk_bytes += (done + n).min(fill).saturating_sub(done.min(fill)) as u64;
+                    done += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT)) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::StorageFull,
+                        format!(
+                            "disk full after {} bytes of this range were written: {e}",
+                            self.c.disk_bytes
+                        ),
+                    ))
+                }
+                Err(e) => return Err(e),
+            }
+        }
         Ok(())
     }
 
