@@ -117,6 +117,7 @@ impl UdpArgs {
                 blast: self.blast,
                 faults: (faults != UdpFaults::default()).then_some(faults),
             }),
+            tls: None,
             client,
             server,
         })

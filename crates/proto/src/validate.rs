@@ -121,6 +121,7 @@ impl TestPlan {
         )?;
         self.validate_rr()?;
         self.validate_udp()?;
+        self.validate_tls()?;
         self.validate_socket()?;
         validate_side(
             &self.client,
