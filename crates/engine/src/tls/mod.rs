@@ -223,9 +223,29 @@ impl TlsEnd {
         let r = drive(&mut c, sock);
         let took = start.elapsed().as_nanos() as u64;
         sock.set_read_timeout(None)?;
-        r?;
+        r.map_err(|e| self.explain(e))?;
         self.note(&c);
         Ok((c, took))
+    }
+}
+
+impl TlsEnd {
+    /// A handshake's failure in words: which end refused what.
+    fn explain(&self, e: io::Error) -> io::Error {
+        let Some(tls) = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) else {
+            return e;
+        };
+        let what = match (&self.config, tls) {
+            (
+                Config::Client(_),
+                rustls::Error::InvalidCertificate(rustls::CertificateError::Other(_)),
+            ) => pin::REFUSED.to_string(),
+            (Config::Server(_), _) => {
+                format!("the connecting side refused this end's certificate or session ({tls})")
+            }
+            _ => return e,
+        };
+        io::Error::new(e.kind(), what)
     }
 }
 

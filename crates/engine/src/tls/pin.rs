@@ -9,6 +9,23 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, Error, SignatureScheme};
 use std::sync::Arc;
 
+/// The refusal of any other certificate.
+#[derive(Debug)]
+struct NotPinned;
+
+/// Why the connecting side refused a certificate.
+pub const REFUSED: &str = "the data port presented a certificate other than the one the agent \
+     named over the control connection (a man in the middle, or another server on that port); \
+     refused";
+
+impl std::fmt::Display for NotPinned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(REFUSED)
+    }
+}
+
+impl std::error::Error for NotPinned {}
+
 /// Accepts one certificate, byte for byte.
 #[derive(Debug)]
 pub struct Pinned {
@@ -35,9 +52,9 @@ impl ServerCertVerifier for Pinned {
         if end_entity.as_ref() == self.cert.as_slice() {
             Ok(ServerCertVerified::assertion())
         } else {
-            Err(Error::InvalidCertificate(
-                CertificateError::ApplicationVerificationFailure,
-            ))
+            Err(Error::InvalidCertificate(CertificateError::Other(
+                rustls::OtherError(Arc::new(NotPinned)),
+            )))
         }
     }
 
