@@ -111,3 +111,25 @@ fn bad_tls_options_are_refused_with_one_line() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
 }
+
+#[test]
+fn compare_clear_runs_both_and_reports_the_ratios() {
+    let args = [
+        "stream",
+        "--compare-clear",
+        "-n",
+        "20M",
+        "--iterations",
+        "1",
+        "--json",
+    ];
+    let out = run(&args, 120);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j = json(&out);
+    assert_eq!(j["document"], "tls-comparison", "{j}");
+    assert_eq!(j["rounds"].as_u64(), Some(1));
+    for key in ["tls", "clear", "ratio"] {
+        assert!(j[key]["rate"].as_f64().unwrap() > 0.0, "{j}");
+        assert!(j[key]["cpu_local"].as_f64().unwrap() > 0.0, "{j}");
+    }
+}
