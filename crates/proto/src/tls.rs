@@ -15,6 +15,10 @@ pub const MAX_RECORD: u32 = 16_384;
 /// The smallest record payload rustls accepts as a fragment size.
 pub const MIN_RECORD: u32 = 64;
 
+/// Memory one TLS connection may hold on an end, for the plan's memory estimate: the engine's
+/// ciphertext read buffer (four records), rustls's send queue (256 KB) and its receive buffers.
+pub const SESSION_MEMORY: u64 = 384 << 10;
+
 /// The TLS protocol version.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TlsVersion {

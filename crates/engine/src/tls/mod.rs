@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 const SERVER_NAME: &str = "fathom";
 /// How long one blocking handshake may take before the start.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-/// TLS bytes a session may hold unsent (rustls's default is 64 KB): four full records per
-/// write_tls call.
+/// TLS bytes a session may hold unsent (rustls's default is 64 KB): sixteen full records per
+/// write_tls call (counted in `fathom_proto::tls::SESSION_MEMORY`).
 const BUFFER_LIMIT: usize = 256 << 10;
 
 /// The crypto provider every session uses (chosen by measurement: bench/RESULTS.md).
