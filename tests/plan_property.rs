@@ -210,6 +210,7 @@ fn plan() -> impl Strategy<Value = TestPlan> {
                         zerocopy: zerocopy && kind == KindId::Stream,
                         rr,
                         udp,
+                        tls: None,
                         client,
                         server,
                     }

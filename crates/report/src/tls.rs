@@ -56,7 +56,7 @@ pub fn fill(v: &View<'_>, s: &mut Summary) {
             .zip(wire)
             .filter(|(a, _)| *a > 0)
             .map(|(a, w)| (w as f64 - a as f64) / a as f64 * 100.0),
-        cpu_s_per_gb: s.rr.is_none().then(|| ServiceDemand {
+        cpu_s_per_gb: s.rr.is_none().then_some(ServiceDemand {
             local: sd.local * US_PER_KB_TO_S_PER_GB,
             remote: sd.remote * US_PER_KB_TO_S_PER_GB,
         }),
