@@ -6,6 +6,7 @@ pub mod method;
 pub mod rr;
 pub mod stream;
 pub mod tls;
+pub mod topology_help;
 pub mod udp;
 pub mod units;
 

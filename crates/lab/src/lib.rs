@@ -36,6 +36,7 @@ mod operstate;
 mod privilege;
 mod process;
 mod script;
+mod sshd;
 mod state;
 mod status;
 pub mod topology;
