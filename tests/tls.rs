@@ -8,7 +8,9 @@ use serde_json::Value;
 
 fn tls_run(args: &[&str]) -> Value {
     let mut all = args.to_vec();
-    all.push("--json");
+    if !all.contains(&"--json") {
+        all.push("--json");
+    }
     let out = run(&all, 120);
     assert!(out.status.success(), "{all:?}: {}", stderr(&out));
     let j = json(&out);
@@ -131,5 +133,15 @@ fn compare_clear_runs_both_and_reports_the_ratios() {
     for key in ["tls", "clear", "ratio"] {
         assert!(j[key]["rate"].as_f64().unwrap() > 0.0, "{j}");
         assert!(j[key]["cpu_local"].as_f64().unwrap() > 0.0, "{j}");
+    }
+}
+
+#[test]
+fn a_client_agent_pins_the_server_agents_certificate() {
+    let server = Agent::start(&[]);
+    let client = Agent::start(&[]);
+    for kind_args in [&["stream", "--tls", "-n", "10M"][..], &["crr", "--tls", "-n", "100"]] {
+        let j = tls_run(&across(&server.target(), &client.target(), kind_args));
+        assert_eq!(j["summary"]["tls"]["version"], "1.3", "{kind_args:?}: {j}");
     }
 }
