@@ -93,6 +93,7 @@ fn udp(kind: KindId) -> impl Strategy<Value = Option<UdpOptions>> {
             pps: Some(pps),
             blast: false,
             faults: None,
+            gso: false,
         })
     })
 }

@@ -85,6 +85,7 @@ fn plan(kind: KindId, flows: u32) -> TestPlan {
             pps: Some(1000.0),
             blast: false,
             faults: None,
+            gso: false,
         }),
         ..TestPlan::default()
     }

@@ -15,3 +15,4 @@ mod worker;
 
 pub use endpoint::{Aborter, Prepared, Running};
 pub use kind::{Side, Sockets};
+pub use kinds::{offload_available as udp_offload_available, unsupported as udp_offload_refused};
