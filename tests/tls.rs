@@ -140,7 +140,10 @@ fn compare_clear_runs_both_and_reports_the_ratios() {
 fn a_client_agent_pins_the_server_agents_certificate() {
     let server = Agent::start(&[]);
     let client = Agent::start(&[]);
-    for kind_args in [&["stream", "--tls", "-n", "10M"][..], &["crr", "--tls", "-n", "100"]] {
+    for kind_args in [
+        &["stream", "--tls", "-n", "10M"][..],
+        &["crr", "--tls", "-n", "100"],
+    ] {
         let j = tls_run(&across(&server.target(), &client.target(), kind_args));
         assert_eq!(j["summary"]["tls"]["version"], "1.3", "{kind_args:?}: {j}");
     }
