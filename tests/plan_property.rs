@@ -212,6 +212,7 @@ fn plan() -> impl Strategy<Value = TestPlan> {
                         rr,
                         udp,
                         file: None,
+                        tls: None,
                         client,
                         server,
                     }

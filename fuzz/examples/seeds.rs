@@ -124,6 +124,7 @@ fn conversations() -> Vec<(String, Vec<ToAgent>)> {
                     port: 5301,
                     udp_ports: vec![5302, 5303],
                     cookie: [1; 16],
+                    cert: None,
                 })),
                 ToAgent::Abort {
                     reason: "seed".into(),

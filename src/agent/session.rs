@@ -7,6 +7,7 @@ use super::stream::ControlStream;
 use super::{data, AgentConfig, Reservation, Slot};
 use crate::connect::{self, ServerData};
 use fathom_engine::kind::{kind, Wiring};
+use fathom_engine::tls::TlsEnd;
 use fathom_engine::{clock, measure::host, Aborter, Prepared, Side, Sockets};
 use fathom_proto::plan::TestPlan;
 use fathom_proto::sample::{EndpointInfo, FlowInfo, Snapshot};
@@ -293,6 +294,8 @@ struct Test {
     memory: Option<Reservation>,
     /// The directory file copies stay below (the agent's `--files-root`).
     files_root: Option<std::path::PathBuf>,
+    /// TLS tests: this end's configuration.
+    tls: Option<TlsEnd>,
 }
 
 impl Test {
@@ -316,10 +319,18 @@ impl Test {
         self.sockets = (0..n).map(|_| None).collect();
         let plan = Arc::new(plan);
         self.plan = Some(plan.clone());
+        let cert = match &plan.tls {
+            Some(opts) => {
+                self.tls = Some(cfg.tls_server(opts)?);
+                cfg.identity.get().map(|id| id.cert_der())
+            }
+            None => None,
+        };
         let ready = |port, udp_ports| ToController::Ready {
             port,
             udp_ports,
             cookie,
+            cert: cert.clone(),
         };
         match kind(plan.kind).map_err(|e| e.to_string())?.wiring() {
             Wiring::TcpPerFlow => {
@@ -380,11 +391,13 @@ impl Test {
         self.memory = Some(cfg.admit(&j.plan, &j.plan.client, j.flows.len())?);
         self.files_root = cfg.files_root.clone();
         self.plan = Some(Arc::new(j.plan.clone()));
+        self.tls = connect::tls_client(&j.plan, j.cert.clone())?;
         let server = ServerData {
             ip: j.server,
             port: j.port,
             udp_ports: j.udp_ports,
             cookie: j.cookie,
+            cert: j.cert,
         };
         let sockets = connect::connect(&server, &j.plan, &j.flows, None)?;
         self.prepare(Side::Client, j.flows, sockets)
@@ -397,8 +410,14 @@ impl Test {
         sockets: Sockets,
     ) -> Result<Vec<FlowInfo>, String> {
         let plan = self.plan.clone().ok_or("data before Setup")?;
-        let prepared = Prepared::new(plan, (side, self.files_root.as_deref()), ids, sockets)
-            .map_err(|e| format!("cannot set up the flows: {e}"))?;
+        let prepared = Prepared::new(
+            plan,
+            (side, self.files_root.as_deref()),
+            ids,
+            sockets,
+            self.tls.clone(),
+        )
+        .map_err(|e| format!("cannot set up the flows: {e}"))?;
         let infos = prepared.flow_infos().to_vec();
         self.prepared = Some(prepared);
         Ok(infos)

@@ -161,6 +161,7 @@ impl FileArgs {
             zerocopy: self.size.is_some() && (self.sendfile || self.splice),
             rr: None,
             udp: None,
+            tls: None,
             file: Some(FileOptions {
                 path: split_remote(&remote).1,
                 local,

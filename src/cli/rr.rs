@@ -58,6 +58,9 @@ pub struct RrArgs {
     /// Test-only fault: the UDP responder ignores every Nth request.
     #[arg(long, hide = true, value_name = "N")]
     pub test_drop_every: Option<u32>,
+    /// TLS options.
+    #[command(flatten)]
+    pub tls: super::tls::TlsArgs,
 }
 
 /// Parses `REQ[,RESP]`.
@@ -128,6 +131,7 @@ impl RrArgs {
             }),
             udp: None,
             file: None,
+            tls: self.tls.options()?,
             client,
             server,
         })

@@ -144,6 +144,7 @@ impl UdpArgs {
             rr: None,
             udp: Some(udp),
             file: None,
+            tls: None,
             client,
             server,
         })

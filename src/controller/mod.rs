@@ -84,8 +84,15 @@ pub fn run(
     let mut members = vec![Member::remote(server, server_sync)];
     if topo.clients.is_empty() {
         let socks = crate::connect::connect(&ready, &plan, &shares[0], opts.bind)?;
-        let prepared = Prepared::new(plan.clone(), (Side::Client, None), shares[0].clone(), socks)
-            .map_err(|e| format!("cannot set up the flows: {e}"))?;
+        let tls = crate::connect::tls_client(&plan, ready.cert.clone())?;
+        let prepared = Prepared::new(
+            plan.clone(),
+            (Side::Client, None),
+            shares[0].clone(),
+            socks,
+            tls,
+        )
+        .map_err(|e| format!("cannot set up the flows: {e}"))?;
         ends.push(EndData {
             name: "local".into(),
             role: Role::Client,

@@ -8,6 +8,7 @@ use crate::kind::{kind, Flow, Setup, Side, Sockets};
 use crate::measure::{counters::FlowStats, cpu, host, latency, tcp_info, udp_snmp};
 use crate::schedule::Schedule;
 use crate::sockopt;
+use crate::tls::TlsEnd;
 use crate::worker::{self, WorkerPlan, WorkerResult, WorkerShared};
 use fathom_proto::plan::TestPlan;
 use fathom_proto::sample::{CpuSnapshot, EndpointInfo, FlowInfo, Mark, Snapshot};
@@ -32,16 +33,19 @@ pub struct Prepared {
     infos: Vec<FlowInfo>,
     stats: Vec<Arc<FlowStats>>,
     groups: Vec<Vec<Box<dyn Flow>>>,
+    tls: Option<(TlsEnd, Vec<u64>)>,
 }
 
 impl Prepared {
-    /// Builds the flows `ids` of `side` from its data sockets; an agent's file flows stay below
-    /// `files_root`. Snapshots and infos list the flows in the order of `ids`.
+    /// Builds the flows `ids` of `side` from its data sockets; a TLS test (`tls`, this end's
+    /// configuration) shakes hands on each connected one first, and an agent's file flows stay
+    /// below `files_root`. Snapshots and infos list the flows in the order of `ids`.
     pub fn new(
         plan: Arc<TestPlan>,
         (side, files_root): (Side, Option<&std::path::Path>),
         ids: Vec<u32>,
         sockets: Sockets,
+        tls: Option<TlsEnd>,
     ) -> io::Result<Self> {
         let k = kind(plan.kind)?;
         let infos = match &sockets {
@@ -52,13 +56,17 @@ impl Prepared {
                     Ok(sockopt::flow_info(f.id, sock))
                 })
                 .collect::<io::Result<Vec<_>>>()?,
-            Sockets::Connect(_) | Sockets::Listen(_) => ids
+            Sockets::Tls(_) | Sockets::Connect(_) | Sockets::Listen(_) => ids
                 .iter()
                 .map(|&id| FlowInfo {
                     id,
                     ..Default::default()
                 })
                 .collect(),
+        };
+        let (sockets, handshakes) = match (&tls, sockets) {
+            (Some(end), Sockets::Tcp(v)) => shake_hands(end, v)?,
+            (_, other) => (other, Vec::new()),
         };
         let stats: Vec<Arc<FlowStats>> =
             ids.iter().map(|_| Arc::new(FlowStats::default())).collect();
@@ -69,6 +77,7 @@ impl Prepared {
                 ids: &ids,
                 stats: &stats,
                 files_root,
+                tls: tls.as_ref(),
             },
             sockets,
         )?;
@@ -84,6 +93,7 @@ impl Prepared {
             infos,
             stats,
             groups,
+            tls: tls.map(|end| (end, handshakes)),
         })
     }
 
@@ -150,6 +160,7 @@ impl Prepared {
             workers,
             signals: signal_rx,
             sink,
+            tls: self.tls,
         };
         let handle = std::thread::Builder::new()
             .name("fathom-sampler".into())
@@ -226,6 +237,8 @@ struct Sampler {
     workers: Vec<(Option<JoinHandle<WorkerResult>>, Arc<WorkerShared>)>,
     signals: mpsc::Receiver<Signal>,
     sink: Box<dyn FnMut(Snapshot) + Send>,
+    /// TLS tests: this end's configuration and its flows' handshake times.
+    tls: Option<(TlsEnd, Vec<u64>)>,
 }
 
 impl Sampler {
@@ -400,9 +413,31 @@ impl Sampler {
             read_size: read_size(&self.plan),
             limits: host::buffer_limits(),
             sampler_cpu_ns: clock::thread_cpu_ns(),
+            tls: self.tls.take().map(|(end, hs)| end.info(hs)),
             error,
         }
     }
+}
+
+/// Shakes hands on every connection, in flow order (the other end goes in the same order);
+/// returns the sessions and the time each took.
+fn shake_hands(
+    end: &TlsEnd,
+    socks: Vec<(fathom_proto::plan::FlowPlan, socket2::Socket)>,
+) -> io::Result<(Sockets, Vec<u64>)> {
+    let mut times = Vec::with_capacity(socks.len());
+    let mut out = Vec::with_capacity(socks.len());
+    for (f, sock) in socks {
+        let (conn, ns) = end.handshake(&sock).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("TLS handshake on data connection {}: {e}", f.id),
+            )
+        })?;
+        times.push(ns);
+        out.push((f, sock, conn));
+    }
+    Ok((Sockets::Tls(out), times))
 }
 
 enum Wait {

@@ -10,6 +10,7 @@ pub mod measure;
 pub mod schedule;
 pub mod sockopt;
 mod timer;
+pub mod tls;
 mod worker;
 
 pub use endpoint::{Aborter, Prepared, Running};

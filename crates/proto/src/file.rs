@@ -138,6 +138,9 @@ impl TestPlan {
         if f.size.is_some_and(|s| s > MAX_FILE) {
             return fail("file.size", format!("at most {MAX_FILE} bytes"));
         }
+        if self.tls.is_some() {
+            return fail("tls", "file copies run in clear".into());
+        }
         if self.flows.len() > MAX_RANGES {
             return fail(
                 "flows",

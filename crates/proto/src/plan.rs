@@ -131,6 +131,8 @@ pub struct TestPlan {
     pub udp: Option<crate::udp::UdpOptions>,
     /// What to copy and how, for the file kind.
     pub file: Option<crate::file::FileOptions>,
+    /// TLS on every data connection (TCP kinds), or clear.
+    pub tls: Option<crate::tls::TlsOptions>,
     /// The client end (the connecting side: the controller's own end, or client agents).
     pub client: SideOptions,
     /// The server end (the accepting agent).
@@ -155,6 +157,7 @@ impl Default for TestPlan {
             rr: None,
             udp: None,
             file: None,
+            tls: None,
             client: SideOptions::default(),
             server: SideOptions::default(),
         }

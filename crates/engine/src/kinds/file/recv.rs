@@ -7,8 +7,9 @@ use super::io::{Aligned, Digest};
 use super::target::Target;
 use crate::kind::{Flow, Io, Step};
 use crate::measure::counters::FlowStats;
+use crate::tls::Wire;
 use fathom_proto::file::{FileCounters, FileOptions, DIRECT_ALIGN, RANGE_HEADER};
-use std::io::{self, Read};
+use std::io;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
@@ -17,7 +18,7 @@ const BYTES_PER_TURN: u64 = 4 << 20;
 
 /// Receives one range of the target file.
 pub(super) struct Receiver {
-    sock: mio::net::TcpStream,
+    sock: Wire,
     stats: Arc<FlowStats>,
     target: Arc<Target>,
     buf: Aligned,
@@ -39,7 +40,7 @@ pub(super) struct Receiver {
 impl Receiver {
     /// A receiver writing into `target`.
     pub(super) fn new(
-        sock: mio::net::TcpStream,
+        sock: Wire,
         stats: Arc<FlowStats>,
         target: Arc<Target>,
         o: &FileOptions,
@@ -190,7 +191,7 @@ impl Receiver {
 
 impl Flow for Receiver {
     fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(&mut self.sock, t, mio::Interest::READABLE)
+        r.register(self.sock.socket(), t, mio::Interest::READABLE)
     }
 
     fn run(&mut self, _: &mut Io<'_>) -> io::Result<Step> {

@@ -5,10 +5,10 @@
 use super::io::{self as fio, Aligned, Digest};
 use crate::kind::{Flow, Io, Step};
 use crate::measure::counters::FlowStats;
+use crate::tls::Wire;
 use fathom_proto::file::{FileCounters, FileOptions, SendMode, DIRECT_ALIGN};
 use std::fs::File;
-use std::io::{self, Write};
-use std::net::Shutdown;
+use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
@@ -27,7 +27,7 @@ enum Phase {
 
 /// Sends one range of a file (or of generated data, when there is no file).
 pub(super) struct Sender {
-    sock: mio::net::TcpStream,
+    sock: Wire,
     stats: Arc<FlowStats>,
     src: Option<Arc<File>>,
     mode: SendMode,
@@ -58,7 +58,7 @@ pub(super) struct Sender {
 impl Sender {
     /// The range `off..off+len` of a `total`-byte source.
     pub(super) fn new(
-        sock: mio::net::TcpStream,
+        sock: Wire,
         stats: Arc<FlowStats>,
         src: Option<Arc<File>>,
         (off, len, total): (u64, u64, u64),
@@ -254,7 +254,7 @@ impl Sender {
 
 impl Flow for Sender {
     fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(&mut self.sock, t, mio::Interest::WRITABLE)
+        r.register(self.sock.socket(), t, mio::Interest::WRITABLE)
     }
 
     fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
@@ -268,10 +268,11 @@ impl Flow for Sender {
         loop {
             if self.advance(io)? {
                 self.stats.set_file(&self.c);
-                return match self.sock.shutdown(Shutdown::Write) {
-                    Err(e) if e.kind() != io::ErrorKind::NotConnected => Err(e),
-                    _ => Ok(Step::Done),
-                };
+                return Ok(if self.sock.close()? {
+                    Step::Done
+                } else {
+                    Step::Wait
+                });
             }
             if self.sent - start >= BYTES_PER_TURN {
                 return Ok(Step::Again);
