@@ -5,7 +5,7 @@
 
 use crate::clock;
 use crate::kind::{kind, Flow, Setup, Side, Sockets};
-use crate::measure::{counters::FlowStats, cpu, host, latency, tcp_info, udp_snmp};
+use crate::measure::{counters::FlowStats, cpu, host, latency, sock_diag::TcpInfos, udp_snmp};
 use crate::schedule::Schedule;
 use crate::sockopt;
 use crate::worker::{self, WorkerPlan, WorkerResult, WorkerShared};
@@ -31,6 +31,7 @@ pub struct Prepared {
     ids: Vec<u32>,
     infos: Vec<FlowInfo>,
     stats: Vec<Arc<FlowStats>>,
+    tcp: TcpInfos,
     groups: Vec<Vec<Box<dyn Flow>>>,
 }
 
@@ -71,6 +72,9 @@ impl Prepared {
             },
             sockets,
         )?;
+        // Chosen here, before the start is agreed, since choosing reads every socket twice.
+        let fds: Vec<i32> = stats.iter().map(|s| s.fd()).collect();
+        let tcp = TcpInfos::new(&fds);
         let threads = worker_count(&plan, side, flows.len());
         let mut groups: Vec<Vec<Box<dyn Flow>>> = (0..threads).map(|_| Vec::new()).collect();
         for (i, f) in flows.into_iter().enumerate() {
@@ -82,6 +86,7 @@ impl Prepared {
             ids,
             infos,
             stats,
+            tcp,
             groups,
         })
     }
@@ -138,6 +143,7 @@ impl Prepared {
             workers.push((Some(handle), shared));
         }
         let sampler = Sampler {
+            tcp: self.tcp,
             side: self.side,
             ids: self.ids,
             t0,
@@ -221,6 +227,8 @@ struct Sampler {
     plan: Arc<TestPlan>,
     infos: Vec<FlowInfo>,
     stats: Vec<Arc<FlowStats>>,
+    /// Reads every flow's TCP_INFO.
+    tcp: TcpInfos,
     /// Each worker's thread (until joined) and the state it shares with the sampler.
     workers: Vec<(Option<JoinHandle<WorkerResult>>, Arc<WorkerShared>)>,
     signals: mpsc::Receiver<Signal>,
@@ -319,11 +327,7 @@ impl Sampler {
     fn emit(&mut self, mark: Mark, at: Option<u64>) {
         let mut flows: Vec<_> = self.stats.iter().map(|s| s.snapshot()).collect();
         let at = at.unwrap_or_else(clock::now_ns);
-        for (f, s) in flows.iter_mut().zip(&self.stats) {
-            if s.fd() >= 0 {
-                f.tcp = tcp_info::read(s.fd());
-            }
-        }
+        self.tcp.read(&mut flows);
         let (process_user_us, process_system_us) = cpu::process_rusage_us();
         let cpu = CpuSnapshot {
             per_cpu: cpu::proc_stat(),
