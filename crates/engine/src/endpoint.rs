@@ -9,7 +9,7 @@ use crate::measure::{counters::FlowStats, cpu, host, latency, sock_diag::TcpInfo
 use crate::schedule::Schedule;
 use crate::sockopt;
 use crate::worker::{self, WorkerPlan, WorkerResult, WorkerShared};
-use fathom_proto::plan::TestPlan;
+use fathom_proto::plan::{KindId, TestPlan};
 use fathom_proto::sample::{CpuSnapshot, EndpointInfo, FlowInfo, Mark, Snapshot};
 use std::io;
 use std::os::unix::thread::JoinHandleExt;
@@ -33,6 +33,10 @@ pub struct Prepared {
     stats: Vec<Arc<FlowStats>>,
     tcp: TcpInfos,
     groups: Vec<Vec<Box<dyn Flow>>>,
+    /// Defaults chosen for the path, with why (see [`EndpointInfo::defaults`]).
+    defaults: Vec<String>,
+    /// The send buffer chosen for the path (see [`EndpointInfo::chosen_sndbuf`]).
+    chosen_sndbuf: Option<u32>,
 }
 
 impl Prepared {
@@ -45,14 +49,26 @@ impl Prepared {
         sockets: Sockets,
     ) -> io::Result<Self> {
         let k = kind(plan.kind)?;
+        let mut chosen_sndbuf = None;
         let infos = match &sockets {
-            Sockets::Tcp(v) | Sockets::Udp(v) => v
-                .iter()
-                .map(|(f, sock)| {
-                    sockopt::apply_connected(std::os::fd::AsRawFd::as_raw_fd(sock), &plan.socket)?;
-                    Ok(sockopt::flow_info(f.id, sock))
-                })
-                .collect::<io::Result<Vec<_>>>()?,
+            Sockets::Tcp(v) | Sockets::Udp(v) => {
+                if matches!(sockets, Sockets::Tcp(_)) && plan.kind == KindId::Stream {
+                    let mut applied = false;
+                    for (_, sock) in v {
+                        applied |= sockopt::loopback_sndbuf(sock, &plan.socket)?;
+                    }
+                    chosen_sndbuf = applied.then_some(sockopt::LOOPBACK_SNDBUF);
+                }
+                v.iter()
+                    .map(|(f, sock)| {
+                        sockopt::apply_connected(
+                            std::os::fd::AsRawFd::as_raw_fd(sock),
+                            &plan.socket,
+                        )?;
+                        Ok(sockopt::flow_info(f.id, sock))
+                    })
+                    .collect::<io::Result<Vec<_>>>()?
+            }
             Sockets::Connect(_) | Sockets::Listen(_) => ids
                 .iter()
                 .map(|&id| FlowInfo {
@@ -88,6 +104,11 @@ impl Prepared {
             stats,
             tcp,
             groups,
+            defaults: chosen_sndbuf
+                .map(|_| sockopt::loopback_sndbuf_note())
+                .into_iter()
+                .collect(),
+            chosen_sndbuf,
         })
     }
 
@@ -151,6 +172,8 @@ impl Prepared {
             schedule,
             plan: self.plan,
             infos: self.infos,
+            defaults: self.defaults,
+            chosen_sndbuf: self.chosen_sndbuf,
             stats: self.stats,
             workers,
             signals: signal_rx,
@@ -226,6 +249,8 @@ struct Sampler {
     schedule: Schedule,
     plan: Arc<TestPlan>,
     infos: Vec<FlowInfo>,
+    defaults: Vec<String>,
+    chosen_sndbuf: Option<u32>,
     stats: Vec<Arc<FlowStats>>,
     /// Reads every flow's TCP_INFO.
     tcp: TcpInfos,
@@ -404,6 +429,8 @@ impl Sampler {
             limits: host::buffer_limits(),
             sampler_cpu_ns: clock::thread_cpu_ns(),
             error,
+            chosen_sndbuf: self.chosen_sndbuf,
+            defaults: std::mem::take(&mut self.defaults),
         }
     }
 }
