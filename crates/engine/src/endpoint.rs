@@ -6,10 +6,11 @@
 use crate::clock;
 use crate::kind::{kind, Flow, Setup, Side, Sockets};
 use crate::measure::{counters::FlowStats, cpu, host, latency, sock_diag::TcpInfos, udp_snmp};
+use crate::path::PathDefaults;
 use crate::schedule::Schedule;
 use crate::sockopt;
 use crate::worker::{self, WorkerPlan, WorkerResult, WorkerShared};
-use fathom_proto::plan::{KindId, TestPlan};
+use fathom_proto::plan::TestPlan;
 use fathom_proto::sample::{CpuSnapshot, EndpointInfo, FlowInfo, Mark, Snapshot};
 use std::io;
 use std::os::unix::thread::JoinHandleExt;
@@ -33,10 +34,8 @@ pub struct Prepared {
     stats: Vec<Arc<FlowStats>>,
     tcp: TcpInfos,
     groups: Vec<Vec<Box<dyn Flow>>>,
-    /// Defaults chosen for the path, with why (see [`EndpointInfo::defaults`]).
-    defaults: Vec<String>,
-    /// The send buffer chosen for the path (see [`EndpointInfo::chosen_sndbuf`]).
-    chosen_sndbuf: Option<u32>,
+    /// Defaults chosen for the path, with why.
+    path: PathDefaults,
 }
 
 impl Prepared {
@@ -49,26 +48,15 @@ impl Prepared {
         sockets: Sockets,
     ) -> io::Result<Self> {
         let k = kind(plan.kind)?;
-        let mut chosen_sndbuf = None;
+        let path = crate::path::choose(&plan, &sockets)?;
         let infos = match &sockets {
-            Sockets::Tcp(v) | Sockets::Udp(v) => {
-                if matches!(sockets, Sockets::Tcp(_)) && plan.kind == KindId::Stream {
-                    let mut applied = false;
-                    for (_, sock) in v {
-                        applied |= sockopt::loopback_sndbuf(sock, &plan.socket)?;
-                    }
-                    chosen_sndbuf = applied.then_some(sockopt::LOOPBACK_SNDBUF);
-                }
-                v.iter()
-                    .map(|(f, sock)| {
-                        sockopt::apply_connected(
-                            std::os::fd::AsRawFd::as_raw_fd(sock),
-                            &plan.socket,
-                        )?;
-                        Ok(sockopt::flow_info(f.id, sock))
-                    })
-                    .collect::<io::Result<Vec<_>>>()?
-            }
+            Sockets::Tcp(v) | Sockets::Udp(v) => v
+                .iter()
+                .map(|(f, sock)| {
+                    sockopt::apply_connected(std::os::fd::AsRawFd::as_raw_fd(sock), &plan.socket)?;
+                    Ok(sockopt::flow_info(f.id, sock))
+                })
+                .collect::<io::Result<Vec<_>>>()?,
             Sockets::Connect(_) | Sockets::Listen(_) => ids
                 .iter()
                 .map(|&id| FlowInfo {
@@ -104,11 +92,7 @@ impl Prepared {
             stats,
             tcp,
             groups,
-            defaults: chosen_sndbuf
-                .map(|_| sockopt::loopback_sndbuf_note())
-                .into_iter()
-                .collect(),
-            chosen_sndbuf,
+            path,
         })
     }
 
@@ -143,6 +127,7 @@ impl Prepared {
                 pin: side_opts
                     .affinity
                     .as_ref()
+                    .or(self.path.pins.as_ref())
                     .filter(|c| !c.is_empty())
                     .map(|c| c[i % c.len()]),
                 cpu_set: side_opts.cpu_set.clone(),
@@ -172,8 +157,8 @@ impl Prepared {
             schedule,
             plan: self.plan,
             infos: self.infos,
-            defaults: self.defaults,
-            chosen_sndbuf: self.chosen_sndbuf,
+            defaults: self.path.notes,
+            chosen_sndbuf: self.path.sndbuf,
             stats: self.stats,
             workers,
             signals: signal_rx,

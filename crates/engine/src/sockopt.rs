@@ -36,41 +36,6 @@ pub fn apply_buffers(sock: &Socket, o: &SocketOptions) -> io::Result<()> {
     Ok(())
 }
 
-/// The send buffer a stream's sockets get on a loopback path when the plan leaves it to the
-/// kernel: the receiver then copies data the sender wrote a moment before, still in cache
-/// (bench/RESULTS.md: several times the autotuned rate on loopback, from one flow to 1000).
-/// Real paths keep autotuning: any bandwidth-delay product above this size needs it.
-pub const LOOPBACK_SNDBUF: u32 = 64 << 10;
-
-/// True when a connected socket's peer is on this host: a loopback address, or the socket's
-/// own address (a connection to one of this host's addresses goes over loopback too).
-pub fn is_loopback(sock: &Socket) -> bool {
-    let ip = |a: io::Result<socket2::SockAddr>| a.ok().and_then(|a| a.as_socket()).map(|a| a.ip());
-    match (ip(sock.local_addr()), ip(sock.peer_addr())) {
-        (Some(l), Some(p)) => p.is_loopback() || l == p,
-        _ => false,
-    }
-}
-
-/// Sets [`LOOPBACK_SNDBUF`] on a connected socket whose path is loopback, unless the plan asks
-/// for a send buffer; true when it did.
-pub fn loopback_sndbuf(sock: &Socket, o: &SocketOptions) -> io::Result<bool> {
-    if o.sndbuf.is_some() || !is_loopback(sock) {
-        return Ok(false);
-    }
-    sock.set_send_buffer_size(LOOPBACK_SNDBUF as usize)?;
-    Ok(true)
-}
-
-/// The note a result carries when [`loopback_sndbuf`] applied.
-pub fn loopback_sndbuf_note() -> String {
-    format!(
-        "loopback path: send buffers {}K instead of autotuned (the receiver copies data still in \
-         cache; --sndbuf or --buffer overrides)",
-        LOOPBACK_SNDBUF >> 10
-    )
-}
-
 /// Applies the options that may be (re)set on a connected socket: Nagle, quick ACKs, busy poll.
 pub fn apply_connected(fd: RawFd, o: &SocketOptions) -> io::Result<()> {
     if o.busy_poll {
