@@ -45,7 +45,7 @@ fn lab(a: cli::lab::LabArgs, json: bool) -> ExitCode {
     let exe = std::env::current_exe().unwrap_or_else(|_| "fathom".into());
     match commands::lab::run(a, &exe) {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
-        Err(e) => fail(Failure::Runtime(e.to_string()), json),
+        Err(e) => fail(commands::lab::failure(e), json),
     }
 }
 
@@ -63,13 +63,31 @@ fn usage(e: clap::Error, json: bool) -> ExitCode {
             ExitCode::SUCCESS
         };
     }
-    let rendered = e.render().to_string();
-    let line = rendered
+    fail(Failure::Usage(one_line(&e.render().to_string())), json)
+}
+
+/// clap's rendered error as one line: the message with what it names (the missing arguments,
+/// the possible values) and its tips ("a similar argument exists: '--parallel'"), without the
+/// usage synopsis and the pointer to --help.
+fn one_line(rendered: &str) -> String {
+    let mut line = String::new();
+    for part in rendered
         .lines()
-        .next()
-        .unwrap_or("error: bad usage")
-        .trim_start_matches("error: ");
-    fail(Failure::Usage(line.to_string()), json)
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+    {
+        let part = part.trim_start_matches("error: ");
+        if !line.is_empty() {
+            line.push_str(if part.starts_with("tip:") { "; " } else { " " });
+        }
+        line.push_str(part);
+    }
+    if line.is_empty() {
+        "bad usage".into()
+    } else {
+        line
+    }
 }
 
 fn fail(f: Failure, json: bool) -> ExitCode {

@@ -39,6 +39,7 @@ impl Testbed {
                 key,
                 bind: c.bind,
                 progress: true,
+                live: None,
             },
             interrupted: interrupt_flag(),
         })
@@ -56,6 +57,12 @@ impl Testbed {
             run.wan = wan_record(before, fathom_lab::wan_links(lab).ok().unwrap_or_default());
         }
         Ok(fathom_report::build(&run))
+    }
+
+    /// Prints interval lines on stdout as they close in the runs to come (with each client
+    /// host's line under every one when `per_host`).
+    pub fn print_intervals(&mut self, per_host: bool) {
+        self.opts.live = Some(per_host);
     }
 
     /// The lab the agents live in, if any.
@@ -96,7 +103,8 @@ fn wan_record(
 }
 
 /// The server and clients the options name, and the lab whose hosts they are (if any); lab
-/// host names resolve in the lab.
+/// host names resolve in the lab, and are refused as ambiguous when several labs run and none
+/// is picked.
 fn topology(
     c: &CommonArgs,
     ipv6: Option<bool>,
@@ -111,8 +119,13 @@ fn topology(
         ));
     };
     let lab = lab(c.lab.as_deref())?;
-    let resolve =
-        |name: &str| Target::lab_or_resolve(name, lab.as_ref(), ipv6).map_err(Failure::Runtime);
+    let resolve = |name: &str| match &lab {
+        Err(several) if is_lab_host(name) => Err(Failure::Usage(format!(
+            "'{name}' is a lab host, and several labs are running ({several}); pick one with --lab"
+        ))),
+        _ => Target::lab_or_resolve(name, lab.as_ref().ok().and_then(Option::as_ref), ipv6)
+            .map_err(Failure::Runtime),
+    };
     let server = resolve(server)?;
     let clients = c
         .clients
@@ -126,20 +139,33 @@ fn topology(
         )));
     }
     let in_lab = server.netns.is_some() || clients.iter().any(|t| t.netns.is_some());
-    Ok((Topology { server, clients }, lab.filter(|_| in_lab)))
+    Ok((
+        Topology { server, clients },
+        lab.ok().flatten().filter(|_| in_lab),
+    ))
 }
 
-/// The lab named by --lab, or the only running one (none if no lab runs).
-fn lab(name: Option<&str>) -> Result<Option<fathom_lab::Lab>, Failure> {
+/// The lab named by --lab, else the one the lab subcommands would pick (the only one running,
+/// or `lab` among several); none if no lab runs; `Err(names)` when several run and none is
+/// picked.
+fn lab(name: Option<&str>) -> Result<Result<Option<fathom_lab::Lab>, String>, Failure> {
     match name {
         Some(n) => fathom_lab::Lab::load(n)
-            .map(Some)
+            .map(|l| Ok(Some(l)))
             .map_err(|e| Failure::Runtime(format!("--lab {n}: {e}"))),
-        None => match fathom_lab::running_labs().as_slice() {
-            [only] => Ok(fathom_lab::Lab::load(only).ok()),
-            _ => Ok(None),
+        None if fathom_lab::running_labs().is_empty() => Ok(Ok(None)),
+        None => match fathom_lab::resolve_name(None) {
+            Ok(n) => Ok(Ok(fathom_lab::Lab::load(&n).ok())),
+            Err(_) => Ok(Err(fathom_lab::running_labs().join(", "))),
         },
     }
+}
+
+/// True when `name` is a host of some running lab.
+fn is_lab_host(name: &str) -> bool {
+    fathom_lab::running_labs()
+        .iter()
+        .any(|l| fathom_lab::Lab::load(l).is_ok_and(|lab| lab.host(name).is_some()))
 }
 
 /// Starts an agent in this process on loopback (the embedded default).

@@ -49,27 +49,16 @@ fn the_command_line_is_consistent() {
     ]));
 }
 
-/// Runs `fathom lab ARGS` (bounded); returns the exit code, stdout and stderr.
-fn lab(args: &[&str]) -> (i32, String, String) {
-    let out = run(&[&["lab"][..], args].concat(), 120);
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (
-        out.status.code().unwrap_or(-1),
-        text(&out.stdout),
-        text(&out.stderr),
-    )
-}
-
 #[test]
 fn bad_input_is_refused_before_anything_is_made() {
     let (code, _, err) = lab(&["up", "--hosts", "2", "--rate", "fast", "--name", "clibad"]);
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "{err}");
     assert!(err.contains("rate 'fast'"), "{err}");
     let (_, _, err) = lab(&["up", "--hosts", "2", "--name", "bad name"]);
     let expected = ["lab name 'bad name'", "needs root"];
     assert!(expected.iter().any(|e| err.contains(e)), "{err}");
     let (code, _, err) = lab(&["up", "/nonexistent/topology.toml"]);
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 2, "{err}");
     assert!(err.contains("/nonexistent/topology.toml"), "{err}");
 }
 
@@ -116,4 +105,78 @@ fn up_status_exec_down_from_the_command_line() {
     let (code, _, err) = lab(&["status", "--name", &name]);
     assert_eq!(code, 1);
     assert!(err.contains(&format!("no lab named '{name}'")), "{err}");
+}
+
+#[test]
+fn two_labs_make_host_names_ambiguous_and_bad_wan_parameters_are_usage() {
+    if !root_or_ci() {
+        return;
+    }
+    let (a, b) = (
+        format!("amb{}a", std::process::id()),
+        format!("amb{}b", std::process::id()),
+    );
+    let _down = (Down(a.clone()), Down(b.clone()));
+    let (code, _, err) = lab(&["up", "--hosts", "2", "--wan", "delay=1ms", "--name", &a]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = lab(&["up", "--hosts", "2", "--name", &b]);
+    assert_eq!(code, 0, "{err}");
+    for (param, needle) in [
+        ("dealy=5ms", "unknown key 'dealy'"),
+        ("loss=150%", "'150%'"),
+        ("rate=-1G", "rates are positive"),
+    ] {
+        let (code, _, err) = lab(&["wan", "set", "--name", &a, "h1-h2", param]);
+        assert_eq!(code, 2, "{param}: {err}");
+        assert!(err.contains(needle), "{param}: {err}");
+    }
+    let out = run(
+        &["stream", "--server", "h1", "--clients", "h2", "-t", "1"],
+        60,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("several labs are running"), "{err}");
+    assert!(err.contains("--lab"), "{err}");
+    let out = run(
+        &[
+            "stream",
+            "--lab",
+            &b,
+            "--server",
+            "h1",
+            "--clients",
+            "h2",
+            "-t",
+            "1",
+        ],
+        60,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn the_help_holds_the_topology_reference_and_wan_examples() {
+    let help = |args: &[&str]| String::from_utf8_lossy(&run(args, 30).stdout).into_owned();
+    let up = help(&["lab", "up", "--help"]);
+    for needle in [
+        "[[host]]",
+        "[[switch]]",
+        "[[link]]",
+        "[[wan]]",
+        "a_to_b",
+        "Rules",
+    ] {
+        assert!(
+            up.contains(needle),
+            "{needle} missing from lab up --help: {up}"
+        );
+    }
+    assert!(!up.contains("README"), "{up}");
+    assert!(help(&["lab", "up", "-h"]).contains("`fathom lab up --help` describes them"));
+    let wan = help(&["lab", "wan", "--help"]);
+    assert!(
+        wan.contains("Examples:\n  fathom lab wan set h1-h2"),
+        "{wan}"
+    );
 }

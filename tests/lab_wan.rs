@@ -114,10 +114,17 @@ fn act_as_fathom(args: &[String]) -> ExitCode {
             let exe = std::env::current_exe().expect("own executable");
             match fathom::commands::lab::run(lab, &exe) {
                 Ok(code) => ExitCode::from(code as u8),
-                Err(e) => {
-                    eprintln!("fathom: {e}");
-                    ExitCode::FAILURE
-                }
+                Err(e) => match fathom::commands::lab::failure(e) {
+                    fathom::Failure::Usage(m) => {
+                        eprintln!("fathom: {m}");
+                        ExitCode::from(2)
+                    }
+                    fathom::Failure::Runtime(m) => {
+                        eprintln!("fathom: {m}");
+                        ExitCode::FAILURE
+                    }
+                    fathom::Failure::Reported => ExitCode::FAILURE,
+                },
             }
         }
         Fathom::Serve { listen, key_file } => {
@@ -416,7 +423,7 @@ fn a_forwarder_stops_when_its_lab_state_vanishes() {
 fn bad_params_are_refused_naming_the_key() {
     let name = unique_name("wbad");
     let (code, _, err) = lab(&["up", "--hosts", "2", "--wan", "dealy=5ms", "--name", &name]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2, "bad usage: {err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("unknown key 'dealy'"), "{err}");
     assert!(Lab::load(&name).is_err(), "nothing was made");
@@ -424,7 +431,7 @@ fn bad_params_are_refused_naming_the_key() {
     let _guard = LabGuard(name.clone());
     lab_ok(&["up", "--hosts", "2", "--wan", "delay=1ms", "--name", &name]);
     let (code, _, err) = lab(&["wan", "set", "--name", &name, "h1-h2", "loss=5"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2, "bad usage: {err}");
     assert!(err.contains("wan h1-h2: loss: '5' needs a '%'"), "{err}");
     let (code, _, err) = lab(&["wan", "set", "--name", &name, "nope", "delay=1ms"]);
     assert_eq!(code, 1);

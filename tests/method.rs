@@ -76,6 +76,51 @@ fn iterations_report_a_confidence_interval_and_store_every_run() {
 }
 
 #[test]
+fn plots_and_reports_say_what_ran() {
+    let st = Store::new();
+    let args = [
+        "stream",
+        "-t",
+        "0.3s",
+        "-i",
+        "0.1s",
+        "--buffer",
+        "1M",
+        "--iterations",
+        "2",
+    ];
+    let out = st.run(&[&args[..], &["--json"]].concat(), 60);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json(&out);
+    let series = doc["id"].as_str().unwrap().to_string();
+    let run_id = doc["points"][0]["runs"][0].as_i64().unwrap().to_string();
+    let typed = format!("fathom {} --json --store {}", args.join(" "), st.path);
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str| dir.path().join(name).display().to_string();
+
+    // An iterated series plots run by run, its confidence intervals as error bars.
+    let out = st.run(&["plot", &series, "-o", &file("s.svg")], 20);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let svg = std::fs::read_to_string(file("s.svg")).unwrap();
+    assert!(svg.contains("over 2 iterations"), "{svg}");
+    assert!(svg.contains(&format!("series {series}: {typed}")), "{svg}");
+
+    let out = st.run(&["plot", &run_id, "-o", &file("r.svg")], 20);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let svg = std::fs::read_to_string(file("r.svg")).unwrap();
+    assert!(svg.contains(&format!("run {run_id}: {typed}")), "{svg}");
+
+    let out = st.run(&["report", &run_id, &series, "-o", &file("r.html")], 20);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = std::fs::read_to_string(file("r.html")).unwrap();
+    assert!(
+        page.contains(&format!("<code>run {run_id}: {typed}</code>")),
+        "the run's command"
+    );
+    assert!(page.contains("over 2 iterations"), "the series' chart");
+}
+
+#[test]
 fn confidence_stops_early_once_the_interval_is_narrow() {
     let st = Store::new();
     let out = st.run(
@@ -98,6 +143,33 @@ fn confidence_stops_early_once_the_interval_is_narrow() {
     let runs = doc["points"][0]["runs"].as_array().unwrap().len();
     assert!((2..10).contains(&runs), "stopped after {runs}");
     assert_eq!(doc["primary_metric"], "transactions_per_second");
+    assert_eq!(doc["points"][0]["target_met"], true);
+}
+
+#[test]
+fn a_missed_confidence_target_is_said_and_one_run_has_no_interval() {
+    let st = Store::new();
+    let args = ["rr", "-t", "0.2s", "-i", "0.1s", "--iterations", "2"];
+    let out = st.run(&[&args[..], &["--confidence", "99,0.0001%"]].concat(), 60);
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(out.status.success(), "{err}");
+    let first = err
+        .lines()
+        .find(|l| l.contains("iteration 1/2"))
+        .unwrap_or_default();
+    assert!(first.contains("no interval from one run"), "{err}");
+    assert!(!first.contains('±'), "{err}");
+    assert!(
+        err.contains("target missed: ±") && err.contains("after 2 iterations"),
+        "{err}"
+    );
+    assert!(text.contains("target missed at the test: ±"), "{text}");
+    let runs = json(&st.run(&["runs", "--series", "--json"], 10));
+    let id = format!("s{}", runs["series"][0]["id"]);
+    let shown = json(&st.run(&["show", &id, "--json"], 10));
+    assert_eq!(shown["points"][0]["target_met"], false, "{shown}");
+    let plain = json(&st.run(&[&args[..], &["--json"]].concat(), 60));
+    assert_eq!(plain["points"][0]["target_met"], serde_json::Value::Null);
 }
 
 #[test]

@@ -123,6 +123,58 @@ fn sweeps_iterations_listings_and_comparisons_match_the_schema() {
         "error_document",
         "compare a run with a series",
     );
+    compare_refusals_and_differences(db, (&sweep, &first, &rr), (&a, &b));
+}
+
+/// `compare` refuses results of different kinds (exit 2), says when two series share no
+/// point, and names the settings two runs differ in (JSON and a warning) but not when alike.
+fn compare_refusals_and_differences(
+    db: &str,
+    (sweep, first, rr): (&Value, &Value, &Value),
+    (a, b): (&str, &str),
+) {
+    let refused = |x: &str, y: &str, code: i32| {
+        let out = run(&["compare", x, y, "--store", db], 10);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(code), "{x} {y}: {err}");
+        err
+    };
+    let rr_run = run_ids(rr)[0].to_string();
+    let (rr_id, first_id) = (rr["id"].as_str().unwrap(), first["id"].as_str().unwrap());
+    for (x, y) in [(a, rr_run.as_str()), (first_id, rr_id)] {
+        let err = refused(x, y, 2);
+        assert!(
+            err.contains("(stream) and") && err.contains("(rr) are of different kinds"),
+            "{err}"
+        );
+    }
+    let sweep_id = sweep["id"].as_str().unwrap();
+    let err = refused(sweep_id, first_id, 1);
+    assert!(
+        err.contains("share no points") && err.contains("write=64K; write=1M"),
+        "{err}"
+    );
+    let points = run_ids(sweep);
+    let (p64, p1m) = (points[0].to_string(), points[1].to_string());
+    let out = run(&["compare", &p64, &p1m, "--json", "--store", db], 10);
+    let d = json(&out);
+    assert_valid_as(&d, "comparison", "compare runs that differ");
+    assert_eq!(
+        d["differences"],
+        json!([{"setting": "write_size", "a": "64K", "b": "1M"}])
+    );
+    assert!(
+        stderr(&out).contains("not set up alike (write_size 64K vs 1M)"),
+        "{}",
+        stderr(&out)
+    );
+    let alike = run(&["compare", a, b, "--json", "--store", db], 10);
+    assert_eq!(json(&alike)["differences"], json!([]));
+    assert!(
+        !stderr(&alike).contains("not set up alike"),
+        "{}",
+        stderr(&alike)
+    );
 }
 
 #[test]
@@ -164,7 +216,8 @@ fn series_example() -> Value {
         "primary_metric": "bits_per_second",
         "points": [{
             "params": [{"name": "write", "value": "64K"}], "runs": [4, 5],
-            "values": [9.0, 11.0], "metrics": [stat], "error": null
+            "values": [9.0, 11.0], "metrics": [stat], "error": null,
+            "target_met": false
         }],
         "started_unix_s": 1.0, "complete": true
     })
@@ -200,7 +253,7 @@ fn the_schema_rejects_extra_fields_wrong_types_and_non_finite_figures() {
         "change_percent": 100.0, "p": null, "significant": null, "basis": "intervals"
     });
     let comparison = json!({"document": "comparison", "a": "1", "b": "2", "level": 0.95,
-        "rows": [row]});
+        "differences": [{"setting": "parallel", "a": "1", "b": "4"}], "rows": [row]});
     assert_valid_as(&comparison, "comparison", "a comparison");
     let mut wrong = comparison;
     wrong["rows"][0]["significant"] = json!("yes");

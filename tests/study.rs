@@ -49,6 +49,24 @@ fn quick(name: &str) {
     for ext in [".svg", ".png", ".txt"] {
         assert!(files.iter().any(|f| f.ends_with(ext)), "{name}: {files:?}");
     }
+    let svgs = files.iter().filter(|f| f.ends_with(".svg")).count();
+    assert_eq!(
+        page.matches("<svg ").count(),
+        svgs,
+        "{name}: the page shows every plot written beside it"
+    );
+    let kinds: Vec<&str> = doc["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["kind"].as_str())
+        .collect();
+    if kinds.contains(&"stream") {
+        assert!(
+            page.contains(">CPU s/GB</th>") && page.contains(">retrans</th>"),
+            "{name}"
+        );
+    }
     let text = std::fs::read_to_string(out_dir.join(format!("{name}.txt"))).unwrap();
     assert!(text.contains("Findings:"), "{text}");
 }

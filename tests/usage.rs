@@ -57,3 +57,108 @@ fn json_errors_are_one_json_document() {
         assert!(j["error"].as_str().is_some_and(|e| !e.is_empty()), "{j}");
     }
 }
+
+#[test]
+fn usage_errors_keep_what_is_missing_and_the_choices_on_one_line() {
+    check(&["compare", "1"], 2, "not provided: <RUN_B>");
+    check(&["plot", "1"], 2, "--output <FILE>");
+    check(&["sweep", "stream"], 2, "--vary");
+    check(&["study"], 2, "<NAME>");
+    check(&["report"], 2, "<RUN>");
+    check(&["lab", "up"], 2, "<--hosts <N>|TOPOLOGY>");
+    check(&["lab", "exec", "h1"], 2, "<COMMAND>");
+    let values = "[possible values: both, a-to-b, b-to-a]";
+    check(
+        &[
+            "lab",
+            "wan",
+            "set",
+            "h1-h2",
+            "delay=1ms",
+            "--direction",
+            "sideways",
+        ],
+        2,
+        values,
+    );
+}
+
+#[test]
+fn misspelt_subcommands_and_flags_get_a_did_you_mean() {
+    check(&["strem"], 2, "'stream'");
+    check(
+        &["stream", "--paralel", "3"],
+        2,
+        "a similar argument exists: '--parallel'",
+    );
+}
+
+#[test]
+fn negative_values_with_units_are_called_negative() {
+    check(&["stream", "-t", "-5s"], 2, "'-5s' is negative");
+    check(&["stream", "-t", "-5"], 2, "'-5' is negative");
+    check(&["stream", "-i", "-1s"], 2, "--interval");
+    check(&["stream", "--buffer", "-64K"], 2, "sizes are positive");
+    check(&["udp", "--rate", "-1G"], 2, "rates are positive");
+    check(
+        &["lab", "up", "--hosts", "2", "--rate", "-1G"],
+        2,
+        "rates are positive",
+    );
+}
+
+#[test]
+fn bad_lab_input_is_usage() {
+    let topology = format!("{}/usage-topology.toml", env!("CARGO_TARGET_TMPDIR"));
+    std::fs::write(&topology, "x = 1\n").unwrap();
+    check(&["lab", "up", &topology], 2, "unknown field `x`");
+    check(
+        &["lab", "up", "/nonexistent/topology.toml"],
+        2,
+        "/nonexistent/topology.toml",
+    );
+    check(
+        &["lab", "up", "--hosts", "2", "--wan", "dealy=5ms"],
+        2,
+        "unknown key 'dealy'",
+    );
+    check(
+        &["lab", "up", "--hosts", "2", "--wan", "loss=150%"],
+        2,
+        "'150%'",
+    );
+    check(
+        &["lab", "up", "--hosts", "2", "--wan", "rate=-1G"],
+        2,
+        "rates are positive",
+    );
+    let err = stderr(&run(&["lab", "status", "--name", "nolab-usage"], 30));
+    assert!(err.contains("no lab named 'nolab-usage'"), "{err}");
+    assert!(
+        !err.contains("lab status"),
+        "status must not point at itself: {err}"
+    );
+}
+
+#[test]
+fn reading_commands_take_the_store_to_read_and_no_no_store() {
+    let reads: [&[&str]; 5] = [
+        &["runs"],
+        &["show", "1"],
+        &["compare", "1", "2"],
+        &["plot", "1", "-o", "x.svg"],
+        &["report", "1", "-o", "x.html"],
+    ];
+    for args in reads {
+        check(&[args, &["--no-store"]].concat(), 2, "'--no-store'");
+        let other = [args, &["--store", "/nonexistent/other.db"]].concat();
+        check(&other, 1, "no results store at /nonexistent/other.db");
+        let help = run(&[&args[..1], &["--help"]].concat(), 30);
+        let text = String::from_utf8_lossy(&help.stdout);
+        assert!(
+            text.contains("The results database to read"),
+            "{args:?}: {text}"
+        );
+        assert!(!text.contains("Do not keep this run"), "{args:?}: {text}");
+    }
+}

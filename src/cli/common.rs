@@ -33,22 +33,22 @@ pub struct CommonArgs {
     )]
     pub parallel: u32,
     /// Measured time, after the warm-up (default 10s).
-    #[arg(short = 't', long, value_parser = parse_duration, value_name = "DUR", allow_negative_numbers = true)]
+    #[arg(short = 't', long, value_parser = parse_duration, value_name = "DUR", allow_hyphen_values = true)]
     pub time: Option<u64>,
     /// Warm-up excluded from the results.
-    #[arg(long, value_parser = parse_duration, default_value = "0", value_name = "DUR", allow_negative_numbers = true)]
+    #[arg(long, value_parser = parse_duration, default_value = "0", value_name = "DUR", allow_hyphen_values = true)]
     pub omit: u64,
     /// Interval between samples.
-    #[arg(short = 'i', long, value_parser = parse_duration, default_value = "1s", value_name = "DUR", allow_negative_numbers = true)]
+    #[arg(short = 'i', long, value_parser = parse_duration, default_value = "1s", value_name = "DUR", allow_hyphen_values = true)]
     pub interval: u64,
     /// Socket buffer size, send and receive, on both ends.
-    #[arg(long, value_parser = parse_io_size, value_name = "SIZE")]
+    #[arg(long, value_parser = parse_io_size, value_name = "SIZE", allow_hyphen_values = true)]
     pub buffer: Option<u32>,
     /// Send buffer size (SO_SNDBUF), both ends.
-    #[arg(long, value_parser = parse_io_size, value_name = "SIZE", conflicts_with = "buffer")]
+    #[arg(long, value_parser = parse_io_size, value_name = "SIZE", conflicts_with = "buffer", allow_hyphen_values = true)]
     pub sndbuf: Option<u32>,
     /// Receive buffer size (SO_RCVBUF), both ends.
-    #[arg(long, value_parser = parse_io_size, value_name = "SIZE", conflicts_with = "buffer")]
+    #[arg(long, value_parser = parse_io_size, value_name = "SIZE", conflicts_with = "buffer", allow_hyphen_values = true)]
     pub rcvbuf: Option<u32>,
     /// Disable Nagle's algorithm (TCP_NODELAY).
     #[arg(long)]
@@ -88,6 +88,12 @@ pub struct CommonArgs {
     /// Print interval rows as CSV on stdout.
     #[arg(long)]
     pub csv: bool,
+    /// Print no interval lines while the test runs, only the table after it.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    /// With several client hosts, print each host's line under every interval line.
+    #[arg(long)]
+    pub per_host: bool,
     /// Repeat the test: at most MAX times (and at least MIN, default 3, when --confidence may
     /// stop early); reports mean, confidence interval, min, median and max.
     #[arg(long, value_parser = parse_iterations, value_name = "MAX[,MIN]")]
@@ -113,6 +119,23 @@ pub struct StoreArgs {
 
 impl StoreArgs {
     /// The database path the options and environment name.
+    pub fn resolved(&self) -> PathBuf {
+        self.path.clone().unwrap_or_else(fathom_store::default_path)
+    }
+}
+
+/// Which results database the commands that read it (runs, show, compare, plot, report) read;
+/// they never write one, so they take no --no-store.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ReadStoreArgs {
+    /// The results database to read (default: $FATHOM_STORE, else
+    /// ~/.local/share/fathom/fathom.db).
+    #[arg(long = "store", value_name = "PATH")]
+    pub path: Option<PathBuf>,
+}
+
+impl ReadStoreArgs {
+    /// The database path the option and environment name.
     pub fn resolved(&self) -> PathBuf {
         self.path.clone().unwrap_or_else(fathom_store::default_path)
     }

@@ -30,17 +30,21 @@ pub struct LabArgs {
 #[derive(Debug, Subcommand)]
 pub enum LabCommand {
     /// Create a lab: hosts in network namespaces joined through switches, an agent in each.
-    #[command(after_help = "\
-Examples:
-  fathom lab up --hosts 32
-  fathom lab up --hosts 2 --rate 100M --mtu 9000 --name slow
-  fathom lab up --hosts 2 --wan \"delay=50ms,rate=1G\"      h1 - emulator - h2, 100 ms RTT
-  fathom lab up --hosts 6 --wan delay=10ms        h1-h3 on sw1, h4-h6 on sw2, emulator between
-  fathom lab up topology.toml --name campus
-
-Topology files ([[wan]] sections included) are described in crates/lab/README.md.")]
+    #[command(
+        after_help = super::topology_help::SHORT,
+        after_long_help = super::topology_help::LONG
+    )]
     Up(UpArgs),
     /// Change a running WAN link.
+    #[command(after_help = "\
+Examples:
+  fathom lab wan set h1-h2 delay=100ms jitter=2ms loss=0.1%   both directions
+  fathom lab wan set h1-h2 rate=10M --direction b-to-a        one direction only
+  fathom lab wan set wan1 loss=ge:1%:10%                      bursty (Gilbert-Elliott) loss
+  fathom lab wan set sw1-sw2 --reset delay=5ms                the rest back to a plain wire
+
+`fathom lab status` names each WAN link and shows its parameters and counters;
+`fathom lab wan set --help` lists the keys.")]
     Wan {
         /// What to do.
         #[command(subcommand)]
@@ -93,10 +97,11 @@ Topology files ([[wan]] sections included) are described in crates/lab/README.md
 
 /// `fathom lab up`.
 #[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("layout").required(true).args(["hosts", "topology"]))]
 pub struct UpArgs {
     /// Make N hosts h1..hN on one switch sw1 (with --wan: in two halves, see there).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000),
-          conflicts_with = "topology", required_unless_present = "topology")]
+          conflicts_with = "topology")]
     pub hosts: Option<u32>,
     /// A topology file (TOML) of hosts, switches and links.
     pub topology: Option<PathBuf>,
@@ -110,7 +115,7 @@ pub struct UpArgs {
     #[arg(long, conflicts_with = "topology")]
     pub mtu: Option<u32>,
     /// With --hosts: limit every link to this rate in bits/s, both ways (e.g. 100M, 1G).
-    #[arg(long, conflicts_with = "topology")]
+    #[arg(long, conflicts_with = "topology", allow_hyphen_values = true)]
     pub rate: Option<String>,
     /// With --hosts: split the hosts in two joined by the WAN emulator with these parameters
     /// in each direction (delay is one way): delay, jitter, loss, rate, burst, queue,
@@ -125,6 +130,10 @@ pub struct UpArgs {
     /// Seconds to wait for the links to come up and every agent to accept connections.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     pub ready_timeout: u64,
+    /// Run an sshd in every host (port 22, its addresses only) with lab-only keys, so that
+    /// `fathom lab exec h1 -- scp FILE h2:/tmp/` works as root; all removed at `lab down`.
+    #[arg(long)]
+    pub sshd: bool,
 }
 
 /// The `fathom lab wan` subcommands.

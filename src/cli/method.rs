@@ -1,7 +1,7 @@
 //! Options of the method commands: `sweep`, `runs`, `show`, `compare`, `report`, `plot` and
 //! `study`.
 
-use super::common::StoreArgs;
+use super::common::{ReadStoreArgs, StoreArgs};
 use super::rr::RrArgs;
 use super::stream::StreamArgs;
 use fathom_proto::plan::KindId;
@@ -121,7 +121,7 @@ pub struct RunsArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    pub store: StoreArgs,
+    pub store: ReadStoreArgs,
 }
 
 /// `fathom show`.
@@ -142,7 +142,7 @@ pub struct ShowArgs {
     #[arg(long)]
     pub csv: bool,
     #[command(flatten)]
-    pub store: StoreArgs,
+    pub store: ReadStoreArgs,
 }
 
 /// `fathom compare`.
@@ -169,7 +169,7 @@ pub struct CompareArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    pub store: StoreArgs,
+    pub store: ReadStoreArgs,
 }
 
 /// `fathom report`.
@@ -189,7 +189,7 @@ pub struct ReportArgs {
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
     #[command(flatten)]
-    pub store: StoreArgs,
+    pub store: ReadStoreArgs,
 }
 
 /// `fathom plot`.
@@ -226,7 +226,7 @@ pub struct PlotArgs {
     #[arg(long, default_value_t = 540, value_name = "PX")]
     pub height: u32,
     #[command(flatten)]
-    pub store: StoreArgs,
+    pub store: ReadStoreArgs,
 }
 
 /// `fathom study`.

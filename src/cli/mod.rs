@@ -5,6 +5,7 @@ pub mod lab;
 pub mod method;
 pub mod rr;
 pub mod stream;
+pub mod topology_help;
 pub mod udp;
 pub mod units;
 

@@ -50,7 +50,7 @@ pub struct RrArgs {
     #[arg(long)]
     pub udp: bool,
     /// UDP: a transaction unanswered this long is lost (default: 4 round trips, at least 2 ms).
-    #[arg(long, value_parser = parse_duration, value_name = "DUR")]
+    #[arg(long, value_parser = parse_duration, value_name = "DUR", allow_hyphen_values = true)]
     pub udp_timeout: Option<u64>,
     /// Reverse: the agent asks, this side answers.
     #[arg(short = 'R', long)]

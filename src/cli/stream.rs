@@ -26,13 +26,13 @@ pub struct StreamArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Move exactly this many bytes (per direction) instead of running for a time.
-    #[arg(short = 'n', long, value_parser = parse_size, value_name = "SIZE")]
+    #[arg(short = 'n', long, value_parser = parse_size, value_name = "SIZE", allow_hyphen_values = true)]
     pub bytes: Option<u64>,
     /// Bytes per write call (default 1M).
-    #[arg(long, value_parser = parse_io_size, value_name = "SIZE")]
+    #[arg(long, value_parser = parse_io_size, value_name = "SIZE", allow_hyphen_values = true)]
     pub write: Option<u32>,
     /// Bytes per read call (default: each end's L1 data cache size, 16K-128K).
-    #[arg(long, value_parser = parse_io_size, value_name = "SIZE")]
+    #[arg(long, value_parser = parse_io_size, value_name = "SIZE", allow_hyphen_values = true)]
     pub read: Option<u32>,
     /// Reverse: the agent sends.
     #[arg(short = 'R', long, conflicts_with = "bidir")]

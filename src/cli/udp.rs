@@ -33,16 +33,16 @@ pub struct UdpArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Payload bytes per datagram (1 to 65507).
-    #[arg(long, default_value = "64", value_parser = parse_size, value_name = "SIZE")]
+    #[arg(long, default_value = "64", value_parser = parse_size, value_name = "SIZE", allow_hyphen_values = true)]
     pub size: u64,
     /// Send exactly this many datagrams (per direction, split over the flows) instead of a time.
-    #[arg(short = 'n', long, value_parser = parse_count, value_name = "N")]
+    #[arg(short = 'n', long, value_parser = parse_count, value_name = "N", allow_hyphen_values = true)]
     pub count: Option<u64>,
     /// Pace at this many payload bits per second in all.
-    #[arg(long, value_parser = parse_rate, value_name = "BITS", conflicts_with = "pps")]
+    #[arg(long, value_parser = parse_rate, value_name = "BITS", conflicts_with = "pps", allow_hyphen_values = true)]
     pub rate: Option<f64>,
     /// Pace at this many datagrams per second in all.
-    #[arg(long, value_parser = parse_pps, value_name = "N")]
+    #[arg(long, value_parser = parse_pps, value_name = "N", allow_hyphen_values = true)]
     pub pps: Option<f64>,
     /// Datagrams per sendmmsg/recvmmsg system call (1: one call per datagram).
     #[arg(long, default_value_t = DEFAULT_BATCH, value_name = "N")]

@@ -8,6 +8,8 @@ use crate::Failure;
 use fathom_report::comparison::Comparison;
 use fathom_report::model::Report;
 use fathom_report::series::Series;
+use fathom_report::settings;
+use fathom_report::table_series::params_text;
 use fathom_store::{Ref, Store};
 
 /// Compares two stored results.
@@ -25,10 +27,26 @@ pub fn run(a: &CompareArgs) -> Result<(), Failure> {
     let names = (a.a.as_str(), a.b.as_str());
     let c = match (ra, rb) {
         (Ref::Run(x), Ref::Run(y)) => {
-            Comparison::of_runs(names, &load(&store, x)?, &load(&store, y)?, level)
+            let (ra, rb) = (load(&store, x)?, load(&store, y)?);
+            same_kind(names, &ra.test.kind, &rb.test.kind, "runs")?;
+            Comparison::of_runs(names, &ra, &rb, level)
         }
         (Ref::Series(x), Ref::Series(y)) => {
-            Comparison::of_series(names, &load_s(&store, x)?, &load_s(&store, y)?, level)
+            let (sa, sb) = (load_s(&store, x)?, load_s(&store, y)?);
+            same_kind(names, &sa.kind, &sb.kind, "series")?;
+            let c = Comparison::of_series(names, &sa, &sb, level);
+            if c.rows.is_empty() {
+                return Err(Failure::Runtime(format!(
+                    "{} and {} share no points: {} has {}, {} has {}",
+                    a.a,
+                    a.b,
+                    a.a,
+                    points(&sa),
+                    a.b,
+                    points(&sb)
+                )));
+            }
+            c
         }
         _ => {
             return Err(Failure::Usage(
@@ -42,8 +60,38 @@ pub fn run(a: &CompareArgs) -> Result<(), Failure> {
             a.a, a.b
         )));
     }
+    if !c.differences.is_empty() {
+        eprintln!(
+            "fathom: warning: {} and {} were not set up alike ({}): a difference in figures may \
+             come from these",
+            a.a,
+            a.b,
+            settings::summary(&c.differences)
+        );
+    }
     print_json_or_table(&c, a.json);
     Ok(())
+}
+
+/// Refuses to compare results of different kinds (a stream's bits/s against an rr's
+/// transactions/s means nothing): bad usage.
+fn same_kind((a, b): (&str, &str), ka: &str, kb: &str, what: &str) -> Result<(), Failure> {
+    if ka == kb {
+        return Ok(());
+    }
+    Err(Failure::Usage(format!(
+        "{what} {a} ({ka}) and {b} ({kb}) are of different kinds: compare results of the same kind"
+    )))
+}
+
+/// A series' points as `buffer=64K; buffer=128K`.
+fn points(s: &Series) -> String {
+    let all: Vec<String> = s.points.iter().map(params_text).collect();
+    if all.is_empty() {
+        "no points".into()
+    } else {
+        all.join("; ")
+    }
 }
 
 fn load(store: &Store, id: i64) -> Result<Report, Failure> {

@@ -28,17 +28,20 @@ pub fn run(a: &PlotArgs) -> Result<(), Failure> {
                         .into(),
                 ));
             }
-            let report = store
+            let stored = store
                 .load_run(id)
-                .map_err(|e| Failure::Runtime(e.to_string()))?
-                .report;
-            run_chart(&report, a.metric.as_deref())?
+                .map_err(|e| Failure::Runtime(e.to_string()))?;
+            let mut chart = run_chart(&stored.report, a.metric.as_deref())?;
+            chart.notes = fathom_report::about::run_lines(Some(id), &stored.args, &stored.report);
+            chart
         }
         Ref::Series(id) => {
             let s = store
                 .load_series(id)
                 .map_err(|e| Failure::Runtime(e.to_string()))?;
-            series_chart(&s, a.x.as_deref(), a.metric.as_deref(), a.latency)?
+            let mut chart = series_chart(&s, a.x.as_deref(), a.metric.as_deref(), a.latency)?;
+            chart.notes = fathom_report::about::series_lines(&s);
+            chart
         }
     };
     let bytes = plot::render(&chart, format, a.width, a.height).map_err(Failure::Runtime)?;
@@ -55,30 +58,27 @@ pub fn run_chart(report: &Report, metric: Option<&str>) -> Result<Chart, Failure
 }
 
 /// A series' chart: `metric` (default: its main figure) or latency percentiles against `x`
-/// (default: its first swept option).
+/// (default: its first swept option); a series that sweeps nothing, run by run with the
+/// confidence interval of the mean so far.
 pub fn series_chart(
     s: &Series,
     x: Option<&str>,
     metric: Option<&str>,
     latency: bool,
 ) -> Result<Chart, Failure> {
-    let x = match x {
-        Some(x) => x.to_string(),
-        None => s.axes.first().map(|a| a.name.clone()).ok_or_else(|| {
-            Failure::Usage(format!(
-                "series {} repeats one test and sweeps nothing: plot one of its runs ({})",
+    let x = match (x, s.axes.first()) {
+        (Some(x), _) => x.to_string(),
+        (None, Some(a)) => a.name.clone(),
+        (None, None) if !latency && metric.is_none() => {
+            return plot::iteration_chart(s).map_err(Failure::Usage)
+        }
+        (None, None) => {
+            return Err(Failure::Usage(format!(
+                "series {} repeats one test and sweeps nothing: it plots its main figure run by \
+                 run (no --metric, no --latency), or plot one of its runs",
                 s.id.as_deref().unwrap_or("?"),
-                s.points
-                    .first()
-                    .map(|p| p
-                        .runs
-                        .iter()
-                        .map(|r| r.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", "))
-                    .unwrap_or_default()
-            ))
-        })?,
+            )))
+        }
     };
     if latency {
         plot::latency_chart(s, &x).map_err(Failure::Usage)

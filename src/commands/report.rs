@@ -34,6 +34,7 @@ pub fn run(a: &ReportArgs) -> Result<(), Failure> {
                 }
                 sections.push(Section::Run {
                     title: format!("Run {id}: {}", run.report.test.kind),
+                    about: fathom_report::about::run_lines(Some(id), &run.args, &run.report),
                     report: run.report,
                 });
             }
@@ -48,6 +49,7 @@ pub fn run(a: &ReportArgs) -> Result<(), Failure> {
                 sections.push(Section::Series {
                     title: format!("Series s{id}: {}", s.kind),
                     x_axis: s.axes.first().map(|a| a.name.clone()).unwrap_or_default(),
+                    more_charts: Vec::new(),
                     series: s,
                 });
             }

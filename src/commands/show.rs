@@ -28,7 +28,7 @@ pub fn run(a: &ShowArgs) -> Result<(), Failure> {
 }
 
 /// The store the options name, which must already exist (reading never creates one).
-pub fn open_existing(a: &crate::cli::common::StoreArgs) -> Result<Store, Failure> {
+pub fn open_existing(a: &crate::cli::common::ReadStoreArgs) -> Result<Store, Failure> {
     let path = a.resolved();
     if !path.exists() {
         return Err(Failure::Runtime(format!(

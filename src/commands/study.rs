@@ -118,12 +118,8 @@ fn write_outputs(
         summary_text(study, all, findings, dir).as_bytes(),
     )?;
     for (i, (spec, s)) in specs.iter().zip(all).enumerate() {
-        let mut charts: Vec<_> = std::iter::once(&spec.metric)
-            .chain(
-                spec.more_metrics
-                    .iter()
-                    .filter(|m| !m.starts_with("latency_")),
-            )
+        let mut charts: Vec<_> = std::iter::once(spec.metric.as_str())
+            .chain(extra_charts(spec))
             .map(|m| {
                 (
                     format!("{}-{m}", i + 1),
@@ -141,7 +137,8 @@ fn write_outputs(
             ));
         }
         for (stem, chart) in charts {
-            let chart = chart.map_err(Failure::Runtime)?;
+            let mut chart = chart.map_err(Failure::Runtime)?;
+            chart.notes = fathom_report::about::series_lines(s);
             for (ext, f) in [("svg", ImageFormat::Svg), ("png", ImageFormat::Png)] {
                 let bytes = plot::render(&chart, f, 960, 540).map_err(Failure::Runtime)?;
                 write(format!("{stem}.{ext}"), &bytes)?;
@@ -168,6 +165,7 @@ fn write_outputs(
                 title: format!("{} [{}]", spec.title, s.id.as_deref().unwrap_or("-")),
                 series: s.clone(),
                 x_axis: spec.x_axis.clone(),
+                more_charts: extra_charts(spec).map(str::to_string).collect(),
             })
             .collect(),
         environment: env_rows,
@@ -176,6 +174,14 @@ fn write_outputs(
     write_page(&index, &Html.export(&page))?;
     files.push(index.display().to_string());
     Ok(files)
+}
+
+/// The figures a sweep is charted by after its main one (latency has a chart of its own).
+fn extra_charts(spec: &SweepSpec) -> impl Iterator<Item = &str> {
+    spec.more_metrics
+        .iter()
+        .map(String::as_str)
+        .filter(|m| !m.starts_with("latency_"))
 }
 
 /// The tables of every sweep, then the findings, then where the files are.

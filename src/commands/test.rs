@@ -12,10 +12,12 @@ use fathom_report::series::{Series, SERIES_SCHEMA_VERSION};
 use fathom_report::Report;
 
 /// Runs `plan` as the shared options say (once, or `--iterations` times), stores and prints it.
+/// A single run prints its interval lines as they close (unless `--quiet`, `--json` or `--csv`:
+/// then stdout holds only the document), then the rest of the table.
 /// `args` are the command's arguments as typed, kept with the stored run.
 pub fn run(c: &CommonArgs, plan: TestPlan, args: &[String]) -> Result<(), Failure> {
     let format = Format::of(c.json, c.csv);
-    let bed = Testbed::new(c, plan.socket.ipv6)?;
+    let mut bed = Testbed::new(c, plan.socket.ipv6)?;
     if let Some((max, min)) = c.iterations {
         let rule = Rule {
             max,
@@ -24,9 +26,17 @@ pub fn run(c: &CommonArgs, plan: TestPlan, args: &[String]) -> Result<(), Failur
         };
         return iterations(&bed, plan, rule, &c.store, args, format);
     }
+    let live = format == Format::Table && !c.quiet;
+    if live {
+        bed.print_intervals(c.per_host);
+    }
     let report = bed.run(plan)?;
     Recorder::open(&c.store).save(&report, args, None);
-    output::print(&report, format);
+    if live {
+        output::write_stdout(&fathom_report::table::rest(&report));
+    } else {
+        output::print(&report, format);
+    }
     exit_status(&report, format)
 }
 

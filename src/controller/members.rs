@@ -5,10 +5,10 @@
 use super::control::{ClockSync, Control};
 use super::progress::Progress;
 use fathom_engine::{Aborter, Prepared};
-use fathom_proto::plan::TestPlan;
 use fathom_proto::sample::{EndpointInfo, FlowInfo, Snapshot};
 use fathom_proto::{Connection, ToAgent, ToController};
-use fathom_report::{EndData, Role};
+use fathom_report::live::Live;
+use fathom_report::{EndData, Role, RunData};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -70,27 +70,23 @@ enum Event {
 
 /// Starts the ends and gathers what they measure.
 pub struct Collector {
-    plan: Arc<TestPlan>,
-    ends: Vec<EndData>,
+    run: RunData,
     running: Vec<Running>,
     tx: mpsc::Sender<Event>,
     rx: mpsc::Receiver<Event>,
     progress: Progress,
+    live: Option<Live>,
 }
 
 impl Collector {
-    /// A collector for `ends` (the server first).
-    pub fn new(
-        plan: Arc<TestPlan>,
-        ends: Vec<EndData>,
-        progress: bool,
-        total_s: Option<f64>,
-    ) -> Self {
+    /// A collector for the ends of `run` (the server first); `live` prints interval lines as
+    /// they close (with each client host's share when it says so).
+    pub fn new(run: RunData, progress: bool, total_s: Option<f64>, live: Option<bool>) -> Self {
         let (tx, rx) = mpsc::channel();
-        let n = ends.len();
+        let n = run.ends.len();
         Collector {
-            plan,
-            ends,
+            live: live.map(|per_host| Live::new(&run, per_host)),
+            run,
             running: Vec::new(),
             tx,
             rx,
@@ -121,7 +117,8 @@ impl Collector {
                     t0: t0.wrapping_add_signed(sync.offset_ns),
                 })?;
                 let sender = ctl.sender();
-                let silence = Duration::from_nanos(self.plan.interval_ns) + Duration::from_secs(5);
+                let silence =
+                    Duration::from_nanos(self.run.plan.interval_ns) + Duration::from_secs(5);
                 let (mut conn, stream) = ctl.into_reader(silence);
                 let reader = std::thread::spawn(move || loop {
                     let ev = match conn.recv::<ToController>(fathom_proto::MAX_FRAME) {
@@ -149,14 +146,14 @@ impl Collector {
     }
 
     /// Gathers snapshots until every end is done (or, after a failure or an interrupt, until the
-    /// others stopped); `askers` says which role asks in a request/response test, so that the
-    /// answering side can be told to finish once the askers are done.
-    pub fn collect(
-        mut self,
-        interrupted: &AtomicBool,
-        askers: Option<Role>,
-    ) -> (Vec<EndData>, Option<String>) {
-        let n = self.ends.len();
+    /// others stopped), printing interval lines as they close if asked to; `askers` says which
+    /// role asks in a request/response test, so that the answering side can be told to finish
+    /// once the askers are done. The run comes back with its snapshots, facts and error.
+    pub fn collect(mut self, interrupted: &AtomicBool, askers: Option<Role>) -> RunData {
+        let n = self.run.ends.len();
+        if let Some(live) = &self.live {
+            self.progress.print(&live.head(&self.run));
+        }
         let heartbeat_stop = Arc::new(AtomicBool::new(false));
         let heartbeat = self.heartbeat(heartbeat_stop.clone());
         let mut done = vec![false; n];
@@ -180,27 +177,29 @@ impl Collector {
             match ev {
                 Event::Snap(i, s) => {
                     self.progress.snapshot(i, &s);
-                    self.ends[i].snaps.push(*s);
+                    self.run.ends[i].snaps.push(*s);
+                    self.show_live(&done);
                 }
                 Event::Done(i, info) => {
                     done[i] = true;
                     if let Some(e) = &info.error {
                         error.get_or_insert_with(|| format!("{}: {e}", self.describe(i)));
                     }
-                    self.ends[i].info = *info;
+                    self.run.ends[i].info = *info;
+                    self.show_live(&done);
                 }
                 Event::Failed(i, message) => {
                     done[i] = true;
                     error.get_or_insert_with(|| format!("{}: {message}", self.describe(i)));
                     if abort_at.is_none() {
                         abort_at = Some(Instant::now());
-                        self.abort_all(&format!("{} failed", self.ends[i].name));
+                        self.abort_all(&format!("{} failed", self.run.ends[i].name));
                     }
                 }
             }
             if let (Some(role), false) = (askers, finished) {
                 let askers_done = (0..n)
-                    .filter(|&i| self.ends[i].role == role)
+                    .filter(|&i| self.run.ends[i].role == role)
                     .all(|i| done[i]);
                 if askers_done {
                     finished = true;
@@ -208,19 +207,31 @@ impl Collector {
                 }
             }
         }
+        self.show_live(&vec![true; n]);
         self.progress.finish();
         heartbeat_stop.store(true, Ordering::Relaxed);
         self.close();
         let _ = heartbeat.join();
-        (self.ends, error)
+        self.run.error = error;
+        self.run
+    }
+
+    /// Prints the interval lines every end not yet `done` has passed, if lines are wanted.
+    fn show_live(&mut self, done: &[bool]) {
+        if let Some(live) = &mut self.live {
+            let text = live.lines(&self.run, done);
+            if !text.is_empty() {
+                self.progress.print(&text);
+            }
+        }
     }
 
     /// "agent at NAME" or "the local end".
     fn describe(&self, i: usize) -> String {
-        if self.ends[i].in_process {
+        if self.run.ends[i].in_process {
             "local end".into()
         } else {
-            format!("agent at {}", self.ends[i].name)
+            format!("agent at {}", self.run.ends[i].name)
         }
     }
 
@@ -240,7 +251,7 @@ impl Collector {
 
     /// Ends gracefully the ends matching `which` (the answerers of a request/response test).
     fn finish_where(&self, which: impl Fn(&EndData) -> bool) {
-        for (r, e) in self.running.iter().zip(&self.ends) {
+        for (r, e) in self.running.iter().zip(&self.run.ends) {
             if which(e) {
                 match r {
                     Running::Local { aborter, .. } => aborter.finish(),

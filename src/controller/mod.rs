@@ -33,6 +33,9 @@ pub struct RunOptions {
     pub bind: Option<IpAddr>,
     /// Show the live progress line (if stderr is a terminal).
     pub progress: bool,
+    /// Print interval lines on stdout as they close: `Some(per_host)`, where `per_host` adds
+    /// each client host's line under every interval of a multi-host test.
+    pub live: Option<bool>,
 }
 
 /// The shortest default UDP timeout: scheduling noise alone can exceed a loopback round trip.
@@ -95,22 +98,19 @@ pub fn run(
         Limit::Time { duration_ns } => Some((plan.omit_ns + duration_ns) as f64 / 1e9),
         _ => None,
     };
-    let mut collector = Collector::new(plan.clone(), ends, opts.progress, total_s);
-    for (i, m) in members.into_iter().enumerate() {
-        collector.start(i, m, t0)?;
-    }
-    let mut run = RunData {
+    let run = RunData {
         plan: (*plan).clone(),
-        ends: Vec::new(),
+        ends,
         embedded: topo.server.embedded,
         started_unix_s,
         wan: Vec::new(),
         error: None,
     };
-    let (ends, error) = collector.collect(interrupted, askers_of(&plan));
-    run.ends = ends;
-    run.error = error;
-    Ok(run)
+    let mut collector = Collector::new(run, opts.progress, total_s, opts.live);
+    for (i, m) in members.into_iter().enumerate() {
+        collector.start(i, m, t0)?;
+    }
+    Ok(collector.collect(interrupted, askers_of(&plan)))
 }
 
 /// Has every client open its flows (the in-process end here), and checks that the server got

@@ -1,4 +1,5 @@
-//! The live one-line progress display on stderr (only when stderr is a terminal).
+//! The live one-line progress display on stderr (only when stderr is a terminal), and the
+//! writer that prints interval lines on stdout without mixing with it.
 
 use fathom_proto::sample::Snapshot;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -74,6 +75,15 @@ impl Progress {
             fathom_report::table::rate(rate)
         };
         bar.set_message(format!("{time}  {what}"));
+    }
+
+    /// Writes `text` on stdout, the line cleared meanwhile so that the two never mix.
+    pub fn print(&self, text: &str) {
+        let write = || crate::commands::output::write_stdout(text.as_bytes());
+        match &self.bar {
+            Some(b) => b.suspend(write),
+            None => write(),
+        }
     }
 
     /// Removes the line.

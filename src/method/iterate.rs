@@ -99,16 +99,13 @@ pub fn run_point(
             point.values.extend(value);
         }
         reports.push(report);
-        let stat = describe(&point.values, rule.level());
         if rule.max > 1 {
             eprintln!(
-                "  iteration {}/{}: {}  (mean {}, ±{:.1}% at {:.0}%)",
+                "  iteration {}/{}: {}  (mean {})",
                 i + 1,
                 rule.max,
                 show(metric, value.unwrap_or(0.0)),
-                show(metric, stat.mean),
-                stat.relative_width() * 50.0,
-                rule.level() * 100.0
+                interval(metric, &describe(&point.values, rule.level()))
             );
         }
         if let Some(e) = failed {
@@ -122,7 +119,35 @@ pub fn run_point(
     }
     let ok: Vec<&fathom_report::Report> = reports.iter().filter(|r| r.error.is_none()).collect();
     point.metrics = series::summarize(&ok, rule.level());
+    point.target_met = rule.confidence.map(|c| {
+        let stat = describe(&point.values, rule.level());
+        let met = stat.narrow_enough(&c);
+        if !met && point.error.is_none() {
+            eprintln!(
+                "  target missed: ±{:.1}% after {} iterations, the target was ±{:.1}% at {:.0}%; \
+                 allow more with --iterations MAX, or ask for a wider --confidence",
+                stat.relative_width() * 50.0,
+                stat.n,
+                c.width * 50.0,
+                c.level * 100.0
+            );
+        }
+        met
+    });
     point
+}
+
+/// The mean so far and its interval (`9.41 Gbit/s, ±1.2% at 95%`); one value has no interval.
+fn interval(metric: &str, stat: &fathom_report::stats::Stat) -> String {
+    if stat.n < 2 {
+        return format!("{}, no interval from one run", show(metric, stat.mean));
+    }
+    format!(
+        "{}, ±{:.1}% at {:.0}%",
+        show(metric, stat.mean),
+        stat.relative_width() * 50.0,
+        stat.ci_level * 100.0
+    )
 }
 
 /// A run's value of `metric`.

@@ -23,6 +23,17 @@ pub fn run(args: &[&str], secs: u64) -> Output {
     run_program(env!("CARGO_BIN_EXE_fathom"), args, secs)
 }
 
+/// Runs `fathom lab ARGS` (bounded); returns the exit code, stdout and stderr.
+pub fn lab(args: &[&str]) -> (i32, String, String) {
+    let out = run(&[&["lab"][..], args].concat(), 120);
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (
+        out.status.code().unwrap_or(-1),
+        text(&out.stdout),
+        text(&out.stderr),
+    )
+}
+
 /// Runs `program args`, bounded to `secs` seconds (killed by its PID after that).
 pub fn run_program(program: &str, args: &[&str], secs: u64) -> Output {
     let child = Command::new(program)

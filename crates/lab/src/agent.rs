@@ -108,18 +108,23 @@ impl AgentProcess {
     }
 
     /// Whether the recorded process still runs: same pid, same start time, and a command line
-    /// that ends with the recorded argv (an interpreter may stand before a script).
+    /// that ends with the recorded argv (an interpreter may stand before a script) or, for a
+    /// program that retitles itself (sshd), the recorded program as its executable.
     pub fn is_running(&self) -> bool {
         let Some(stat) = process::stat(self.pid) else {
             return false;
         };
-        let Some(cmdline) = process::cmdline(self.pid) else {
-            return false;
+        let same_program = || {
+            process::cmdline(self.pid).is_some_and(|c| c.ends_with(&self.argv))
+                || self
+                    .argv
+                    .first()
+                    .is_some_and(|p| process::exe(self.pid) == Some(p.into()))
         };
         stat.start_time == self.start_time
             && stat.state != 'Z'
             && stat.state != 'X'
-            && cmdline.ends_with(&self.argv)
+            && same_program()
     }
 
     /// The end of the agent's log on one line, for error messages (the log itself may be

@@ -1,4 +1,4 @@
-//! `lab down`: stop the recorded WAN forwarders and agents, delete the lab's namespaces (which
+//! `lab down`: stop the recorded WAN forwarders, agents and sshd processes, delete the lab's namespaces (which
 //! removes every veth and bridge inside), remove the state directory. Works on half-built and stale labs, and on
 //! namespaces left without state.
 
@@ -11,7 +11,7 @@ use crate::ip::{self, Tool};
 use crate::lab::namespaces_of;
 use crate::name::check_lab_name;
 use crate::state::StateDir;
-use crate::{hosts_file, netns, privilege};
+use crate::{hosts_file, netns, privilege, sshd};
 
 /// How long agents and forwarders get to exit after SIGTERM before SIGKILL.
 const AGENT_GRACE: Duration = Duration::from_secs(3);
@@ -54,6 +54,11 @@ pub fn down(name: &str) -> Result<DownReport> {
     report.forwarders_stopped = stop(&forwarders, "forwarders", &mut report.warnings);
     let agents: Vec<&AgentProcess> = state.iter().flat_map(|s| s.layout.agents()).collect();
     report.agents_stopped = stop(&agents, "agents", &mut report.warnings);
+    if let Some(s) = &state {
+        sshd::end_sessions(&s.layout);
+    }
+    let sshds: Vec<&AgentProcess> = state.iter().flat_map(|s| s.layout.sshds()).collect();
+    stop(&sshds, "sshd processes", &mut report.warnings);
 
     let mut namespaces: BTreeSet<String> = found.into_iter().collect();
     namespaces.extend(

@@ -19,7 +19,7 @@ pub enum Error {
     #[error("topology: {0}")]
     Topology(String),
     /// No state and no namespaces exist for this lab name.
-    #[error("no lab named '{0}' (see `fathom lab status`)")]
+    #[error("no lab named '{0}' is running (start one with `fathom lab up`)")]
     NoSuchLab(String),
     /// Several labs run and none was named.
     #[error("several labs are running ({0}); pick one with --name")]
@@ -51,6 +51,14 @@ pub enum Error {
         command: String,
         /// Its first line of stderr, or why it could not run.
         message: String,
+    },
+    /// A host's sshd (`lab up --sshd`) could not be set up or did not listen in time.
+    #[error("sshd on host {host}: {reason}")]
+    Sshd {
+        /// The host.
+        host: String,
+        /// What happened, with the end of sshd's log when there is one.
+        reason: String,
     },
     /// An agent did not accept connections in time.
     #[error("agent on host {host} is not ready: {reason}")]

@@ -1,6 +1,8 @@
 //! Host names inside the lab: a hosts file per host namespace in /etc/netns/<ns>/, which
 //! `ip netns exec` (and so `fathom lab exec`) mounts over /etc/hosts, so `ssh h2` or
-//! `scp f h2:/tmp/` work inside the lab. Nothing outside the lab's namespaces sees them.
+//! `scp f h2:/tmp/` find h2 inside the lab (with `lab up --sshd`, an `ssh/` beside it, mounted
+//! over /etc/ssh, holds the client config; see `sshd.rs`). Nothing outside the lab's
+//! namespaces sees them.
 
 use crate::error::{IoContext, Result};
 use crate::layout::Layout;
@@ -20,11 +22,17 @@ pub fn write(layout: &Layout) -> Result<()> {
     for h in &layout.hosts {
         text.push_str(&format!("{}\t{}\n", h.address(), h.name));
     }
+    write_each(layout, "hosts", &text)
+}
+
+/// Writes `text` as /etc/`file` of every host namespace (`file` relative, e.g. `ssh/ssh_config`).
+pub fn write_each(layout: &Layout, file: &str, text: &str) -> Result<()> {
     for h in &layout.hosts {
-        let d = dir(&h.netns);
-        let file = d.join("hosts");
-        std::fs::create_dir_all(&d).context(|| format!("creating {}", d.display()))?;
-        std::fs::write(&file, &text).context(|| format!("writing {}", file.display()))?;
+        let path = dir(&h.netns).join(file);
+        if let Some(d) = path.parent() {
+            std::fs::create_dir_all(d).context(|| format!("creating {}", d.display()))?;
+        }
+        std::fs::write(&path, text).context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }

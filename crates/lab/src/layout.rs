@@ -36,6 +36,9 @@ pub struct Host {
     pub agent_port: u16,
     /// The agent process, once started.
     pub agent: Option<AgentProcess>,
+    /// Its sshd (`lab up --sshd`), once started.
+    #[serde(default)]
+    pub sshd: Option<AgentProcess>,
 }
 
 impl Host {
@@ -84,6 +87,7 @@ impl Layout {
                 interfaces: h.interfaces.clone(),
                 agent_port,
                 agent: None,
+                sshd: None,
             })
             .collect();
         let switches = topology
@@ -124,6 +128,11 @@ impl Layout {
     /// The hosts' agents that were started.
     pub fn agents(&self) -> impl Iterator<Item = &AgentProcess> {
         self.hosts.iter().filter_map(|h| h.agent.as_ref())
+    }
+
+    /// The hosts' sshd processes that were started.
+    pub fn sshds(&self) -> impl Iterator<Item = &AgentProcess> {
+        self.hosts.iter().filter_map(|h| h.sshd.as_ref())
     }
 
     /// The WAN links' forwarders that were started.

@@ -34,6 +34,7 @@ mod operstate;
 mod privilege;
 mod process;
 mod script;
+mod sshd;
 mod state;
 mod status;
 pub mod topology;

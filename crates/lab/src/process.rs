@@ -1,4 +1,5 @@
-//! What `/proc` says about a process: its state, start time and command line.
+//! What `/proc` says about a process: its state, parent, start time, command line and
+//! executable.
 
 use std::fs;
 
@@ -6,6 +7,8 @@ use std::fs;
 pub struct Stat {
     /// One-letter state: `R`, `S`, `Z` (zombie), …
     pub state: char,
+    /// Its parent's pid.
+    pub ppid: u32,
     /// Start time after boot, in clock ticks; with the pid, it names one process for good.
     pub start_time: u64,
 }
@@ -17,9 +20,14 @@ pub fn stat(pid: u32) -> Option<Stat> {
     let (_, rest) = text.rsplit_once(')')?;
     let mut fields = rest.split_whitespace();
     let state = fields.next()?.chars().next()?;
-    // `rest` starts at field 3 (state); start time is field 22.
-    let start_time = fields.nth(18)?.parse().ok()?;
-    Some(Stat { state, start_time })
+    let ppid = fields.next()?.parse().ok()?;
+    // `rest` starts at field 3 (state), then the parent (4); start time is field 22.
+    let start_time = fields.nth(17)?.parse().ok()?;
+    Some(Stat {
+        state,
+        ppid,
+        start_time,
+    })
 }
 
 /// Reads `/proc/PID/cmdline` as arguments; `None` if the process is gone.
@@ -27,6 +35,11 @@ pub fn cmdline(pid: u32) -> Option<Vec<String>> {
     let bytes = fs::read(format!("/proc/{pid}/cmdline")).ok()?;
     let text = String::from_utf8_lossy(&bytes);
     Some(text.split_terminator('\0').map(str::to_string).collect())
+}
+
+/// The executable of `pid` (`/proc/PID/exe`); `None` if the process is gone.
+pub fn exe(pid: u32) -> Option<std::path::PathBuf> {
+    fs::read_link(format!("/proc/{pid}/exe")).ok()
 }
 
 /// Collects the exit status of `pid` if it is a child of ours that has exited, so it does not
@@ -60,6 +73,7 @@ mod tests {
         let s = stat(me).unwrap();
         assert!(s.start_time > 0);
         assert_ne!(s.state, 'Z');
+        assert_eq!(s.ppid, std::os::unix::process::parent_id());
         assert!(!cmdline(me).unwrap().is_empty());
     }
 }

@@ -1,5 +1,5 @@
-//! `lab up`: record the layout, build it, start the agents and the WAN links' forwarders, wait
-//! until they all answer. Any failure tears down what was made.
+//! `lab up`: record the layout, build it, start the agents (and with `--sshd` an sshd per host)
+//! and the WAN links' forwarders, wait until they all answer. Any failure tears down what was made.
 
 use std::path::PathBuf;
 use std::thread::sleep;
@@ -14,7 +14,7 @@ use crate::layout::{Host, Layout};
 use crate::name::check_lab_name;
 use crate::state::{State, StateDir};
 use crate::topology::Topology;
-use crate::{hosts_file, netns, operstate, privilege, script, wan};
+use crate::{hosts_file, netns, operstate, privilege, script, sshd, wan};
 
 /// How long `up` waits for the agents unless told otherwise.
 pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -33,6 +33,8 @@ pub struct UpOptions {
     pub agent_port: u16,
     /// How long to wait for all links to come up and all agents to accept connections.
     pub ready_timeout: Duration,
+    /// Run an sshd in every host, with the lab's own keys (see `sshd.rs`).
+    pub sshd: bool,
 }
 
 impl UpOptions {
@@ -45,6 +47,7 @@ impl UpOptions {
             agent,
             agent_port: DEFAULT_AGENT_PORT,
             ready_timeout: DEFAULT_READY_TIMEOUT,
+            sshd: false,
         }
     }
 }
@@ -99,10 +102,16 @@ impl Lab {
         hosts_file::write(layout)?;
         let deadline = Instant::now() + opts.ready_timeout;
         self.start_agents(&opts.agent)?;
+        if opts.sshd {
+            self.start_sshds()?;
+        }
         self.start_forwarders(&opts.router_exe)?;
         operstate::wait_running(&self.state.layout, deadline)?;
         self.wait_forwarders(deadline)?;
         self.wait_ready(deadline)?;
+        for h in self.hosts() {
+            sshd::wait_ready(h, deadline)?;
+        }
         self.state.complete = true;
         self.dir.save(&self.state)
     }
@@ -116,6 +125,19 @@ impl Lab {
             let log = self.dir.log_file(&host.name);
             let process = AgentProcess::spawn(&host.netns, agent.argv(listen, &key_file), &log)?;
             self.state.layout.hosts[i].agent = Some(process);
+            self.dir.save(&self.state)?;
+        }
+        Ok(())
+    }
+
+    /// Makes the lab's ssh keys and configs and starts every host's sshd, recording each in
+    /// the state as soon as it runs.
+    fn start_sshds(&mut self) -> Result<()> {
+        sshd::prepare(&self.dir, &self.state.layout)?;
+        for i in 0..self.state.layout.hosts.len() {
+            let host = &self.state.layout.hosts[i];
+            let log = self.dir.log_file(&format!("{}-sshd", host.name));
+            self.state.layout.hosts[i].sshd = Some(sshd::start(&self.dir, host, &log)?);
             self.dir.save(&self.state)?;
         }
         Ok(())

@@ -312,6 +312,12 @@ fn host(v: &View<'_>, i: usize, flows: &[FlowResult]) -> HostResult {
         bits_per_second: mine().map(|f| f.bits_per_second).sum(),
         sender_bits_per_second: mine().map(|f| f.sender_bits_per_second).sum(),
         bytes: mine().map(|f| f.bytes).sum(),
+        transactions_per_second: v.run.plan.kind.descriptor().is_rr().then(|| {
+            mine()
+                .filter_map(|f| f.rr.as_ref())
+                .map(|r| r.transactions_per_second)
+                .sum()
+        }),
         cpu: v
             .window(i)
             .map(|w| cpu(e, &w, v.run.embedded))
@@ -331,7 +337,7 @@ fn host(v: &View<'_>, i: usize, flows: &[FlowResult]) -> HostResult {
     }
 }
 
-fn echo(run: &RunData) -> TestEcho {
+pub(crate) fn echo(run: &RunData) -> TestEcho {
     let p = &run.plan;
     let fwd = p.flows_in(Direction::Forward).count() as u32;
     let rev = p.flows_in(Direction::Reverse).count() as u32;

@@ -6,6 +6,7 @@
 use crate::export::Exporter;
 use crate::model::Report;
 use crate::series::{metrics, primary_metric, Point, Series};
+use crate::settings::{self, Difference};
 use crate::stats::{welch, welch_series};
 use crate::table::Table;
 use crate::table_series::{cell, params_text};
@@ -22,6 +23,8 @@ pub struct Comparison {
     pub b: String,
     /// Confidence level of the significance test, as a fraction (0.95).
     pub level: f64,
+    /// The settings A and B differ in (empty when they were set up alike).
+    pub differences: Vec<Difference>,
     /// The compared figures.
     pub rows: Vec<Row>,
 }
@@ -73,7 +76,7 @@ impl Comparison {
                 Some(row("the test", name, (va, vb), p, level, "intervals"))
             })
             .collect();
-        Comparison::new(names, level, rows)
+        Comparison::new(names, level, settings::of_runs(a, b), rows)
     }
 
     /// Two series named `a` and `b`: matching points (by their options; two single-point series
@@ -96,15 +99,21 @@ impl Comparison {
                 Some(row(&label(pa), m, values, p, level, "iterations"))
             })
             .collect();
-        Comparison::new(names, level, rows)
+        Comparison::new(names, level, settings::of_series(a, b), rows)
     }
 
-    fn new((a, b): (&str, &str), level: f64, rows: Vec<Row>) -> Comparison {
+    fn new(
+        (a, b): (&str, &str),
+        level: f64,
+        differences: Vec<Difference>,
+        rows: Vec<Row>,
+    ) -> Comparison {
         Comparison {
             document: "comparison".into(),
             a: a.into(),
             b: b.into(),
             level,
+            differences,
             rows,
         }
     }

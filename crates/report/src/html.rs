@@ -36,6 +36,9 @@ pub enum Section {
         title: String,
         /// The run.
         report: Report,
+        /// What ran (its id, the command as typed, its WAN links; see [`crate::about`]),
+        /// shown under the heading and under every chart.
+        about: Vec<String>,
     },
     /// A sweep or iterated test: the table of points and the sweep chart.
     Series {
@@ -45,6 +48,8 @@ pub enum Section {
         series: Series,
         /// The swept option drawn on the x axis.
         x_axis: String,
+        /// Figures charted after the main one (e.g. `cpu_s_per_gb`).
+        more_charts: Vec<String>,
     },
 }
 
@@ -86,12 +91,17 @@ pub fn render(p: &Page) -> String {
     }
     for s in &p.sections {
         h.push_str(&match s {
-            Section::Run { title, report } => run::section(title, report),
+            Section::Run {
+                title,
+                report,
+                about,
+            } => run::section(title, report, about),
             Section::Series {
                 title,
                 series,
                 x_axis,
-            } => series::section(title, series, x_axis),
+                more_charts,
+            } => series::section(title, series, x_axis, more_charts),
         });
     }
     if !p.environment.is_empty() {
@@ -128,10 +138,12 @@ pub(crate) fn esc(s: &str) -> String {
 }
 
 /// Charts as a grid of inline SVG figures; a chart that cannot be made shows why.
-pub(crate) fn charts(list: Vec<Result<Chart, String>>) -> String {
+/// The charts of `list`, each with `notes` under it (what ran), or why it could not be drawn.
+pub(crate) fn charts(list: Vec<Result<Chart, String>>, notes: &[String]) -> String {
     let mut h = String::from("<div class=\"charts\">\n");
     for c in list {
-        let figure = c.and_then(|c| {
+        let figure = c.and_then(|mut c| {
+            c.notes = notes.to_vec();
             let svg = plot::render(&c, ImageFormat::Svg, CHART_SIZE.0, CHART_SIZE.1)?;
             let svg = String::from_utf8(svg).map_err(|e| e.to_string())?;
             Ok(inline_svg(&svg, &c.title))

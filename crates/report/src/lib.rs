@@ -3,6 +3,7 @@
 //! listings, studies), and pure exporters, one per format (a document in, bytes out; see
 //! [`export`]).
 
+pub mod about;
 pub mod build;
 pub mod comparison;
 mod cpu;
@@ -15,11 +16,13 @@ pub mod html;
 mod intervals;
 pub mod json;
 pub mod listing;
+pub mod live;
 pub mod model;
 pub mod plot;
 mod rr;
 pub mod run;
 pub mod series;
+pub mod settings;
 pub mod stats;
 pub mod study;
 pub mod table;

@@ -121,6 +121,8 @@ pub struct HostResult {
     pub sender_bits_per_second: f64,
     /// Bytes received on those flows in the window.
     pub bytes: u64,
+    /// Request/response kinds: transactions per second of those flows; `None` for the others.
+    pub transactions_per_second: Option<f64>,
     /// This host's CPU over its window.
     pub cpu: Cpu,
     /// Its clock minus the controller's, µs (0 for the controller's own end).

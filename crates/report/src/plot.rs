@@ -14,7 +14,7 @@ use std::path::Path;
 
 pub use draw::render;
 pub use intervals::{interval_chart, interval_metrics};
-pub use sweep::{latency_chart, sweep_chart};
+pub use sweep::{iteration_chart, latency_chart, sweep_chart};
 
 /// An image file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +48,9 @@ impl ImageFormat {
 pub struct Chart {
     /// Title above the plot.
     pub title: String,
+    /// Lines of small text under the title saying what ran (the run, its command, its WAN
+    /// links), so that the image describes itself.
+    pub notes: Vec<String>,
     /// Label of the x axis.
     pub x_label: String,
     /// Label of the y axis, naming the unit.
@@ -69,6 +72,36 @@ pub struct Line {
     pub label: String,
     /// Its points, joined in order.
     pub points: Vec<PlotPoint>,
+    /// Its color's place in the palette (`None`: its place among the lines).
+    pub color: Option<usize>,
+    /// How it is drawn, so that lines differ by more than color.
+    pub stroke: Stroke,
+    /// The mark at each of its points.
+    pub mark: Mark,
+}
+
+/// How a line is drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Stroke {
+    /// Unbroken.
+    #[default]
+    Solid,
+    /// Long dashes.
+    Dashed,
+    /// Short dashes.
+    Dotted,
+}
+
+/// The mark at each point of a line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mark {
+    /// A dot.
+    #[default]
+    Circle,
+    /// A triangle.
+    Triangle,
+    /// A square.
+    Square,
 }
 
 /// One point of a line.

@@ -133,7 +133,23 @@ pub struct View<'a> {
 impl<'a> View<'a> {
     /// Works out windows and locations.
     pub fn new(run: &'a RunData) -> Self {
+        let located = Self::locate(run);
+        Self::with_located(run, located)
+    }
+
+    /// Works out the windows, with the flows' locations found before by [`View::locate`]
+    /// (they stay while a run goes on).
+    pub fn with_located(run: &'a RunData, located: Vec<Option<Located>>) -> Self {
         let windows = run.ends.iter().map(|e| Window::of(&e.snaps)).collect();
+        View {
+            run,
+            windows,
+            located,
+        }
+    }
+
+    /// Where each of the plan's flows is sent and received.
+    pub fn locate(run: &RunData) -> Vec<Option<Located>> {
         let find = |id: u32, role: Role| {
             run.ends
                 .iter()
@@ -141,8 +157,7 @@ impl<'a> View<'a> {
                 .filter(|(_, e)| e.role == role)
                 .find_map(|(i, e)| e.ids.iter().position(|&x| x == id).map(|p| (i, p)))
         };
-        let located = run
-            .plan
+        run.plan
             .flows
             .iter()
             .map(|f| {
@@ -158,12 +173,7 @@ impl<'a> View<'a> {
                     },
                 })
             })
-            .collect();
-        View {
-            run,
-            windows,
-            located,
-        }
+            .collect()
     }
 
     /// The window of end `i`.

@@ -52,6 +52,10 @@ pub struct Point {
     pub metrics: Vec<MetricStat>,
     /// Set when a run of this point failed (its figures are then left out).
     pub error: Option<String>,
+    /// With a confidence target (`--confidence`): whether the main figure's interval got as
+    /// narrow as asked before the most iterations ran out; `None` without a target.
+    #[serde(default)]
+    pub target_met: Option<bool>,
 }
 
 impl Point {

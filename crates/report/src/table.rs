@@ -27,15 +27,29 @@ impl Exporter<Report> for Table {
 /// The report as the terminal shows it.
 pub fn render(r: &Report) -> Vec<u8> {
     let mut lines = vec![header(r)];
-    let (rr, udp) = (r.summary.rr.is_some(), r.summary.udp.is_some());
     if !r.intervals.is_empty() {
+        let cols = Columns::of(r);
         lines.push(String::new());
-        lines.extend(match (rr, udp) {
-            (true, _) => table_rr::intervals(&r.intervals),
-            (_, true) => table_udp::intervals(&r.intervals),
-            _ => intervals(&r.intervals),
-        });
+        lines.push(cols.head());
+        lines.extend(r.intervals.iter().map(|iv| cols.line(iv)));
     }
+    lines.extend(after_intervals(r));
+    let mut text = lines.join("\n");
+    text.push('\n');
+    text.into_bytes()
+}
+
+/// The table after its interval lines (for output whose intervals were printed as they came).
+pub fn rest(r: &Report) -> Vec<u8> {
+    let mut text = after_intervals(r).join("\n");
+    text.push('\n');
+    text.into_bytes()
+}
+
+/// The lines after the interval table: flows, hosts, WAN links, summary, warnings, error.
+fn after_intervals(r: &Report) -> Vec<String> {
+    let (rr, udp) = (r.summary.rr.is_some(), r.summary.udp.is_some());
+    let mut lines = Vec::new();
     if !r.flows.is_empty() && r.flows.len() <= FLOW_TABLE_MAX {
         lines.push(String::new());
         lines.extend(match (rr, udp) {
@@ -48,30 +62,107 @@ pub fn render(r: &Report) -> Vec<u8> {
         lines.push(String::new());
         lines.extend(hosts(r));
     }
-    for w in &r.wan {
-        lines.push(format!(
-            "wan {}: {} → {}: {}; {} → {}: {}",
-            w.name, w.ends[0], w.ends[1], w.a_to_b, w.ends[1], w.ends[0], w.b_to_a
-        ));
-    }
+    lines.extend(r.wan.iter().map(wan_line));
     lines.push(String::new());
     lines.extend(summary(r));
     lines.extend(r.warnings.iter().map(|w| format!("warning: {w}")));
     lines.extend(r.error.iter().map(|e| format!("error: {e}")));
-    let mut text = lines.join("\n");
-    text.push('\n');
-    text.into_bytes()
+    lines
+}
+
+/// "wan h1-h2: h1 → h2: delay=25ms,...; h2 → h1: ...".
+pub fn wan_line(w: &crate::model::WanLinkResult) -> String {
+    format!(
+        "wan {}: {} → {}: {}; {} → {}: {}",
+        w.name, w.ends[0], w.ends[1], w.a_to_b, w.ends[1], w.ends[0], w.b_to_a
+    )
+}
+
+/// The columns of an interval table, by kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Columns {
+    /// Bit rates and TCP state.
+    Stream,
+    /// Transactions and latency; `lossy` adds the lost column (UDP request/response).
+    Rr {
+        /// Show the lost column.
+        lossy: bool,
+    },
+    /// Datagrams, loss and jitter.
+    Udp,
+}
+
+impl Columns {
+    /// The columns a finished report's intervals show.
+    pub fn of(r: &Report) -> Columns {
+        if r.summary.rr.is_some() {
+            let lossy = r
+                .intervals
+                .iter()
+                .flat_map(|iv| &iv.rr)
+                .any(|rr| rr.lost.is_some());
+            Columns::Rr { lossy }
+        } else if r.summary.udp.is_some() {
+            Columns::Udp
+        } else {
+            Columns::Stream
+        }
+    }
+
+    /// The columns a plan's intervals will show.
+    pub fn of_plan(plan: &fathom_proto::plan::TestPlan) -> Columns {
+        let d = plan.kind.descriptor();
+        if d.is_rr() {
+            Columns::Rr {
+                lossy: d.adds(fathom_proto::kind::Figure::Lost),
+            }
+        } else if plan.udp.is_some() {
+            Columns::Udp
+        } else {
+            Columns::Stream
+        }
+    }
+
+    /// The column heads.
+    pub fn head(self) -> String {
+        match self {
+            Columns::Stream => stream_head(),
+            Columns::Rr { lossy } => table_rr::head(lossy),
+            Columns::Udp => table_udp::head(),
+        }
+    }
+
+    /// One interval's line, under its time span (marked when it was warm-up).
+    pub fn line(self, iv: &Interval) -> String {
+        marked(self.row(&format!("{:.2}-{:.2}", iv.start, iv.end), iv), iv)
+    }
+
+    /// One interval's figures under `label`.
+    pub fn row(self, label: &str, iv: &Interval) -> String {
+        match self {
+            Columns::Stream => stream_row(label, iv),
+            Columns::Rr { lossy } => table_rr::row(label, iv, lossy),
+            Columns::Udp => table_udp::row(label, iv),
+        }
+    }
 }
 
 /// "stream to HOST:PORT: 1 flow forward, 3 s window after 1 s warm-up, 1 s intervals".
-fn header(r: &Report) -> String {
+pub fn header(r: &Report) -> String {
     let t = &r.test;
     let agent = if t.embedded_agent {
         format!("{} (embedded agent)", t.agent)
     } else {
         t.agent.clone()
     };
-    let flows = plural(t.parallel as u64, "flow");
+    let flows = match t.clients.len() {
+        0 | 1 => plural(t.parallel as u64, "flow"),
+        n => format!(
+            "{} ({} from each of {n} clients)",
+            plural(t.parallel as u64 * n as u64, "flow"),
+            t.parallel
+        ),
+    };
     let shape = match t.direction.as_str() {
         "bidir" => format!("{flows} each way (bidir)"),
         dir => format!("{flows} {dir}"),
@@ -93,31 +184,31 @@ fn header(r: &Report) -> String {
     )
 }
 
-/// One line per interval, under a column header.
-fn intervals(list: &[Interval]) -> Vec<String> {
-    let mut lines = vec![format!(
+/// The stream interval table's column heads.
+fn stream_head() -> String {
+    format!(
         "{:>11} {:>13} {:>13} {:>6} {:>9} {:>7} {:>10} {:>7}",
         "time", "receiver", "sender", "retr", "rtt", "cwnd", "cpu local", "remote"
-    )];
-    lines.extend(list.iter().map(|iv| {
-        let line = format!(
-            "{:>11} {:>13} {:>13} {:>6} {:>9} {:>7} {:>10} {:>7}",
-            format!("{:.2}-{:.2}", iv.start, iv.end),
-            rate(iv.bits_per_second),
-            rate(iv.sender_bits_per_second),
-            iv.retransmits,
-            rtt(iv.rtt_us),
-            iv.cwnd,
-            pct(iv.cpu_local),
-            pct(iv.cpu_remote),
-        );
-        marked(line, iv)
-    }));
-    lines
+    )
+}
+
+/// One stream interval's line under `label`.
+fn stream_row(label: &str, iv: &Interval) -> String {
+    format!(
+        "{:>11} {:>13} {:>13} {:>6} {:>9} {:>7} {:>10} {:>7}",
+        label,
+        rate(iv.bits_per_second),
+        rate(iv.sender_bits_per_second),
+        iv.retransmits,
+        rtt(iv.rtt_us),
+        iv.cwnd,
+        pct(iv.cpu_local),
+        pct(iv.cpu_remote),
+    )
 }
 
 /// `line`, with "  (omitted)" after it for a warm-up interval.
-pub(crate) fn marked(line: String, iv: &Interval) -> String {
+fn marked(line: String, iv: &Interval) -> String {
     if iv.omitted {
         line + "  (omitted)"
     } else {
@@ -166,19 +257,31 @@ fn flows(list: &[FlowResult]) -> Vec<String> {
     lines
 }
 
-/// One line per host of a multi-host test, then the cross-host figures.
+/// One line per host of a multi-host test, then the cross-host figures. Request/response
+/// kinds show each host's transactions/s where the others show its throughput.
 fn hosts(r: &Report) -> Vec<String> {
+    let rr = r.summary.rr.is_some();
+    let (first, second) = if rr {
+        ("tx/s", "")
+    } else {
+        ("receiver", "sender")
+    };
     let mut lines = vec![format!(
         "{:<16} {:<7} {:>13} {:>13} {:>8} {:>13} {:>10} {:>11}",
-        "host", "role", "receiver", "sender", "cpu", "busiest cpu", "offset", "first byte"
+        "host", "role", first, second, "cpu", "busiest cpu", "offset", "first byte"
     )];
     lines.extend(r.hosts.iter().map(|h| {
+        let (first, second) = match h.transactions_per_second {
+            Some(tps) if rr => (format!("{tps:.0}/s"), String::new()),
+            _ if rr => ("-".into(), String::new()),
+            _ => (rate(h.bits_per_second), rate(h.sender_bits_per_second)),
+        };
         format!(
             "{:<16} {:<7} {:>13} {:>13} {:>8} {:>13} {:>10} {:>11}",
             h.name,
             h.role,
-            rate(h.bits_per_second),
-            rate(h.sender_bits_per_second),
+            first,
+            second,
             pct(h.cpu.total),
             format!(
                 "cpu{} {}",

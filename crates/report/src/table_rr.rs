@@ -2,36 +2,32 @@
 //! per-flow rows, and the summary lines a latency study reads.
 
 use crate::model::{FlowResult, Interval, Latency, Report, RrSummary};
-use crate::table::{arrow, marked, pct, rtt};
+use crate::table::{arrow, pct, rtt};
 
-/// One line per interval: transactions/s, median and 99th-percentile latency, losses, CPU.
-pub fn intervals(list: &[Interval]) -> Vec<String> {
-    let lossy = list
-        .iter()
-        .flat_map(|iv| &iv.rr)
-        .any(|rr| rr.lost.is_some());
+/// The interval table's column heads: transactions/s, median and 99th-percentile latency,
+/// losses (when `lossy`), CPU.
+pub fn head(lossy: bool) -> String {
     let mut head = format!("{:>11} {:>12} {:>10} {:>10}", "time", "tx/s", "p50", "p99");
     if lossy {
         head += &format!(" {:>7}", "lost");
     }
-    head += &format!(" {:>10} {:>7}", "cpu local", "remote");
-    let mut lines = vec![head];
-    lines.extend(list.iter().map(|iv| {
-        let rr = iv.rr.clone().unwrap_or_default();
-        let mut line = format!(
-            "{:>11} {:>12} {:>10} {:>10}",
-            format!("{:.2}-{:.2}", iv.start, iv.end),
-            format!("{:.0}", rr.transactions_per_second),
-            rr.latency_p50_us.map_or("-".into(), rtt),
-            rr.latency_p99_us.map_or("-".into(), rtt),
-        );
-        if lossy {
-            line += &format!(" {:>7}", rr.lost.unwrap_or(0));
-        }
-        line += &format!(" {:>10} {:>7}", pct(iv.cpu_local), pct(iv.cpu_remote));
-        marked(line, iv)
-    }));
-    lines
+    head + &format!(" {:>10} {:>7}", "cpu local", "remote")
+}
+
+/// One interval's line, under `label` (its time span, or a host's name).
+pub fn row(label: &str, iv: &Interval, lossy: bool) -> String {
+    let rr = iv.rr.clone().unwrap_or_default();
+    let mut line = format!(
+        "{:>11} {:>12} {:>10} {:>10}",
+        label,
+        format!("{:.0}", rr.transactions_per_second),
+        rr.latency_p50_us.map_or("-".into(), rtt),
+        rr.latency_p99_us.map_or("-".into(), rtt),
+    );
+    if lossy {
+        line += &format!(" {:>7}", rr.lost.unwrap_or(0));
+    }
+    line + &format!(" {:>10} {:>7}", pct(iv.cpu_local), pct(iv.cpu_remote))
 }
 
 /// One line per flow: its transactions and TCP state; `connected` says each flow kept one TCP

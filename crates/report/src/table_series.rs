@@ -14,7 +14,7 @@ impl Exporter<Series> for Table {
 }
 
 /// Secondary figures shown after the main one, by the kind's pattern: (metric, column title).
-fn extras(s: &Series) -> &'static [(&'static str, &'static str)] {
+pub(crate) fn extras(s: &Series) -> &'static [(&'static str, &'static str)] {
     if KindId::from_name(&s.kind).is_some_and(|k| k.descriptor().is_rr()) {
         &[
             ("latency_p50_us", "p50 µs"),
@@ -77,9 +77,38 @@ pub fn render(s: &Series) -> Vec<u8> {
     for e in errors {
         out.push(format!("failed at {e}"));
     }
+    out.extend(missed_targets(s));
     let mut text = out.join("\n");
     text.push('\n');
     text.into_bytes()
+}
+
+/// A line for each point whose interval stayed wider than the --confidence target when the
+/// most iterations ran out.
+fn missed_targets(s: &Series) -> Vec<String> {
+    let Some(c) = &s.confidence else {
+        return Vec::new();
+    };
+    s.points
+        .iter()
+        .filter(|p| p.target_met == Some(false))
+        .map(|p| {
+            let width = p
+                .metric(&s.primary_metric)
+                .filter(|st| st.n > 1)
+                .map_or("no interval".into(), |st| {
+                    format!("±{:.1}%", st.relative_width() * 50.0)
+                });
+            format!(
+                "target missed at {}: {width} after {} runs, not the ±{:.1}% asked (at {:.0}%); \
+                 allow more runs with --iterations MAX",
+                params_text(p),
+                p.values.len(),
+                c.width * 50.0,
+                c.level * 100.0
+            )
+        })
+        .collect()
 }
 
 fn header(s: &Series) -> String {

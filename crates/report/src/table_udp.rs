@@ -2,7 +2,7 @@
 //! the per-flow rows, and the summary lines (loss, reordering, jitter, where the missing went).
 
 use crate::model::{FlowResult, Interval, Report, UdpSummary};
-use crate::table::{arrow, marked, pct, rate, rtt};
+use crate::table::{arrow, pct, rate, rtt};
 
 /// "-" for a figure the datagram size could not carry.
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -18,28 +18,29 @@ fn per_s(v: f64) -> String {
     }
 }
 
-/// One line per interval: datagrams/s at the receiver and the sender, bit rate, loss, jitter, CPU.
-pub fn intervals(list: &[Interval]) -> Vec<String> {
-    let mut lines = vec![format!(
+/// The interval table's column heads: datagrams/s at the receiver and the sender, bit rate,
+/// loss, jitter, CPU.
+pub fn head() -> String {
+    format!(
         "{:>11} {:>10} {:>10} {:>13} {:>8} {:>9} {:>10} {:>7}",
         "time", "dgrams/s", "sender", "receiver", "lost", "jitter", "cpu local", "remote"
-    )];
-    lines.extend(list.iter().map(|iv| {
-        let u = iv.udp.clone().unwrap_or_default();
-        let line = format!(
-            "{:>11} {:>10} {:>10} {:>13} {:>8} {:>9} {:>10} {:>7}",
-            format!("{:.2}-{:.2}", iv.start, iv.end),
-            per_s(u.datagrams_per_second),
-            per_s(u.sender_datagrams_per_second),
-            rate(iv.bits_per_second),
-            opt(u.lost),
-            u.jitter_us.map_or("-".into(), rtt),
-            pct(iv.cpu_local),
-            pct(iv.cpu_remote)
-        );
-        marked(line, iv)
-    }));
-    lines
+    )
+}
+
+/// One interval's line, under `label` (its time span, or a host's name).
+pub fn row(label: &str, iv: &Interval) -> String {
+    let u = iv.udp.clone().unwrap_or_default();
+    format!(
+        "{:>11} {:>10} {:>10} {:>13} {:>8} {:>9} {:>10} {:>7}",
+        label,
+        per_s(u.datagrams_per_second),
+        per_s(u.sender_datagrams_per_second),
+        rate(iv.bits_per_second),
+        opt(u.lost),
+        u.jitter_us.map_or("-".into(), rtt),
+        pct(iv.cpu_local),
+        pct(iv.cpu_remote)
+    )
 }
 
 /// One line per flow: its datagrams, rate, loss, duplicates, reordering and jitter.

@@ -6,8 +6,10 @@ mod common;
 mod series_fixture;
 
 use common::report;
+use fathom_report::about;
 use fathom_report::html::{render, Page, Section};
-use series_fixture::{rr_sweep, stream_sweep};
+use fathom_report::model::WanLinkResult;
+use series_fixture::{rr_sweep, stream_iterations, stream_sweep};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -19,9 +21,33 @@ const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(90);
 /// Screenshot size.
 const WINDOW: (u32, u32) = (1200, 2000);
 
+/// The arguments run 7 was typed with.
+fn args() -> Vec<String> {
+    [
+        "stream",
+        "--server",
+        "h2",
+        "--clients",
+        "h1",
+        "--buffer",
+        "1M",
+        "-t",
+        "3",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 /// A page with every kind of section, and hostile text in the places users' data reaches.
 fn page() -> Page {
     let mut run = report(2, false);
+    run.wan.push(WanLinkResult {
+        name: "h1-h2".into(),
+        ends: ["h1".into(), "h2".into()],
+        a_to_b: "delay=25ms".into(),
+        b_to_a: "delay=25ms,loss=1%".into(),
+        ..WanLinkResult::default()
+    });
     run.hosts[0].hostname = "<img src=x onerror=alert(1)>".into();
     run.warnings
         .push("receive window \"limited\" & <small>".into());
@@ -35,21 +61,31 @@ fn page() -> Page {
         sections: vec![
             Section::Run {
                 title: "Stream, 2 flows".into(),
+                about: about::run_lines(Some(7), &args(), &run),
                 report: run,
             },
             Section::Run {
                 title: "Stream, 4 flows each way".into(),
                 report: report(4, true),
+                about: Vec::new(),
             },
             Section::Series {
                 title: "Socket buffers".into(),
                 series: stream_sweep(),
                 x_axis: "buffer".into(),
+                more_charts: vec!["retransmits".into()],
             },
             Section::Series {
                 title: "Request/response payload".into(),
                 series: rr_sweep(),
                 x_axis: "size".into(),
+                more_charts: Vec::new(),
+            },
+            Section::Series {
+                title: "Repeated".into(),
+                series: stream_iterations(),
+                x_axis: String::new(),
+                more_charts: Vec::new(),
             },
         ],
         environment: vec![
@@ -74,11 +110,12 @@ fn page_is_self_contained_html5() {
         assert!(!h.contains(external), "the page contains {external}");
     }
     assert!(h.contains("<style>"));
-    // Run sections: throughput, rtt, cwnd, retransmits, packets; series: the sweep, and the
-    // latency chart for the request/response one.
+    // Run sections: throughput, rtt, cwnd, retransmits, packets; series: the sweep and its
+    // retransmits, the sweep and the latency chart for the request/response one, the
+    // iterations run by run.
     assert_eq!(
         h.matches("<svg ").count(),
-        5 + 5 + 1 + 2,
+        5 + 5 + 2 + 2 + 1,
         "one inline SVG per chart"
     );
     assert!(!h.contains("No chart"), "every chart drew");
@@ -115,12 +152,51 @@ fn tables_hold_the_figures() {
 }
 
 #[test]
+fn a_run_says_what_ran_under_its_heading_and_its_charts() {
+    let h = render(&page());
+    let command = "run 7: fathom stream --server h2 --clients h1 --buffer 1M -t 3";
+    let wan = "wan h1-h2: h1 → h2: delay=25ms; h2 → h1: delay=25ms,loss=1%";
+    for line in [command, wan] {
+        assert!(
+            h.contains(&format!("<code>{line}</code>")),
+            "{line} under the heading"
+        );
+        // Under each of the run's five charts (SVG text, escaped as the page escapes).
+        assert_eq!(
+            h.matches(&format!("\n{line}\n</text>")).count(),
+            5,
+            "{line}"
+        );
+    }
+    assert_eq!(
+        h.matches("series s1: fathom -t 5\n</text>").count(),
+        4,
+        "under each sweep chart"
+    );
+    assert!(h.contains("series s1: fathom stream --iterations 5 --buffer 1M\n</text>"));
+}
+
+#[test]
+fn a_series_table_keeps_the_secondary_figures() {
+    let h = render(&page());
+    assert!(
+        h.contains(">CPU s/GB</th>") && h.contains(">retrans</th>"),
+        "stream columns"
+    );
+    assert!(
+        h.contains(">p50 µs</th>") && h.contains(">CPU µs/tx</th>"),
+        "rr columns"
+    );
+}
+
+#[test]
 fn a_chart_that_cannot_be_made_says_why() {
     let mut p = page();
     p.sections = vec![Section::Series {
         title: "sweep".into(),
         series: stream_sweep(),
         x_axis: "rtt".into(),
+        more_charts: Vec::new(),
     }];
     let h = render(&p);
     assert!(

@@ -6,9 +6,10 @@ mod series_fixture;
 
 use common::report;
 use fathom_report::plot::{
-    interval_chart, interval_metrics, latency_chart, render, sweep_chart, Chart, ImageFormat,
+    interval_chart, interval_metrics, iteration_chart, latency_chart, render, sweep_chart, Chart,
+    ImageFormat, Mark, PlotPoint, Stroke,
 };
-use series_fixture::{rr_sweep, stream_sweep};
+use series_fixture::{rr_sweep, stream_iterations, stream_sweep};
 use std::path::Path;
 
 fn svg(c: &Chart) -> String {
@@ -59,6 +60,61 @@ fn latency_chart_draws_three_percentiles_per_combination() {
     );
     assert!(c.log_x, "4..1460 spans 365x");
     assert_eq!(c.y_label, "Latency (µs)");
+    // Color tells the combinations apart, stroke and mark the percentiles: never color alone.
+    let looks: Vec<(Option<usize>, Stroke, Mark)> = c
+        .lines
+        .iter()
+        .map(|l| (l.color, l.stroke, l.mark))
+        .collect();
+    let percentile = [
+        (Stroke::Solid, Mark::Circle),
+        (Stroke::Dashed, Mark::Triangle),
+        (Stroke::Dotted, Mark::Square),
+    ];
+    for (i, (color, stroke, mark)) in looks.into_iter().enumerate() {
+        assert_eq!(color, Some(i / 3), "{}", c.lines[i].label);
+        assert_eq!((stroke, mark), percentile[i % 3], "{}", c.lines[i].label);
+    }
+}
+
+#[test]
+fn iterations_plot_each_run_and_the_interval_of_the_mean_so_far() {
+    let c = iteration_chart(&stream_iterations()).unwrap();
+    assert_eq!(c.x_label, "iteration");
+    assert_eq!(c.lines.len(), 2);
+    let runs: Vec<f64> = c.lines[0]
+        .points
+        .iter()
+        .map(|p| (p.y * 10.0).round() / 10.0)
+        .collect();
+    assert_eq!(runs, [9.0, 9.4, 8.8, 9.2, 9.1], "Gbit/s");
+    let means = &c.lines[1].points;
+    assert_eq!(means[0].error, None, "one run has no interval");
+    assert!((means[1].y - 9.2).abs() < 1e-9);
+    let width = |p: &PlotPoint| p.error.map(|(lo, hi)| hi - lo).expect("an interval");
+    assert!(
+        width(&means[4]) < width(&means[2]),
+        "it narrows as runs add up"
+    );
+    assert!(
+        iteration_chart(&stream_sweep()).is_err(),
+        "a sweep plots against its options"
+    );
+    insta::assert_snapshot!("iterations_svg", svg(&c));
+}
+
+#[test]
+fn notes_under_a_chart_say_what_ran() {
+    let mut c = interval_chart(&report(1, false), "bits_per_second").unwrap();
+    c.notes = vec![
+        "run 7: fathom stream --buffer 1M".into(),
+        "wan h1-h2: h1 → h2: delay=25ms; h2 → h1: delay=25ms".into(),
+    ];
+    let text = svg(&c);
+    for n in &c.notes {
+        assert!(text.contains(&format!("\n{n}\n</text>")), "{n}");
+    }
+    insta::assert_snapshot!("interval_notes_svg", text);
 }
 
 #[test]
@@ -200,8 +256,12 @@ fn pngs_of_every_chart_kind_are_saved_for_a_look() {
         ),
         (
             "plot-interval-rtt.png",
-            interval_chart(&report(2, false), "rtt_us"),
+            interval_chart(&report(2, false), "rtt_us").map(|mut c| {
+                c.notes = vec!["run 7: fathom stream -P 2 --buffer 1M".into()];
+                c
+            }),
         ),
+        ("plot-iterations.png", iteration_chart(&stream_iterations())),
     ];
     for (name, c) in charts {
         let bytes = render(&c.unwrap(), ImageFormat::Png, 800, 450).unwrap();

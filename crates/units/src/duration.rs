@@ -3,7 +3,7 @@
 //! caller's choice ([`Bare`]): seconds on the command line, milliseconds for the studies' delays,
 //! refused (except `0`) in the WAN emulator's parameters, where tc would read microseconds.
 
-use crate::{number, split_number, Refusal};
+use crate::{number, refuse_negative, split_number, Refusal};
 use std::time::Duration;
 
 /// What a number without a unit means.
@@ -19,12 +19,7 @@ pub enum Bare {
 
 /// Reads a duration into nanoseconds.
 pub fn parse(text: &str, bare: Bare) -> Result<u64, Refusal> {
-    if text.trim_start().starts_with('-') {
-        return Err(Refusal::new(
-            text,
-            "is negative; durations are positive, e.g. 10s",
-        ));
-    }
+    refuse_negative(text, "durations", "10s")?;
     let (digits, unit) = split_number(text);
     let value = number(digits)
         .ok_or_else(|| Refusal::new(text, "is not a duration; try 10s, 500ms or 250us"))?;

@@ -50,6 +50,19 @@ impl From<Refusal> for String {
     }
 }
 
+/// Refuses a number written with a minus sign: `what` (rates, sizes, durations) are positive,
+/// as `example` shows.
+fn refuse_negative(text: &str, what: &str, example: &str) -> Result<(), Refusal> {
+    let digits = text.trim_start().strip_prefix('-');
+    if digits.is_some_and(|d| d.starts_with(|c: char| c.is_ascii_digit() || c == '.')) {
+        return Err(Refusal::new(
+            text,
+            format!("is negative; {what} are positive, e.g. {example}"),
+        ));
+    }
+    Ok(())
+}
+
 /// Splits `"12.5ms"` into `("12.5", "ms")`, after trimming the text (a space between the number
 /// and its unit stays in the unit, which no unit then matches).
 fn split_number(text: &str) -> (&str, &str) {

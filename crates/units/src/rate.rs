@@ -2,7 +2,7 @@
 //! optional `bit`), as tc's `kbit` and `mbit`. Units that look like bytes (`MBps`, `MB/s`) are
 //! refused: a rate is always bits.
 
-use crate::{format_exact, number, split_number, Refusal};
+use crate::{format_exact, number, refuse_negative, split_number, Refusal};
 use std::ops::RangeInclusive;
 
 /// Reads a rate in bits per second (at least 1 bit/s).
@@ -12,6 +12,7 @@ pub fn parse(text: &str) -> Result<u64, Refusal> {
 
 /// Reads a rate in bits per second that must lie in `range`; the refusal names the bounds.
 pub fn parse_in(text: &str, range: RangeInclusive<u64>) -> Result<u64, Refusal> {
+    refuse_negative(text, "rates", "100M")?;
     let (digits, unit) = split_number(text);
     let unit = unit.to_ascii_lowercase();
     if unit.ends_with("bps") || unit.ends_with("b/s") || unit == "b" {

@@ -2,12 +2,13 @@
 //! optional `B` or `iB`), as iperf and ttcp take them and tc writes `kb`. A fraction is fine
 //! when the bytes come out whole (`1.5K` = 1536).
 
-use crate::{format_exact, number, split_number, Refusal};
+use crate::{format_exact, number, refuse_negative, split_number, Refusal};
 
 const TRY: &str = "is not a size; try 64K, 1M or 100M (1024-based)";
 
 /// Reads a size in bytes.
 pub fn parse(text: &str) -> Result<u64, Refusal> {
+    refuse_negative(text, "sizes", "64K")?;
     let bad = || Refusal::new(text, TRY);
     let (digits, unit) = split_number(text);
     let value = number(digits).ok_or_else(bad)?;

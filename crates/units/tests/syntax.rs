@@ -129,3 +129,18 @@ fn what_is_written_reads_back() {
     );
     assert_eq!(percent::parse(&percent::format(0.001)), Ok(0.001));
 }
+
+#[test]
+fn negative_values_are_called_negative_not_an_unknown_unit() {
+    for (refusal, what) in [
+        (rate::parse("-1G").unwrap_err(), "rates are positive"),
+        (size::parse("-64K").unwrap_err(), "sizes are positive"),
+        (
+            duration::parse("-5s", Bare::Seconds).unwrap_err(),
+            "durations are positive",
+        ),
+    ] {
+        assert!(refusal.reason().starts_with("is negative"), "{refusal}");
+        assert!(refusal.reason().contains(what), "{refusal}");
+    }
+}

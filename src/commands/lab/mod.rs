@@ -1,10 +1,12 @@
 //! `fathom lab`: the lab's command line turned into lab calls, and what they print.
 //!
-//! Exit codes: 0 ok; 1 failure (or, for `status`, a stale lab); `exec` passes on the command's.
+//! Exit codes: 0 ok; 1 failure (or, for `status`, a stale lab); 2 bad usage (a bad name,
+//! topology or WAN parameter, or several labs and none named); `exec` passes on the command's.
 
 mod status_text;
 
 use crate::cli::lab::{LabArgs, LabCommand, UpArgs, WanCommand};
+use crate::Failure;
 use fathom_lab::{
     resolve_name, set_wan, status, AgentCommand, Lab, Topology, UpOptions, WanLinkStatus,
     STATUS_SCHEMA_VERSION,
@@ -55,18 +57,34 @@ pub fn run(args: LabArgs, fathom_exe: &Path) -> anyhow::Result<i32> {
     }
 }
 
+/// A failed lab command as the exit code should tell it: the user's input (a name, a
+/// topology, WAN parameters, several labs and none named) is bad usage; the rest is a failure.
+pub fn failure(e: anyhow::Error) -> Failure {
+    use fathom_lab::Error::*;
+    match e.downcast_ref::<fathom_lab::Error>() {
+        Some(BadName(_) | Topology(_) | WanParams { .. } | Ambiguous(_)) => {
+            Failure::Usage(e.to_string())
+        }
+        _ => Failure::Runtime(e.to_string()),
+    }
+}
+
 /// `lab up`: builds the topology the options name, starts the lab, says how to use it.
 fn up(a: UpArgs, fathom_exe: &Path) -> anyhow::Result<i32> {
     let (subnet, rate) = (a.subnet.as_deref(), a.rate.as_deref());
     let topology = match (a.hosts, &a.topology, &a.wan) {
         (Some(n), _, Some(params)) => Topology::split(n, subnet, a.mtu, rate, params)?,
         (Some(n), _, None) => Topology::star(n, subnet, a.mtu, rate)?,
-        (None, Some(path), _) => Topology::load(path)?,
+        (None, Some(path), _) => Topology::load(path).map_err(|e| match e {
+            fathom_lab::Error::Io { .. } => fathom_lab::Error::Topology(e.to_string()),
+            other => other,
+        })?,
         (None, None, _) => anyhow::bail!("lab up: give --hosts N or a topology file"),
     };
     let opts = UpOptions {
         agent_port: a.agent_port,
         ready_timeout: Duration::from_secs(a.ready_timeout),
+        sshd: a.sshd,
         ..UpOptions::new(&a.name, AgentCommand::fathom(fathom_exe))
     };
     let started = Instant::now();
@@ -159,9 +177,17 @@ fn up_summary(lab: &Lab, took: Duration) -> String {
             )
         })
         .collect();
+    let ssh = if hosts.iter().any(|h| h.sshd.is_some()) {
+        format!(
+            "ssh between hosts: fathom lab exec --name {name} {} -- ssh {} hostname\n",
+            first.name, last.name
+        )
+    } else {
+        String::new()
+    };
     format!(
         "lab {name} is up in {:.2} s: {} ({range}), {}, agents on port {}\n{wans}\
-         run inside a host: fathom lab exec --name {name} {} -- ip addr\n\
+         run inside a host: fathom lab exec --name {name} {} -- ip addr\n{ssh}\
          remove it:         fathom lab down --name {name}\n",
         took.as_secs_f64(),
         count(hosts.len(), "host", "hosts"),

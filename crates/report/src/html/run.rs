@@ -8,10 +8,17 @@ use crate::plot::interval_chart;
 use crate::table::rate;
 use crate::warnings::human_bytes;
 
-/// The section of run `r`, headed `title`.
-pub fn section(title: &str, r: &Report) -> String {
+/// The section of run `r`, headed `title`, with `about` (what ran) under the heading and under
+/// every chart.
+pub fn section(title: &str, r: &Report, about: &[String]) -> String {
     let mut h = format!("<section>\n<h2>{}</h2>\n", esc(title));
     h.push_str(&format!("<p class=\"meta\">{}</p>\n", esc(&describe(r))));
+    for line in about {
+        h.push_str(&format!(
+            "<p class=\"meta\"><code>{}</code></p>\n",
+            esc(line)
+        ));
+    }
     h.push_str(&notes(&r.warnings, r.error.as_deref()));
     let rows: Vec<Vec<(String, bool)>> = summary(&r.summary)
         .into_iter()
@@ -29,6 +36,7 @@ pub fn section(title: &str, r: &Report) -> String {
             .into_iter()
             .map(|m| interval_chart(r, m))
             .collect(),
+        about,
     ));
     h.push_str("</section>\n");
     h

@@ -3,33 +3,43 @@
 
 use super::{charts, esc, table};
 use crate::plot::units::scale;
-use crate::plot::{latency_chart, sweep_chart};
+use crate::plot::{iteration_chart, latency_chart, sweep_chart};
 use crate::series::Series;
+use crate::table_series::cell;
 
-/// The section of series `s`, headed `title`, charted against the option `x_axis`.
-pub fn section(title: &str, s: &Series, x_axis: &str) -> String {
+/// The section of series `s`, headed `title`, charted against the option `x_axis` (its main
+/// figure, then `more` figures, then the latency percentiles if it has them), or, when it
+/// sweeps nothing, run by run.
+pub fn section(title: &str, s: &Series, x_axis: &str, more: &[String]) -> String {
     let mut h = format!("<section>\n<h2>{}</h2>\n", esc(title));
     h.push_str(&format!("<p class=\"meta\">{}</p>\n", esc(&describe(s))));
     h.push_str(&points(s));
-    let mut list = vec![sweep_chart(s, x_axis, &s.primary_metric)];
-    let latency = s
-        .points
-        .iter()
-        .any(|p| p.metric("latency_p50_us").is_some());
-    if latency {
-        list.push(latency_chart(s, x_axis));
+    let mut list = Vec::new();
+    if s.axes.is_empty() {
+        list.push(iteration_chart(s));
+    } else {
+        let metrics = std::iter::once(&s.primary_metric).chain(more);
+        list.extend(metrics.map(|m| sweep_chart(s, x_axis, m)));
+        let latency = s
+            .points
+            .iter()
+            .any(|p| p.metric("latency_p50_us").is_some());
+        if latency {
+            list.push(latency_chart(s, x_axis));
+        }
     }
-    h.push_str(&charts(list));
+    h.push_str(&charts(list, &crate::about::series_lines(s)));
     h.push_str("</section>\n");
     h
 }
 
 /// "stream -t 10; sweeps buffer (4), parallel (2); up to 5 iterations per point, 95% intervals".
 fn describe(s: &Series) -> String {
-    let mut text = s.kind.clone();
-    if !s.args.is_empty() {
-        text = format!("{text} {}", s.args.join(" "));
-    }
+    let mut text = if s.args.is_empty() {
+        s.kind.clone()
+    } else {
+        s.args.join(" ")
+    };
     let axes: Vec<String> = s
         .axes
         .iter()
@@ -71,6 +81,8 @@ fn points(s: &Series) -> String {
     for h in ["min", "median", "max"] {
         head.push((h.into(), true));
     }
+    let extras = crate::table_series::extras(s);
+    head.extend(extras.iter().map(|(_, title)| (title.to_string(), true)));
     head.push(("error".into(), false));
     let rows: Vec<Vec<(String, bool)>> = s
         .points
@@ -96,6 +108,10 @@ fn points(s: &Series) -> String {
                 }
                 None => row.extend((0..5).map(|_| (String::new(), true))),
             }
+            row.extend(extras.iter().map(|(m, _)| {
+                let v = p.metric(m).filter(|st| st.n > 0);
+                (v.map_or(String::new(), |st| cell(m, st.mean)), true)
+            }));
             row.push((p.error.clone().unwrap_or_default(), false));
             row
         })

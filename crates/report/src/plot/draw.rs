@@ -2,7 +2,7 @@
 //! bitmap that is then encoded as PNG. The legend sits right of the plot so it never hides data.
 
 use super::ticks::{x_axis, y_axis, Axis, Ticked};
-use super::{Chart, ImageFormat, PlotPoint};
+use super::{Chart, ImageFormat, Line, Mark, PlotPoint, Stroke};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::register_font;
@@ -26,6 +26,8 @@ const PALETTE: [RGBColor; 10] = [
 ];
 /// The font family every text uses; the embedded font is registered under this name.
 const FONT: &str = "sans-serif";
+/// Height of one line of notes under the chart, pixels.
+const NOTE_LINE: u32 = 16;
 /// Legend labels are cut to this many characters.
 const LEGEND_CHARS: usize = 36;
 
@@ -136,7 +138,15 @@ where
     let lines = usable(c);
     let (x, y) = axes(c, &lines);
     let entries = legend_entries(c);
-    let (w, _) = root.dim_in_pixel();
+    let (w, h) = root.dim_in_pixel();
+    let root = if c.notes.is_empty() {
+        root.clone()
+    } else {
+        let (upper, notes) =
+            root.split_vertically(h.saturating_sub(NOTE_LINE * c.notes.len() as u32 + 6));
+        draw_notes(&notes, &c.notes).map_err(err)?;
+        upper
+    };
     let plot = if entries.is_empty() {
         root.clone()
     } else {
@@ -187,8 +197,8 @@ fn data<DB: DrawingBackend>(
             shade_color().filled(),
         )))?;
     }
-    for (i, points) in lines.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
+    for (i, (points, l)) in lines.iter().zip(&c.lines).enumerate() {
+        let color = color_of(l, i);
         let bars = points.iter().filter_map(|p| {
             let (lo, hi) = p
                 .error
@@ -204,13 +214,54 @@ fn data<DB: DrawingBackend>(
         });
         chart.draw_series(bars)?;
         let xy: Vec<(f64, f64)> = points.iter().map(|p| (tx(p.x), p.y)).collect();
-        chart.draw_series(LineSeries::new(xy.clone(), color.stroke_width(2)))?;
-        chart.draw_series(xy.into_iter().map(|p| Circle::new(p, 3, color.filled())))?;
+        let style = color.stroke_width(2);
+        match dashes(l.stroke) {
+            None => chart.draw_series(LineSeries::new(xy.clone(), style))?,
+            Some((on, off)) => {
+                chart.draw_series(DashedLineSeries::new(xy.clone(), on, off, style))?
+            }
+        };
+        let style = color.filled();
+        let square = |p| EmptyElement::at(p) + Rectangle::new([(-3, -3), (3, 3)], style);
+        match l.mark {
+            Mark::Circle => chart.draw_series(xy.into_iter().map(|p| Circle::new(p, 3, style)))?,
+            Mark::Triangle => {
+                chart.draw_series(xy.into_iter().map(|p| TriangleMarker::new(p, 5, style)))?
+            }
+            Mark::Square => chart.draw_series(xy.into_iter().map(square))?,
+        };
     }
     if lines.iter().all(|l| l.is_empty()) {
         let mid = ((x.lo + x.hi) / 2.0, (y.lo + y.hi) / 2.0);
         let style = font(14).pos(Pos::new(HPos::Center, VPos::Center));
         chart.draw_series(std::iter::once(Text::new("no data", mid, style)))?;
+    }
+    Ok(())
+}
+
+/// The color of line `l`, the `i`th.
+fn color_of(l: &Line, i: usize) -> RGBColor {
+    PALETTE[l.color.unwrap_or(i) % PALETTE.len()]
+}
+
+/// (dash, gap) lengths in pixels of a broken stroke; `None` for a solid one.
+fn dashes(s: Stroke) -> Option<(i32, i32)> {
+    match s {
+        Stroke::Solid => None,
+        Stroke::Dashed => Some((9, 5)),
+        Stroke::Dotted => Some((2, 4)),
+    }
+}
+
+/// What ran, one note a line, left-aligned under the chart.
+fn draw_notes<DB: DrawingBackend>(
+    area: &Area<DB>,
+    notes: &[String],
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let style = font(12).pos(Pos::new(HPos::Left, VPos::Top));
+    for (i, n) in notes.iter().enumerate() {
+        let y = 2 + (NOTE_LINE * i as u32) as i32;
+        area.draw(&Text::new(n.as_str(), (12, y), style.clone()))?;
     }
     Ok(())
 }
@@ -229,8 +280,16 @@ fn shade_color() -> RGBAColor {
     RGBColor(120, 120, 120).mix(0.15)
 }
 
-/// The legend's entries: (label, color; `None` for the shaded span).
-fn legend_entries(c: &Chart) -> Vec<(String, Option<RGBColor>)> {
+/// How a line looks in the legend.
+#[derive(Clone, Copy)]
+struct Look {
+    color: RGBColor,
+    stroke: Stroke,
+    mark: Mark,
+}
+
+/// The legend's entries: (label, look; `None` for the shaded span).
+fn legend_entries(c: &Chart) -> Vec<(String, Option<Look>)> {
     if c.lines.len() < 2 && c.shaded.is_none() {
         return Vec::new();
     }
@@ -238,11 +297,18 @@ fn legend_entries(c: &Chart) -> Vec<(String, Option<RGBColor>)> {
         Some((i, _)) => format!("{}…", &s[..i]),
         None => s.to_string(),
     };
-    let mut out: Vec<(String, Option<RGBColor>)> = c
+    let mut out: Vec<(String, Option<Look>)> = c
         .lines
         .iter()
         .enumerate()
-        .map(|(i, l)| (cut(&l.label), Some(PALETTE[i % PALETTE.len()])))
+        .map(|(i, l)| {
+            let look = Look {
+                color: color_of(l, i),
+                stroke: l.stroke,
+                mark: l.mark,
+            };
+            (cut(&l.label), Some(look))
+        })
         .collect();
     out.extend(c.shaded.iter().map(|s| (cut(&s.label), None)));
     out
@@ -251,16 +317,13 @@ fn legend_entries(c: &Chart) -> Vec<(String, Option<RGBColor>)> {
 /// The legend's entries, top down: a line sample (or a shaded swatch) and the label.
 fn draw_legend<DB: DrawingBackend>(
     area: &Area<DB>,
-    entries: &[(String, Option<RGBColor>)],
+    entries: &[(String, Option<Look>)],
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let label = font(13).pos(Pos::new(HPos::Left, VPos::Center));
-    for (i, (text, color)) in entries.iter().enumerate() {
+    for (i, (text, look)) in entries.iter().enumerate() {
         let y = 52 + 22 * i as i32;
-        match color {
-            Some(c) => {
-                area.draw(&PathElement::new(vec![(4, y), (26, y)], c.stroke_width(2)))?;
-                area.draw(&Circle::new((15, y), 3, c.filled()))?;
-            }
+        match look {
+            Some(l) => sample(area, *l, y)?,
             None => area.draw(&Rectangle::new(
                 [(4, y - 7), (26, y + 7)],
                 shade_color().filled(),
@@ -269,4 +332,28 @@ fn draw_legend<DB: DrawingBackend>(
         area.draw(&Text::new(text.as_str(), (32, y), label.clone()))?;
     }
     Ok(())
+}
+
+/// A legend sample of a line at height `y`: its stroke from x 4 to 26 and its mark at 15.
+fn sample<DB: DrawingBackend>(
+    area: &Area<DB>,
+    l: Look,
+    y: i32,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let (on, off) = dashes(l.stroke).unwrap_or((22, 0));
+    let mut x = 4;
+    while x < 26 {
+        let to = (x + on).min(26);
+        area.draw(&PathElement::new(
+            vec![(x, y), (to, y)],
+            l.color.stroke_width(2),
+        ))?;
+        x = to + off;
+    }
+    let style = l.color.filled();
+    match l.mark {
+        Mark::Circle => area.draw(&Circle::new((15, y), 3, style)),
+        Mark::Triangle => area.draw(&TriangleMarker::new((15, y), 5, style)),
+        Mark::Square => area.draw(&Rectangle::new([(12, y - 3), (18, y + 3)], style)),
+    }
 }

@@ -62,6 +62,7 @@ pub fn interval_chart(r: &Report, metric: &str) -> Result<Chart, String> {
                     error: None,
                 })
                 .collect(),
+            ..Line::default()
         })
         .collect();
     Ok(Chart {

@@ -1,9 +1,11 @@
 //! Charts of a [`Series`]: a metric against one swept option, one line per combination of the
-//! other options, with the Student-t interval of each point as an error bar.
+//! other options, with the Student-t interval of each point as an error bar; and a series of
+//! iterations alone, run by run.
 
 use super::units::{axis_value, scale};
-use super::{Chart, Line, PlotPoint};
+use super::{Chart, Line, Mark, PlotPoint, Stroke};
 use crate::series::{Axis, Point, Series};
+use crate::stats::describe;
 
 /// Axis values are written as tick labels up to this many; more get round-number ticks.
 const MAX_NAMED_TICKS: usize = 16;
@@ -36,6 +38,7 @@ pub fn sweep_chart(s: &Series, x_axis: &str, metric: &str) -> Result<Chart, Stri
                 label
             },
             points: line(&points, x_axis, &x, metric, sc.factor),
+            ..Line::default()
         })
         .collect();
     Ok(Chart {
@@ -47,7 +50,8 @@ pub fn sweep_chart(s: &Series, x_axis: &str, metric: &str) -> Result<Chart, Stri
 }
 
 /// The median, 90th and 99th percentile latencies against the swept option `x_axis` (the payload
-/// size, typically), per combination of the other options.
+/// size, typically), per combination of the other options: one color per combination, one
+/// stroke and mark per percentile, so that neither is told by color alone.
 pub fn latency_chart(s: &Series, x_axis: &str) -> Result<Chart, String> {
     let (axis, x) = positions(s, x_axis)?;
     let names = metric_names(s);
@@ -64,8 +68,12 @@ pub fn latency_chart(s: &Series, x_axis: &str) -> Result<Chart, String> {
     let metrics: Vec<&str> = present.iter().map(|(m, _)| *m).collect();
     let sc = scale("latency", largest(s, &metrics));
     let mut lines = Vec::new();
-    for (label, points) in groups(s, x_axis) {
+    for (g, (label, points)) in groups(s, x_axis).into_iter().enumerate() {
         for (metric, short) in &present {
+            let k = PERCENTILES
+                .iter()
+                .position(|(m, _)| m == metric)
+                .unwrap_or(0);
             lines.push(Line {
                 label: if label.is_empty() {
                     short.to_string()
@@ -73,6 +81,9 @@ pub fn latency_chart(s: &Series, x_axis: &str) -> Result<Chart, String> {
                     format!("{short}, {label}")
                 },
                 points: line(&points, x_axis, &x, metric, sc.factor),
+                color: Some(g),
+                stroke: [Stroke::Solid, Stroke::Dashed, Stroke::Dotted][k],
+                mark: [Mark::Circle, Mark::Triangle, Mark::Square][k],
             });
         }
     }
@@ -81,6 +92,57 @@ pub fn latency_chart(s: &Series, x_axis: &str) -> Result<Chart, String> {
         y_label: sc.label(),
         lines,
         ..frame(axis, x)
+    })
+}
+
+/// A series that sweeps nothing (`--iterations` alone): each run's main figure against the
+/// iteration number, and the mean of the runs so far with its Student-t interval as an error
+/// bar, narrowing as the runs add up.
+pub fn iteration_chart(s: &Series) -> Result<Chart, String> {
+    let metric = s.primary_metric.as_str();
+    let Some(p) = s.points.first().filter(|_| s.axes.is_empty()) else {
+        return Err("this series sweeps options: plot it against one of them (--x)".into());
+    };
+    let level = p.metric(metric).map_or(0.95, |st| st.ci_level);
+    let sc = scale(metric, p.values.iter().fold(0.0, |m, v| v.abs().max(m)));
+    let f = sc.factor;
+    let runs = p.values.iter().enumerate().map(|(k, &v)| PlotPoint {
+        x: (k + 1) as f64,
+        y: v * f,
+        error: None,
+    });
+    let means = (1..=p.values.len()).map(|k| {
+        let st = describe(&p.values[..k], level);
+        PlotPoint {
+            x: k as f64,
+            y: st.mean * f,
+            error: (k > 1).then_some((st.ci_low * f, st.ci_high * f)),
+        }
+    });
+    let lines = vec![
+        Line {
+            label: "each run".into(),
+            points: runs.collect(),
+            stroke: Stroke::Dotted,
+            mark: Mark::Square,
+            ..Line::default()
+        },
+        Line {
+            label: format!("mean so far, {:.0}% interval", level * 100.0),
+            points: means.collect(),
+            ..Line::default()
+        },
+    ];
+    Ok(Chart {
+        title: format!("{} over {} iterations", sc.title, p.values.len()),
+        x_label: "iteration".into(),
+        y_label: sc.label(),
+        x_ticks: (1..=p.values.len())
+            .map(|k| (k as f64, k.to_string()))
+            .filter(|_| p.values.len() <= MAX_NAMED_TICKS)
+            .collect(),
+        lines,
+        ..Chart::default()
     })
 }
 

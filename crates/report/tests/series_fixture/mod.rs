@@ -66,6 +66,23 @@ pub fn rr_sweep() -> Series {
     )
 }
 
+/// `fathom stream --iterations 5`: one point, five runs, nothing swept.
+pub fn stream_iterations() -> Series {
+    let runs = [9.0e9, 9.4e9, 8.8e9, 9.2e9, 9.1e9];
+    let mut s = series(
+        "stream",
+        "bits_per_second",
+        Vec::new(),
+        vec![point(&[], &[("bits_per_second", &runs)], None)],
+    );
+    s.points[0].runs = vec![1, 2, 3, 4, 5];
+    s.args = ["stream", "--iterations", "5", "--buffer", "1M"]
+        .map(String::from)
+        .to_vec();
+    s.iterations = 5;
+    s
+}
+
 fn axis(name: &str, values: &[&str]) -> Axis {
     Axis {
         name: name.into(),
@@ -92,6 +109,7 @@ fn point(params: &[(&str, &str)], metrics: &[(&str, &[f64])], error: Option<Stri
             })
             .collect(),
         error,
+        target_met: None,
     }
 }
 
