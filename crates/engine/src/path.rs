@@ -77,3 +77,71 @@ pub fn is_loopback(sock: &Socket) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fathom_proto::plan::{Direction, FlowPlan};
+    use std::net::{TcpListener, TcpStream};
+
+    /// One loopback connection's accepted end, as the engine gets it.
+    fn loopback() -> (TcpStream, Sockets) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let ours = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let flow = FlowPlan {
+            id: 0,
+            dir: Direction::Forward,
+        };
+        (
+            ours,
+            Sockets::Tcp(vec![(flow, l.accept().unwrap().0.into())]),
+        )
+    }
+
+    fn sndbuf(s: &Sockets) -> usize {
+        let Sockets::Tcp(v) = s else { unreachable!() };
+        v[0].1.send_buffer_size().unwrap()
+    }
+
+    #[test]
+    fn a_loopback_stream_gets_small_send_buffers_and_paired_workers() {
+        let (_peer, socks) = loopback();
+        let plan = TestPlan::default();
+        let d = choose(&plan, &socks).unwrap();
+        assert_eq!(d.sndbuf, Some(LOOPBACK_SNDBUF));
+        assert_eq!(
+            sndbuf(&socks),
+            2 * LOOPBACK_SNDBUF as usize,
+            "Linux doubles the request"
+        );
+        assert!(
+            d.notes[0].starts_with("loopback path: send buffers 64K"),
+            "{:?}",
+            d.notes
+        );
+        let cpus = clock::usable_cpus();
+        assert_eq!(d.pins.is_some(), cpus.len() > 1);
+        assert_eq!(d.notes.len(), 1 + usize::from(cpus.len() > 1));
+    }
+
+    #[test]
+    fn what_the_plan_sets_is_left_alone() {
+        let (_peer, socks) = loopback();
+        let mut plan = TestPlan::default();
+        plan.socket.sndbuf = Some(256 << 10);
+        plan.server.threads = Some(1);
+        let d = choose(&plan, &socks).unwrap();
+        assert_eq!((d.sndbuf, d.pins, d.notes.len()), (None, None, 0));
+    }
+
+    #[test]
+    fn other_kinds_get_nothing() {
+        let (_peer, socks) = loopback();
+        let plan = TestPlan {
+            kind: KindId::Rr,
+            ..TestPlan::default()
+        };
+        let d = choose(&plan, &socks).unwrap();
+        assert_eq!((d.sndbuf, d.pins, d.notes.len()), (None, None, 0));
+    }
+}
