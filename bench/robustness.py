@@ -33,7 +33,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 MAGIC = b"FTHM"
-VERSION = 3
+VERSION = 5
 MAX_FRAME = 16 << 20
 DOMAIN = b"fathom-control-v1"
 KEY = b"robustness-key"
@@ -89,6 +89,7 @@ def plan(kind="stream", flows=1, limit=("bytes", 1 << 20), omit_ns=0, interval_n
     body += option(rr, lambda r: varint(r[0]) + varint(r[1]) + varint(r[2]) + b"\x00"
                    + varint(10**8) + b"\x00")
     body += b"\x00"  # udp options: none
+    body += b"\x00"  # tls options: none (clear)
     side = option(affinity, lambda a: seq(a, varint)) + b"\x00" + option(threads, varint)
     return body + side + side
 

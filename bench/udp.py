@@ -1,33 +1,43 @@
 #!/usr/bin/env python3
-"""UDP stream on loopback: fathom against iperf3 -u -b 0 -l SIZE, alternating, same run.
+"""UDP stream on loopback: fathom against iperf3, iperf2 and nuttcp, alternating, same run.
 
-Counts datagrams at each tool's receiver (iperf3: packets sent minus those it says were lost)
-and prints each round's datagrams/s and receive losses: fathom with its defaults (sendmmsg and
-recvmmsg batches of 64, a 4 MB receive buffer), iperf3 with its own and with -w 4M (the same
-buffer), and the ratio fathom / the better iperf3, then the median ratio. Usage: bench/udp.py [--rounds 3] [--time 5] [--size 64] (cargo build --release
-first). Every process is started by peers.py, bounded in time and ended by its PID.
+Counts datagrams at each tool's receiver and prints each round's datagrams/s, Gbit/s of payload
+and receive losses: fathom with its defaults (sendmmsg/recvmmsg batches of 64, a 4 MB receive
+buffer) and with --gso (also its system calls/s), iperf3 -u -b 0 with its own buffers and with
+-w 4M (fathom's), iperf2 -u -b 10G -w 4M, nuttcp -u -R 10G -w 4M; then the median ratio fathom /
+the best peer at the receiver. Tools not installed are skipped. sockperf is left out: its
+throughput mode counts only at the sender. Usage: bench/udp.py [--rounds 3] [--time 5]
+[--size 64] (cargo build --release first). Every process is started by peers.py, bounded in
+time and ended by its PID.
 """
 import argparse
 import json
+import re
+import shutil
 import statistics
+import subprocess
+import tempfile
+import time
 
 import peers
 
 
 def fathom(secs, size, extra=()):
-    """(received datagrams/s, sent datagrams/s, lost %, datagrams per recvmmsg)."""
+    """(received datagrams/s, sent datagrams/s, lost %, note)."""
     cmd = [peers.FATHOM, "udp", "-t", f"{secs}s", "--size", str(size), "--json", "--no-store", *extra]
     _, out, _ = peers._client(cmd, secs)
     doc = json.loads(out)
     if doc.get("error"):
         raise RuntimeError(doc["error"])
     u = doc["summary"]["udp"]
-    return (u["datagrams_per_second"], u["sender_datagrams_per_second"], u["lost_percent"] or 0.0,
-            u["datagrams_per_call"]["receiver"])
+    calls = u["calls_per_second"]
+    note = (f"{u['datagrams_per_call']['receiver']:.0f} per recvmmsg, calls/s sender "
+            f"{calls['sender']:,.0f} receiver {calls['receiver']:,.0f}")
+    return u["datagrams_per_second"], u["sender_datagrams_per_second"], u["lost_percent"] or 0.0, note
 
 
 def iperf3(secs, size, window=None):
-    """(received datagrams/s, sent datagrams/s, lost %); `window`: iperf3's -w (socket buffers)."""
+    """iperf3 -u -b 0; `window`: its -w (socket buffers)."""
     srv = peers._server(["iperf3", "-s", "-1", "-p", str(peers.PORT)])
     cmd = ["iperf3", "-c", "127.0.0.1", "-p", str(peers.PORT), "-u", "-b", "0", "-l", str(size),
            "-t", str(secs), "-J", *(["-w", window] if window else [])]
@@ -35,7 +45,37 @@ def iperf3(secs, size, window=None):
     peers._stop(srv)
     s = json.loads(out)["end"]["sum_received"]
     received = s["packets"] - s["lost_packets"]
-    return received / s["seconds"], s["packets"] / s["seconds"], s["lost_percent"]
+    return received / s["seconds"], s["packets"] / s["seconds"], s["lost_percent"], ""
+
+
+def iperf2(secs, size):
+    """iperf2 -u -b 10G -w 4M; the server's CSV report counts what arrived."""
+    with tempfile.TemporaryFile("w+") as log:
+        srv = subprocess.Popen(["iperf", "-s", "-u", "-p", str(peers.PORT), "-w", "4M", "-y", "C"],
+                               stdout=log, stderr=subprocess.DEVNULL, text=True)
+        time.sleep(0.3)
+        cmd = ["iperf", "-c", "127.0.0.1", "-p", str(peers.PORT), "-u", "-b", "10G",
+               "-l", str(size), "-w", "4M", "-t", str(secs)]
+        peers._client(cmd, secs)
+        peers._stop(srv)
+        log.seek(0)
+        out = log.read()
+    f = out.strip().splitlines()[-1].split(",")
+    start, end = (float(x) for x in f[6].split("-"))
+    lost, total = int(f[10]), int(f[11])
+    return (total - lost) / (end - start), total / (end - start), float(f[12]), ""
+
+
+def nuttcp(secs, size):
+    """nuttcp -u -R 10G -w 4M; it reports the receiver's packets and drops."""
+    srv = peers._server(["nuttcp", "-1", "-P", str(peers.PORT), "-p", str(peers.PORT + 1)])
+    cmd = ["nuttcp", "-P", str(peers.PORT), "-p", str(peers.PORT + 1), "-u", f"-l{size}",
+           "-R", "10G", "-w", "4M", "-T", str(secs), "-fparse", "127.0.0.1"]
+    _, out, _ = peers._client(cmd, secs)
+    peers._stop(srv)
+    v = dict(re.findall(r"(\w+)=([\d.]+)", out))
+    pkt, drop, t = int(v["pkt"]), int(v["drop"]), float(v["real_seconds"])
+    return (pkt - drop) / t, pkt / t, float(v["data_loss"]), ""
 
 
 def main():
@@ -44,20 +84,43 @@ def main():
     ap.add_argument("--time", type=int, default=5)
     ap.add_argument("--size", type=int, default=64)
     a = ap.parse_args()
-    ratios = []
-    print(f"{a.size}-byte datagrams, 1 flow, loopback, {a.time} s per run; datagrams/s at the receiver")
+    tools = {
+        "fathom": lambda: fathom(a.time, a.size),
+        "fathom --gso": lambda: fathom(a.time, a.size, ["--gso"]),
+        "iperf3": lambda: iperf3(a.time, a.size),
+        "iperf3 -w 4M": lambda: iperf3(a.time, a.size, "4M"),
+    }
+    if shutil.which("iperf"):
+        tools["iperf2 -w 4M"] = lambda: iperf2(a.time, a.size)
+    if shutil.which("nuttcp"):
+        tools["nuttcp -w 4M"] = lambda: nuttcp(a.time, a.size)
+    results = {name: [] for name in tools}
+    ratios, gso_ratios = [], []
+    print(f"{a.size}-byte datagrams, 1 flow, loopback, {a.time} s per run; at the receiver")
     for r in range(a.rounds):
-        f = fathom(a.time, a.size)
-        i = iperf3(a.time, a.size)
-        w = iperf3(a.time, a.size, "4M")
-        best = max(i[0], w[0])
-        ratios.append(f[0] / best if best else float("nan"))
-        print(f"round {r + 1}: fathom {f[0]:,.0f}/s (sent {f[1]:,.0f}/s, lost {f[2]:.1f}%, "
-              f"{f[3]:.1f} per recvmmsg)")
-        print(f"         iperf3 {i[0]:,.0f}/s (sent {i[1]:,.0f}/s, lost {i[2]:.1f}%); "
-              f"-w 4M {w[0]:,.0f}/s (sent {w[1]:,.0f}/s, lost {w[2]:.1f}%)  ratio {ratios[-1]:.2f}")
-    print(f"median ratio fathom / best iperf3 at the receiver: {statistics.median(ratios):.2f} "
-          f"(min {min(ratios):.2f}, max {max(ratios):.2f})")
+        print(f"round {r + 1}")
+        this = {}
+        for name, run in tools.items():
+            try:
+                rx, tx, lost, note = run()
+            except (KeyError, ValueError, IndexError, RuntimeError) as e:
+                print(f"  {name:14} failed ({type(e).__name__}: {e}); not counted this round")
+                continue
+            results[name].append(rx)
+            this[name] = rx
+            print(f"  {name:14} {rx:>12,.0f}/s {rx * a.size * 8 / 1e9:7.3f} Gbit/s "
+                  f"(sent {tx:,.0f}/s, lost {lost:.1f}%) {note}")
+        best = max((v for k, v in this.items() if not k.startswith("fathom")), default=0)
+        ratios.append(this.get("fathom", 0) / best if best else float("nan"))
+        gso_ratios.append(this.get("fathom --gso", 0) / best if best else float("nan"))
+        print(f"  ratio fathom / best peer {ratios[-1]:.2f}, fathom --gso / best peer {gso_ratios[-1]:.2f}")
+    for name, v in results.items():
+        if not v:
+            continue
+        print(f"median {name:14} {statistics.median(v):>12,.0f}/s "
+              f"{statistics.median(v) * a.size * 8 / 1e9:.3f} Gbit/s")
+    print(f"median ratio fathom / best peer at the receiver: {statistics.median(ratios):.2f} "
+          f"(min {min(ratios):.2f}, max {max(ratios):.2f}); --gso {statistics.median(gso_ratios):.2f}")
 
 
 if __name__ == "__main__":

@@ -2,13 +2,14 @@
 # Installs what the tests and benches need beyond the Rust toolchain: iproute2 (ip netns, veth,
 # bridge), ethtool, iputils-ping, iperf3, perl-base (the lab tests' stand-in agent) and OpenSSH
 # (the WAN test copies a file with scp between two lab hosts, running its own sshd inside one),
-# tcpdump (tests/rr_wire.rs checks rr's latency against a capture on the loopback)
+# tcpdump (tests/rr_wire.rs checks rr's latency against a capture on the loopback),
+# openssl and socat (bench/tls.py: the single-core AES-GCM limit, and socat OPENSSL as a peer)
 # and chromium (crates/report's HTML test loads the report headless, checks the console is clean
 # and screenshots it to see the plots are drawn).
 # Idempotent and quiet; needs root (apt-get).
 set -euo pipefail
 
-packages=(iproute2 ethtool iputils-ping iperf3 perl-base openssh-server openssh-client chromium tcpdump)
+packages=(iproute2 ethtool iputils-ping iperf3 perl-base openssh-server openssh-client chromium tcpdump openssl socat)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -3,6 +3,7 @@
 //! server's by a hello datagram the server echoes.
 
 use fathom_engine::kind::{kind, Wiring};
+use fathom_engine::tls::TlsEnd;
 use fathom_engine::{sockopt, Sockets};
 use fathom_proto::plan::TestPlan;
 use fathom_proto::DataHello;
@@ -21,6 +22,17 @@ pub struct ServerData {
     pub udp_ports: Vec<u16>,
     /// Secret to present.
     pub cookie: [u8; 16],
+    /// TLS tests: the DER of the certificate the server presents.
+    pub cert: Option<Vec<u8>>,
+}
+
+/// The connecting end of `plan`'s TLS, pinning `cert` (`None` for a clear test).
+pub fn tls_client(plan: &TestPlan, cert: Option<Vec<u8>>) -> Result<Option<TlsEnd>, String> {
+    match (&plan.tls, cert) {
+        (None, _) => Ok(None),
+        (Some(opts), Some(cert)) => TlsEnd::client(cert, opts).map(Some),
+        (Some(_), None) => Err("the agent named no certificate for a TLS test".into()),
+    }
 }
 
 /// Sets up the data sockets of flows `ids` as `plan`'s kind wires them.

@@ -93,6 +93,7 @@ fn udp(kind: KindId) -> impl Strategy<Value = Option<UdpOptions>> {
             pps: Some(pps),
             blast: false,
             faults: None,
+            gso: false,
         })
     })
 }
@@ -210,6 +211,7 @@ fn plan() -> impl Strategy<Value = TestPlan> {
                         zerocopy: zerocopy && kind == KindId::Stream,
                         rr,
                         udp,
+                        tls: None,
                         client,
                         server,
                     }

@@ -105,6 +105,11 @@ fn window_vs_rtt() {
 }
 
 #[test]
+fn small_packets() {
+    quick("small-packets");
+}
+
+#[test]
 fn the_list_describes_every_study() {
     let out = run(&["study", "--list"], 10);
     let text = String::from_utf8_lossy(&out.stdout);

@@ -10,8 +10,13 @@ fn paced(extra: &[&str]) -> Value {
     let mut args = vec!["udp", "--pps", "10k", "--buffer", "4M", "--json"];
     args.extend_from_slice(extra);
     let out = run(&args, 120);
-    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
     let j = json(&out);
+    assert!(
+        out.status.success(),
+        "{args:?}: {} {}",
+        stderr(&out),
+        j["error"]
+    );
     assert_valid(&j, &format!("{args:?}"));
     j
 }
@@ -130,11 +135,96 @@ fn bad_input_is_one_line_and_exit_2() {
         ),
         (&["udp", "--rate", "1MB/s"], "'1MB/s' is ambiguous"),
         (&["udp", "-n", "0"], "-n/--count"),
+        (
+            &["udp", "--gso", "--test-no-gso"],
+            "--gso: this kernel refused UDP_SEGMENT",
+        ),
     ] {
         let out = run(args, 30);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: '{needle}' not in {err}");
+    }
+}
+
+#[test]
+fn gso_counts_datagrams_messages_and_calls_apart() {
+    let j = paced(&["-n", "20000", "--gso"]);
+    let u = &j["summary"]["udp"];
+    assert_eq!(j["test"]["udp"]["gso"].as_bool(), Some(true));
+    assert_eq!(u["datagrams"].as_u64(), Some(20_000), "{u}");
+    assert_eq!(u["lost"].as_u64(), Some(0), "{u}");
+    let per = &u["datagrams_per_message"];
+    for end in ["sender", "receiver"] {
+        let m = per[end].as_f64().unwrap();
+        assert!((1.0..=64.0).contains(&m), "{end}: {m} per message: {u}");
+        assert!(u["calls_per_second"][end].as_f64().unwrap() > 0.0, "{u}");
+    }
+    // Unpaced, every message but the last is full: 64 datagrams of 64 bytes.
+    let out = run(
+        &["udp", "-n", "64000", "--gso", "--json", "--buffer", "16M"],
+        120,
+    );
+    let j = json(&out);
+    assert_valid(&j, "gso unpaced");
+    let u = &j["summary"]["udp"];
+    assert_eq!(u["sender_datagrams"].as_u64(), Some(64_000), "{u}");
+    assert_eq!(
+        u["datagrams_per_message"]["sender"].as_f64(),
+        Some(64.0),
+        "{u}"
+    );
+    let m = &u["missing"];
+    assert_eq!(
+        u["datagrams"].as_u64().unwrap() + m["datagrams"].as_u64().unwrap(),
+        64_000,
+        "{u}"
+    );
+    let text =
+        String::from_utf8_lossy(&run(&["udp", "-n", "2000", "--gso", "--pps", "50k"], 60).stdout)
+            .to_string();
+    assert!(
+        text.contains("UDP_SEGMENT") && text.contains("wire packets"),
+        "{text}"
+    );
+}
+
+#[test]
+fn one_way_delay_on_one_clock_is_labelled_shared() {
+    let j = paced(&["-n", "3000"]);
+    let d = &j["summary"]["udp"]["one_way_delay"];
+    assert_eq!(d["clock"].as_str(), Some("shared"), "{d}");
+    assert_eq!(d["error_us"].as_f64(), Some(0.0), "{d}");
+    let mean = d["mean_us"].as_f64().unwrap();
+    assert!((0.0..1e6).contains(&mean), "{d}");
+    let j = paced(&["-n", "300", "--blast"]);
+    assert!(j["summary"]["udp"]["one_way_delay"].is_null());
+}
+
+#[test]
+fn csv_has_the_datagram_columns() {
+    let out = run(
+        &[
+            "udp", "-t", "1", "-i", "0.25", "--pps", "10k", "--buffer", "4M", "--csv",
+        ],
+        60,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    assert!(
+        header.ends_with(",datagrams,datagrams_per_second,lost,duplicates,reordered,jitter_us"),
+        "{header}"
+    );
+    let columns = header.split(',').count();
+    let sums: Vec<&str> = lines.filter(|l| l.contains(",sum,")).collect();
+    assert!(!sums.is_empty(), "{text}");
+    for row in sums {
+        let cells: Vec<&str> = row.split(',').collect();
+        assert_eq!(cells.len(), columns, "{row}");
+        assert!(cells[columns - 6].parse::<u64>().unwrap() > 0, "{row}");
+        assert_eq!(cells[columns - 4], "0", "no loss paced on loopback: {row}");
     }
 }

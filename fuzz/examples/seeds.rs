@@ -85,6 +85,7 @@ fn plan(kind: KindId, flows: u32) -> TestPlan {
             pps: Some(1000.0),
             blast: false,
             faults: None,
+            gso: false,
         }),
         ..TestPlan::default()
     }
@@ -123,6 +124,7 @@ fn conversations() -> Vec<(String, Vec<ToAgent>)> {
                     port: 5301,
                     udp_ports: vec![5302, 5303],
                     cookie: [1; 16],
+                    cert: None,
                 })),
                 ToAgent::Abort {
                     reason: "seed".into(),

@@ -17,13 +17,15 @@ mod stream;
 pub use handshake::MAX_HANDSHAKES;
 
 use fathom_engine::measure::host;
+use fathom_engine::tls::{Identity, TlsEnd};
 use fathom_proto::plan::{Limit, SideOptions, TestPlan};
+use fathom_proto::tls::TlsOptions;
 use fathom_proto::validate::TEST_MEMORY_BUDGET;
 use std::fs::File;
 use std::io;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// The agent's memory budget for all its tests unless `--max-memory` says otherwise.
@@ -52,6 +54,9 @@ pub struct AgentConfig {
     /// Memory the admitted tests hold now (bytes), shared by every session of the agent and
     /// by clones of this configuration; start it at zero (the default).
     pub memory_in_use: Arc<AtomicU64>,
+    /// The certificate and key TLS tests' data ports present: the one `--cert/--key` name,
+    /// else a self-signed one made at the start (or, left empty, at the first TLS test).
+    pub identity: Arc<OnceLock<Identity>>,
 }
 
 impl Default for AgentConfig {
@@ -65,6 +70,7 @@ impl Default for AgentConfig {
             log: false,
             clock_shift_ns: 0,
             memory_in_use: Arc::default(),
+            identity: Arc::default(),
         }
     }
 }
@@ -83,6 +89,15 @@ impl Drop for Reservation {
 }
 
 impl AgentConfig {
+    /// This end of a TLS test with `opts`: the agent's certificate, made now if it has none.
+    pub fn tls_server(&self, opts: &TlsOptions) -> Result<TlsEnd, String> {
+        if self.identity.get().is_none() {
+            let _ = self.identity.set(Identity::generate()?);
+        }
+        let id = self.identity.get().ok_or("no TLS certificate")?;
+        TlsEnd::server(id, opts)
+    }
+
     /// Checks a plan against its bounds and this agent's limits, for this agent's end (`side`,
     /// running `flows` of the plan's flows), and reserves the memory it needs. The error is sent
     /// to the controller verbatim.

@@ -7,6 +7,7 @@ use super::stream::ControlStream;
 use super::{data, AgentConfig, Reservation, Slot};
 use crate::connect::{self, ServerData};
 use fathom_engine::kind::{kind, Wiring};
+use fathom_engine::tls::TlsEnd;
 use fathom_engine::{clock, measure::host, Aborter, Prepared, Side, Sockets};
 use fathom_proto::plan::TestPlan;
 use fathom_proto::sample::{EndpointInfo, FlowInfo, Snapshot};
@@ -291,6 +292,8 @@ struct Test {
     aborted: Option<String>,
     /// The memory admission reserved for this test.
     memory: Option<Reservation>,
+    /// TLS tests: this end's configuration.
+    tls: Option<TlsEnd>,
 }
 
 impl Test {
@@ -313,10 +316,18 @@ impl Test {
         self.sockets = (0..n).map(|_| None).collect();
         let plan = Arc::new(plan);
         self.plan = Some(plan.clone());
+        let cert = match &plan.tls {
+            Some(opts) => {
+                self.tls = Some(cfg.tls_server(opts)?);
+                cfg.identity.get().map(|id| id.cert_der())
+            }
+            None => None,
+        };
         let ready = |port, udp_ports| ToController::Ready {
             port,
             udp_ports,
             cookie,
+            cert: cert.clone(),
         };
         match kind(plan.kind).map_err(|e| e.to_string())?.wiring() {
             Wiring::TcpPerFlow => {
@@ -376,11 +387,13 @@ impl Test {
         }
         self.memory = Some(cfg.admit(&j.plan, &j.plan.client, j.flows.len())?);
         self.plan = Some(Arc::new(j.plan.clone()));
+        self.tls = connect::tls_client(&j.plan, j.cert.clone())?;
         let server = ServerData {
             ip: j.server,
             port: j.port,
             udp_ports: j.udp_ports,
             cookie: j.cookie,
+            cert: j.cert,
         };
         let sockets = connect::connect(&server, &j.plan, &j.flows, None)?;
         self.prepare(Side::Client, j.flows, sockets)
@@ -393,7 +406,7 @@ impl Test {
         sockets: Sockets,
     ) -> Result<Vec<FlowInfo>, String> {
         let plan = self.plan.clone().ok_or("data before Setup")?;
-        let prepared = Prepared::new(plan, side, ids, sockets)
+        let prepared = Prepared::new(plan, side, ids, sockets, self.tls.clone())
             .map_err(|e| format!("cannot set up the flows: {e}"))?;
         let infos = prepared.flow_infos().to_vec();
         self.prepared = Some(prepared);

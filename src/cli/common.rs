@@ -188,6 +188,9 @@ fn flag_of(field: &'static str) -> &'static str {
         "server.affinity" => "--affinity (the agent's CPUs, after /)",
         "client.cpu_set" | "server.cpu_set" => "--cpus",
         "client.threads" | "server.threads" => "--threads",
+        "tls" => "--tls",
+        "tls.record" => "--tls-record",
+        "zerocopy" => "--zerocopy",
         other => other,
     }
 }

@@ -123,6 +123,10 @@ pub struct UpArgs {
     /// half on switch sw1, the rest on sw2, the emulator between the switches.
     #[arg(long, value_name = "PARAMS", conflicts_with = "topology")]
     pub wan: Option<String>,
+    /// Kernel ESP (transport mode) between every pair of hosts: aes-128-gcm, aes-256-gcm or
+    /// aes-128-ccm. The kernel is checked first; one that lacks it is named, exit 1.
+    #[arg(long, value_name = "ALG", value_parser = fathom_lab::ipsec::Alg::parse)]
+    pub ipsec: Option<fathom_lab::ipsec::Alg>,
     /// The port agents listen on.
     #[arg(long, default_value_t = DEFAULT_AGENT_PORT,
           value_parser = clap::value_parser!(u16).range(1..))]

@@ -5,6 +5,7 @@ pub mod lab;
 pub mod method;
 pub mod rr;
 pub mod stream;
+pub mod tls;
 pub mod topology_help;
 pub mod udp;
 pub mod units;
@@ -136,6 +137,13 @@ pub struct ServeArgs {
     /// Test-only: pretend this agent's clock runs this far ahead.
     #[arg(long, hide = true, value_parser = units::parse_duration, value_name = "DUR")]
     pub test_clock_shift: Option<u64>,
+    /// Certificate (PEM, end entity first) TLS tests' data ports present (default: a
+    /// self-signed one made at start).
+    #[arg(long, value_name = "PEM", requires = "key")]
+    pub cert: Option<PathBuf>,
+    /// The private key (PEM) of --cert.
+    #[arg(long, value_name = "PEM", requires = "cert")]
+    pub key: Option<PathBuf>,
 }
 
 /// Reads a key file: its contents, surrounding whitespace removed.

@@ -58,6 +58,9 @@ pub struct RrArgs {
     /// Test-only fault: the UDP responder ignores every Nth request.
     #[arg(long, hide = true, value_name = "N")]
     pub test_drop_every: Option<u32>,
+    /// TLS options.
+    #[command(flatten)]
+    pub tls: super::tls::TlsArgs,
 }
 
 /// Parses `REQ[,RESP]`.
@@ -127,6 +130,7 @@ impl RrArgs {
                 test_drop_every: self.test_drop_every,
             }),
             udp: None,
+            tls: self.tls.options()?,
             client,
             server,
         })

@@ -20,7 +20,8 @@ Examples:
   fathom stream HOST -R                         reverse: the agent sends
   fathom stream HOST --bidir                    both directions at once
   fathom stream HOST -n 1G --json               move exactly 1 GB, JSON result
-  fathom stream --affinity 0/1                  pin local workers to CPU 0, the agent's to CPU 1")]
+  fathom stream --affinity 0/1                  pin local workers to CPU 0, the agent's to CPU 1
+  fathom stream --tls --cipher aes-128-gcm      TLS 1.3, the agent's certificate pinned")]
 pub struct StreamArgs {
     /// Shared options.
     #[command(flatten)]
@@ -43,6 +44,9 @@ pub struct StreamArgs {
     /// Send with sendfile from memory instead of copying each write.
     #[arg(long)]
     pub zerocopy: bool,
+    /// TLS options.
+    #[command(flatten)]
+    pub tls: super::tls::TlsArgs,
 }
 
 /// The flows of a test with `parallel` connections going `reverse`/`bidir`.
@@ -78,6 +82,7 @@ impl StreamArgs {
             zerocopy: self.zerocopy,
             rr: None,
             udp: None,
+            tls: self.tls.options()?,
             client,
             server,
         })

@@ -27,7 +27,8 @@ Examples:
   fathom udp HOST --size 64 -P 4 --pps 500k   4 flows sharing 500k datagrams/s
   fathom udp HOST -n 1M                   send exactly 1,000,000 datagrams, then stop
   fathom udp HOST -R --json               the agent sends; one JSON document
-  fathom udp HOST --blast                 sender only: the receiver discards without accounting")]
+  fathom udp HOST --blast                 sender only: the receiver discards without accounting
+  fathom udp HOST --gso                   UDP_SEGMENT/UDP_GRO: datagrams, messages and calls apart")]
 pub struct UdpArgs {
     /// Shared options.
     #[command(flatten)]
@@ -54,6 +55,14 @@ pub struct UdpArgs {
     /// and bytes but not sequence numbers, duplicates, order or jitter.
     #[arg(long)]
     pub blast: bool,
+    /// UDP_SEGMENT on send and UDP_GRO on receive: each message of a call holds up to 64
+    /// datagrams, which the kernel cuts apart (or hands up still joined); --batch then counts
+    /// messages. The report shows datagrams, messages and system calls apart.
+    #[arg(long)]
+    pub gso: bool,
+    /// Test-only: act as if this kernel had no UDP_SEGMENT.
+    #[arg(long, hide = true)]
+    pub test_no_gso: bool,
     /// Test-only faults: the sender skips every Nth datagram (counted as sent).
     #[arg(long, hide = true, value_name = "N")]
     pub test_drop_every: Option<u32>,
@@ -81,6 +90,19 @@ fn parse_pps(s: &str) -> Result<f64, String> {
     Ok(parse_count(s)? as f64)
 }
 
+/// Checks that this host's kernel takes UDP_SEGMENT and UDP_GRO before any test starts;
+/// `pretend_missing` fails as a kernel without them would (for tests).
+fn gso_available(pretend_missing: bool) -> Result<(), String> {
+    match pretend_missing {
+        true => Err(fathom_engine::udp_offload_refused(
+            "UDP_SEGMENT",
+            std::io::Error::from_raw_os_error(libc::ENOPROTOOPT),
+        )),
+        false => fathom_engine::udp_offload_available(),
+    }
+    .map_err(|e| e.to_string())
+}
+
 impl UdpArgs {
     /// Validates the options into a plan of kind `udp`; errors name the flag.
     pub fn plan(&self) -> Result<TestPlan, String> {
@@ -93,8 +115,19 @@ impl UdpArgs {
             duplicate_every: self.test_duplicate_every,
             swap_every: self.test_swap_every,
         };
+        if self.gso {
+            gso_available(self.test_no_gso)?;
+        }
         let (client, server) = c.sides();
-        let buffer = size.saturating_mul(self.batch).max(1);
+        let udp = UdpOptions {
+            size,
+            batch: self.batch,
+            rate_bps: self.rate,
+            pps: self.pps,
+            blast: self.blast,
+            faults: (faults != UdpFaults::default()).then_some(faults),
+            gso: self.gso,
+        };
         super::common::checked(TestPlan {
             kind: KindId::Udp,
             flows: flows(c.connections(), self.reverse, false),
@@ -105,18 +138,12 @@ impl UdpArgs {
                 rcvbuf: c.socket().rcvbuf.or(Some(DEFAULT_RCVBUF)),
                 ..c.socket()
             },
-            write_size: buffer,
-            read_size: buffer,
+            write_size: udp.write_bytes(),
+            read_size: udp.read_bytes(),
             zerocopy: false,
             rr: None,
-            udp: Some(UdpOptions {
-                size,
-                batch: self.batch,
-                rate_bps: self.rate,
-                pps: self.pps,
-                blast: self.blast,
-                faults: (faults != UdpFaults::default()).then_some(faults),
-            }),
+            udp: Some(udp),
+            tls: None,
             client,
             server,
         })

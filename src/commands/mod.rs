@@ -1,6 +1,7 @@
 //! One module per subcommand: glue from validated options to the controller or agent, and out.
 
 pub mod compare;
+pub mod compare_clear;
 pub mod key;
 pub mod lab;
 pub mod output;

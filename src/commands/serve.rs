@@ -3,6 +3,7 @@
 use crate::agent::{Agent, AgentConfig};
 use crate::cli::{read_key, ServeArgs};
 use crate::Failure;
+use fathom_engine::tls::Identity;
 
 /// Runs the agent in the foreground.
 pub fn run(a: &ServeArgs) -> Result<(), Failure> {
@@ -28,6 +29,11 @@ pub fn run(a: &ServeArgs) -> Result<(), Failure> {
         clock_shift_ns: a.test_clock_shift.map_or(0, |s| s as i64),
         ..AgentConfig::default()
     };
+    let identity = match (&a.cert, &a.key) {
+        (Some(cert), Some(key)) => Identity::load(cert, key).map_err(Failure::Usage)?,
+        _ => Identity::generate().map_err(Failure::Runtime)?,
+    };
+    let _ = cfg.identity.set(identity);
     let agent = Agent::bind(a.listen, cfg)
         .map_err(|e| Failure::Runtime(format!("cannot listen on {}: {e}", a.listen)))?;
     let addr = agent

@@ -175,11 +175,13 @@ impl Control {
                 port,
                 udp_ports,
                 cookie,
+                cert,
             } => Ok(ServerData {
                 ip,
                 port,
                 udp_ports,
                 cookie,
+                cert,
             }),
             other => Err(format!(
                 "agent at {}: {}",
@@ -213,6 +215,7 @@ impl Control {
             port: server.port,
             udp_ports,
             cookie: server.cookie,
+            cert: server.cert.clone(),
         })))?;
         self.connected()
     }

@@ -135,7 +135,8 @@ fn open_flows(
     let mut members = vec![Member::remote(server, server_sync)];
     if topo.clients.is_empty() {
         let socks = crate::connect::connect(ready, plan, &shares[0], opts.bind)?;
-        let prepared = Prepared::new(plan.clone(), Side::Client, shares[0].clone(), socks)
+        let tls = crate::connect::tls_client(plan, ready.cert.clone())?;
+        let prepared = Prepared::new(plan.clone(), Side::Client, shares[0].clone(), socks, tls)
             .map_err(|e| format!("cannot set up the flows: {e}"))?;
         ends.push(EndData {
             name: "local".into(),

@@ -9,6 +9,7 @@ use crate::measure::{counters::FlowStats, cpu, host, latency, sock_diag::TcpInfo
 use crate::path::PathDefaults;
 use crate::schedule::Schedule;
 use crate::sockopt;
+use crate::tls::TlsEnd;
 use crate::worker::{self, WorkerPlan, WorkerResult, WorkerShared};
 use fathom_proto::plan::TestPlan;
 use fathom_proto::sample::{CpuSnapshot, EndpointInfo, FlowInfo, Mark, Snapshot};
@@ -36,16 +37,19 @@ pub struct Prepared {
     groups: Vec<Vec<Box<dyn Flow>>>,
     /// Defaults chosen for the path, with why.
     path: PathDefaults,
+    tls: Option<(TlsEnd, Vec<u64>)>,
 }
 
 impl Prepared {
-    /// Builds the flows `ids` of `side` from its data sockets. Snapshots and infos list the
+    /// Builds the flows `ids` of `side` from its data sockets; a TLS test (`tls`, this end's
+    /// configuration) shakes hands on each connected one first. Snapshots and infos list the
     /// flows in the order of `ids`.
     pub fn new(
         plan: Arc<TestPlan>,
         side: Side,
         ids: Vec<u32>,
         sockets: Sockets,
+        tls: Option<TlsEnd>,
     ) -> io::Result<Self> {
         let k = kind(plan.kind)?;
         let path = crate::path::choose(&plan, &sockets)?;
@@ -57,13 +61,17 @@ impl Prepared {
                     Ok(sockopt::flow_info(f.id, sock))
                 })
                 .collect::<io::Result<Vec<_>>>()?,
-            Sockets::Connect(_) | Sockets::Listen(_) => ids
+            Sockets::Tls(_) | Sockets::Connect(_) | Sockets::Listen(_) => ids
                 .iter()
                 .map(|&id| FlowInfo {
                     id,
                     ..Default::default()
                 })
                 .collect(),
+        };
+        let (sockets, handshakes) = match (&tls, sockets) {
+            (Some(end), Sockets::Tcp(v)) => shake_hands(end, v)?,
+            (_, other) => (other, Vec::new()),
         };
         let stats: Vec<Arc<FlowStats>> =
             ids.iter().map(|_| Arc::new(FlowStats::default())).collect();
@@ -73,6 +81,7 @@ impl Prepared {
                 side,
                 ids: &ids,
                 stats: &stats,
+                tls: tls.as_ref(),
             },
             sockets,
         )?;
@@ -93,6 +102,7 @@ impl Prepared {
             tcp,
             groups,
             path,
+            tls: tls.map(|end| (end, handshakes)),
         })
     }
 
@@ -163,6 +173,7 @@ impl Prepared {
             workers,
             signals: signal_rx,
             sink,
+            tls: self.tls,
         };
         let handle = std::thread::Builder::new()
             .name("fathom-sampler".into())
@@ -243,6 +254,8 @@ struct Sampler {
     workers: Vec<(Option<JoinHandle<WorkerResult>>, Arc<WorkerShared>)>,
     signals: mpsc::Receiver<Signal>,
     sink: Box<dyn FnMut(Snapshot) + Send>,
+    /// TLS tests: this end's configuration and its flows' handshake times.
+    tls: Option<(TlsEnd, Vec<u64>)>,
 }
 
 impl Sampler {
@@ -413,11 +426,33 @@ impl Sampler {
             read_size: read_size(&self.plan),
             limits: host::buffer_limits(),
             sampler_cpu_ns: clock::thread_cpu_ns(),
+            tls: self.tls.take().map(|(end, hs)| end.info(hs)),
             error,
             chosen_sndbuf: self.chosen_sndbuf,
             defaults: std::mem::take(&mut self.defaults),
         }
     }
+}
+
+/// Shakes hands on every connection, in flow order (the other end goes in the same order);
+/// returns the sessions and the time each took.
+fn shake_hands(
+    end: &TlsEnd,
+    socks: Vec<(fathom_proto::plan::FlowPlan, socket2::Socket)>,
+) -> io::Result<(Sockets, Vec<u64>)> {
+    let mut times = Vec::with_capacity(socks.len());
+    let mut out = Vec::with_capacity(socks.len());
+    for (f, sock) in socks {
+        let (conn, ns) = end.handshake(&sock).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("TLS handshake on data connection {}: {e}", f.id),
+            )
+        })?;
+        times.push(ns);
+        out.push((f, sock, conn));
+    }
+    Ok((Sockets::Tls(out), times))
 }
 
 enum Wait {

@@ -7,6 +7,7 @@
 //! connection); those live until they finish.
 
 use crate::measure::{counters::FlowStats, latency::Latency};
+use crate::tls::{TlsEnd, Wire};
 use fathom_proto::kind::{Descriptor, Transport};
 use fathom_proto::plan::{FlowPlan, KindId, RrOptions, TestPlan};
 use fathom_proto::udp::UdpOptions;
@@ -35,6 +36,9 @@ impl Side {
         )
     }
 }
+
+/// Ciphertext a long-lived TLS connection reads per system call: four full records.
+const TLS_READ: usize = 4 * (16_384 + 256);
 
 /// The readiness a flow that both reads and writes its socket waits for.
 pub const READ_WRITE: mio::Interest = mio::Interest::READABLE.add(mio::Interest::WRITABLE);
@@ -87,6 +91,8 @@ impl Wiring {
 pub enum Sockets {
     /// One connected TCP socket per flow.
     Tcp(Vec<(FlowPlan, Socket)>),
+    /// One connected TCP socket per flow, with its TLS session (handshake done).
+    Tls(Vec<(FlowPlan, Socket, rustls::Connection)>),
     /// One connected UDP socket per flow.
     Udp(Vec<(FlowPlan, Socket)>),
     /// No sockets yet: each flow connects to this address anew for every transaction.
@@ -142,6 +148,8 @@ pub struct Setup<'a> {
     pub ids: &'a [u32],
     /// Counters, one per entry of `ids`.
     pub stats: &'a [Arc<FlowStats>],
+    /// TLS tests: this end's configuration (crr opens its sessions with it).
+    pub tls: Option<&'a TlsEnd>,
 }
 
 impl Setup<'_> {
@@ -171,23 +179,29 @@ impl Setup<'_> {
             .ok_or_else(|| wrong_sockets(self.plan.kind))
     }
 
-    /// One flow per connected TCP socket, made by `make(flow, socket, its counters)`; each
+    /// One flow per connected TCP socket, made by `make(flow, connection, its counters)`; each
     /// socket is named in its counters so the sampler reads its TCP_INFO.
     pub fn tcp_flows(
         &self,
         sockets: Sockets,
-        mut make: impl FnMut(&FlowPlan, mio::net::TcpStream, Arc<FlowStats>) -> Box<dyn Flow>,
+        mut make: impl FnMut(&FlowPlan, Wire, Arc<FlowStats>) -> Box<dyn Flow>,
     ) -> io::Result<Vec<Box<dyn Flow>>> {
-        let Sockets::Tcp(socks) = sockets else {
-            return Err(wrong_sockets(self.plan.kind));
+        let socks: Vec<(FlowPlan, Socket, Option<rustls::Connection>)> = match sockets {
+            Sockets::Tcp(v) => v.into_iter().map(|(f, s)| (f, s, None)).collect(),
+            Sockets::Tls(v) => v.into_iter().map(|(f, s, c)| (f, s, Some(c))).collect(),
+            _ => return Err(wrong_sockets(self.plan.kind)),
         };
         socks
             .into_iter()
-            .map(|(f, sock)| {
+            .map(|(f, sock, conn)| {
                 let stats = self.stats_of(f.id);
                 let sock = mio_tcp(sock)?;
                 stats.set_fd(std::os::fd::AsRawFd::as_raw_fd(&sock));
-                Ok(make(&f, sock, stats))
+                let wire = match (conn, self.tls) {
+                    (Some(c), Some(end)) => Wire::tls(sock, c, end.clone(), TLS_READ),
+                    _ => Wire::clear(sock),
+                };
+                Ok(make(&f, wire, stats))
             })
             .collect()
     }

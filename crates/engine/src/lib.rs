@@ -11,7 +11,9 @@ pub mod path;
 pub mod schedule;
 pub mod sockopt;
 mod timer;
+pub mod tls;
 mod worker;
 
 pub use endpoint::{Aborter, Prepared, Running};
 pub use kind::{Side, Sockets};
+pub use kinds::{offload_available as udp_offload_available, unsupported as udp_offload_refused};

@@ -18,6 +18,9 @@ pub enum Error {
     /// A topology (file or `--hosts` flags) is invalid.
     #[error("topology: {0}")]
     Topology(String),
+    /// IPsec cannot be set up (the kernel lacks ESP or the algorithm).
+    #[error("{0}")]
+    Ipsec(String),
     /// No state and no namespaces exist for this lab name.
     #[error("no lab named '{0}' is running (start one with `fathom lab up`)")]
     NoSuchLab(String),

@@ -14,6 +14,7 @@
 //! - A WAN link joins two nodes through the user-space WAN emulator in a router namespace of
 //!   its own ([`wan`]): [`wan_links`] reports its parameters and counters, [`set_wan`] changes
 //!   it while it runs.
+//! - `lab up --ipsec` first checks that the kernel runs ESP with the algorithm ([`ipsec`]).
 //! - Nothing is ever created in the root namespace, and nothing is connected to it.
 //! - This is a library: the `fathom lab` command line and what it prints live in the binary
 //!   (`src/cli/lab.rs`, `src/commands/lab/`). A WAN link's forwarder process runs
@@ -26,6 +27,7 @@ mod down;
 mod error;
 mod hosts_file;
 mod ip;
+pub mod ipsec;
 mod lab;
 mod layout;
 mod name;

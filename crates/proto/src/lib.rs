@@ -17,13 +17,14 @@
 //!  ◀────────────────────── TimeReply{t1, t2, t3}      minimum-RTT sample as the clock offset
 //!  ── Setup{plan} ───────────────────────────────▶   plan validated, limits and memory
 //!                                                    checked; data listener opened
-//!  ◀────────────── Ready{port, udp_ports, cookie}
+//!  ◀──────── Ready{port, udp_ports, cookie, cert}      cert: TLS tests, the DER to pin
 //!  ══ data connections: Preamble(Data) + cookie + flow id, one per flow ══▶
+//!     (TLS tests: then a TLS handshake on each, before Connected)
 //!     (UDP kinds: a hello datagram with the same bytes per flow, echoed)
 //!  ◀──────────────────────── Connected{flows}
 //!
 //!  With several hosts, the server agent gets Setup as above and every client agent gets
-//!  Join{plan, its flow ids, the server's data address, port(s), cookie} instead: the client
+//!  Join{plan, its flow ids, the server's data address, port(s), cookie, cert} instead: the client
 //!  opens its flows to the server and answers Connected{its flows}. Start, snapshots,
 //!  heartbeats, Done and Close then go the same way with every agent.
 //!  ── Start{t0 in the agent's clock} ───────────▶   both ends begin at t0
@@ -44,6 +45,7 @@ pub mod kind;
 pub mod msg;
 pub mod plan;
 pub mod sample;
+pub mod tls;
 pub mod udp;
 pub mod validate;
 

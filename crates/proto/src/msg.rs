@@ -70,6 +70,9 @@ pub enum ToController {
         udp_ports: Vec<u16>,
         /// Secret each data connection (or hello datagram) must present.
         cookie: [u8; 16],
+        /// TLS tests: the DER of the certificate the data port presents (the only one the
+        /// connecting side accepts).
+        cert: Option<Vec<u8>>,
     },
     /// All data connections arrived.
     Connected(Vec<FlowInfo>),
@@ -99,4 +102,6 @@ pub struct JoinPlan {
     pub udp_ports: Vec<u16>,
     /// The secret the server handed out.
     pub cookie: [u8; 16],
+    /// TLS tests: the DER of the server's certificate, to pin.
+    pub cert: Option<Vec<u8>>,
 }

@@ -127,6 +127,8 @@ pub struct TestPlan {
     pub rr: Option<RrOptions>,
     /// Datagram shape and pacing, for the UDP stream kind.
     pub udp: Option<crate::udp::UdpOptions>,
+    /// TLS on every data connection (TCP kinds), or clear.
+    pub tls: Option<crate::tls::TlsOptions>,
     /// The client end (the connecting side: the controller's own end, or client agents).
     pub client: SideOptions,
     /// The server end (the accepting agent).
@@ -150,6 +152,7 @@ impl Default for TestPlan {
             zerocopy: false,
             rr: None,
             udp: None,
+            tls: None,
             client: SideOptions::default(),
             server: SideOptions::default(),
         }

@@ -254,6 +254,8 @@ pub struct EndpointInfo {
     pub limits: BufferLimits,
     /// CPU time the sampler spent measuring (snapshots, TCP_INFO, /proc/stat), ns.
     pub sampler_cpu_ns: u64,
+    /// TLS tests: the sessions this end ran.
+    pub tls: Option<crate::tls::TlsInfo>,
     /// Set when the endpoint failed; its snapshots up to then are still valid.
     pub error: Option<String>,
     /// Defaults this end chose for its path, each saying what and why (such as "loopback path:

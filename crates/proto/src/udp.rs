@@ -1,7 +1,8 @@
 //! The UDP stream kind's options (`TestPlan::udp`) and their bounds.
 //!
 //! Every datagram starts with a header, as much of it as fits: its sequence number (8 bytes,
-//! little-endian, from 0 per flow), then the sender's CLOCK_REALTIME at sending, ns (8 bytes).
+//! little-endian, from 0 per flow), then the sender's CLOCK_MONOTONIC at sending, ns (8 bytes: the controller's
+//! clock offset estimate relates the hosts' monotonic clocks, for the one-way delay).
 //! Datagrams under 8 bytes carry no sequence number (the receiver counts them only); under 16,
 //! no timestamp (no jitter).
 
@@ -15,6 +16,11 @@ pub const SEQ_BYTES: usize = 8;
 pub const HEADER_BYTES: usize = 16;
 /// Most datagrams per sendmmsg/recvmmsg call.
 pub const MAX_BATCH: u32 = 1024;
+/// With GRO, messages per recvmmsg at most, each with room for the largest UDP message.
+pub const GRO_BATCH: u32 = 16;
+/// Most datagrams the kernel cuts one UDP_SEGMENT message into (the kernel's UDP_MAX_SEGMENTS
+/// before Linux 6.7; later kernels allow 128).
+pub const GSO_MAX_SEGMENTS: u32 = 64;
 
 /// The shape of a UDP stream.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -32,6 +38,10 @@ pub struct UdpOptions {
     pub blast: bool,
     /// Test-only faults the sender injects, to check the receiver's accounting.
     pub faults: Option<UdpFaults>,
+    /// UDP_SEGMENT on send (each message a run of datagrams the kernel cuts apart) and UDP_GRO
+    /// on receive (the kernel may hand up a run as one message); `batch` then counts messages.
+    #[serde(default)]
+    pub gso: bool,
 }
 
 /// Faults a sender injects (test-only): counted by the receiver as loss, duplicates and
@@ -56,6 +66,37 @@ impl UdpOptions {
     /// True when the receiver measures jitter (sequenced, and room for the send time).
     pub fn stamped(&self) -> bool {
         self.sequenced() && self.size as usize >= HEADER_BYTES
+    }
+
+    /// Datagrams per sendmmsg message: 1, or with GSO as many as one message can hold.
+    pub fn per_message(&self) -> u32 {
+        match self.gso {
+            true => (MAX_UDP / self.size.max(1)).clamp(1, GSO_MAX_SEGMENTS),
+            false => 1,
+        }
+    }
+
+    /// (messages per recvmmsg, bytes of room for each): a datagram each, or with GRO the
+    /// largest message the kernel may hand up.
+    pub fn receive_slots(&self) -> (u32, u32) {
+        match self.gso {
+            true => (self.batch.clamp(1, GRO_BATCH), MAX_UDP + 1),
+            false => (self.batch.max(1), self.size),
+        }
+    }
+
+    /// Bytes a receiver reads into per call (`TestPlan::read_size`).
+    pub fn read_bytes(&self) -> u32 {
+        let (n, slot) = self.receive_slots();
+        n.saturating_mul(slot).max(1)
+    }
+
+    /// Bytes a sender writes from per call (`TestPlan::write_size`).
+    pub fn write_bytes(&self) -> u32 {
+        self.size
+            .saturating_mul(self.batch)
+            .saturating_mul(self.per_message())
+            .max(1)
     }
 
     /// Datagrams per second in all, if paced.
@@ -112,12 +153,12 @@ impl TestPlan {
         }
         if u.batch == 0
             || u.batch > MAX_BATCH
-            || u64::from(u.size) * u64::from(u.batch) > MAX_IO.into()
+            || u64::from(u.size) * u64::from(u.batch) * u64::from(u.per_message()) > MAX_IO.into()
         {
             return fail(
                 "udp.batch",
                 format!(
-                    "{} is outside 1..={MAX_BATCH} (and size x batch at most 64M)",
+                    "{} is outside 1..={MAX_BATCH} (and size x batch, x segments with GSO, at most 64M)",
                     u.batch
                 ),
             );
@@ -168,6 +209,13 @@ pub struct UdpCounters {
     pub calls: u64,
     /// Datagrams the kernel dropped because this socket's receive buffer was full (SO_RXQ_OVFL).
     pub rxq_overflow: u64,
+    /// Messages those calls moved: with GSO/GRO each may hold several datagrams; without, one.
+    pub messages: u64,
+    /// Sum of the stamped datagrams' transit times (receive stamp minus send stamp, ns, each on
+    /// its host's CLOCK_MONOTONIC): less the hosts' clock offset, the one-way delay.
+    pub transit_sum_ns: i64,
+    /// Datagrams in `transit_sum_ns`.
+    pub transits: u64,
 }
 
 /// The host's UDP counters from /proc/net/snmp (cumulative, all sockets of the host).

@@ -121,6 +121,7 @@ impl TestPlan {
         )?;
         self.validate_rr()?;
         self.validate_udp()?;
+        self.validate_tls()?;
         self.validate_socket()?;
         validate_side(
             &self.client,
@@ -294,7 +295,8 @@ impl TestPlan {
             Some(_) => OPEN_LOOP_IN_FLIGHT,
             None => rr.burst.into(),
         });
-        let per_flow = FLOW_OVERHEAD + in_flight * PER_IN_FLIGHT;
+        let tls = self.tls.as_ref().map_or(0, |_| crate::tls::SESSION_MEMORY);
+        let per_flow = FLOW_OVERHEAD + in_flight * PER_IN_FLIGHT + tls;
         threads
             .saturating_mul(WORKER_OVERHEAD + write + read)
             .saturating_add(flows.saturating_mul(per_flow))

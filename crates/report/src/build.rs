@@ -34,6 +34,7 @@ pub fn build(run: &RunData) -> Report {
         .collect();
     crate::rr::fill(&view, &mut report.summary, &mut report.flows);
     crate::udp::fill(&view, &mut report.summary, &mut report.flows);
+    crate::tls::fill(&view, &mut report.summary);
     report.intervals = crate::intervals::build(&view);
     report.warnings = crate::warnings::collect(run, &report);
     report
@@ -379,6 +380,7 @@ pub(crate) fn echo(run: &RunData) -> TestEcho {
         rcvbuf: p.socket.rcvbuf,
         rr: rr_echo(p),
         udp: crate::udp::echo(p),
+        tls: crate::tls::echo(p),
         quickack: p.socket.quickack,
         busy_poll: p.socket.busy_poll,
         started_unix_s: run.started_unix_s,

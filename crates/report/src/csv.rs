@@ -1,10 +1,11 @@
 //! CSV output for spreadsheets: a header line, then one row per interval for all flows together
 //! (flow `sum`, direction `all`) followed by one row per flow when the interval carries per-flow
 //! records. Numbers are plain decimals, never NaN; a figure that has no per-flow meaning (host
-//! CPU) is left empty on flow rows.
+//! CPU) is left empty on flow rows. A UDP stream's rows carry six more columns
+//! ([`UDP_COLUMNS`]), from its intervals' datagram accounting (empty on flow rows).
 
 use crate::export::Exporter;
-use crate::model::{FlowInterval, Interval, Report};
+use crate::model::{FlowInterval, Interval, Report, UdpInterval};
 use crate::series::Series;
 
 /// The CSV exporter: a report's intervals ([`render`]) or a series' points ([`render_series`]).
@@ -40,18 +41,59 @@ pub const COLUMNS: [&str; 13] = [
     "cpu_remote_pct",
 ];
 
+/// The UDP stream's columns after [`COLUMNS`]: datagrams read, their rate, and the receivers'
+/// sequence accounting (empty where the datagrams carried no sequence number or send time).
+pub const UDP_COLUMNS: [&str; 6] = [
+    "datagrams",
+    "datagrams_per_second",
+    "lost",
+    "duplicates",
+    "reordered",
+    "jitter_us",
+];
+
 /// The report's intervals as CSV.
 pub fn render(r: &Report) -> Vec<u8> {
+    let udp = r.test.udp.is_some();
     let mut w = ::csv::Writer::from_writer(Vec::new());
-    let rows =
-        std::iter::once(COLUMNS.map(String::from)).chain(r.intervals.iter().flat_map(|iv| {
-            std::iter::once(sum_row(iv)).chain(iv.flows.iter().map(|f| flow_row(r, iv, f)))
-        }));
+    let header = COLUMNS
+        .iter()
+        .chain(udp.then_some(&UDP_COLUMNS).into_iter().flatten())
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>();
+    let rows = std::iter::once(header).chain(r.intervals.iter().flat_map(|iv| {
+        let sum = sum_row(iv)
+            .into_iter()
+            .chain(udp_cells(udp, iv.udp.as_ref()));
+        std::iter::once(sum.collect()).chain(iv.flows.iter().map(move |f| {
+            flow_row(r, iv, f)
+                .into_iter()
+                .chain(udp_cells(udp, None))
+                .collect()
+        }))
+    }));
     for row in rows {
         w.write_record(&row)
             .expect("writing CSV to memory cannot fail");
     }
     w.into_inner().expect("flushing CSV to memory cannot fail")
+}
+
+/// The UDP cells of a row: none unless `udp`; empty without the interval's figures `u`.
+fn udp_cells(udp: bool, u: Option<&UdpInterval>) -> Vec<String> {
+    let opt = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
+    match (udp, u) {
+        (false, _) => Vec::new(),
+        (true, None) => vec![String::new(); UDP_COLUMNS.len()],
+        (true, Some(u)) => vec![
+            u.datagrams.to_string(),
+            num(u.datagrams_per_second),
+            opt(u.lost),
+            opt(u.duplicates),
+            opt(u.reordered),
+            u.jitter_us.map_or(String::new(), num),
+        ],
+    }
 }
 
 /// All flows of one interval.

@@ -115,6 +115,7 @@ pub fn run_data(flows: u32, bidir: bool) -> RunData {
         zerocopy: false,
         rr: None,
         udp: None,
+        tls: None,
         client: SideOptions::default(),
         server: SideOptions::default(),
     };
@@ -306,6 +307,7 @@ fn info(side: &Side, flows: &[FlowPlan]) -> EndpointInfo {
             tcp_wmem: [4096, 16_384, 4_194_304],
         },
         sampler_cpu_ns: 9_000_000,
+        tls: None,
         error: None,
     }
 }

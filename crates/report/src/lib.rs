@@ -29,6 +29,7 @@ pub mod table;
 mod table_rr;
 pub mod table_series;
 mod table_udp;
+mod tls;
 mod udp;
 pub mod warnings;
 

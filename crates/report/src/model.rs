@@ -3,6 +3,7 @@
 //! field here and the schema version with it.
 
 pub mod rr;
+pub mod tls;
 pub mod udp;
 
 pub use rr::{Latency, RrFlow, RrInterval, RrSummary, RrTest, SegmentsPerTransaction};
@@ -80,6 +81,8 @@ pub struct TestEcho {
     pub rr: Option<RrTest>,
     /// UDP stream kinds: datagram size, batch and pacing.
     pub udp: Option<UdpTest>,
+    /// TLS tests: the options as run.
+    pub tls: Option<tls::TlsTest>,
     /// TCP_QUICKACK re-armed after every read.
     pub quickack: bool,
     /// Workers spun instead of sleeping.
@@ -193,6 +196,8 @@ pub struct Summary {
     pub rr: Option<RrSummary>,
     /// UDP stream kinds: datagrams, loss, reordering, jitter and where the missing went.
     pub udp: Option<UdpSummary>,
+    /// TLS tests: what the sessions negotiated and what encryption cost.
+    pub tls: Option<tls::TlsSummary>,
 }
 
 /// One direction of a bidirectional test.

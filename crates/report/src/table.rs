@@ -304,6 +304,44 @@ fn hosts(r: &Report) -> Vec<String> {
     lines
 }
 
+/// The TLS lines: what was negotiated, then what it cost.
+fn tls(t: &crate::model::tls::TlsSummary, item: &mut impl FnMut(&str, String)) {
+    let mut what = format!(
+        "TLS {} {}, records up to {} bytes",
+        t.version, t.suite, t.record_size
+    );
+    if let Some(h) = &t.handshake_us {
+        what += &format!(
+            "; handshake {:.0} µs mean, {:.0} µs max over {} connection{}",
+            h.mean,
+            h.max,
+            h.count,
+            if h.count == 1 { "" } else { "s" }
+        );
+    }
+    if let Some(hps) = t.handshakes_per_second {
+        what += &format!("; {hps:.0} full handshakes/s");
+    }
+    item("tls", what);
+    let mut cost = Vec::new();
+    if let Some(c) = &t.cpu_s_per_gb {
+        cost.push(format!(
+            "CPU {:.3} s/GB local, {:.3} s/GB remote",
+            c.local, c.remote
+        ));
+    }
+    if let (Some(a), Some(w), Some(o)) = (t.application_bytes, t.wire_bytes, t.overhead_pct) {
+        cost.push(format!(
+            "{} on the wire for {} of data (+{o:.2}%)",
+            human_bytes(w),
+            human_bytes(a)
+        ));
+    }
+    if !cost.is_empty() {
+        item("tls cost", cost.join("; "));
+    }
+}
+
 /// The figures over the measured window.
 fn summary(r: &Report) -> Vec<String> {
     let s = &r.summary;
@@ -313,6 +351,9 @@ fn summary(r: &Report) -> Vec<String> {
         secs(s.seconds)
     )];
     let mut item = |label: &str, text: String| lines.push(format!("  {label:<LABEL$}{text}"));
+    if let Some(t) = &s.tls {
+        tls(t, &mut item);
+    }
     if let Some(rr) = &s.rr {
         table_rr::summary(r, rr, &mut item);
         item("cpu local", cpu(&s.cpu.local));

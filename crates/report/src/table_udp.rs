@@ -108,6 +108,16 @@ pub fn summary(r: &Report, u: &UdpSummary, item: &mut dyn FnMut(&str, String)) {
             format!("{} (RFC 3550, at the window's end)", rtt(j)),
         );
     }
+    if let Some(d) = &u.one_way_delay {
+        let basis = match d.clock.as_str() {
+            "shared" => "one clock at both ends".to_string(),
+            _ => format!("clocks offset-corrected, estimate ± {}", rtt(d.error_us)),
+        };
+        item(
+            "one-way delay",
+            format!("{} mean ({basis})", rtt(d.mean_us)),
+        );
+    }
     let m = &u.missing;
     item(
         "missing",
@@ -123,13 +133,31 @@ pub fn summary(r: &Report, u: &UdpSummary, item: &mut dyn FnMut(&str, String)) {
             m.socket_rxq_overflow, m.host_rcvbuf_errors, m.host_in_errors, m.host_sndbuf_errors
         ),
     );
+    let (calls, per) = (&u.calls_per_second, &u.datagrams_per_call);
+    let unit = if t.gso { "messages" } else { "datagrams" };
     item(
         "batching",
         format!(
-            "{} per call asked; sender {:.1}, receiver {:.1} datagrams per call",
-            t.batch, u.datagrams_per_call.sender, u.datagrams_per_call.receiver
+            "{} {unit} per call asked; sender {:.1}, receiver {:.1} datagrams per call; \
+             system calls/s: sender {}, receiver {}",
+            t.batch,
+            per.sender,
+            per.receiver,
+            per_s(calls.sender),
+            per_s(calls.receiver)
         ),
     );
+    if t.gso {
+        let m = &u.datagrams_per_message;
+        item(
+            "gso",
+            format!(
+                "datagrams ({}-byte wire packets) per message: sender {:.1} (UDP_SEGMENT), \
+                 receiver {:.1} (UDP_GRO)",
+                t.size, m.sender, m.receiver
+            ),
+        );
+    }
     let c = &u.cpu_ns_per_datagram;
     item(
         "cpu per dgram",

@@ -2,7 +2,7 @@
 //! receivers' accounting, CPU per datagram, and where the missing datagrams went.
 
 use crate::build::{busy_us, ratio};
-use crate::model::udp::{DatagramsPerCall, Missing};
+use crate::model::udp::{Missing, OneWayDelay, PerEnd};
 use crate::model::{FlowResult, ServiceDemand, Summary, UdpFlow, UdpInterval, UdpSummary, UdpTest};
 use crate::run::{View, Window};
 use fathom_proto::plan::{Limit, TestPlan};
@@ -18,6 +18,7 @@ pub fn echo(p: &TestPlan) -> Option<UdpTest> {
         rate_bps: u.rate_bps,
         pps: u.datagrams_per_second(),
         blast: u.blast,
+        gso: u.gso,
         datagrams: match p.limit {
             Limit::Datagrams(n) => Some(n),
             _ => None,
@@ -36,6 +37,9 @@ fn delta(a: Option<UdpCounters>, b: Option<UdpCounters>) -> UdpCounters {
         reordered: b.reordered.saturating_sub(a.reordered),
         calls: b.calls.saturating_sub(a.calls),
         rxq_overflow: b.rxq_overflow.saturating_sub(a.rxq_overflow),
+        messages: b.messages.saturating_sub(a.messages),
+        transit_sum_ns: b.transit_sum_ns.wrapping_sub(a.transit_sum_ns),
+        transits: b.transits.saturating_sub(a.transits),
         ..b
     }
 }
@@ -47,12 +51,14 @@ fn countable(p: &TestPlan) -> (bool, bool) {
         .map_or((false, false), |u| (u.sequenced(), u.stamped()))
 }
 
-/// One flow's (sender, receiver) counters over the windows, and the windows.
+/// One flow's (sender, receiver) counters over the windows, the windows, and the ends.
 struct Pair<'a> {
     sent: UdpCounters,
     recv: UdpCounters,
     rw: Window<'a>,
     sw: Window<'a>,
+    /// (sender, receiver) end indices.
+    ends: (usize, usize),
 }
 
 fn pairs<'a>(v: &View<'a>) -> Vec<Option<Pair<'a>>> {
@@ -67,6 +73,7 @@ fn pairs<'a>(v: &View<'a>) -> Vec<Option<Pair<'a>>> {
                 recv: delta(r0.udp, r1.udp),
                 rw,
                 sw,
+                ends: (l.sender.0, l.receiver.0),
             })
         })
         .collect()
@@ -82,12 +89,15 @@ pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
     let all = pairs(v);
     let mut total = (UdpCounters::default(), UdpCounters::default());
     let (mut rx_rate, mut tx_rate, mut jitter, mut n) = (0.0, 0.0, 0.0, 0usize);
+    let mut calls = PerEnd::default();
     for (flow, p) in flows.iter_mut().zip(&all) {
         let Some(p) = p else { continue };
         let (s, r) = (&p.sent, &p.recv);
         let rate = ratio(r.datagrams as f64, p.rw.seconds());
         rx_rate += rate;
         tx_rate += ratio(s.datagrams_sent as f64, p.sw.seconds());
+        calls.sender += ratio(s.calls as f64, p.sw.seconds());
+        calls.receiver += ratio(r.calls as f64, p.rw.seconds());
         jitter += r.jitter_ns as f64 / 1e3;
         n += 1;
         add(&mut total.0, s);
@@ -124,16 +134,48 @@ pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
         reordered: seq.then_some(r.reordered),
         reorder_max_distance: seq.then_some(r.reorder_max),
         jitter_us: stamped.then(|| ratio(jitter, n as f64)),
-        datagrams_per_call: DatagramsPerCall {
+        datagrams_per_call: PerEnd {
             sender: ratio(s.datagrams_sent as f64, s.calls as f64),
             receiver: ratio(r.datagrams as f64, r.calls as f64),
         },
+        calls_per_second: calls,
+        datagrams_per_message: PerEnd {
+            sender: ratio(s.datagrams_sent as f64, s.messages as f64),
+            receiver: ratio(r.datagrams as f64, r.messages as f64),
+        },
+        one_way_delay: stamped.then(|| one_way_delay(v, &all)).flatten(),
         cpu_ns_per_datagram: ServiceDemand {
             local: per_datagram(client),
             remote: per_datagram(0),
         },
-        missing: missing(v, &all, s.datagrams_sent, r),
+        missing: missing(v, &all, &s, r),
     });
+}
+
+/// The mean one-way delay over the flows' stamped datagrams, each flow's transits corrected by
+/// its ends' clock offsets (none when the controller, agent and flows share one process).
+fn one_way_delay(v: &View<'_>, all: &[Option<Pair<'_>>]) -> Option<OneWayDelay> {
+    let ends = &v.run.ends;
+    let shared = v.run.embedded && ends.len() <= 2;
+    let (mut sum, mut n, mut error) = (0f64, 0u64, 0f64);
+    for p in all.iter().flatten().filter(|p| p.recv.transits > 0) {
+        let (s, r) = (&ends[p.ends.0], &ends[p.ends.1]);
+        let skew = match shared {
+            true => 0.0,
+            false => {
+                let rtt = (s.control_rtt_ns + r.control_rtt_ns) as f64 / 2.0;
+                error = error.max(rtt / 1e3);
+                (r.clock_offset_ns - s.clock_offset_ns) as f64
+            }
+        };
+        sum += p.recv.transit_sum_ns as f64 - skew * p.recv.transits as f64;
+        n += p.recv.transits;
+    }
+    (n > 0).then(|| OneWayDelay {
+        mean_us: sum / n as f64 / 1e3,
+        clock: if shared { "shared" } else { "estimated" }.into(),
+        error_us: error,
+    })
 }
 
 fn add(into: &mut UdpCounters, c: &UdpCounters) {
@@ -144,6 +186,9 @@ fn add(into: &mut UdpCounters, c: &UdpCounters) {
     into.reordered += c.reordered;
     into.calls += c.calls;
     into.rxq_overflow += c.rxq_overflow;
+    into.messages += c.messages;
+    into.transit_sum_ns = into.transit_sum_ns.wrapping_add(c.transit_sum_ns);
+    into.transits += c.transits;
 }
 
 /// A host counter's change over an end's window.
@@ -154,8 +199,15 @@ fn host_delta(w: &Window<'_>, pick: fn(&UdpHostCounters) -> u64) -> u64 {
     }
 }
 
-/// Sent minus received, split by cause; each host's counters are counted once per host.
-fn missing(v: &View<'_>, all: &[Option<Pair<'_>>], sent: u64, r: UdpCounters) -> Missing {
+/// Sent minus received, split by cause; each host's counters are counted once per host. The
+/// kernel counts a dropped message once, so with GSO a receive-buffer drop stands for the
+/// datagrams a message held on average (`s`: the senders' counters).
+fn missing(v: &View<'_>, all: &[Option<Pair<'_>>], s: &UdpCounters, r: UdpCounters) -> Missing {
+    let sent = s.datagrams_sent;
+    let per_drop = match v.run.plan.udp.as_ref().is_some_and(|u| u.gso) {
+        true => ratio(sent as f64, s.messages as f64).max(1.0),
+        false => 1.0,
+    };
     let ends = |side: fn(&crate::run::Located) -> usize| {
         let mut e: Vec<usize> = v.located.iter().flatten().map(side).collect();
         e.sort_unstable();
@@ -184,7 +236,8 @@ fn missing(v: &View<'_>, all: &[Option<Pair<'_>>], sent: u64, r: UdpCounters) ->
         .flatten()
         .map(|p| p.recv.rxq_overflow)
         .sum::<u64>();
-    let receive_buffer = datagrams.min(if socket > 0 { socket } else { rcvbuf });
+    let drops = if socket > 0 { socket } else { rcvbuf };
+    let receive_buffer = datagrams.min((drops as f64 * per_drop).round() as u64);
     let send_buffer = (datagrams - receive_buffer).min(sndbuf);
     Missing {
         datagrams,
@@ -214,6 +267,7 @@ pub fn interval<'a>(
             })
         };
         if let Some((d, secs)) = flow(l.receiver.0, l.receiver.1) {
+            iv.datagrams += d.datagrams;
             iv.datagrams_per_second += ratio(d.datagrams as f64, secs);
             add(&mut r, &d);
             jitter += d.jitter_ns as f64 / 1e3;

@@ -8,8 +8,8 @@ use fathom_proto::plan::KindId;
 use fathom_study::{all, find, list_text};
 
 /// The test CLI's long options a study may sweep (`rtt` is the lab runner's pseudo-option).
-const OPTIONS: [&str; 8] = [
-    "sndbuf", "rcvbuf", "parallel", "write", "size", "quickack", "cpus", "rtt",
+const OPTIONS: [&str; 9] = [
+    "sndbuf", "rcvbuf", "parallel", "write", "size", "quickack", "cpus", "rtt", "gso",
 ];
 
 #[test]
@@ -23,7 +23,8 @@ fn every_study_is_listed_and_found_by_name() {
             "rr-payload",
             "cpu-scaling",
             "many-flows",
-            "window-vs-rtt"
+            "window-vs-rtt",
+            "small-packets"
         ]
     );
     assert_eq!(find("rr-payload").map(|s| s.name), Some("rr-payload"));
@@ -53,7 +54,11 @@ fn quick_sweeps_use_real_options_and_stay_under_50_seconds() {
                 s.name
             );
             for q in quick.iter().chain(&full) {
-                assert!([KindId::Stream, KindId::Rr].contains(&q.kind), "{}", s.name);
+                assert!(
+                    [KindId::Stream, KindId::Rr, KindId::Udp].contains(&q.kind),
+                    "{}",
+                    s.name
+                );
                 assert!(q.iterations >= 1);
                 assert!(q.axes.iter().any(|a| a.name == q.x_axis), "{}", s.name);
                 for a in &q.axes {

@@ -81,6 +81,9 @@ fn up(a: UpArgs, fathom_exe: &Path) -> anyhow::Result<i32> {
         })?,
         (None, None, _) => anyhow::bail!("lab up: give --hosts N or a topology file"),
     };
+    if let Some(alg) = a.ipsec {
+        fathom_lab::ipsec::probe(alg, &format!("fl-{}-ipsec-probe", a.name))?;
+    }
     let opts = UpOptions {
         agent_port: a.agent_port,
         ready_timeout: Duration::from_secs(a.ready_timeout),

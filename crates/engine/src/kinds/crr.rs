@@ -5,15 +5,18 @@
 use super::pacer::Pacer;
 use crate::kind::{wrong_sockets, Flow, Io, Setup, Sockets, Step, READ_WRITE};
 use crate::measure::counters::FlowStats;
+use crate::tls::{TlsEnd, Wire};
 use crate::{clock, sockopt};
 use fathom_proto::plan::{KindId, Limit, SocketOptions};
 use socket2::{Domain, Protocol, Socket, Type};
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// Transactions (or accepts) per run before yielding to the worker's other flows.
 const PER_TURN: u64 = 32;
+/// Ciphertext a TLS transaction reads per system call: one full record.
+const TLS_READ: usize = 16_384 + 256;
 /// How often a count-limited acceptor checks whether the count is reached.
 const COUNT_CHECK_NS: u64 = 10_000_000;
 
@@ -28,6 +31,7 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
                 let (i, n) = s.place(f);
                 Box::new(Client {
                     server,
+                    tls: s.tls.cloned(),
                     opts: s.plan.socket.clone(),
                     stats: s.stats_of(f.id),
                     pacer: Pacer::new(s.plan, &rr, i, n),
@@ -46,6 +50,7 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
             };
             Ok(vec![Box::new(Acceptor {
                 listener: mio::net::TcpListener::from_std(listener.into()),
+                tls: s.tls.cloned(),
                 opts: s.plan.socket.clone(),
                 stats: s.stats[0].clone(),
                 // A 0-byte request (refused by plan validation) must not divide by zero.
@@ -60,7 +65,7 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
 
 /// One transaction's connection on the asking side.
 struct Attempt {
-    sock: mio::net::TcpStream,
+    sock: Wire,
     start: u64,
     connected: bool,
     to_send: u64,
@@ -70,6 +75,8 @@ struct Attempt {
 /// The asking side: sequential connect/request/response/close.
 struct Client {
     server: SocketAddr,
+    /// TLS tests: every transaction is a new session with a full handshake.
+    tls: Option<TlsEnd>,
     opts: SocketOptions,
     stats: Arc<FlowStats>,
     pacer: Pacer,
@@ -94,6 +101,10 @@ impl Client {
         }
         let mut sock = mio::net::TcpStream::from_std(sock.into());
         io.registry.register(&mut sock, io.token, READ_WRITE)?;
+        let sock = match &self.tls {
+            Some(end) => Wire::tls(sock, end.session()?, end.clone(), TLS_READ),
+            None => Wire::clear(sock),
+        };
         Ok(Attempt {
             sock,
             start,
@@ -106,10 +117,10 @@ impl Client {
     /// Advances the current attempt; `Ok(true)` when its response is complete.
     fn advance(a: &mut Attempt, io: &mut Io<'_>, resp: u64) -> io::Result<bool> {
         if !a.connected {
-            if let Some(e) = a.sock.take_error()? {
+            if let Some(e) = a.sock.socket().take_error()? {
                 return Err(e);
             }
-            match a.sock.peer_addr() {
+            match a.sock.socket().peer_addr() {
                 Ok(_) => a.connected = true,
                 Err(e) if e.kind() == io::ErrorKind::NotConnected => return Ok(false),
                 Err(e) => return Err(e),
@@ -122,6 +133,9 @@ impl Client {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) => return Err(e),
             }
+        }
+        if !a.sock.flush()? {
+            return Ok(false);
         }
         loop {
             match a.sock.read(io.rbuf) {
@@ -173,7 +187,11 @@ impl Flow for Client {
             let done = clock::now_ns();
             io.latency.record(done.saturating_sub(a.start));
             let mut a = self.conn.take().expect("an attempt in progress");
-            io.registry.deregister(&mut a.sock)?;
+            if a.sock.is_tls() {
+                // End the session properly (one more small write), as a TLS client would.
+                a.sock.close()?;
+            }
+            io.registry.deregister(a.sock.socket())?;
             drop(a);
             self.pacer.completed();
             self.tx += 1;
@@ -187,7 +205,7 @@ impl Flow for Client {
 
     fn stop(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
         if let Some(mut a) = self.conn.take() {
-            let _ = io.registry.deregister(&mut a.sock);
+            let _ = io.registry.deregister(a.sock.socket());
         }
         Ok(Step::Done)
     }
@@ -200,6 +218,7 @@ impl Flow for Client {
 /// The answering side's listener: starts a [`Served`] flow per accepted connection.
 struct Acceptor {
     listener: mio::net::TcpListener,
+    tls: Option<TlsEnd>,
     opts: SocketOptions,
     stats: Arc<FlowStats>,
     req: u64,
@@ -221,6 +240,10 @@ impl Flow for Acceptor {
                 Ok((sock, _)) => {
                     use std::os::fd::AsRawFd;
                     sockopt::apply_connected(sock.as_raw_fd(), &self.opts)?;
+                    let sock = match &self.tls {
+                        Some(end) => Wire::tls(sock, end.session()?, end.clone(), TLS_READ),
+                        None => Wire::clear(sock),
+                    };
                     io.spawned.push(Box::new(Served {
                         sock,
                         stats: self.stats.clone(),
@@ -257,7 +280,7 @@ impl Flow for Acceptor {
 
 /// One accepted connection: read the request, answer, wait for the asker to close.
 struct Served {
-    sock: mio::net::TcpStream,
+    sock: Wire,
     stats: Arc<FlowStats>,
     req: u64,
     resp: u64,
@@ -267,11 +290,14 @@ struct Served {
 
 impl Flow for Served {
     fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(&mut self.sock, t, READ_WRITE)
+        r.register(self.sock.socket(), t, READ_WRITE)
     }
 
     fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
         loop {
+            if !self.sock.flush()? {
+                return Ok(Step::Wait);
+            }
             while self.to_send > 0 {
                 let n = self.to_send.min(io.wbuf.len() as u64) as usize;
                 match self.sock.write(&io.wbuf[..n]) {

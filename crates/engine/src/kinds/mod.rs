@@ -16,6 +16,7 @@ mod pacer;
 mod rr;
 mod stream;
 mod udp;
+pub use udp::{offload_available, unsupported};
 mod udp_rr;
 
 use crate::kind::{Kind, Wiring};

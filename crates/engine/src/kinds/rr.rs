@@ -5,11 +5,11 @@
 use super::pacer::Pacer;
 use crate::kind::{Flow, Io, Setup, Sockets, Step, READ_WRITE};
 use crate::measure::counters::FlowStats;
+use crate::tls::Wire;
 use crate::{clock, sockopt};
 use fathom_proto::plan::RrOptions;
 use std::collections::VecDeque;
-use std::io::{self, Read, Write};
-use std::net::Shutdown;
+use std::io;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
@@ -46,7 +46,7 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
 
 /// A connection and its byte counts.
 struct Conn {
-    sock: mio::net::TcpStream,
+    sock: Wire,
     stats: Arc<FlowStats>,
     quickack: bool,
     sent: u64,
@@ -101,6 +101,8 @@ impl Conn {
     ) -> io::Result<Option<u64>> {
         if *to_send > 0 {
             *to_send -= self.write(io.wbuf, *to_send)?;
+        } else {
+            self.sock.flush()?;
         }
         if drained {
             return Ok(None);
@@ -108,12 +110,10 @@ impl Conn {
         self.read(io.rbuf)
     }
 
-    /// Ends this side's writing (the peer reads end of stream).
-    fn close(&mut self) -> io::Result<()> {
-        match self.sock.shutdown(Shutdown::Write) {
-            Err(e) if e.kind() != io::ErrorKind::NotConnected => Err(e),
-            _ => Ok(()),
-        }
+    /// Ends this side's writing (the peer reads end of stream); `Ok(false)` while TLS records
+    /// still wait for room in the socket (call again).
+    fn close(&mut self) -> io::Result<bool> {
+        self.sock.close()
     }
 
     /// Reads and discards until the peer's end of stream (`Done`) or an empty socket (`Wait`),
@@ -130,7 +130,7 @@ impl Conn {
     }
 
     fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(&mut self.sock, t, READ_WRITE)
+        r.register(self.sock.socket(), t, READ_WRITE)
     }
 }
 
@@ -168,10 +168,8 @@ impl Asker {
     /// Stops asking (the answering side sees end of stream and closes its side in turn) and
     /// drains what is still coming.
     fn wind_down(&mut self, rbuf: &mut [u8]) -> io::Result<Step> {
-        if !self.draining {
-            self.draining = true;
-            self.io.close()?;
-        }
+        self.draining = true;
+        self.io.close()?;
         self.io.drain(rbuf)
     }
 }
@@ -193,8 +191,11 @@ impl Flow for Asker {
             }
             if self.pacer.finished() {
                 // Every request answered: nothing is in flight, so nothing to drain.
-                self.io.close()?;
-                return Ok(Step::Done);
+                return Ok(if self.io.close()? {
+                    Step::Done
+                } else {
+                    Step::Wait
+                });
             }
             while let Some(start) = self.pacer.issue(now) {
                 self.starts.push_back(start);
@@ -209,7 +210,7 @@ impl Flow for Asker {
                     "the peer closed the connection mid-test",
                 ));
             }
-            drained = n < io.rbuf.len() as u64;
+            drained = self.io.sock.drained(n as usize, io.rbuf.len());
             self.got += n;
             let done = clock::now_ns();
             while self.got >= self.resp {
@@ -260,10 +261,13 @@ impl Flow for Answerer {
             };
             if n == 0 {
                 // The asking side is done: close this side too, so that it reads end of stream.
-                self.io.close()?;
-                return Ok(Step::Done);
+                return Ok(if self.io.close()? {
+                    Step::Done
+                } else {
+                    Step::Wait
+                });
             }
-            drained = n < io.rbuf.len() as u64;
+            drained = self.io.sock.drained(n as usize, io.rbuf.len());
             self.got += n;
             let complete = self.got / self.req;
             self.got %= self.req;

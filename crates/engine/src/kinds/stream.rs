@@ -2,9 +2,9 @@
 
 use crate::kind::{sendfile, Flow, Io, Setup, Sockets, Step};
 use crate::measure::counters::FlowStats;
+use crate::tls::Wire;
 use fathom_proto::plan::{Limit, TestPlan};
-use std::io::{self, Read, Write};
-use std::net::Shutdown;
+use std::io;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
@@ -36,7 +36,9 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
                 zerocopy: s.plan.zerocopy,
             })
         } else {
-            crate::measure::stamp::enable(sock.as_raw_fd());
+            if !sock.is_tls() {
+                crate::measure::stamp::enable(sock.as_raw_fd());
+            }
             Box::new(Receiver {
                 sock,
                 stats,
@@ -49,7 +51,7 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
 struct Sender {
     /// The end of the start ramp while the sender waits for it.
     wake: Option<u64>,
-    sock: mio::net::TcpStream,
+    sock: Wire,
     stats: Arc<FlowStats>,
     sent: u64,
     remaining: u64,
@@ -58,17 +60,19 @@ struct Sender {
 }
 
 impl Sender {
+    /// Ends the stream; with TLS, waits (for writability) until its last records are out.
     fn finish(&mut self) -> io::Result<Step> {
-        match self.sock.shutdown(Shutdown::Write) {
-            Err(e) if e.kind() != io::ErrorKind::NotConnected => Err(e),
-            _ => Ok(Step::Done),
-        }
+        Ok(if self.sock.close()? {
+            Step::Done
+        } else {
+            Step::Wait
+        })
     }
 }
 
 impl Flow for Sender {
     fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(&mut self.sock, t, mio::Interest::WRITABLE)
+        r.register(self.sock.socket(), t, mio::Interest::WRITABLE)
     }
 
     fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
@@ -124,19 +128,19 @@ impl Flow for Sender {
 }
 
 struct Receiver {
-    sock: mio::net::TcpStream,
+    sock: Wire,
     stats: Arc<FlowStats>,
     received: u64,
 }
 
 impl Flow for Receiver {
     fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(&mut self.sock, t, mio::Interest::READABLE)
+        r.register(self.sock.socket(), t, mio::Interest::READABLE)
     }
 
     fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
         let start = self.received;
-        if self.received == 0 {
+        if self.received == 0 && !self.sock.is_tls() {
             // The first read: note when the data reached this host, then stop stamping.
             let fd = self.sock.as_raw_fd();
             // One byte only: the kernel stamps a read with its last segment's arrival (and merges
@@ -164,9 +168,14 @@ impl Flow for Receiver {
             match self.sock.read(io.rbuf) {
                 Ok(0) => return Ok(Step::Done),
                 Ok(n) => {
+                    let now = crate::clock::now_ns();
+                    if self.received == 0 {
+                        // TLS: the first plaintext, when it was decrypted.
+                        self.stats.set_first(now);
+                    }
                     self.received += n as u64;
                     self.stats.set_received(self.received);
-                    self.stats.touch(crate::clock::now_ns());
+                    self.stats.touch(now);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Step::Wait),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

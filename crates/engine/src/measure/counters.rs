@@ -22,11 +22,14 @@ pub struct FlowStats {
     udp: UdpCells,
 }
 
+/// How many counters a [`UdpCounters`] holds.
+const UDP_CELLS: usize = 12;
+
 /// A UDP stream flow's counters, published whole by its flow ([`FlowStats::set_udp`]).
 #[derive(Debug, Default)]
 struct UdpCells {
     used: AtomicBool,
-    cells: [AtomicU64; 9],
+    cells: [AtomicU64; UDP_CELLS],
 }
 
 impl Default for FlowStats {
@@ -125,6 +128,9 @@ impl FlowStats {
             u.jitter_ns,
             u.calls,
             u.rxq_overflow,
+            u.messages,
+            u.transit_sum_ns as u64,
+            u.transits,
         ];
         for (cell, v) in self.udp.cells.iter().zip(values) {
             cell.store(v, Relaxed);
@@ -140,7 +146,7 @@ impl FlowStats {
             lost: self.lost.load(Relaxed),
             tcp: None,
             udp: self.udp.used.load(Relaxed).then(|| {
-                let v: [u64; 9] = std::array::from_fn(|i| self.udp.cells[i].load(Relaxed));
+                let v: [u64; UDP_CELLS] = std::array::from_fn(|i| self.udp.cells[i].load(Relaxed));
                 UdpCounters {
                     datagrams_sent: v[0],
                     datagrams: v[1],
@@ -151,6 +157,9 @@ impl FlowStats {
                     jitter_ns: v[6],
                     calls: v[7],
                     rxq_overflow: v[8],
+                    messages: v[9],
+                    transit_sum_ns: v[10] as i64,
+                    transits: v[11],
                 }
             }),
         }

@@ -25,6 +25,9 @@ pub struct UdpTest {
     pub datagrams: Option<u64>,
     /// Blast: the receiver counted datagrams and bytes only (`--blast`).
     pub blast: bool,
+    /// GSO (`--gso`): UDP_SEGMENT on send, UDP_GRO on receive; `batch` counts messages.
+    #[serde(default)]
+    pub gso: bool,
 }
 
 /// UDP stream figures over the measured window (`summary.udp`).
@@ -51,20 +54,44 @@ pub struct UdpSummary {
     /// RFC 3550 interarrival jitter at the window's end, µs (mean over the flows).
     pub jitter_us: Option<f64>,
     /// Datagrams per system call achieved: sender (sendmmsg) and receiver (recvmmsg).
-    pub datagrams_per_call: DatagramsPerCall,
+    pub datagrams_per_call: PerEnd,
+    /// System calls per second that moved datagrams (sendmmsg, recvmmsg).
+    #[serde(default)]
+    pub calls_per_second: PerEnd,
+    /// Datagrams per message: 1 without GSO; with it, the datagrams each message handed to
+    /// the kernel held (sender, UDP_SEGMENT) and each message read held (receiver, UDP_GRO).
+    #[serde(default)]
+    pub datagrams_per_message: PerEnd,
+    /// Mean one-way delay of the stamped datagrams; null without send stamps.
+    #[serde(default)]
+    pub one_way_delay: Option<OneWayDelay>,
     /// Busy CPU ns per datagram received on each host.
     pub cpu_ns_per_datagram: ServiceDemand,
     /// Where the datagrams the sender sent and the receiver never read went.
     pub missing: Missing,
 }
 
-/// Datagrams moved per system call on each side.
+/// A figure at each end of the datagram stream.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct DatagramsPerCall {
-    /// Sender: datagrams per sendmmsg.
+pub struct PerEnd {
+    /// At the sender.
     pub sender: f64,
-    /// Receiver: datagrams per recvmmsg.
+    /// At the receiver.
     pub receiver: f64,
+}
+
+/// The mean one-way delay (receive stamp minus send stamp), and how far to trust it.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct OneWayDelay {
+    /// Mean over the window's stamped datagrams, µs.
+    pub mean_us: f64,
+    /// `shared`: sender and receiver read one clock (one host, or namespaces of one kernel
+    /// with the controller in the same process); `estimated`: corrected by the controller's
+    /// clock offset estimates, within `error_us`.
+    pub clock: String,
+    /// The bound on the offset's error (half the best clock probe's round trip at each end,
+    /// summed); 0 for a shared clock.
+    pub error_us: f64,
 }
 
 /// The sender's count minus the receiver's (duplicates not counted), split by where the kernel
@@ -75,13 +102,14 @@ pub struct Missing {
     /// Sent minus received (not below 0).
     pub datagrams: u64,
     /// Dropped because a receiving socket's buffer was full (SO_RXQ_OVFL of the test's own
-    /// sockets, else the receiving host's Udp RcvbufErrors).
+    /// sockets, else the receiving host's Udp RcvbufErrors); with GSO the kernel counts
+    /// messages, each taken as the senders' mean datagrams per message.
     pub receive_buffer: u64,
     /// Dropped because a send buffer was full (the sending host's Udp SndbufErrors).
     pub send_buffer: u64,
     /// The rest: on the path, or in flight at the window's edges.
     pub unexplained: u64,
-    /// The receiving sockets' SO_RXQ_OVFL drops in the window.
+    /// The receiving sockets' SO_RXQ_OVFL drops in the window (messages, with GSO).
     pub socket_rxq_overflow: u64,
     /// The receiving host's Udp RcvbufErrors in the window (all sockets).
     pub host_rcvbuf_errors: u64,
@@ -117,6 +145,9 @@ pub struct UdpFlow {
 /// One interval's datagrams (`intervals[].udp`).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct UdpInterval {
+    /// Datagrams read in the interval, duplicates included.
+    #[serde(default)]
+    pub datagrams: u64,
     /// Datagrams per second read.
     pub datagrams_per_second: f64,
     /// Datagrams per second sent.

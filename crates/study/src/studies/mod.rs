@@ -3,6 +3,7 @@
 mod cpu_scaling;
 mod many_flows;
 mod rr_payload;
+mod small_packets;
 mod socket_buffers;
 mod window_vs_rtt;
 mod write_size;
@@ -14,13 +15,14 @@ use crate::spec::args;
 use crate::Study;
 
 /// Every study, in list order.
-pub(crate) const ALL: [Study; 6] = [
+pub(crate) const ALL: [Study; 7] = [
     socket_buffers::STUDY,
     write_size::STUDY,
     rr_payload::STUDY,
     cpu_scaling::STUDY,
     many_flows::STUDY,
     window_vs_rtt::STUDY,
+    small_packets::STUDY,
 ];
 
 /// Share of the best a value must reach to count as the knee.

@@ -2,6 +2,7 @@
 //! sendmmsg, paced by the open-loop pacer when a rate is set), the other side reads them in
 //! batches with recvmmsg and accounts loss, duplicates, reordering and jitter.
 
+mod coalesce;
 mod mmsg;
 mod recv;
 mod send;
@@ -9,6 +10,7 @@ mod seq;
 
 use crate::kind::{Flow, Setup, Sockets};
 use fathom_proto::plan::{Limit, TestPlan};
+pub use mmsg::{offload_available, unsupported};
 use std::io;
 
 /// Builds this side's flows of the udp kind from its sockets.
@@ -21,7 +23,7 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
             _ => None,
         };
         Ok(if s.side.leads(f.dir) {
-            Box::new(send::Sender::new(sock, stats, &opts, count, (i, n))) as Box<dyn Flow>
+            Box::new(send::Sender::new(sock, stats, &opts, count, (i, n))?) as Box<dyn Flow>
         } else {
             Box::new(recv::Receiver::new(sock, stats, &opts, count)?)
         })

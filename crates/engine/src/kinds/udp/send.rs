@@ -1,7 +1,12 @@
-//! The sending side of a UDP stream flow: numbered, timestamped datagrams in sendmmsg batches,
-//! paced when the plan sets a rate, with the test-only faults injected here.
+//! The sending side of a UDP stream flow: numbered, timestamped datagrams in sendmmsg batches
+//! (with GSO, of messages the kernel cuts into datagrams), paced when the plan sets a rate, with
+//! the test-only faults injected here.
+//!
+//! A batch is written into one buffer of consecutive datagram slots, filled with the payload
+//! once; before each call only the headers of the slots about to go are rewritten, so every
+//! datagram (or GSO message) is one contiguous iovec.
 
-use super::mmsg::Batch;
+use super::mmsg::{enable_gso, Batch};
 use crate::clock;
 use crate::kind::{Flow, Io, Step};
 use crate::kinds::pacer::Pacer;
@@ -25,7 +30,13 @@ pub struct Sender {
     stats: Arc<FlowStats>,
     pacer: Pacer,
     size: usize,
-    headers: Vec<[u8; HEADER_BYTES]>,
+    /// UDP_SEGMENT is on; datagrams per message, and per call.
+    gso: bool,
+    per_message: usize,
+    capacity: usize,
+    /// `capacity` datagram slots of `size` bytes; the payload is copied in at the first run.
+    slots: Vec<u8>,
+    filled: bool,
     mmsg: Batch,
     queue: VecDeque<Queued>,
     faults: UdpFaults,
@@ -44,8 +55,13 @@ impl Sender {
         o: &UdpOptions,
         count: Option<u64>,
         (index, flows): (u64, u64),
-    ) -> Sender {
+    ) -> io::Result<Sender> {
         let batch = o.batch.max(1) as usize;
+        let per_message = o.per_message() as usize;
+        if o.gso {
+            enable_gso(sock.as_raw_fd(), o.size as usize)?;
+        }
+        let capacity = batch * per_message;
         let pacer = Pacer::schedule(
             count.unwrap_or(u64::MAX),
             o.datagrams_per_second(),
@@ -53,25 +69,29 @@ impl Sender {
             index,
             flows,
         );
-        Sender {
+        Ok(Sender {
             sock,
             stats,
             pacer,
             size: o.size as usize,
-            headers: vec![[0; HEADER_BYTES]; batch],
+            gso: o.gso,
+            per_message,
+            capacity,
+            slots: vec![0; capacity * o.size as usize],
+            filled: false,
             mmsg: Batch::new(batch),
-            queue: VecDeque::with_capacity(batch + 2),
+            queue: VecDeque::with_capacity(capacity + 2),
             faults: o.faults.unwrap_or_default(),
             held: None,
             seq: 0,
             bytes: 0,
             counters: UdpCounters::default(),
-        }
+        })
     }
 
     /// Queues what the pacer allows now, up to a batch.
     fn fill(&mut self, now: u64) {
-        while self.queue.len() < self.headers.len() {
+        while self.queue.len() < self.capacity {
             if self.pacer.issue(now).is_none() {
                 break;
             }
@@ -107,29 +127,52 @@ impl Sender {
         }
     }
 
-    /// Sends one batch from the queue; how many went (0: the socket is full).
-    fn transmit(&mut self, io: &Io<'_>, now: u64) -> io::Result<usize> {
-        let k = self.queue.len().min(self.headers.len());
-        let stamp = clock::realtime_ns().to_le_bytes();
-        for (h, &(s, _)) in self.headers.iter_mut().zip(self.queue.iter().take(k)) {
-            h[..SEQ_BYTES].copy_from_slice(&s.to_le_bytes());
-            h[SEQ_BYTES..].copy_from_slice(&stamp);
-        }
+    /// Writes the headers of the first `k` queued datagrams, sent at `now`, into their slots.
+    fn stamp(&mut self, k: usize, now: u64) {
         let head = self.size.min(HEADER_BYTES);
-        let payload = &io.wbuf[head..self.size.max(head)];
-        let n = match self
-            .mmsg
-            .send(self.sock.as_raw_fd(), &self.headers[..k], head, payload)
+        let stamp = now.to_le_bytes();
+        let mut header = [0u8; HEADER_BYTES];
+        header[SEQ_BYTES..].copy_from_slice(&stamp);
+        for (slot, &(s, _)) in self
+            .slots
+            .chunks_mut(self.size)
+            .zip(self.queue.iter().take(k))
         {
-            Ok(n) => n,
+            header[..SEQ_BYTES].copy_from_slice(&s.to_le_bytes());
+            slot[..head].copy_from_slice(&header[..head]);
+        }
+    }
+
+    /// Sends one batch from the queue; how many datagrams went (0: the socket is full).
+    fn transmit(&mut self, now: u64) -> io::Result<usize> {
+        let k = self.queue.len().min(self.capacity);
+        self.stamp(k, now);
+        let sent = match self.mmsg.send(
+            self.sock.as_raw_fd(),
+            &self.slots[..k * self.size],
+            self.per_message * self.size,
+        ) {
+            Ok(m) => m,
             // The receiver's port is closed (an ICMP error came back): the batch is lost.
-            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => k,
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => k.div_ceil(self.per_message),
+            Err(e) if self.gso && e.raw_os_error() == Some(libc::EMSGSIZE) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "--gso: {}-byte datagrams do not fit one packet on this path ({e}); GSO \
+                         cannot fragment: use a --size that fits the MTU, or run without --gso",
+                        self.size
+                    ),
+                ))
+            }
             Err(e) => return Err(e),
         };
-        if n == 0 {
+        if sent == 0 {
             return Ok(0);
         }
+        let n = (sent * self.per_message).min(k);
         self.counters.calls += 1;
+        self.counters.messages += sent as u64;
         for (_, counts) in self.queue.drain(..n) {
             self.counters.datagrams_sent += u64::from(counts);
         }
@@ -147,6 +190,12 @@ impl Flow for Sender {
     }
 
     fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
+        if !self.filled && !io.wbuf.is_empty() {
+            self.filled = true;
+            for chunk in self.slots.chunks_mut(io.wbuf.len()) {
+                chunk.copy_from_slice(&io.wbuf[..chunk.len()]);
+            }
+        }
         let first = self.counters.calls;
         loop {
             let now = clock::now_ns();
@@ -162,7 +211,7 @@ impl Flow for Sender {
                     Step::Wait
                 });
             }
-            if self.transmit(io, now)? == 0 {
+            if self.transmit(now)? == 0 {
                 return Ok(Step::Wait);
             }
             if self.counters.calls - first >= CALLS_PER_TURN {

@@ -78,9 +78,13 @@ impl Sequence {
     }
 
     /// Folds in a datagram sent at `sent_ns` and received at `at_ns` (each on its host's
-    /// realtime clock: only differences between transits count).
+    /// monotonic clock: the jitter needs only differences between transits; the one-way delay
+    /// needs the hosts' clock offset besides).
     pub fn transit(&mut self, sent_ns: u64, at_ns: u64) {
         let transit = at_ns as i64 - sent_ns as i64;
+        let c = &mut self.counters;
+        c.transit_sum_ns = c.transit_sum_ns.wrapping_add(transit);
+        c.transits += 1;
         if let Some(last) = self.last_transit {
             let d = (transit - last).unsigned_abs() as f64;
             self.jitter += (d - self.jitter) / 16.0;

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""TLS on loopback: fathom's TLS stream against the single-core AES-256-GCM limit, TLS against
+clear (throughput, CPU per GB on both ends, rr p50), and fathom against socat's OPENSSL address
+moving the same byte count, all alternately in one run.
+
+Usage: bench/tls.py [--rounds 3] [--time 5] [--bytes 2G]
+Needs: cargo build --release; openssl and socat (Debian packages).
+
+The limit is `openssl speed -evp aes-256-gcm -bytes 16384`, measured in every round: one core
+encrypting 16 KB records with nothing else to do. A TLS stream on one machine encrypts and
+decrypts every byte (two cores here), so its ratio to that limit says how much of one core's
+cipher speed the stream turns into application data. Machines here are shared and noisy: read
+the ratios (same round), not the absolutes; `uptime` load is printed with them.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import peers
+
+PORT = 11812
+
+
+def uptime():
+    return open("/proc/loadavg").read().split()[:3]
+
+
+def openssl_limit():
+    """Single-core AES-256-GCM on 16 KB blocks, Gbit/s."""
+    out = subprocess.run(
+        ["openssl", "speed", "-evp", "aes-256-gcm", "-bytes", "16384", "-seconds", "3"],
+        capture_output=True, text=True, timeout=60,
+    ).stdout
+    k = float(re.findall(r"([0-9.]+)k\s*$", out.strip(), re.M)[-1])
+    return k * 1000 * 8 / 1e9
+
+
+def fathom_json(args, timeout):
+    """Runs fathom with --json; returns (document, CPU seconds of the process, wall seconds)."""
+    t = time.time()
+    rc, out, cpu = peers._client([peers.FATHOM, *args, "--json", "--no-store"], timeout)
+    if rc != 0:
+        raise RuntimeError(f"fathom {args} exited {rc}")
+    return json.loads(out), cpu, time.time() - t
+
+
+def stream(secs, tls):
+    """(Gbit/s, host CPU s/GB local, remote, fathom's own CPU s/GB for both ends)."""
+    extra = ["--tls", "--cipher", "aes-256-gcm"] if tls else []
+    d, cpu, _ = fathom_json(["stream", "-t", f"{secs}s", *extra], secs + 60)
+    s = d["summary"]
+    kb = 1e9 / 1024 / 1e6  # µs per KB -> s per GB
+    sd = s["service_demand_us_per_kb"]
+    own = cpu / max(s["total_bytes_received"] / 1e9, 1e-9)
+    return s["bits_per_second"] / 1e9, sd["local"] * kb, sd["remote"] * kb, own
+
+
+def rr(secs, tls):
+    d, _, _ = fathom_json(["rr", "-t", f"{secs}s", *(["--tls"] if tls else [])], secs + 60)
+    r = d["summary"]["rr"]
+    return r["transactions_per_second"], r["latency_us"]["p50"]
+
+
+def fathom_bytes(n):
+    """fathom moving n bytes through TLS: (window Gbit/s, wall Gbit/s, CPU s per GB)."""
+    d, cpu, wall = fathom_json(["stream", "--tls", "--cipher", "aes-256-gcm", "-n", str(n)], 300)
+    return d["summary"]["bits_per_second"] / 1e9, n * 8 / wall / 1e9, cpu / (n / 1e9)
+
+
+def socat_bytes(n, cert, key):
+    """socat moving n bytes of /dev/zero through OPENSSL: (wall Gbit/s, CPU s per GB)."""
+    server = subprocess.Popen(
+        ["socat", "-u", "-b", "131072",
+         f"OPENSSL-LISTEN:{PORT},reuseaddr,bind=127.0.0.1,cert={cert},key={key},verify=0", "OPEN:/dev/null"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    time.sleep(0.3)
+    t = time.time()
+    client = subprocess.Popen(
+        ["socat", "-u", "-b", "131072", f"OPEN:/dev/zero,readbytes={n}",
+         f"OPENSSL:127.0.0.1:{PORT},verify=0,retry=50,interval=0.1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    rc_c, cpu_c = peers._wait(client, 300)
+    rc_s, cpu_s = peers._wait(server, 30)
+    wall = time.time() - t
+    if rc_c != 0 or rc_s != 0:
+        raise RuntimeError(f"socat exited {rc_c}/{rc_s}")
+    return n * 8 / wall / 1e9, (cpu_c + cpu_s) / (n / 1e9)
+
+
+def parse_size(s):
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(float(s[:-1]) * units[s[-1]]) if s[-1] in units else int(s)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--time", type=int, default=5)
+    ap.add_argument("--bytes", default="2G")
+    a = ap.parse_args()
+    n = parse_size(a.bytes)
+    tmp = tempfile.mkdtemp(prefix="fathom-tls-bench-")
+    cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-subj", "/CN=fathom", "-days", "1", "-keyout", key, "-out", cert],
+        check=True, capture_output=True, timeout=30,
+    )
+    rows = {k: [] for k in ["limit", "tls", "clear", "rr_tls", "rr_clear", "fathom_n", "socat_n"]}
+    try:
+        for r in range(a.rounds):
+            try:
+                got = {
+                    "limit": (openssl_limit(),),
+                    "tls": stream(a.time, True),
+                    "clear": stream(a.time, False),
+                    "rr_tls": rr(a.time, True),
+                    "rr_clear": rr(a.time, False),
+                    "fathom_n": fathom_bytes(n),
+                    "socat_n": socat_bytes(n, cert, key),
+                }
+            except Exception as e:  # a failed round is reported and left out; the run goes on
+                print(f"round {r + 1} failed and is left out: {e}", file=sys.stderr)
+                continue
+            for k, v in got.items():
+                rows[k].append(v)
+            print(f"round {r + 1} (load {' '.join(uptime())}): limit {rows['limit'][-1][0]:.2f} Gbit/s, "
+                  f"tls {rows['tls'][-1][0]:.2f}, clear {rows['clear'][-1][0]:.2f}, "
+                  f"rr p50 tls {rows['rr_tls'][-1][1]:.1f} µs clear {rows['rr_clear'][-1][1]:.1f} µs, "
+                  f"{a.bytes}: fathom {rows['fathom_n'][-1][1]:.2f} socat {rows['socat_n'][-1][0]:.2f} Gbit/s",
+                  file=sys.stderr)
+    finally:
+        for f in (cert, key):
+            os.remove(f)
+        os.rmdir(tmp)
+    if not rows["limit"]:
+        sys.exit("every round failed")
+    med = lambda k, i: statistics.median(x[i] for x in rows[k])
+    ratio = lambda num, den: statistics.median(x / y for x, y in zip(num, den))
+    print(f"\nload at the end: {' '.join(uptime())}; medians of {len(rows['limit'])} rounds\n")
+    print("| figure | TLS (aes-256-gcm) | clear | TLS / clear |\n|---|---|---|---|")
+    print(f"| 1 stream, Gbit/s | {med('tls', 0):.2f} | {med('clear', 0):.2f} | "
+          f"{ratio([x[0] for x in rows['tls']], [x[0] for x in rows['clear']]):.2f} |")
+    print(f"| host CPU s/GB, local (/proc/stat) | {med('tls', 1):.3f} | {med('clear', 1):.3f} | "
+          f"{ratio([x[1] for x in rows['tls']], [x[1] for x in rows['clear']]):.2f} |")
+    print(f"| host CPU s/GB, remote (/proc/stat) | {med('tls', 2):.3f} | {med('clear', 2):.3f} | "
+          f"{ratio([x[2] for x in rows['tls']], [x[2] for x in rows['clear']]):.2f} |")
+    print(f"| fathom's own CPU s/GB, both ends (rusage) | {med('tls', 3):.3f} | {med('clear', 3):.3f} | "
+          f"{ratio([x[3] for x in rows['tls']], [x[3] for x in rows['clear']]):.2f} |")
+    print(f"| rr 1 B, tx/s | {med('rr_tls', 0):.0f} | {med('rr_clear', 0):.0f} | "
+          f"{ratio([x[0] for x in rows['rr_tls']], [x[0] for x in rows['rr_clear']]):.2f} |")
+    print(f"| rr 1 B, p50 µs | {med('rr_tls', 1):.1f} | {med('rr_clear', 1):.1f} | "
+          f"{ratio([x[1] for x in rows['rr_tls']], [x[1] for x in rows['rr_clear']]):.2f} |")
+    print(f"\nopenssl speed -evp aes-256-gcm -bytes 16384: {med('limit', 0):.2f} Gbit/s; "
+          f"TLS stream / limit (same round): {ratio([x[0] for x in rows['tls']], [x[0] for x in rows['limit']]):.2f}")
+    print(f"{a.bytes} through TLS: fathom {med('fathom_n', 1):.2f} Gbit/s wall ({med('fathom_n', 0):.2f} in its window), "
+          f"{med('fathom_n', 2):.3f} CPU-s/GB; socat OPENSSL {med('socat_n', 0):.2f} Gbit/s wall, "
+          f"{med('socat_n', 1):.3f} CPU-s/GB; fathom / socat (wall, same round): "
+          f"{ratio([x[1] for x in rows['fathom_n']], [x[0] for x in rows['socat_n']]):.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,274 @@
+//! TLS as a transport of the TCP kinds, with rustls.
+//!
+//! The server end holds an [`Identity`] (the agent's self-signed certificate, made at its start,
+//! or one it was given); the connecting end pins that certificate ([`pin`]). Flows set up before
+//! the start (stream, rr) shake hands then, blocking, each timed ([`handshake`]); crr shakes hands
+//! inside every transaction. On the data path a [`Wire`] is a non-blocking socket with or without
+//! a TLS session, read and written the same way by every kind.
+
+mod pin;
+mod wire;
+
+pub use wire::Wire;
+
+use fathom_proto::tls::{TlsCipher, TlsInfo, TlsOptions, TlsVersion};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::{ClientConfig, Connection, ServerConfig, SupportedCipherSuite};
+use socket2::Socket;
+use std::io;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The name the client asks for; the pinned verifier ignores it.
+const SERVER_NAME: &str = "fathom";
+/// How long one blocking handshake may take before the start.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// TLS bytes a session may hold unsent (rustls's default is 64 KB): sixteen full records per
+/// write_tls call (counted in `fathom_proto::tls::SESSION_MEMORY`).
+const BUFFER_LIMIT: usize = 256 << 10;
+
+/// The crypto provider every session uses (chosen by measurement: bench/RESULTS.md).
+fn provider() -> CryptoProvider {
+    rustls::crypto::aws_lc_rs::default_provider()
+}
+
+/// A certificate chain and its private key, as the server end presents them.
+pub struct Identity {
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+}
+
+impl std::fmt::Debug for Identity {
+    /// The certificate's size only: the key stays out of logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Identity({} certificate bytes)", self.chain[0].len())
+    }
+}
+
+impl Identity {
+    /// A new self-signed certificate (ECDSA P-256) and key.
+    pub fn generate() -> Result<Identity, String> {
+        let made = rcgen::generate_simple_self_signed(vec![SERVER_NAME.to_string()])
+            .map_err(|e| format!("cannot make a TLS certificate: {e}"))?;
+        Ok(Identity {
+            chain: vec![made.cert.der().clone()],
+            key: PrivateKeyDer::Pkcs8(made.key_pair.serialize_der().into()),
+        })
+    }
+
+    /// The chain in PEM file `cert` (the end entity first) and the key in PEM file `key`.
+    pub fn load(cert: &Path, key: &Path) -> Result<Identity, String> {
+        let chain = CertificateDer::pem_file_iter(cert)
+            .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| format!("--cert {}: {e}", cert.display()))?;
+        if chain.is_empty() {
+            return Err(format!("--cert {}: no certificate in it", cert.display()));
+        }
+        let key = PrivateKeyDer::from_pem_file(key)
+            .map_err(|e| format!("--key {}: {e}", key.display()))?;
+        let id = Identity { chain, key };
+        // A mismatched pair fails here, not at the first test.
+        TlsEnd::server(&id, &TlsOptions::default()).map(|_| id)
+    }
+
+    /// The end-entity certificate's DER, for the connecting side to pin.
+    pub fn cert_der(&self) -> Vec<u8> {
+        self.chain[0].to_vec()
+    }
+}
+
+/// One end's TLS configuration for a test, and what its sessions negotiated.
+#[derive(Clone)]
+pub struct TlsEnd {
+    config: Config,
+    record: u32,
+    negotiated: Arc<OnceLock<(String, String)>>,
+}
+
+#[derive(Clone)]
+enum Config {
+    Server(Arc<ServerConfig>),
+    Client(Arc<ClientConfig>),
+}
+
+/// The provider restricted to the plan's version and cipher.
+fn restricted(opts: &TlsOptions) -> Result<Arc<CryptoProvider>, String> {
+    let mut p = provider();
+    p.cipher_suites.retain(|s| {
+        version_of(s) == opts.version && opts.cipher.is_none_or(|c| cipher_of(s) == Some(c))
+    });
+    if p.cipher_suites.is_empty() {
+        return Err(format!(
+            "--cipher: no TLS {} suite with {} in this build",
+            opts.version.name(),
+            opts.cipher.map_or("any cipher", TlsCipher::name)
+        ));
+    }
+    Ok(Arc::new(p))
+}
+
+fn version_of(s: &SupportedCipherSuite) -> TlsVersion {
+    match s {
+        SupportedCipherSuite::Tls12(_) => TlsVersion::V12,
+        SupportedCipherSuite::Tls13(_) => TlsVersion::V13,
+    }
+}
+
+fn cipher_of(s: &SupportedCipherSuite) -> Option<TlsCipher> {
+    let name = format!("{:?}", s.suite());
+    TlsCipher::ALL.into_iter().find(|c| {
+        name.contains(match c {
+            TlsCipher::Aes128Gcm => "AES_128_GCM",
+            TlsCipher::Aes256Gcm => "AES_256_GCM",
+            TlsCipher::Chacha20Poly1305 => "CHACHA20_POLY1305",
+        })
+    })
+}
+
+fn rustls_version(v: TlsVersion) -> &'static rustls::SupportedProtocolVersion {
+    match v {
+        TlsVersion::V12 => &rustls::version::TLS12,
+        TlsVersion::V13 => &rustls::version::TLS13,
+    }
+}
+
+impl TlsEnd {
+    /// The accepting end, presenting `id`.
+    pub fn server(id: &Identity, opts: &TlsOptions) -> Result<TlsEnd, String> {
+        let mut c = ServerConfig::builder_with_provider(restricted(opts)?)
+            .with_protocol_versions(&[rustls_version(opts.version)])
+            .map_err(|e| format!("TLS {}: {e}", opts.version.name()))?
+            .with_no_client_auth()
+            .with_single_cert(id.chain.clone(), id.key.clone_key())
+            .map_err(|e| format!("--cert/--key: {e}"))?;
+        c.max_fragment_size = Some(opts.record as usize + 5);
+        // Every handshake is a full one (crr counts them), so no tickets are sent.
+        c.send_tls13_tickets = 0;
+        c.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
+        Ok(TlsEnd::of(Config::Server(Arc::new(c)), opts))
+    }
+
+    /// The connecting end, accepting only the certificate whose DER is `pinned`.
+    pub fn client(pinned: Vec<u8>, opts: &TlsOptions) -> Result<TlsEnd, String> {
+        let provider = restricted(opts)?;
+        let verifier = Arc::new(pin::Pinned::new(pinned, provider.clone()));
+        let mut c = ClientConfig::builder_with_provider(provider)
+            .with_protocol_versions(&[rustls_version(opts.version)])
+            .map_err(|e| format!("TLS {}: {e}", opts.version.name()))?
+            .dangerous()
+            .with_custom_certificate_verifier(verifier)
+            .with_no_client_auth();
+        c.max_fragment_size = Some(opts.record as usize + 5);
+        c.resumption = rustls::client::Resumption::disabled();
+        Ok(TlsEnd::of(Config::Client(Arc::new(c)), opts))
+    }
+
+    fn of(config: Config, opts: &TlsOptions) -> TlsEnd {
+        TlsEnd {
+            config,
+            record: opts.record,
+            negotiated: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// A new session of this end.
+    pub fn session(&self) -> io::Result<Connection> {
+        let mut c: Connection = match &self.config {
+            Config::Server(c) => rustls::ServerConnection::new(c.clone()).map(Into::into),
+            Config::Client(c) => ServerName::try_from(SERVER_NAME)
+                .map_err(|e| rustls::Error::General(e.to_string()))
+                .and_then(|n| rustls::ClientConnection::new(c.clone(), n))
+                .map(Into::into),
+        }
+        .map_err(io::Error::other)?;
+        c.set_buffer_limit(Some(BUFFER_LIMIT));
+        Ok(c)
+    }
+
+    /// Notes what a completed handshake negotiated (the first one is kept).
+    pub fn note(&self, c: &Connection) {
+        if self.negotiated.get().is_none() {
+            let version = match c.protocol_version() {
+                Some(rustls::ProtocolVersion::TLSv1_2) => "1.2",
+                Some(rustls::ProtocolVersion::TLSv1_3) => "1.3",
+                _ => return,
+            };
+            let suite = c
+                .negotiated_cipher_suite()
+                .and_then(|s| s.suite().as_str())
+                .unwrap_or_default();
+            let _ = self.negotiated.set((version.into(), suite.into()));
+        }
+    }
+
+    /// What this end's sessions negotiated, with the handshake times of its flows.
+    pub fn info(&self, handshake_ns: Vec<u64>) -> TlsInfo {
+        let (version, suite) = self.negotiated.get().cloned().unwrap_or_default();
+        TlsInfo {
+            version,
+            suite,
+            record: self.record,
+            handshake_ns,
+        }
+    }
+
+    /// Shakes hands on a connected blocking socket; returns the session and how long it took.
+    pub fn handshake(&self, sock: &Socket) -> io::Result<(Connection, u64)> {
+        let mut c = self.session()?;
+        sock.set_read_timeout(Some(HANDSHAKE_TIMEOUT))?;
+        let start = Instant::now();
+        let r = drive(&mut c, sock);
+        let took = start.elapsed().as_nanos() as u64;
+        sock.set_read_timeout(None)?;
+        r.map_err(|e| self.explain(e))?;
+        self.note(&c);
+        Ok((c, took))
+    }
+}
+
+impl TlsEnd {
+    /// A handshake's failure in words: which end refused what.
+    fn explain(&self, e: io::Error) -> io::Error {
+        let Some(tls) = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) else {
+            return e;
+        };
+        let what = match (&self.config, tls) {
+            (
+                Config::Client(_),
+                rustls::Error::InvalidCertificate(rustls::CertificateError::Other(_)),
+            ) => pin::REFUSED.to_string(),
+            (Config::Server(_), _) => {
+                format!("the connecting side refused this end's certificate or session ({tls})")
+            }
+            _ => return e,
+        };
+        io::Error::new(e.kind(), what)
+    }
+}
+
+/// Runs a handshake to its end on a blocking socket; a failure sends the peer its alert.
+fn drive(c: &mut Connection, mut sock: &Socket) -> io::Result<()> {
+    while c.is_handshaking() {
+        if c.wants_write() {
+            c.write_tls(&mut sock)?;
+            continue;
+        }
+        if c.read_tls(&mut sock)? == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the peer closed during the TLS handshake",
+            ));
+        }
+        if let Err(e) = c.process_new_packets() {
+            while c.wants_write() && c.write_tls(&mut sock).is_ok() {}
+            return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+        }
+    }
+    while c.wants_write() {
+        c.write_tls(&mut sock)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,90 @@
+//! TLS set-up between two real endpoints on loopback: the connecting side accepts the pinned
+//! certificate and refuses any other (a man in the middle) with a clear error; both sides time
+//! their handshakes.
+
+use fathom_engine::tls::{Identity, TlsEnd};
+use fathom_engine::{Prepared, Side, Sockets};
+use fathom_proto::plan::{Direction, FlowPlan, KindId, Limit, TestPlan};
+use fathom_proto::tls::{TlsOptions, TlsVersion};
+use socket2::Socket;
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+
+const FLOW: FlowPlan = FlowPlan {
+    id: 0,
+    dir: Direction::Forward,
+};
+
+fn plan(opts: &TlsOptions) -> Arc<TestPlan> {
+    Arc::new(TestPlan {
+        kind: KindId::Stream,
+        flows: vec![FLOW],
+        limit: Limit::Bytes(1),
+        tls: Some(opts.clone()),
+        ..TestPlan::default()
+    })
+}
+
+/// Sets up one flow with TLS: the server presents `presented`, the client pins `pinned`.
+/// Returns (client's result, server's result).
+fn set_up(
+    presented: &Identity,
+    pinned: Vec<u8>,
+    opts: &TlsOptions,
+) -> (Result<Prepared, String>, Result<Prepared, String>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let client_sock: Socket = TcpStream::connect(l.local_addr().unwrap()).unwrap().into();
+    let (server_sock, _) = l.accept().unwrap();
+    let server_end = TlsEnd::server(presented, opts).unwrap();
+    let client_end = TlsEnd::client(pinned, opts).unwrap();
+    let (p1, p2) = (plan(opts), plan(opts));
+    let server = std::thread::spawn(move || {
+        Prepared::new(
+            p1,
+            Side::Server,
+            vec![0],
+            Sockets::Tcp(vec![(FLOW, server_sock.into())]),
+            Some(server_end),
+        )
+        .map_err(|e| e.to_string())
+    });
+    let client = Prepared::new(
+        p2,
+        Side::Client,
+        vec![0],
+        Sockets::Tcp(vec![(FLOW, client_sock)]),
+        Some(client_end),
+    )
+    .map_err(|e| e.to_string());
+    (client, server.join().unwrap())
+}
+
+#[test]
+fn the_pinned_certificate_is_accepted_in_both_versions() {
+    let id = Identity::generate().unwrap();
+    for version in [TlsVersion::V13, TlsVersion::V12] {
+        let opts = TlsOptions {
+            version,
+            ..TlsOptions::default()
+        };
+        let (client, server) = set_up(&id, id.cert_der(), &opts);
+        assert!(client.is_ok(), "{version:?}: {:?}", client.err());
+        assert!(server.is_ok(), "{version:?}: {:?}", server.err());
+    }
+}
+
+#[test]
+fn another_certificate_is_refused_with_a_clear_error() {
+    let agent = Identity::generate().unwrap();
+    let intruder = Identity::generate().unwrap();
+    let (client, server) = set_up(&intruder, agent.cert_der(), &TlsOptions::default());
+    let e = client
+        .err()
+        .expect("the client must refuse the intruder's certificate");
+    assert!(e.contains("TLS handshake on data connection 0"), "{e}");
+    assert!(e.contains("a man in the middle"), "{e}");
+    let e = server
+        .err()
+        .expect("the intruder's handshake must fail too");
+    assert!(e.contains("the connecting side refused"), "{e}");
+}
