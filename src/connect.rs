@@ -96,7 +96,8 @@ impl Dialer<'_> {
             Domain::for_address(agent),
             Type::STREAM,
             Some(Protocol::TCP),
-        )?;
+        )
+        .map_err(|e| crate::fdlimit::explain(e, "this end"))?;
         sockopt::apply(&sock, &self.plan.socket)?;
         bind_local(&sock, self.bind)?;
         sock.connect_timeout(&agent.into(), Duration::from_secs(10))?;

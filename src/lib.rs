@@ -7,6 +7,7 @@ pub mod cli;
 pub mod commands;
 pub mod connect;
 pub mod controller;
+pub mod fdlimit;
 pub mod method;
 pub mod testbed;
 

@@ -12,7 +12,7 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => return usage(e, json),
     };
-    commands::raise_fd_limit();
+    fathom::fdlimit::raise();
     let argv: Vec<String> = args
         .iter()
         .skip(1)

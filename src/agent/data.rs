@@ -77,8 +77,15 @@ pub fn accept_flows(
         if !readable(&listener, 100) {
             continue;
         }
-        let Ok((sock, _)) = listener.accept() else {
-            continue;
+        let sock = match listener.accept() {
+            Ok((sock, _)) => sock,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {
+                let what = format!("this agent, at data connection {} of {flows},", got + 1);
+                let e = crate::fdlimit::explain(e, &what);
+                let _ = tx.send(Event::Flow(Err(e.to_string())));
+                return;
+            }
+            Err(_) => continue,
         };
         let _ = sock.set_read_timeout(Some(Duration::from_secs(5)));
         match DataHello::read_from(&mut &sock) {

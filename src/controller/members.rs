@@ -270,18 +270,7 @@ impl Collector {
                 Running::Local { .. } => None,
             })
             .collect();
-        std::thread::spawn(move || {
-            let mut last = Instant::now();
-            while !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(100));
-                if last.elapsed() >= Duration::from_millis(900) {
-                    last = Instant::now();
-                    for s in &senders {
-                        let _ = super::send(s, &ToAgent::Heartbeat);
-                    }
-                }
-            }
-        })
+        std::thread::spawn(move || super::keepalive::beat(&senders, &stop))
     }
 
     /// Says goodbye to every agent and waits for every thread.

@@ -6,6 +6,7 @@
 //! it, naming the host that failed.
 
 mod control;
+mod keepalive;
 mod members;
 mod progress;
 mod target;
@@ -51,6 +52,7 @@ pub fn run(
     opts: &RunOptions,
     interrupted: &AtomicBool,
 ) -> Result<RunData, String> {
+    check_fd_limit(topo, &plan)?;
     let mut server = connect(&topo.server, opts)?;
     let mut clients: Vec<Option<(Control, ClockSync)>> = Vec::new();
     for c in &topo.clients {
@@ -73,6 +75,55 @@ pub fn run(
     let ready = server.setup(&plan, topo.server.addr.ip())?;
     let plan = Arc::new(plan);
 
+    let senders: Vec<members::Sender> = std::iter::once(server.sender())
+        .chain(clients.iter().flatten().map(|(c, _)| c.sender()))
+        .collect();
+    let (ends, members) = keepalive::during(&senders, || {
+        open_flows(
+            topo,
+            &plan,
+            opts,
+            (server, server_sync),
+            clients,
+            &shares,
+            &ready,
+        )
+    })?;
+
+    let started_unix_s = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let t0 = clock::now_ns() + 100_000_000 + 4 * max_rtt.min(250_000_000);
+    let total_s = match plan.limit {
+        Limit::Time { duration_ns } => Some((plan.omit_ns + duration_ns) as f64 / 1e9),
+        _ => None,
+    };
+    let run = RunData {
+        plan: (*plan).clone(),
+        ends,
+        embedded: topo.server.embedded,
+        started_unix_s,
+        wan: Vec::new(),
+        error: None,
+    };
+    let mut collector = Collector::new(run, opts.progress, total_s, opts.live);
+    for (i, m) in members.into_iter().enumerate() {
+        collector.start(i, m, t0)?;
+    }
+    Ok(collector.collect(interrupted, askers_of(&plan)))
+}
+
+/// Has every client open its flows (the in-process end here), and checks that the server got
+/// them all; returns every end's data and member, the server first.
+fn open_flows(
+    topo: &Topology,
+    plan: &Arc<TestPlan>,
+    opts: &RunOptions,
+    (server, server_sync): (Control, ClockSync),
+    mut clients: Vec<Option<(Control, ClockSync)>>,
+    shares: &[Vec<u32>],
+    ready: &crate::connect::ServerData,
+) -> Result<(Vec<EndData>, Vec<Member>), String> {
     let mut ends = vec![EndData {
         name: topo.server.name.clone(),
         role: Role::Server,
@@ -83,8 +134,8 @@ pub fn run(
     }];
     let mut members = vec![Member::remote(server, server_sync)];
     if topo.clients.is_empty() {
-        let socks = crate::connect::connect(&ready, &plan, &shares[0], opts.bind)?;
-        let tls = crate::connect::tls_client(&plan, ready.cert.clone())?;
+        let socks = crate::connect::connect(ready, plan, &shares[0], opts.bind)?;
+        let tls = crate::connect::tls_client(plan, ready.cert.clone())?;
         let prepared = Prepared::new(
             plan.clone(),
             (Side::Client, None),
@@ -102,9 +153,9 @@ pub fn run(
         });
         members.push(Member::local(prepared));
     }
-    for ((target, slot), ids) in topo.clients.iter().zip(clients.iter_mut()).zip(&shares) {
+    for ((target, slot), ids) in topo.clients.iter().zip(clients.iter_mut()).zip(shares) {
         let (mut ctl, sync) = slot.take().expect("each client is set up once");
-        let infos = ctl.join(&plan, ids.clone(), &ready)?;
+        let infos = ctl.join(plan, ids.clone(), ready)?;
         ends.push(EndData {
             name: target.name.clone(),
             role: Role::Client,
@@ -131,28 +182,29 @@ pub fn run(
         ));
     }
     ends[0].info.flows = server_flows;
+    Ok((ends, members))
+}
 
-    let started_unix_s = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
-    let t0 = clock::now_ns() + 100_000_000 + 4 * max_rtt.min(250_000_000);
-    let total_s = match plan.limit {
-        Limit::Time { duration_ns } => Some((plan.omit_ns + duration_ns) as f64 / 1e9),
-        _ => None,
+/// Refuses, before anything opens, a test whose ends in this process need more descriptors than
+/// it may open.
+fn check_fd_limit(topo: &Topology, plan: &TestPlan) -> Result<(), String> {
+    let ends = u64::from(topo.server.embedded) + u64::from(topo.clients.is_empty());
+    let flows = plan.flows.len() as u64;
+    let what = match ends {
+        2 => format!("{flows} flows with both ends in this process"),
+        _ => format!("{flows} flows"),
     };
-    let run = RunData {
-        plan: (*plan).clone(),
-        ends,
-        embedded: topo.server.embedded,
-        started_unix_s,
-        wan: Vec::new(),
-        error: None,
-    };
-    let mut collector = Collector::new(run, opts.progress, total_s, opts.live);
-    for (i, m) in members.into_iter().enumerate() {
-        collector.start(i, m, t0)?;
+    let limit = crate::fdlimit::Limit::now();
+    match limit.refuse(flows * ends + crate::fdlimit::SPARE, &what) {
+        Some(m) if ends == 2 && limit.refuse(flows + crate::fdlimit::SPARE, "").is_none() => {
+            Err(format!(
+                "{m}; or run the agent as a process of its own (`fathom serve`, then `fathom \
+                 stream 127.0.0.1`): each end then needs half"
+            ))
+        }
+        Some(m) if ends > 0 => Err(m),
+        _ => Ok(()),
     }
-    Ok(collector.collect(interrupted, askers_of(&plan)))
 }
 
 /// Opens the control connection to `t`: directly, or from inside its lab namespace.

@@ -5,7 +5,8 @@
 
 use crate::clock;
 use crate::kind::{kind, Flow, Setup, Side, Sockets};
-use crate::measure::{counters::FlowStats, cpu, host, latency, tcp_info, udp_snmp};
+use crate::measure::{counters::FlowStats, cpu, host, latency, sock_diag::TcpInfos, udp_snmp};
+use crate::path::PathDefaults;
 use crate::schedule::Schedule;
 use crate::sockopt;
 use crate::tls::TlsEnd;
@@ -32,7 +33,10 @@ pub struct Prepared {
     ids: Vec<u32>,
     infos: Vec<FlowInfo>,
     stats: Vec<Arc<FlowStats>>,
+    tcp: TcpInfos,
     groups: Vec<Vec<Box<dyn Flow>>>,
+    /// Defaults chosen for the path, with why.
+    path: PathDefaults,
     tls: Option<(TlsEnd, Vec<u64>)>,
 }
 
@@ -48,6 +52,7 @@ impl Prepared {
         tls: Option<TlsEnd>,
     ) -> io::Result<Self> {
         let k = kind(plan.kind)?;
+        let path = crate::path::choose(&plan, &sockets)?;
         let infos = match &sockets {
             Sockets::Tcp(v) | Sockets::Udp(v) => v
                 .iter()
@@ -81,6 +86,9 @@ impl Prepared {
             },
             sockets,
         )?;
+        // Chosen here, before the start is agreed, since choosing reads every socket twice.
+        let fds: Vec<i32> = stats.iter().map(|s| s.fd()).collect();
+        let tcp = TcpInfos::new(&fds);
         let threads = worker_count(&plan, side, flows.len());
         let mut groups: Vec<Vec<Box<dyn Flow>>> = (0..threads).map(|_| Vec::new()).collect();
         for (i, f) in flows.into_iter().enumerate() {
@@ -92,7 +100,9 @@ impl Prepared {
             ids,
             infos,
             stats,
+            tcp,
             groups,
+            path,
             tls: tls.map(|end| (end, handshakes)),
         })
     }
@@ -128,6 +138,7 @@ impl Prepared {
                 pin: side_opts
                     .affinity
                     .as_ref()
+                    .or(self.path.pins.as_ref())
                     .filter(|c| !c.is_empty())
                     .map(|c| c[i % c.len()]),
                 cpu_set: side_opts.cpu_set.clone(),
@@ -149,6 +160,7 @@ impl Prepared {
             workers.push((Some(handle), shared));
         }
         let sampler = Sampler {
+            tcp: self.tcp,
             side: self.side,
             ids: self.ids,
             t0,
@@ -156,6 +168,8 @@ impl Prepared {
             schedule,
             plan: self.plan,
             infos: self.infos,
+            defaults: self.path.notes,
+            chosen_sndbuf: self.path.sndbuf,
             stats: self.stats,
             workers,
             signals: signal_rx,
@@ -232,7 +246,11 @@ struct Sampler {
     schedule: Schedule,
     plan: Arc<TestPlan>,
     infos: Vec<FlowInfo>,
+    defaults: Vec<String>,
+    chosen_sndbuf: Option<u32>,
     stats: Vec<Arc<FlowStats>>,
+    /// Reads every flow's TCP_INFO.
+    tcp: TcpInfos,
     /// Each worker's thread (until joined) and the state it shares with the sampler.
     workers: Vec<(Option<JoinHandle<WorkerResult>>, Arc<WorkerShared>)>,
     signals: mpsc::Receiver<Signal>,
@@ -333,11 +351,7 @@ impl Sampler {
     fn emit(&mut self, mark: Mark, at: Option<u64>) {
         let mut flows: Vec<_> = self.stats.iter().map(|s| s.snapshot()).collect();
         let at = at.unwrap_or_else(clock::now_ns);
-        for (f, s) in flows.iter_mut().zip(&self.stats) {
-            if s.fd() >= 0 {
-                f.tcp = tcp_info::read(s.fd());
-            }
-        }
+        self.tcp.read(&mut flows);
         let (process_user_us, process_system_us) = cpu::process_rusage_us();
         let cpu = CpuSnapshot {
             per_cpu: cpu::proc_stat(),
@@ -415,6 +429,8 @@ impl Sampler {
             sampler_cpu_ns: clock::thread_cpu_ns(),
             tls: self.tls.take().map(|(end, hs)| end.info(hs)),
             error,
+            chosen_sndbuf: self.chosen_sndbuf,
+            defaults: std::mem::take(&mut self.defaults),
         }
     }
 }

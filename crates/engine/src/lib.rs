@@ -7,6 +7,7 @@ mod gate;
 pub mod kind;
 mod kinds;
 pub mod measure;
+pub mod path;
 pub mod schedule;
 pub mod sockopt;
 mod timer;

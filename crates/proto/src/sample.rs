@@ -260,4 +260,12 @@ pub struct EndpointInfo {
     pub tls: Option<crate::tls::TlsInfo>,
     /// Set when the endpoint failed; its snapshots up to then are still valid.
     pub error: Option<String>,
+    /// Defaults this end chose for its path, each saying what and why (such as "loopback path:
+    /// send buffers 64K, ..."); empty when the plan's options applied as they were.
+    #[serde(default)]
+    pub defaults: Vec<String>,
+    /// The send buffer this end chose for its path when the plan left it to the kernel (bytes
+    /// requested), as `defaults` explains.
+    #[serde(default)]
+    pub chosen_sndbuf: Option<u32>,
 }

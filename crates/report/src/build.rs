@@ -222,7 +222,10 @@ fn buffers(run: &RunData, flows: &[FlowResult]) -> Buffers {
     });
     Buffers {
         requested: BufferRequest {
-            send: s.sndbuf.map(u64::from),
+            send: s
+                .sndbuf
+                .or_else(|| run.ends.iter().find_map(|e| e.info.chosen_sndbuf))
+                .map(u64::from),
             recv: s.rcvbuf.map(u64::from),
         },
         effective_send: first.sndbuf as u64,

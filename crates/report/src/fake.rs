@@ -298,6 +298,8 @@ fn info(side: &Side, flows: &[FlowPlan]) -> EndpointInfo {
             })
             .collect(),
         wait: "epoll".into(),
+        defaults: Vec::new(),
+        chosen_sndbuf: None,
         read_size: 131_072,
         limits: BufferLimits {
             rmem_max: 212_992,

@@ -23,12 +23,19 @@ pub fn collect(run: &RunData, r: &Report) -> Vec<String> {
             clamp(&mut w, &end.name, &end.info, Buf::Recv, s.rcvbuf);
         }
     }
+    // Defaults an end chose for its path, said once (ends on one machine choose alike); a send
+    // buffer chosen so is no limit to warn about.
+    let mut chosen: Vec<&String> = run.ends.iter().flat_map(|e| &e.info.defaults).collect();
+    chosen.sort();
+    chosen.dedup();
+    w.extend(chosen.iter().map(|d| d.to_string()));
     let t = &r.summary.tcp;
     let limits = &run.server().info.limits;
     if t.rwnd_limited_pct > LIMITED_PCT {
         w.push(limited(Buf::Recv, t.rwnd_limited_pct, s.rcvbuf, limits));
     }
-    if t.sndbuf_limited_pct > LIMITED_PCT {
+    let sndbuf_chosen = run.ends.iter().any(|e| e.info.chosen_sndbuf.is_some());
+    if t.sndbuf_limited_pct > LIMITED_PCT && !sndbuf_chosen {
         w.push(limited(Buf::Send, t.sndbuf_limited_pct, s.sndbuf, limits));
     }
     if let Some(msg) = nagle_held(&run.plan, r) {

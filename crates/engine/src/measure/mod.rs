@@ -4,6 +4,7 @@ pub mod counters;
 pub mod cpu;
 pub mod host;
 pub mod latency;
+pub mod sock_diag;
 pub mod stamp;
 pub mod tcp_info;
 pub mod udp_snmp;

@@ -1,4 +1,5 @@
-//! TCP_INFO: Linux's per-socket TCP statistics, read with getsockopt.
+//! TCP_INFO: Linux's per-socket TCP statistics, read with getsockopt (one socket) or decoded from
+//! the bytes a sock_diag dump carries ([`super::sock_diag`], many sockets at once).
 
 use fathom_proto::sample::TcpInfo;
 use std::os::fd::RawFd;
@@ -84,7 +85,24 @@ pub fn read(fd: RawFd) -> Option<TcpInfo> {
             &mut len,
         )
     };
-    (rc == 0 && len > 0).then_some(TcpInfo {
+    (rc == 0 && len > 0).then(|| convert(&raw))
+}
+
+/// Decodes a `struct tcp_info` as the kernel wrote it (a shorter one from an older kernel leaves
+/// the newer fields zero; a longer one from a newer kernel is cut to the fields known here).
+pub fn decode(bytes: &[u8]) -> TcpInfo {
+    let mut raw = RawTcpInfo::default();
+    let n = bytes.len().min(std::mem::size_of::<RawTcpInfo>());
+    // SAFETY: RawTcpInfo is plain old data (integers only, any bit pattern valid); at most its
+    // size is copied from a slice at least `n` bytes long.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), (&mut raw as *mut RawTcpInfo).cast(), n)
+    };
+    convert(&raw)
+}
+
+fn convert(raw: &RawTcpInfo) -> TcpInfo {
+    TcpInfo {
         state: raw.state,
         retransmits: raw.total_retrans,
         rtt_us: raw.rtt,
@@ -109,7 +127,7 @@ pub fn read(fd: RawFd) -> Option<TcpInfo> {
         rcv_wnd: raw.rcv_wnd,
         notsent_bytes: raw.notsent_bytes,
         unacked: raw.unacked,
-    })
+    }
 }
 
 #[cfg(test)]

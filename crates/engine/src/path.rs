@@ -1,0 +1,147 @@
+//! Defaults an end chooses for its path when the plan leaves them open, each with a note that
+//! the result carries. Only a loopback path gets any: there both ends share the host's CPUs
+//! and caches, and what makes loopback fast (bench/RESULTS.md, "Many streams") would cripple a
+//! real path, whose bandwidth-delay product needs autotuned buffers.
+//!
+//! On a loopback path a stream test gets send buffers of [`LOOPBACK_SNDBUF`], and, unless
+//! either end's placement is set (`--affinity`, `--cpu-set`, `--threads`), worker `i` of each
+//! end pinned to the `i`-th usable CPU. Both ends deal flows to workers in plan order, so each
+//! flow's receiver then runs on its sender's CPU and copies data still in that CPU's cache.
+//! Each end decides alone, from the plan and its own sockets, and both decide alike.
+
+use crate::clock;
+use crate::kind::Sockets;
+use fathom_proto::plan::{KindId, TestPlan};
+use socket2::Socket;
+use std::io;
+
+/// The send buffer a stream's sockets get on a loopback path when the plan sets none: the
+/// receiver then copies data the sender wrote a moment before, still in cache.
+pub const LOOPBACK_SNDBUF: u32 = 64 << 10;
+
+/// What an end chose for its path.
+#[derive(Debug, Default)]
+pub struct PathDefaults {
+    /// The send buffer set on every data socket.
+    pub sndbuf: Option<u32>,
+    /// CPUs to pin workers to, round-robin.
+    pub pins: Option<Vec<u32>>,
+    /// What was chosen and why, one line each.
+    pub notes: Vec<String>,
+}
+
+/// Chooses (and applies to `sockets`) this end's defaults for its path.
+pub fn choose(plan: &TestPlan, sockets: &Sockets) -> io::Result<PathDefaults> {
+    let mut d = PathDefaults::default();
+    let Sockets::Tcp(v) = sockets else {
+        return Ok(d);
+    };
+    if plan.kind != KindId::Stream || v.is_empty() || !v.iter().all(|(_, s)| is_loopback(s)) {
+        return Ok(d);
+    }
+    if plan.socket.sndbuf.is_none() {
+        for (_, sock) in v {
+            sock.set_send_buffer_size(LOOPBACK_SNDBUF as usize)?;
+        }
+        d.sndbuf = Some(LOOPBACK_SNDBUF);
+        d.notes.push(format!(
+            "loopback path: send buffers {}K instead of autotuned, so the receiver copies data \
+             still in cache (--sndbuf or --buffer overrides)",
+            LOOPBACK_SNDBUF >> 10
+        ));
+    }
+    let placed = |o: &fathom_proto::plan::SideOptions| {
+        o.affinity.is_some() || o.cpu_set.is_some() || o.threads.is_some()
+    };
+    let cpus = clock::usable_cpus();
+    if !placed(&plan.client) && !placed(&plan.server) && cpus.len() > 1 {
+        d.notes.push(format!(
+            "loopback path: worker i of each end on CPU i ({}), so each flow's receiver runs \
+             on its sender's CPU (--affinity, --cpu-set or --threads overrides)",
+            cpus.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        ));
+        d.pins = Some(cpus);
+    }
+    Ok(d)
+}
+
+/// True when a connected socket's peer is on this host: a loopback address, or the socket's
+/// own address (a connection to one of this host's addresses goes over loopback too).
+pub fn is_loopback(sock: &Socket) -> bool {
+    let ip = |a: io::Result<socket2::SockAddr>| a.ok().and_then(|a| a.as_socket()).map(|a| a.ip());
+    match (ip(sock.local_addr()), ip(sock.peer_addr())) {
+        (Some(l), Some(p)) => p.is_loopback() || l == p,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fathom_proto::plan::{Direction, FlowPlan};
+    use std::net::{TcpListener, TcpStream};
+
+    /// One loopback connection's accepted end, as the engine gets it.
+    fn loopback() -> (TcpStream, Sockets) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let ours = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let flow = FlowPlan {
+            id: 0,
+            dir: Direction::Forward,
+        };
+        (
+            ours,
+            Sockets::Tcp(vec![(flow, l.accept().unwrap().0.into())]),
+        )
+    }
+
+    fn sndbuf(s: &Sockets) -> usize {
+        let Sockets::Tcp(v) = s else { unreachable!() };
+        v[0].1.send_buffer_size().unwrap()
+    }
+
+    #[test]
+    fn a_loopback_stream_gets_small_send_buffers_and_paired_workers() {
+        let (_peer, socks) = loopback();
+        let plan = TestPlan::default();
+        let d = choose(&plan, &socks).unwrap();
+        assert_eq!(d.sndbuf, Some(LOOPBACK_SNDBUF));
+        assert_eq!(
+            sndbuf(&socks),
+            2 * LOOPBACK_SNDBUF as usize,
+            "Linux doubles the request"
+        );
+        assert!(
+            d.notes[0].starts_with("loopback path: send buffers 64K"),
+            "{:?}",
+            d.notes
+        );
+        let cpus = clock::usable_cpus();
+        assert_eq!(d.pins.is_some(), cpus.len() > 1);
+        assert_eq!(d.notes.len(), 1 + usize::from(cpus.len() > 1));
+    }
+
+    #[test]
+    fn what_the_plan_sets_is_left_alone() {
+        let (_peer, socks) = loopback();
+        let mut plan = TestPlan::default();
+        plan.socket.sndbuf = Some(256 << 10);
+        plan.server.threads = Some(1);
+        let d = choose(&plan, &socks).unwrap();
+        assert_eq!((d.sndbuf, d.pins, d.notes.len()), (None, None, 0));
+    }
+
+    #[test]
+    fn other_kinds_get_nothing() {
+        let (_peer, socks) = loopback();
+        let plan = TestPlan {
+            kind: KindId::Rr,
+            ..TestPlan::default()
+        };
+        let d = choose(&plan, &socks).unwrap();
+        assert_eq!((d.sndbuf, d.pins, d.notes.len()), (None, None, 0));
+    }
+}
