@@ -7,9 +7,10 @@ use common::{fail, flat, series};
 use fathom_proto::plan::KindId;
 use fathom_study::{all, find, list_text};
 
-/// The test CLI's long options a study may sweep (`rtt` is the lab runner's pseudo-option).
-const OPTIONS: [&str; 9] = [
-    "sndbuf", "rcvbuf", "parallel", "write", "size", "quickack", "cpus", "rtt", "gso",
+/// The test CLI's long options a study may sweep (`rtt` and `rate` are the lab runner's
+/// pseudo-options).
+const OPTIONS: [&str; 10] = [
+    "sndbuf", "rcvbuf", "parallel", "write", "size", "quickack", "cpus", "rtt", "rate", "gso",
 ];
 
 #[test]
@@ -24,7 +25,8 @@ fn every_study_is_listed_and_found_by_name() {
             "cpu-scaling",
             "many-flows",
             "window-vs-rtt",
-            "small-packets"
+            "small-packets",
+            "streams-to-line-rate"
         ]
     );
     assert_eq!(find("rr-payload").map(|s| s.name), Some("rr-payload"));
