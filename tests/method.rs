@@ -384,7 +384,10 @@ fn bad_method_options_are_usage_errors_before_anything_runs() {
             vec!["sweep", "stream", "--vary", "rate=100M"],
             "--vary rate sets the lab's WAN links",
         ),
-        (vec!["sweep", "stream", "--vary", "rate=fast"], "--vary rate: "),
+        (
+            vec!["sweep", "stream", "--vary", "rate=fast"],
+            "--vary rate: ",
+        ),
     ] {
         let out = st.run(&args, 10);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));

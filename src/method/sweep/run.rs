@@ -36,11 +36,18 @@ pub fn execute(
     rec: &Recorder,
     resume: bool,
 ) -> Result<Series, Failure> {
-    execute_picked(sp, bed, rec, resume, &|s: &Series| {
-        sp.points
-            .iter()
-            .position(|pp| !s.points.iter().any(|p| p.params == pp.params))
-    })
+    execute_picked(
+        sp,
+        bed,
+        rec,
+        resume,
+        &|s: &Series| {
+            sp.points
+                .iter()
+                .position(|pp| !s.points.iter().any(|p| p.params == pp.params))
+        },
+        None,
+    )
 }
 
 /// Runs a search over the last axis of `sp` (whose values are every count it may try): `next`
@@ -62,22 +69,18 @@ pub fn search(
         let done = s.points.iter().any(|p| p.params == sp.points[i].params);
         (!done).then_some(i)
     };
-    let mut s = execute_picked(sp, bed, rec, resume, &pick)?;
-    if let Some(a) = s.axes.iter_mut().find(|a| a.name == axis) {
-        let tried: Vec<&str> = s.points.iter().filter_map(|p| p.param(&axis)).collect();
-        a.values.retain(|v| tried.contains(&v.as_str()));
-    }
-    Ok(s)
+    execute_picked(sp, bed, rec, resume, &pick, Some(&axis))
 }
 
 /// Runs the points `pick` chooses, one at a time, until it chooses none: the series is complete
-/// then, and incomplete when interrupted.
+/// then, and incomplete when interrupted. The `searched` axis keeps only the values that ran.
 fn execute_picked(
     sp: &SweepPlan,
     bed: &Testbed,
     rec: &Recorder,
     resume: bool,
     pick: &dyn Fn(&Series) -> Option<usize>,
+    searched: Option<&str>,
 ) -> Result<Series, Failure> {
     if let Some(a) = sp.axes.iter().find(|a| PSEUDO.contains(&a.name.as_str())) {
         if bed.lab().is_none() {
@@ -165,6 +168,18 @@ fn execute_picked(
             .unwrap_or(usize::MAX)
     });
     s.complete = !interrupted;
+    if let Some(a) = s
+        .axes
+        .iter_mut()
+        .find(|a| Some(a.name.as_str()) == searched)
+    {
+        let ran: Vec<String> = s
+            .points
+            .iter()
+            .filter_map(|p| p.param(&a.name).map(str::to_string))
+            .collect();
+        a.values.retain(|v| ran.contains(v));
+    }
     rec.update_series(id, &s);
     if let (Some(path), Some(i)) = (rec.path(), id) {
         eprintln!("fathom: stored as series s{i} in {}", path.display());
