@@ -23,6 +23,7 @@ fn main() -> ExitCode {
         cli::Command::Rr(a) => commands::rr::run(&a, false, &argv),
         cli::Command::Crr(a) => commands::rr::run(&a, true, &argv),
         cli::Command::Udp(a) => commands::udp::run(&a, &argv),
+        cli::Command::File(a) => commands::file::run(&a, &argv),
         cli::Command::Sweep(a) => commands::sweep::run(&a, &argv),
         cli::Command::Runs(a) => commands::runs::run(&a),
         cli::Command::Show(a) => commands::show::run(&a),

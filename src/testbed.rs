@@ -20,18 +20,37 @@ pub struct Testbed {
     lab: Option<fathom_lab::Lab>,
     opts: RunOptions,
     interrupted: Arc<AtomicBool>,
+    /// A files root made for this testbed's in-process agent, removed with it.
+    scratch: Option<std::path::PathBuf>,
+}
+
+impl Drop for Testbed {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.scratch {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }
 
 impl Testbed {
     /// Finds (or starts) the agents `c` names.
     pub fn new(c: &CommonArgs, ipv6: Option<bool>) -> Result<Testbed, Failure> {
+        Testbed::with_files_root(c, ipv6, None)
+    }
+
+    /// As [`Testbed::new`]; an in-process agent serves file copies below `files_root`.
+    pub fn with_files_root(
+        c: &CommonArgs,
+        ipv6: Option<bool>,
+        files_root: Option<std::path::PathBuf>,
+    ) -> Result<Testbed, Failure> {
         let key = c
             .key_file
             .as_deref()
             .map(read_key)
             .transpose()
             .map_err(Failure::Usage)?;
-        let (topo, lab) = topology(c, ipv6)?;
+        let (topo, lab) = topology(c, ipv6, files_root)?;
         Ok(Testbed {
             topo,
             lab,
@@ -42,7 +61,27 @@ impl Testbed {
                 live: None,
             },
             interrupted: interrupt_flag(),
+            scratch: None,
         })
+    }
+
+    /// As [`Testbed::new`], for points like `plan`: a file copy's in-process agent serves a
+    /// scratch directory of its own (under the system's temporary directory), removed with the
+    /// testbed, so sweeps and studies of copies leave nothing behind.
+    pub fn for_plan(c: &CommonArgs, plan: &TestPlan) -> Result<Testbed, Failure> {
+        if plan.file.is_none() || c.server_name().is_some() {
+            return Testbed::new(c, plan.socket.ipv6);
+        }
+        let dir = std::env::temp_dir().join(format!("fathom-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Failure::Runtime(format!("{}: {e}", dir.display())))?;
+        let mut bed = Testbed::with_files_root(c, plan.socket.ipv6, Some(dir.clone()));
+        if let Ok(b) = bed.as_mut() {
+            b.scratch = Some(dir);
+        } else {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        bed
     }
 
     /// Runs one plan into a report (which holds the error if the test failed after starting).
@@ -108,11 +147,12 @@ fn wan_record(
 fn topology(
     c: &CommonArgs,
     ipv6: Option<bool>,
+    files_root: Option<std::path::PathBuf>,
 ) -> Result<(Topology, Option<fathom_lab::Lab>), Failure> {
     let Some(server) = c.server_name() else {
         return Ok((
             Topology {
-                server: embedded_agent(c.ipv6)?,
+                server: embedded_agent(c.ipv6, files_root)?,
                 clients: Vec::new(),
             },
             None,
@@ -168,14 +208,19 @@ fn is_lab_host(name: &str) -> bool {
         .any(|l| fathom_lab::Lab::load(l).is_ok_and(|lab| lab.host(name).is_some()))
 }
 
-/// Starts an agent in this process on loopback (the embedded default).
-fn embedded_agent(ipv6: bool) -> Result<Target, Failure> {
+/// Starts an agent in this process on loopback (the embedded default), serving file copies
+/// below `files_root` if given.
+fn embedded_agent(ipv6: bool, files_root: Option<std::path::PathBuf>) -> Result<Target, Failure> {
     let ip = if ipv6 {
         IpAddr::V6(Ipv6Addr::LOCALHOST)
     } else {
         IpAddr::V4(Ipv4Addr::LOCALHOST)
     };
-    let agent = Agent::bind(SocketAddr::new(ip, 0), AgentConfig::default())
+    let cfg = AgentConfig {
+        files_root,
+        ..AgentConfig::default()
+    };
+    let agent = Agent::bind(SocketAddr::new(ip, 0), cfg)
         .map_err(|e| Failure::Runtime(format!("cannot start the in-process agent: {e}")))?;
     let addr = agent
         .local_addr()

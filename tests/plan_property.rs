@@ -211,6 +211,7 @@ fn plan() -> impl Strategy<Value = TestPlan> {
                         zerocopy: zerocopy && kind == KindId::Stream,
                         rr,
                         udp,
+                        file: None,
                         tls: None,
                         client,
                         server,

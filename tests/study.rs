@@ -102,6 +102,11 @@ fn many_flows() {
 }
 
 #[test]
+fn file_copy() {
+    quick("file-copy");
+}
+
+#[test]
 fn window_vs_rtt() {
     if !common::root_or_ci() {
         return;
@@ -165,6 +170,7 @@ fn the_list_describes_every_study() {
         "cpu-scaling",
         "many-flows",
         "window-vs-rtt",
+        "file-copy",
         "streams-to-line-rate",
     ] {
         assert!(text.contains(name), "{text}");

@@ -51,6 +51,9 @@ pub struct AgentConfig {
     /// Test-only: pretend this agent's clock runs this far ahead (ns), to check that the
     /// controller's clock-offset estimate lines hosts up.
     pub clock_shift_ns: i64,
+    /// The directory file copies read and write below (`--files-root`, canonical); none: the
+    /// agent refuses file copies.
+    pub files_root: Option<std::path::PathBuf>,
     /// Memory the admitted tests hold now (bytes), shared by every session of the agent and
     /// by clones of this configuration; start it at zero (the default).
     pub memory_in_use: Arc<AtomicU64>,
@@ -69,6 +72,7 @@ impl Default for AgentConfig {
             max_memory: DEFAULT_MAX_MEMORY,
             log: false,
             clock_shift_ns: 0,
+            files_root: None,
             memory_in_use: Arc::default(),
             identity: Arc::default(),
         }

@@ -292,6 +292,8 @@ struct Test {
     aborted: Option<String>,
     /// The memory admission reserved for this test.
     memory: Option<Reservation>,
+    /// The directory file copies stay below (the agent's `--files-root`).
+    files_root: Option<std::path::PathBuf>,
     /// TLS tests: this end's configuration.
     tls: Option<TlsEnd>,
 }
@@ -309,6 +311,7 @@ impl Test {
             return Err("a session runs one test; Setup came twice".into());
         }
         self.memory = Some(cfg.admit(&plan, &plan.server, plan.flows.len())?);
+        self.files_root = cfg.files_root.clone();
         let cookie = auth::random::<16>();
         let n = plan.flows.len();
         let (stop, tx) = (self.stop_accepting.clone(), tx.clone());
@@ -386,6 +389,7 @@ impl Test {
             return Err("a session runs one test; Join came after another setup".into());
         }
         self.memory = Some(cfg.admit(&j.plan, &j.plan.client, j.flows.len())?);
+        self.files_root = cfg.files_root.clone();
         self.plan = Some(Arc::new(j.plan.clone()));
         self.tls = connect::tls_client(&j.plan, j.cert.clone())?;
         let server = ServerData {
@@ -406,8 +410,14 @@ impl Test {
         sockets: Sockets,
     ) -> Result<Vec<FlowInfo>, String> {
         let plan = self.plan.clone().ok_or("data before Setup")?;
-        let prepared = Prepared::new(plan, side, ids, sockets, self.tls.clone())
-            .map_err(|e| format!("cannot set up the flows: {e}"))?;
+        let prepared = Prepared::new(
+            plan,
+            (side, self.files_root.as_deref()),
+            ids,
+            sockets,
+            self.tls.clone(),
+        )
+        .map_err(|e| format!("cannot set up the flows: {e}"))?;
         let infos = prepared.flow_infos().to_vec();
         self.prepared = Some(prepared);
         Ok(infos)

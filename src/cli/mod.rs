@@ -1,6 +1,7 @@
 //! The command line: raw arguments (clap) in, validated plans out. Nothing here opens a socket.
 
 pub mod common;
+pub mod file;
 pub mod lab;
 pub mod method;
 pub mod rr;
@@ -32,6 +33,7 @@ Examples:
   fathom rr HOST --size 1460             request/response latency and transactions/s
   fathom crr HOST                        a connection per transaction
   fathom udp HOST --size 1472 --rate 1G  UDP stream: datagrams/s, loss, reordering, jitter
+  fathom file put ./big.img HOST:/srv/big.img   a disk-to-disk copy, and where the time went
   fathom lab up --hosts 6                six namespace hosts on one switch, an agent in each
   fathom sweep stream --vary buffer=16K,64K,1M --vary parallel=1,10
   fathom stream --iterations 10 --confidence 99,5%   repeat until the 99% interval is ±2.5%
@@ -49,6 +51,8 @@ pub enum Command {
     Crr(rr::RrArgs),
     /// A UDP datagram stream: packet rate, loss, duplicates, reordering and jitter.
     Udp(udp::UdpArgs),
+    /// Copy a file to or from an agent's disk, and say where the time went.
+    File(file::FileArgs),
     /// Run a test at every combination of option values (a sweep), stored as a series.
     Sweep(method::SweepArgs),
     /// List stored runs (or series), newest first.
@@ -134,6 +138,9 @@ pub struct ServeArgs {
     /// per-flow state); one test may use at most 1G of it.
     #[arg(long, default_value = "2G", value_parser = units::parse_size, value_name = "SIZE")]
     pub max_memory: u64,
+    /// Serve file copies (`fathom file`) below this directory; without it they are refused.
+    #[arg(long, value_name = "DIR")]
+    pub files_root: Option<PathBuf>,
     /// Test-only: pretend this agent's clock runs this far ahead.
     #[arg(long, hide = true, value_parser = units::parse_duration, value_name = "DUR")]
     pub test_clock_shift: Option<u64>,

@@ -130,6 +130,7 @@ impl RrArgs {
                 test_drop_every: self.test_drop_every,
             }),
             udp: None,
+            file: None,
             tls: self.tls.options()?,
             client,
             server,

@@ -82,6 +82,7 @@ impl StreamArgs {
             zerocopy: self.zerocopy,
             rr: None,
             udp: None,
+            file: None,
             tls: self.tls.options()?,
             client,
             server,

@@ -143,6 +143,7 @@ impl UdpArgs {
             zerocopy: false,
             rr: None,
             udp: Some(udp),
+            file: None,
             tls: None,
             client,
             server,

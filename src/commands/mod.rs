@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod compare_clear;
+pub mod file;
 pub mod key;
 pub mod lab;
 pub mod output;

@@ -19,7 +19,16 @@ pub fn run(a: &ServeArgs) -> Result<(), Failure> {
             a.listen
         )));
     }
+    let files_root = a
+        .files_root
+        .as_deref()
+        .map(|d| {
+            d.canonicalize()
+                .map_err(|e| Failure::Usage(format!("--files-root {}: {e}", d.display())))
+        })
+        .transpose()?;
     let cfg = AgentConfig {
+        files_root,
         key,
         max_duration_ns: a.max_duration,
         max_flows: a.max_flows,

@@ -98,7 +98,7 @@ fn run_sweep(
     if let Some(alg) = &spec.ipsec {
         return Ok(unavailable(&sp, alg, ipsec_refusal(alg)));
     }
-    let bed = Testbed::new(&sp.common, sp.points[0].plan.socket.ipv6)?;
+    let bed = Testbed::for_plan(&sp.common, &sp.points[0].plan)?;
     match &spec.search {
         Some(search) => sweep::search(&sp, &bed, rec, resume, &|s: &Series| search.next(s)),
         None => sweep::execute(&sp, &bed, rec, resume),

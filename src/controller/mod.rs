@@ -136,8 +136,14 @@ fn open_flows(
     if topo.clients.is_empty() {
         let socks = crate::connect::connect(ready, plan, &shares[0], opts.bind)?;
         let tls = crate::connect::tls_client(plan, ready.cert.clone())?;
-        let prepared = Prepared::new(plan.clone(), Side::Client, shares[0].clone(), socks, tls)
-            .map_err(|e| format!("cannot set up the flows: {e}"))?;
+        let prepared = Prepared::new(
+            plan.clone(),
+            (Side::Client, None),
+            shares[0].clone(),
+            socks,
+            tls,
+        )
+        .map_err(|e| format!("cannot set up the flows: {e}"))?;
         ends.push(EndData {
             name: "local".into(),
             role: Role::Client,

@@ -42,11 +42,11 @@ pub struct Prepared {
 
 impl Prepared {
     /// Builds the flows `ids` of `side` from its data sockets; a TLS test (`tls`, this end's
-    /// configuration) shakes hands on each connected one first. Snapshots and infos list the
-    /// flows in the order of `ids`.
+    /// configuration) shakes hands on each connected one first, and an agent's file flows stay
+    /// below `files_root`. Snapshots and infos list the flows in the order of `ids`.
     pub fn new(
         plan: Arc<TestPlan>,
-        side: Side,
+        (side, files_root): (Side, Option<&std::path::Path>),
         ids: Vec<u32>,
         sockets: Sockets,
         tls: Option<TlsEnd>,
@@ -81,6 +81,7 @@ impl Prepared {
                 side,
                 ids: &ids,
                 stats: &stats,
+                files_root,
                 tls: tls.as_ref(),
             },
             sockets,

@@ -148,6 +148,9 @@ pub struct Setup<'a> {
     pub ids: &'a [u32],
     /// Counters, one per entry of `ids`.
     pub stats: &'a [Arc<FlowStats>],
+    /// The directory an agent reads and writes files below (`serve --files-root`); none on the
+    /// controller's own end, whose files are the user's.
+    pub files_root: Option<&'a std::path::Path>,
     /// TLS tests: this end's configuration (crr opens its sessions with it).
     pub tls: Option<&'a TlsEnd>,
 }

@@ -41,7 +41,7 @@ fn set_up(
     let server = std::thread::spawn(move || {
         Prepared::new(
             p1,
-            Side::Server,
+            (Side::Server, None),
             vec![0],
             Sockets::Tcp(vec![(FLOW, server_sock.into())]),
             Some(server_end),
@@ -50,7 +50,7 @@ fn set_up(
     });
     let client = Prepared::new(
         p2,
-        Side::Client,
+        (Side::Client, None),
         vec![0],
         Sockets::Tcp(vec![(FLOW, client_sock)]),
         Some(client_end),

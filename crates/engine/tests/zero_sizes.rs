@@ -44,7 +44,7 @@ fn pair() -> (TcpStream, Socket) {
 
 /// Runs one endpoint to its end, or fails the test after 10 s (a spinning worker never ends).
 fn run(plan: Arc<TestPlan>, side: Side, sockets: Sockets) -> EndpointInfo {
-    let prepared = Prepared::new(plan, side, vec![0], sockets, None).unwrap();
+    let prepared = Prepared::new(plan, (side, None), vec![0], sockets, None).unwrap();
     let running = prepared
         .start(clock::now_ns() + 20_000_000, Box::new(|_| {}))
         .unwrap();

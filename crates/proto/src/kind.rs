@@ -107,6 +107,17 @@ const UDP: Descriptor = Descriptor {
     figures: &[],
 };
 
+const FILE: Descriptor = Descriptor {
+    id: KindId::File,
+    name: "file",
+    command: "file",
+    flags: &[],
+    transport: Transport::Tcp,
+    pattern: Pattern::Stream,
+    primary_metric: "bits_per_second",
+    figures: &[],
+};
+
 /// A request/response kind over `transport`, run by `command` and `flags`, adding `figures`.
 const fn request_response(
     id: KindId,
@@ -152,7 +163,7 @@ const UDP_RR: Descriptor = request_response(
 );
 
 /// The registry: every kind, one line each.
-pub const KINDS: &[&Descriptor] = &[&STREAM, &RR, &CRR, &UDP_RR, &UDP];
+pub const KINDS: &[&Descriptor] = &[&STREAM, &RR, &CRR, &UDP_RR, &UDP, &FILE];
 
 impl KindId {
     /// This kind's descriptor.
@@ -163,6 +174,7 @@ impl KindId {
             KindId::Crr => &CRR,
             KindId::UdpRr => &UDP_RR,
             KindId::Udp => &UDP,
+            KindId::File => &FILE,
         }
     }
 

@@ -40,6 +40,7 @@
 //! [`validate`]) before anything runs.
 
 pub mod auth;
+pub mod file;
 pub mod frame;
 pub mod kind;
 pub mod msg;

@@ -16,6 +16,8 @@ pub enum KindId {
     UdpRr,
     /// A UDP datagram stream: packet rate, loss, reordering and jitter.
     Udp,
+    /// A file copy, disk to disk.
+    File,
 }
 
 /// Which way a flow's payload goes.
@@ -127,6 +129,8 @@ pub struct TestPlan {
     pub rr: Option<RrOptions>,
     /// Datagram shape and pacing, for the UDP stream kind.
     pub udp: Option<crate::udp::UdpOptions>,
+    /// What to copy and how, for the file kind.
+    pub file: Option<crate::file::FileOptions>,
     /// TLS on every data connection (TCP kinds), or clear.
     pub tls: Option<crate::tls::TlsOptions>,
     /// The client end (the connecting side: the controller's own end, or client agents).
@@ -152,6 +156,7 @@ impl Default for TestPlan {
             zerocopy: false,
             rr: None,
             udp: None,
+            file: None,
             tls: None,
             client: SideOptions::default(),
             server: SideOptions::default(),

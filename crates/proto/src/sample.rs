@@ -89,6 +89,8 @@ pub struct FlowSnapshot {
     pub tcp: Option<TcpInfo>,
     /// UDP stream counters, for the datagram stream kinds.
     pub udp: Option<crate::udp::UdpCounters>,
+    /// File copy counters, for the file kind.
+    pub file: Option<crate::file::FileCounters>,
 }
 
 /// One CPU's /proc/stat times, in clock ticks (USER_HZ).

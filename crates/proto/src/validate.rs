@@ -121,6 +121,7 @@ impl TestPlan {
         )?;
         self.validate_rr()?;
         self.validate_udp()?;
+        self.validate_file()?;
         self.validate_tls()?;
         self.validate_socket()?;
         validate_side(
@@ -295,8 +296,9 @@ impl TestPlan {
             Some(_) => OPEN_LOOP_IN_FLIGHT,
             None => rr.burst.into(),
         });
+        let file_buffer = self.file.as_ref().map_or(0, |f| u64::from(f.io));
         let tls = self.tls.as_ref().map_or(0, |_| crate::tls::SESSION_MEMORY);
-        let per_flow = FLOW_OVERHEAD + in_flight * PER_IN_FLIGHT + tls;
+        let per_flow = FLOW_OVERHEAD + in_flight * PER_IN_FLIGHT + file_buffer + tls;
         threads
             .saturating_mul(WORKER_OVERHEAD + write + read)
             .saturating_add(flows.saturating_mul(per_flow))

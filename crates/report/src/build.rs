@@ -34,6 +34,7 @@ pub fn build(run: &RunData) -> Report {
         .collect();
     crate::rr::fill(&view, &mut report.summary, &mut report.flows);
     crate::udp::fill(&view, &mut report.summary, &mut report.flows);
+    crate::file::fill(&view, &mut report.summary);
     crate::tls::fill(&view, &mut report.summary);
     report.intervals = crate::intervals::build(&view);
     report.warnings = crate::warnings::collect(run, &report);
@@ -364,8 +365,10 @@ pub(crate) fn echo(run: &RunData) -> TestEcho {
             Limit::Time { duration_ns } => Some(duration_ns as f64 / 1e9),
             _ => None,
         },
-        bytes: match p.limit {
-            Limit::Bytes(b) => Some(b),
+        bytes: match (p.limit, &p.file) {
+            // A copy moves its file; a get does not know the size until the agent opens it.
+            (_, Some(f)) => f.size,
+            (Limit::Bytes(b), None) => Some(b),
             _ => None,
         },
         omit_s: p.omit_ns as f64 / 1e9,

@@ -115,6 +115,7 @@ pub fn run_data(flows: u32, bidir: bool) -> RunData {
         zerocopy: false,
         rr: None,
         udp: None,
+        file: None,
         tls: None,
         client: SideOptions::default(),
         server: SideOptions::default(),

@@ -195,6 +195,9 @@ fn interval(v: &View<'_>, cuts: &Cuts<'_>, k: usize, client: usize) -> Interval 
     if run.plan.udp.is_some() {
         iv.udp = Some(crate::udp::interval(v, |e| span(&all[e].0, k)));
     }
+    if run.plan.file.is_some() {
+        iv.file = Some(crate::file::interval(v, |e| span(&all[e].0, k)));
+    }
     iv
 }
 

@@ -11,6 +11,7 @@ pub mod csv;
 pub mod export;
 #[doc(hidden)]
 pub mod fake;
+pub mod file;
 mod hosts;
 pub mod html;
 mod intervals;

@@ -196,6 +196,8 @@ pub struct Summary {
     pub rr: Option<RrSummary>,
     /// UDP stream kinds: datagrams, loss, reordering, jitter and where the missing went.
     pub udp: Option<UdpSummary>,
+    /// File copies: bytes at each stage, where the time went, the checksum's verdict.
+    pub file: Option<crate::file::FileSummary>,
     /// TLS tests: what the sessions negotiated and what encryption cost.
     pub tls: Option<tls::TlsSummary>,
 }
@@ -421,6 +423,8 @@ pub struct Interval {
     pub rr: Option<RrInterval>,
     /// UDP stream kinds: datagrams, loss and jitter.
     pub udp: Option<UdpInterval>,
+    /// File copies: bytes and time at each stage in this interval.
+    pub file: Option<crate::file::FileStages>,
 }
 
 impl Interval {

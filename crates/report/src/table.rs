@@ -385,6 +385,9 @@ fn summary(r: &Report) -> Vec<String> {
         ),
     );
     item("retransmits", s.retransmits.to_string());
+    if let Some(f) = &s.file {
+        crate::file::table(f, s.bits_per_second, &mut item);
+    }
     for d in &s.directions {
         item(&d.direction, direction(d));
     }

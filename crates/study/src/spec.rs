@@ -69,7 +69,8 @@ impl SweepSpec {
 
     /// Test time of the whole sweep in seconds: every point's measured time (warm-up included),
     /// plus [`SETUP_SECONDS`], times the iterations. A byte-count transfer is timed by its
-    /// window/RTT bound when the point sets `rtt` and `rcvbuf`, else at 1 Gbit/s.
+    /// window/RTT bound when the point sets `rtt` and `rcvbuf`, else at 1 Gbit/s; a point may
+    /// set its byte count itself (`bytes`, or a file copy's `size`).
     pub fn estimated_seconds(&self) -> f64 {
         let per_iteration: f64 = self
             .points()
@@ -90,14 +91,24 @@ impl SweepSpec {
         if let Some(t) = get(&["-t", "--time"]).and_then(|v| seconds(v)) {
             return t + omit;
         }
-        let Some(bytes) = get(&["-n", "--bytes"]).and_then(|v| parse_size(v)) else {
-            return DEFAULT_TIME_S + omit;
-        };
         let param = |n: &str| {
             params
                 .iter()
                 .find(|p| p.name == n)
                 .map(|p| p.value.as_str())
+        };
+        // A count of bytes: `-n`, or swept (`bytes`; a file copy's `size`).
+        let swept = if self.kind == KindId::File {
+            "size"
+        } else {
+            "bytes"
+        };
+        let Some(bytes) = get(&["-n", "--bytes"])
+            .map(String::as_str)
+            .or_else(|| param(swept))
+            .and_then(parse_size)
+        else {
+            return DEFAULT_TIME_S + omit;
         };
         let rtt_s = param("rtt").and_then(parse_ms).unwrap_or(0.0) / 1e3;
         let window = param("rcvbuf").and_then(parse_size).unwrap_or(0) as f64;

@@ -9,8 +9,9 @@ use fathom_study::{all, find, list_text};
 
 /// The test CLI's long options a study may sweep (`rtt` and `rate` are the lab runner's
 /// pseudo-options).
-const OPTIONS: [&str; 10] = [
+const OPTIONS: [&str; 12] = [
     "sndbuf", "rcvbuf", "parallel", "write", "size", "quickack", "cpus", "rtt", "rate", "gso",
+    "io", "bytes",
 ];
 
 #[test]
@@ -26,6 +27,7 @@ fn every_study_is_listed_and_found_by_name() {
             "many-flows",
             "window-vs-rtt",
             "small-packets",
+            "file-copy",
             "streams-to-line-rate"
         ]
     );
@@ -57,7 +59,7 @@ fn quick_sweeps_use_real_options_and_stay_under_50_seconds() {
             );
             for q in quick.iter().chain(&full) {
                 assert!(
-                    [KindId::Stream, KindId::Rr, KindId::Udp].contains(&q.kind),
+                    [KindId::Stream, KindId::Rr, KindId::Udp, KindId::File].contains(&q.kind),
                     "{}",
                     s.name
                 );

@@ -285,6 +285,47 @@ fn rr_payload_says_where_repeated_points_really_differ() {
 }
 
 #[test]
+fn file_copy_names_the_fastest_io_size_and_the_distance_to_the_stream() {
+    let io = ["16K", "60K", "960K", "1M"];
+    let bps = "bits_per_second";
+    let mut copies = series(&["put"], &[("size", &["1M", "16M"]), ("io", &io)]);
+    add_curve(
+        &mut copies,
+        &["1M", "*"],
+        &io,
+        bps,
+        &[1.0 * G, 2.0 * G, 4.0 * G, 3.0 * G],
+    );
+    fail(&mut copies, &["16M", "16K"]);
+    add_curve(
+        &mut copies,
+        &["16M", "*"],
+        &io[1..],
+        bps,
+        &[5.0 * G, 9.0 * G, 9.0 * G],
+    );
+    let mut streams = series(&[], &[("bytes", &["1M", "16M"])]);
+    add_curve(
+        &mut streams,
+        &["*"],
+        &["1M", "16M"],
+        bps,
+        &[8.0 * G, 10.0 * G],
+    );
+    assert_eq!(
+        findings("file-copy", &[copies, streams]),
+        [
+            "1M files: 960K I/O copies fastest (4.00 Gbit/s, 50% of the stream's 8.00 Gbit/s on the same path); the slowest I/O size reaches 25% of it.",
+            "16M files: 960K I/O copies fastest (9.00 Gbit/s, 90% of the stream's 10.0 Gbit/s on the same path); the slowest I/O size reaches 56% of it.",
+        ]
+    );
+    assert_eq!(
+        findings("file-copy", &[]),
+        ["The copy or the stream sweep is missing: nothing to compare."]
+    );
+}
+
+#[test]
 fn small_packets_names_the_peak_the_gso_gain_and_what_limits_the_rate() {
     let axes: [(&str, &[&str]); 3] = [
         ("size", &["64", "1472"]),

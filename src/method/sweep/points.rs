@@ -196,7 +196,8 @@ fn parse_point(args: &[String]) -> Result<(TestPlan, CommonArgs), String> {
         Command::Rr(a) => Ok((a.plan(false)?, a.common)),
         Command::Crr(a) => Ok((a.plan(true)?, a.common)),
         Command::Udp(a) => Ok((a.plan()?, a.common)),
-        _ => Err("only stream, rr and crr can be swept".into()),
+        Command::File(a) => Ok((a.plan()?, a.common()?)),
+        _ => Err("only stream, rr, crr, udp and file can be swept".into()),
     }
 }
 

@@ -12,6 +12,7 @@
 //! pattern adds its report section and table once (crates/report/src/{udp,table_udp}.rs).
 
 mod crr;
+mod file;
 mod pacer;
 mod rr;
 mod stream;
@@ -29,6 +30,7 @@ pub static REGISTRY: &[Kind] = &[
     Kind::new(KindId::Crr, Wiring::TcpPerTransaction, crr::flows),
     Kind::new(KindId::UdpRr, Wiring::UdpPerFlow, udp_rr::flows),
     Kind::new(KindId::Udp, Wiring::UdpPerFlow, udp::flows),
+    Kind::new(KindId::File, Wiring::TcpPerFlow, file::flows),
 ];
 
 #[cfg(test)]

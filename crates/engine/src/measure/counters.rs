@@ -1,6 +1,7 @@
 //! Per-flow counters: written by the flow's worker (single writer, plain stores), read by the
 //! sampler at interval boundaries. One cache line per flow so flows never share a line.
 
+use fathom_proto::file::FileCounters;
 use fathom_proto::sample::FlowSnapshot;
 use fathom_proto::udp::UdpCounters;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering::Relaxed};
@@ -20,6 +21,15 @@ pub struct FlowStats {
     last_ns: AtomicU64,
     fd: AtomicI32,
     udp: UdpCells,
+    file: FileCells,
+}
+
+/// A file flow's counters, published whole by its flow ([`FlowStats::set_file`]); `NONE`
+/// marks an absent optional one, and `verified` is 0 (not yet), 1 (match) or 2 (mismatch).
+#[derive(Debug, Default)]
+struct FileCells {
+    used: AtomicBool,
+    cells: [AtomicU64; 6],
 }
 
 /// How many counters a [`UdpCounters`] holds.
@@ -43,6 +53,7 @@ impl Default for FlowStats {
             last_ns: AtomicU64::new(NONE),
             fd: AtomicI32::new(-1),
             udp: UdpCells::default(),
+            file: FileCells::default(),
         }
     }
 }
@@ -137,6 +148,35 @@ impl FlowStats {
         }
         self.udp.used.store(true, Relaxed);
     }
+    /// Publishes a file flow's counters.
+    pub fn set_file(&self, f: &FileCounters) {
+        let values = [
+            f.disk_bytes,
+            f.disk_ns,
+            f.net_ns,
+            f.sync_ns,
+            f.cached_bytes.unwrap_or(NONE),
+            f.verified.map_or(0, |ok| if ok { 1 } else { 2 }),
+        ];
+        for (cell, v) in self.file.cells.iter().zip(values) {
+            cell.store(v, Relaxed);
+        }
+        self.file.used.store(true, Relaxed);
+    }
+    /// The file counters now, if the flow publishes them.
+    fn file_snapshot(&self) -> Option<FileCounters> {
+        self.file.used.load(Relaxed).then(|| {
+            let v: [u64; 6] = std::array::from_fn(|i| self.file.cells[i].load(Relaxed));
+            FileCounters {
+                disk_bytes: v[0],
+                disk_ns: v[1],
+                net_ns: v[2],
+                sync_ns: v[3],
+                cached_bytes: Some(v[4]).filter(|&c| c != NONE),
+                verified: (v[5] != 0).then_some(v[5] == 1),
+            }
+        })
+    }
     /// The counters now, without TCP_INFO.
     pub fn snapshot(&self) -> FlowSnapshot {
         FlowSnapshot {
@@ -162,6 +202,7 @@ impl FlowStats {
                     transits: v[11],
                 }
             }),
+            file: self.file_snapshot(),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The studies, one file each, and the sentence builders they share.
 
 mod cpu_scaling;
+mod file_copy;
 mod many_flows;
 mod rr_payload;
 mod small_packets;
@@ -16,7 +17,7 @@ use crate::spec::args;
 use crate::Study;
 
 /// Every study, in list order.
-pub(crate) const ALL: [Study; 8] = [
+pub(crate) const ALL: [Study; 9] = [
     socket_buffers::STUDY,
     write_size::STUDY,
     rr_payload::STUDY,
@@ -24,6 +25,7 @@ pub(crate) const ALL: [Study; 8] = [
     many_flows::STUDY,
     window_vs_rtt::STUDY,
     small_packets::STUDY,
+    file_copy::STUDY,
     streams_to_line_rate::STUDY,
 ];
 

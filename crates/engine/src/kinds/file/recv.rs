@@ -1,0 +1,236 @@
+//! The receiving end of one range: it reads and bounds the header, gathers the bytes into
+//! I/O-sized chunks, hashes and writes each at its offset, checks the sender's digest, and
+//! hands the range to the [`Target`] (the last range commits the file). It times its disk
+//! writes and its receives (waiting for data included).
+
+use super::io::{Aligned, Digest};
+use super::target::Target;
+use crate::kind::{Flow, Io, Step};
+use crate::measure::counters::FlowStats;
+use crate::tls::Wire;
+use fathom_proto::file::{FileCounters, FileOptions, DIRECT_ALIGN, RANGE_HEADER};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+/// Work done per run before yielding to the worker's other flows.
+const BYTES_PER_TURN: u64 = 4 << 20;
+
+/// Receives one range of the target file.
+pub(super) struct Receiver {
+    sock: Wire,
+    stats: Arc<FlowStats>,
+    target: Arc<Target>,
+    buf: Aligned,
+    direct: bool,
+    head: [u8; RANGE_HEADER],
+    head_got: usize,
+    /// The range (offset, length), once its header arrived.
+    range: Option<(u64, u64)>,
+    /// Data bytes received, and bytes of them in the buffer (not yet written).
+    got: u64,
+    fill: usize,
+    trailer: Vec<u8>,
+    trailer_got: usize,
+    digest: Digest,
+    c: FileCounters,
+    waiting: Option<u64>,
+}
+
+impl Receiver {
+    /// A receiver writing into `target`.
+    pub(super) fn new(
+        sock: Wire,
+        stats: Arc<FlowStats>,
+        target: Arc<Target>,
+        o: &FileOptions,
+    ) -> Receiver {
+        Receiver {
+            sock,
+            stats,
+            target,
+            buf: Aligned::new(o.io as usize),
+            direct: o.direct,
+            head: [0; RANGE_HEADER],
+            head_got: 0,
+            range: None,
+            got: 0,
+            fill: 0,
+            trailer: vec![0; o.verify.digest_len()],
+            trailer_got: 0,
+            digest: Digest::new(o.verify),
+            c: FileCounters::default(),
+            waiting: None,
+        }
+    }
+
+    /// Reads from the socket into where the next bytes go: the header, the chunk, the digest,
+    /// or (once all arrived) a scratch byte that must stay empty.
+    fn read_some(&mut self) -> io::Result<usize> {
+        let mut scratch = [0u8; 1];
+        let Receiver {
+            sock,
+            head,
+            buf,
+            trailer,
+            ..
+        } = self;
+        let space: &mut [u8] = match self.range {
+            _ if self.c.verified.is_some() => &mut scratch,
+            None => &mut head[self.head_got..],
+            Some((_, len)) if self.got < len => {
+                let room = (buf.get().len() - self.fill) as u64;
+                let n = room.min(len - self.got) as usize;
+                &mut buf.get_mut()[self.fill..self.fill + n]
+            }
+            Some(_) => &mut trailer[self.trailer_got..],
+        };
+        sock.read(space)
+    }
+
+    /// Takes in `n` bytes just read into [`Self::space`].
+    fn took(&mut self, n: usize) -> io::Result<()> {
+        let Some((off, len)) = self.range else {
+            self.head_got += n;
+            if self.head_got == RANGE_HEADER {
+                let v = |i: usize| {
+                    u64::from_le_bytes(self.head[i * 8..i * 8 + 8].try_into().unwrap_or_default())
+                };
+                let (off, len, total) = (v(0), v(1), v(2));
+                self.target.admit(off, len, total)?;
+                self.range = Some((off, len));
+            }
+            return Ok(());
+        };
+        if self.got < len {
+            self.got += n as u64;
+            self.fill += n;
+            self.stats.set_received(self.got);
+            if self.fill == self.buf.get().len() || self.got == len {
+                self.write_chunk(off + self.got - self.fill as u64)?;
+            }
+            return Ok(());
+        }
+        self.trailer_got += n;
+        if self.trailer_got == self.trailer.len() {
+            self.c.verified = Some(self.trailer == self.digest.bytes());
+        }
+        Ok(())
+    }
+
+    /// Hashes the buffered chunk and writes it at `at` (padded to the block size under
+    /// O_DIRECT; the commit trims the file to its size).
+    fn write_chunk(&mut self, at: u64) -> io::Result<()> {
+        let fill = self.fill;
+        self.digest.update(&self.buf.get()[..fill]);
+        let len = match self.direct {
+            true => {
+                let padded = fill.next_multiple_of(DIRECT_ALIGN as usize);
+                self.buf.get_mut()[fill..padded].fill(0);
+                padded
+            }
+            false => fill,
+        };
+        let t = crate::clock::now_ns();
+        let r = self.write_at(len, fill, at);
+        self.c.disk_ns += crate::clock::now_ns() - t;
+        r?;
+        self.fill = 0;
+        Ok(())
+    }
+
+    /// Writes the first `len` bytes of the buffer at `at`, counting the file's bytes (the first
+    /// `fill`) as they land, so that a full disk is reported with what was written.
+    fn write_at(&mut self, len: usize, fill: usize, at: u64) -> io::Result<()> {
+        let mut done = 0;
+        while done < len {
+            match self
+                .target
+                .file
+                .write_at(&self.buf.get()[done..len], at + done as u64)
+            {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.c.disk_bytes += (done + n).min(fill).saturating_sub(done.min(fill)) as u64;
+                    done += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT)) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::StorageFull,
+                        format!(
+                            "disk full after {} bytes of this range were written: {e}",
+                            self.c.disk_bytes
+                        ),
+                    ))
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// The sender closed: the range must be whole, its digest read.
+    fn finish(&mut self) -> io::Result<Step> {
+        let (_, len) = self.range.unwrap_or((0, u64::MAX));
+        if self.c.verified.is_none() {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "the sender closed after {} of {len} bytes of its range",
+                    self.got
+                ),
+            ));
+        }
+        let ok = self.c.verified == Some(true);
+        self.c.sync_ns = self.target.done(len, ok)?;
+        self.stats.set_file(&self.c);
+        Ok(Step::Done)
+    }
+}
+
+impl Flow for Receiver {
+    fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
+        r.register(self.sock.socket(), t, mio::Interest::READABLE)
+    }
+
+    fn run(&mut self, _: &mut Io<'_>) -> io::Result<Step> {
+        if let Some(since) = self.waiting.take() {
+            self.c.net_ns += crate::clock::now_ns().saturating_sub(since);
+        }
+        let start = self.got;
+        loop {
+            if self.got - start >= BYTES_PER_TURN {
+                return Ok(Step::Again);
+            }
+            let t = crate::clock::now_ns();
+            let r = self.read_some();
+            let now = crate::clock::now_ns();
+            self.c.net_ns += now - t;
+            match r {
+                Ok(0) => return self.finish(),
+                Ok(_) if self.c.verified.is_some() => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "the sender sent more than its range",
+                    ))
+                }
+                Ok(n) => {
+                    self.stats.touch(now);
+                    self.took(n)?;
+                    self.stats.set_file(&self.c);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.waiting = Some(now);
+                    return Ok(Step::Wait);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn stop(&mut self, _: &mut Io<'_>) -> io::Result<Step> {
+        Ok(Step::Wait)
+    }
+}

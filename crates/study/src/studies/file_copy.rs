@@ -1,0 +1,93 @@
+//! file-copy: how the file size (1 MB – 1 GB) and the application's I/O size (16 KB, 60 KB,
+//! 960 KB, and fathom's default 1 MB) change a disk-to-disk put, with the memory-to-memory stream
+//! of the same path and size as the ceiling. The HIPPI study's rcp and ftp copies ran at
+//! 4–9.5 MB/s on a link that carried 78 MB/s memory to memory: the I/O size, not the network,
+//! held them back.
+
+use super::{iterations, size_label};
+use crate::curve::{curve, size_x, values};
+use crate::spec::{args, axis, SweepSpec};
+use crate::{say, shape, Study};
+use fathom_proto::plan::KindId;
+use fathom_report::series::Series;
+
+/// The study.
+pub(crate) const STUDY: Study = Study {
+    name: "file-copy",
+    question: "Which I/O size copies a file fastest, disk to disk, and how far below the memory-to-memory rate of the same path does the copy run?",
+    source: "rcp and ftp on HIPPI (IRIX 5.2)",
+    needs_lab: false,
+    sweeps,
+    findings,
+};
+
+const FULL_SIZES: [&str; 4] = ["1M", "16M", "256M", "1G"];
+const QUICK_SIZES: [&str; 2] = ["1M", "16M"];
+const IO: [&str; 4] = ["16K", "60K", "960K", "1M"];
+
+fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
+    let sizes: &[&str] = if quick { &QUICK_SIZES } else { &FULL_SIZES };
+    vec![
+        SweepSpec {
+            title: "File copy (put, generated data): file size x I/O size".into(),
+            kind: KindId::File,
+            args: args(&["put", ":file-copy-study", "--force"]),
+            axes: vec![axis("size", sizes), axis("io", &IO)],
+            iterations: iterations(quick),
+            x_axis: "io".into(),
+            metric: "bits_per_second".into(),
+            more_metrics: vec!["cpu_s_per_gb".into()],
+            search: None,
+            ipsec: None,
+        },
+        SweepSpec {
+            title: "Memory-to-memory stream of the same sizes (the ceiling)".into(),
+            kind: KindId::Stream,
+            args: Vec::new(),
+            axes: vec![axis("bytes", sizes)],
+            iterations: iterations(quick),
+            x_axis: "bytes".into(),
+            metric: "bits_per_second".into(),
+            more_metrics: Vec::new(),
+            search: None,
+            ipsec: None,
+        },
+    ]
+}
+
+fn findings(series: &[Series]) -> Vec<String> {
+    let [copies, streams, ..] = series else {
+        return vec!["The copy or the stream sweep is missing: nothing to compare.".into()];
+    };
+    let ceiling = curve(streams, "bytes", "bits_per_second", &[], size_x);
+    values(copies, "size")
+        .iter()
+        .map(|size| {
+            let c = curve(copies, "io", "bits_per_second", &[("size", size)], size_x);
+            let file = size_label(size);
+            let Some(b) = shape::best(&c.ys) else {
+                return format!("{file} files: no copy succeeded.");
+            };
+            let worst = c.ys.iter().copied().fold(f64::INFINITY, f64::min);
+            let spread = shape::ratio(worst, c.ys[b])
+                .map(|r| format!("; the slowest I/O size reaches {} of it", say::pct(r)))
+                .unwrap_or_default();
+            let below = ceiling
+                .at(size)
+                .and_then(|top| shape::ratio(c.ys[b], top).map(|r| (r, top)))
+                .map(|(r, top)| {
+                    format!(
+                        ", {} of the stream's {} on the same path",
+                        say::pct(r),
+                        say::rate(top)
+                    )
+                })
+                .unwrap_or_default();
+            format!(
+                "{file} files: {} I/O copies fastest ({}{below}){spread}.",
+                size_label(&c.labels[b]),
+                say::rate(c.ys[b])
+            )
+        })
+        .collect()
+}

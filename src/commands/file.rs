@@ -1,0 +1,51 @@
+//! `fathom file put|get`: one copy, on the agent the path names or an in-process agent rooted at
+//! `--files-root`; a checksum mismatch fails the command (exit 1).
+
+use super::output::{self, Format};
+use crate::cli::file::FileArgs;
+use crate::method::Recorder;
+use crate::testbed::Testbed;
+use crate::Failure;
+
+/// Runs a file copy and prints its report.
+pub fn run(a: &FileArgs, argv: &[String]) -> Result<(), Failure> {
+    let plan = a.plan().map_err(Failure::Usage)?;
+    let c = a.common().map_err(Failure::Usage)?;
+    let root = match &c.host {
+        Some(_) => None,
+        None => Some(files_root(a)?),
+    };
+    let format = Format::of(c.json, c.csv);
+    let bed = Testbed::with_files_root(&c, plan.socket.ipv6, root)?;
+    let mut report = bed.run(plan.clone())?;
+    if a.compare_stream {
+        let beside = bed.run(crate::cli::file::stream_beside(
+            &plan,
+            report.summary.total_bytes_received,
+        ))?;
+        if let Some(f) = report.summary.file.as_mut() {
+            f.stream_bits_per_second = Some(beside.summary.bits_per_second);
+        }
+    }
+    Recorder::open(&c.store).save(&report, argv, None);
+    output::print(&report, format);
+    super::test::exit_status(&report, format)?;
+    match report.summary.file.as_ref().and_then(|f| f.checksum_match) {
+        Some(true) => Ok(()),
+        _ if format == Format::Table => {
+            Err(Failure::Runtime("the copy's checksum did not match".into()))
+        }
+        _ => Err(Failure::Reported),
+    }
+}
+
+/// The in-process agent's files root: `--files-root`, or the current directory.
+fn files_root(a: &FileArgs) -> Result<std::path::PathBuf, Failure> {
+    let dir = match &a.files_root {
+        Some(d) => d.clone(),
+        None => std::env::current_dir()
+            .map_err(|e| Failure::Runtime(format!("the current directory: {e}")))?,
+    };
+    dir.canonicalize()
+        .map_err(|e| Failure::Usage(format!("--files-root {}: {e}", dir.display())))
+}

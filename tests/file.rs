@@ -1,0 +1,294 @@
+//! File copies end to end on loopback: every size with every I/O mode arrives byte-identical
+//! (compared here, not only by fathom's checksum), the agent stays below its files root,
+//! refuses overwrites, leaves nothing under the target name when killed mid-put or when the disk
+//! fills (reported with the bytes written), and bad input
+//! is one clear line with its exit code.
+
+mod common;
+use common::*;
+use std::path::Path;
+
+const SIZES: [usize; 6] = [0, 1, 4095, 4096, 4097, (1 << 20) + 1];
+
+/// Deterministic bytes that differ from one offset to the next (a multiplicative hash).
+fn pattern(n: usize) -> Vec<u8> {
+    (0..n as u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect()
+}
+
+/// `fathom file ARGS --files-root ROOT --json`, which must succeed with a matching checksum.
+fn copy(root: &Path, args: &[&str]) {
+    let mut all = vec!["file"];
+    all.extend_from_slice(args);
+    all.extend([
+        "--files-root",
+        root.to_str().unwrap(),
+        "--json",
+        "--no-store",
+    ]);
+    let out = run(&all, 60);
+    assert!(out.status.success(), "{all:?}: {}", stderr(&out));
+    let j = json(&out);
+    assert_valid(&j, &format!("{all:?}"));
+    assert_eq!(j["summary"]["file"]["checksum_match"], true, "{all:?}");
+}
+
+#[test]
+fn every_size_with_every_io_mode_arrives_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let modes: [&[&str]; 7] = [
+        &[],
+        &["--sendfile"],
+        &["--splice", "-P", "3", "--io", "1000"],
+        &["--direct", "--io", "4K", "--fsync"],
+        &["-P", "4", "--io", "4K", "--verify", "sha256"],
+        &["--io", "1"],
+        &["--sendfile", "--io", "64K", "-P", "2"],
+    ];
+    for size in SIZES {
+        let data = pattern(size);
+        let src = dir.path().join("src");
+        std::fs::write(&src, &data).unwrap();
+        for (m, mode) in modes.iter().enumerate() {
+            if size > 5000 && mode.contains(&"1") {
+                continue; // one-byte I/O of a megabyte is a million writes: slow, and nothing new
+            }
+            let name = format!(":put-{size}-{m}");
+            let mut args = vec!["put", src.to_str().unwrap(), name.as_str()];
+            args.extend_from_slice(mode);
+            copy(&root, &args);
+            let landed = root.join(&name[1..]);
+            assert!(
+                std::fs::read(&landed).unwrap() == data,
+                "put {size} {mode:?}"
+            );
+            let back = dir.path().join(format!("get-{size}-{m}"));
+            let mut args = vec!["get", name.as_str(), back.to_str().unwrap()];
+            args.extend_from_slice(mode);
+            copy(&root, &args);
+            assert!(std::fs::read(&back).unwrap() == data, "get {size} {mode:?}");
+        }
+    }
+    for mode in [&["--sendfile"][..], &["--splice", "-P", "2"], &[]] {
+        let name = format!(":gen-{}", mode.len());
+        let mut args = vec!["put", "--size", "4097", name.as_str()];
+        args.extend_from_slice(mode);
+        copy(&root, &args);
+        assert_eq!(
+            std::fs::metadata(root.join(&name[1..])).unwrap().len(),
+            4097
+        );
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".part"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
+
+/// Runs `fathom file ARGS` against `agent`; it must fail with one line naming `why`.
+fn refused(args: &[&str], code: i32, why: &str) {
+    let mut all = vec!["file"];
+    all.extend_from_slice(args);
+    all.push("--no-store");
+    let out = run(&all, 60);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(code), "{all:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "{all:?}: one line: {err}");
+    assert!(err.contains(why), "{all:?}: {err}");
+}
+
+#[test]
+fn the_agent_stays_below_its_files_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("secret"), b"s").unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("out")).unwrap();
+    std::os::unix::fs::symlink("../../outside/secret", root.join("sub/climb")).unwrap();
+    let fifo = std::ffi::CString::new(root.join("fifo").to_str().unwrap()).unwrap();
+    // SAFETY: a valid path; mkfifo only creates it.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let src = dir.path().join("src");
+    std::fs::write(&src, b"data").unwrap();
+    let agent = Agent::start(&["--files-root", root.to_str().unwrap()]);
+    let at = |p: &str| format!("{}:{p}", agent.target());
+    let src = src.to_str().unwrap();
+    let abs_outside = format!("{}/x", outside.display());
+    for (target, why) in [
+        ("../x", "leaves the agent's files root"),
+        ("sub/../../x", "leaves the agent's files root"),
+        (abs_outside.as_str(), "outside the agent's files root"),
+        ("out/x", "files root"),
+        ("sub/climb", "not a regular file"),
+        ("fifo", "not a regular file"),
+        ("sub", "not a regular file"),
+    ] {
+        refused(&["put", src, &at(target), "--force"], 1, why);
+    }
+    let dst = dir.path().join("got");
+    for (path, why) in [
+        ("../outside/secret", "leaves the agent's files root"),
+        ("sub/climb", "leaves the agent's files root"),
+        ("out/secret", "files root"),
+        ("fifo", "not a regular file"),
+    ] {
+        refused(&["get", &at(path), dst.to_str().unwrap()], 1, why);
+    }
+    let mut listed: Vec<_> = std::fs::read_dir(&outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    listed.sort();
+    assert_eq!(listed, ["secret"], "nothing created outside the root");
+    assert!(!dst.exists());
+    assert_eq!(std::fs::read(outside.join("secret")).unwrap(), b"s");
+    let bare = Agent::start(&[]);
+    refused(
+        &["put", src, &format!("{}:x", bare.target())],
+        1,
+        "--files-root",
+    );
+}
+
+#[test]
+fn a_refused_overwrite_changes_nothing_and_force_replaces() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    std::fs::write(dir.path().join("dst"), b"keep me").unwrap();
+    std::fs::write(dir.path().join("src"), b"new").unwrap();
+    let src = dir.path().join("src");
+    let src = src.to_str().unwrap();
+    refused(
+        &["put", src, ":dst", "--files-root", root],
+        1,
+        "exists; pass --force",
+    );
+    assert_eq!(std::fs::read(dir.path().join("dst")).unwrap(), b"keep me");
+    refused(
+        &[
+            "get",
+            ":src",
+            dir.path().join("dst").to_str().unwrap(),
+            "--files-root",
+            root,
+        ],
+        1,
+        "exists; pass --force",
+    );
+    assert_eq!(std::fs::read(dir.path().join("dst")).unwrap(), b"keep me");
+    copy(dir.path(), &["put", src, ":dst", "--force"]);
+    assert_eq!(std::fs::read(dir.path().join("dst")).unwrap(), b"new");
+}
+
+#[test]
+fn an_agent_killed_mid_put_leaves_nothing_under_the_target_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut agent = Agent::start(&["--files-root", dir.path().to_str().unwrap()]);
+    let dst = format!("{}:big", agent.target());
+    let mut put = fathom()
+        .args(["file", "put", "--size", "20G", &dst, "--no-store"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let part = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .any(|e| e.file_name().to_string_lossy().ends_with(".part"))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !part() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    agent.child.kill().unwrap();
+    agent.child.wait().unwrap();
+    assert!(part(), "the put began (its temporary file appeared)");
+    let pid = put.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || drop(tx.send(put.wait())));
+    let status = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .unwrap_or_else(|_| {
+            // SAFETY: signals the child we spawned, by its PID.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("the put did not end after its agent was killed")
+        });
+    assert!(!status.unwrap().success());
+    assert!(
+        !dir.path().join("big").exists(),
+        "no file under the target name"
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_with_its_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    std::fs::write(dir.path().join("src"), b"x").unwrap();
+    let src = dir.path().join("src");
+    let src = src.to_str().unwrap();
+    refused(
+        &["put", src, ":a", "--io", "0", "--files-root", root],
+        2,
+        "--io",
+    );
+    refused(
+        &[
+            "put",
+            src,
+            ":a",
+            "--direct",
+            "--io",
+            "5000",
+            "--files-root",
+            root,
+        ],
+        2,
+        "multiple of 4096",
+    );
+    refused(
+        &["put", "/nonexistent/src", ":a", "--files-root", root],
+        2,
+        "/nonexistent/src",
+    );
+    refused(
+        &["get", ":/etc/passwd", "x", "--files-root", root],
+        1,
+        "outside the agent's files root",
+    );
+    assert!(!dir.path().join("a").exists());
+}
+
+#[test]
+fn a_full_disk_is_reported_with_what_was_written_and_leaves_nothing() {
+    if !root_or_ci() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (full, src) = (dir.path().join("full"), dir.path().join("src"));
+    std::fs::create_dir(&full).unwrap();
+    std::fs::write(&src, pattern(300_000)).unwrap();
+    // A 64K tmpfs in a mount namespace of its own: it vanishes with the command.
+    let script = format!(
+        "mount -t tmpfs -o size=64k tmpfs {f} && {bin} file put {s} :x --files-root {f} --no-store >/dev/null; rc=$?; ls -A {f} >&2; exit $rc",
+        f = full.display(),
+        bin = env!("CARGO_BIN_EXE_fathom"),
+        s = src.display()
+    );
+    let out = run_program("unshare", &["-m", "sh", "-c", &script], 60);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("disk full after 65536 bytes"), "{err}");
+    assert_eq!(
+        err.trim().lines().count(),
+        1,
+        "nothing left in the full directory: {err}"
+    );
+}
