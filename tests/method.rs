@@ -380,6 +380,14 @@ fn bad_method_options_are_usage_errors_before_anything_runs() {
             vec!["sweep", "stream", "--vary", "rtt=10ms"],
             "run between lab hosts",
         ),
+        (
+            vec!["sweep", "stream", "--vary", "rate=100M"],
+            "--vary rate sets the lab's WAN links",
+        ),
+        (
+            vec!["sweep", "stream", "--vary", "rate=fast"],
+            "--vary rate: ",
+        ),
     ] {
         let out = st.run(&args, 10);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));

@@ -90,9 +90,52 @@ fn run_sweep(
         min: spec.iterations.max(1),
         confidence: None,
     };
-    let sp = sweep::prepare(kind.command, &base, spec.axes.clone(), Some(rule))?;
+    let mut axes = spec.axes.clone();
+    if let (Some(search), Some(last)) = (&spec.search, axes.last_mut()) {
+        last.values = (1..=search.max.max(1)).map(|n| n.to_string()).collect();
+    }
+    let sp = sweep::prepare(kind.command, &base, axes, Some(rule))?;
+    if let Some(alg) = &spec.ipsec {
+        return Ok(unavailable(&sp, alg, ipsec_refusal(alg)));
+    }
     let bed = Testbed::for_plan(&sp.common, &sp.points[0].plan)?;
-    sweep::execute(&sp, &bed, rec, resume)
+    match &spec.search {
+        Some(search) => sweep::search(&sp, &bed, rec, resume, &|s: &Series| search.next(s)),
+        None => sweep::execute(&sp, &bed, rec, resume),
+    }
+}
+
+/// Why this machine cannot run a sweep across IPsec lab links with `alg`: what the kernel lacks,
+/// or that fathom's lab does not set ESP up yet (see `fathom_lab::ipsec`).
+fn ipsec_refusal(alg: &str) -> String {
+    let probe = fathom_lab::ipsec::Alg::parse(alg)
+        .map_err(|e| e.to_string())
+        .and_then(|a| {
+            fathom_lab::ipsec::probe(a, &format!("fl-study{}-ipsec-probe", std::process::id()))
+                .map_err(|e| e.to_string())
+        });
+    match probe {
+        Err(said) => {
+            let prefix = format!("--ipsec {alg}: ");
+            said.strip_prefix(&prefix).unwrap_or(&said).to_string()
+        }
+        Ok(()) => "the kernel has it, but fathom's study lab does not set up ESP yet".into(),
+    }
+}
+
+/// The series of a sweep that cannot run here: its one point says why, and its options record
+/// the IPsec algorithm asked for.
+fn unavailable(sp: &sweep::SweepPlan, alg: &str, reason: String) -> Series {
+    let mut s = sweep::new_series(sp);
+    s.args.extend(["--ipsec".to_string(), alg.to_string()]);
+    s.axes.iter_mut().for_each(|a| a.values.truncate(1));
+    s.points.push(fathom_report::series::Point {
+        params: sp.points[0].params.clone(),
+        error: Some(format!("{}: {reason}", fathom_study::UNAVAILABLE)),
+        ..Default::default()
+    });
+    s.complete = true;
+    s
 }
 
 /// The table file, one SVG and PNG chart per sweep (plus latency charts for request/response),
@@ -118,6 +161,9 @@ fn write_outputs(
         summary_text(study, all, findings, dir).as_bytes(),
     )?;
     for (i, (spec, s)) in specs.iter().zip(all).enumerate() {
+        if !s.points.iter().any(|p| p.metric(&spec.metric).is_some()) {
+            continue;
+        }
         let mut charts: Vec<_> = std::iter::once(spec.metric.as_str())
             .chain(extra_charts(spec))
             .map(|m| {

@@ -7,12 +7,14 @@
 mod certainty;
 pub mod curve;
 pub mod say;
+mod search;
 pub mod shape;
 mod spec;
 mod studies;
 
 pub use certainty::certainty;
-pub use spec::{SweepSpec, SETUP_SECONDS};
+pub use search::{next_count, Search};
+pub use spec::{SweepSpec, SETUP_SECONDS, UNAVAILABLE};
 
 use fathom_report::series::Series;
 

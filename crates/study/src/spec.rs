@@ -2,6 +2,7 @@
 //! runner expands it into points (one `fathom <kind> <args> --<axis> <value>...` each) with
 //! [`SweepSpec::points`]; [`SweepSpec::estimated_seconds`] sizes it before it runs.
 
+use crate::search::Search;
 use crate::shape::{parse_ms, parse_size};
 use fathom_proto::plan::KindId;
 use fathom_report::series::{Axis, Param};
@@ -15,6 +16,10 @@ const ASSUMED_BPS: f64 = 1e9;
 
 /// Measured time of a test given neither `-t` nor `-n`, seconds (the CLI's default).
 const DEFAULT_TIME_S: f64 = 10.0;
+
+/// What the error of a sweep's only point starts with when the sweep cannot run on this machine
+/// (an `ipsec` sweep on a kernel without ESP); the reason follows.
+pub const UNAVAILABLE: &str = "not available on this kernel";
 
 /// One sweep of a study.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,6 +40,12 @@ pub struct SweepSpec {
     pub metric: String,
     /// Further metrics worth a chart of their own (CPU per GB beside throughput).
     pub more_metrics: Vec<String>,
+    /// When set, the last axis is searched rather than swept: its values are the steps the
+    /// search may take, and the runner picks each next one ([`Search::next`]).
+    pub search: Option<Search>,
+    /// When set, the sweep runs across lab links that IPsec (kernel ESP) encrypts with this
+    /// algorithm ("aes-256-gcm").
+    pub ipsec: Option<String>,
 }
 
 impl SweepSpec {
@@ -146,6 +157,8 @@ mod tests {
             x_axis: "rcvbuf".into(),
             metric: "seconds".into(),
             more_metrics: Vec::new(),
+            search: None,
+            ipsec: None,
         }
     }
 

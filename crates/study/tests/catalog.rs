@@ -7,10 +7,11 @@ use common::{fail, flat, series};
 use fathom_proto::plan::KindId;
 use fathom_study::{all, find, list_text};
 
-/// The test CLI's long options a study may sweep (`rtt` is the lab runner's pseudo-option).
-const OPTIONS: [&str; 11] = [
-    "sndbuf", "rcvbuf", "parallel", "write", "size", "quickack", "cpus", "rtt", "gso", "io",
-    "bytes",
+/// The test CLI's long options a study may sweep (`rtt` and `rate` are the lab runner's
+/// pseudo-options).
+const OPTIONS: [&str; 12] = [
+    "sndbuf", "rcvbuf", "parallel", "write", "size", "quickack", "cpus", "rtt", "rate", "gso",
+    "io", "bytes",
 ];
 
 #[test]
@@ -26,7 +27,8 @@ fn every_study_is_listed_and_found_by_name() {
             "many-flows",
             "window-vs-rtt",
             "small-packets",
-            "file-copy"
+            "file-copy",
+            "streams-to-line-rate"
         ]
     );
     assert_eq!(find("rr-payload").map(|s| s.name), Some("rr-payload"));

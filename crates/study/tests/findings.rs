@@ -380,3 +380,92 @@ fn small_packets_names_the_peak_the_gso_gain_and_what_limits_the_rate() {
         "The receiver limits 64 B: it lost 62% of the 400,000/s sent, dropped where it could not keep up (its socket buffer)."
     );
 }
+
+/// A streams-to-line-rate series of one mode over a 200M link: (streams, bits/s, CPU per GB,
+/// client CPU %, server CPU %) at each count the search tried.
+fn line_rate(
+    extra: &[&str],
+    tried: &[(&str, f64, f64, f64, f64)],
+) -> fathom_report::series::Series {
+    let mut args = vec!["--server", "h1", "--clients", "h2", "-t", "1s"];
+    args.extend(extra);
+    let counts: Vec<&str> = tried.iter().map(|t| t.0).collect();
+    let mut s = series(&args, &[("rate", &["200M"]), ("parallel", &counts)]);
+    for (n, bps, gb, local, remote) in tried {
+        add(
+            &mut s,
+            &["200M", n],
+            &[
+                ("bits_per_second", *bps),
+                ("cpu_s_per_gb", *gb),
+                ("cpu_local_percent", *local),
+                ("cpu_remote_percent", *remote),
+            ],
+        );
+    }
+    s
+}
+
+#[test]
+fn streams_to_line_rate_names_the_streams_needed_and_the_cheapest_mode() {
+    let m = 1e6;
+    let clear = line_rate(
+        &[],
+        &[
+            ("1", 150.0 * m, 2.0, 40.0, 35.0),
+            ("2", 185.0 * m, 2.2, 50.0, 45.0),
+        ],
+    );
+    let tls = line_rate(
+        &["--tls"],
+        &[
+            ("1", 60.0 * m, 5.0, 50.0, 50.0),
+            ("2", 110.0 * m, 5.1, 60.0, 60.0),
+            ("4", 190.0 * m, 5.5, 90.0, 90.0),
+            ("3", 170.0 * m, 5.3, 80.0, 80.0),
+        ],
+    );
+    let mut ipsec = series(
+        &["--ipsec", "aes-256-gcm"],
+        &[("rate", &["200M"]), ("parallel", &["1"])],
+    );
+    fail(&mut ipsec, &["200M", "1"]);
+    ipsec.points[0].error = Some(format!(
+        "{}: this kernel lacks ESP itself (the kernel is built without CONFIG_INET_ESP)",
+        fathom_study::UNAVAILABLE
+    ));
+    assert_eq!(
+        findings("streams-to-line-rate", &[clear, tls, ipsec]),
+        [
+            "clear: 2 streams reach 185 Mbit/s, 93% of the 200M link; CPU there: 50% at the client end, 45% at the server end.",
+            "clear: one stream carries 150 Mbit/s (75%) at 2.00 CPU-seconds per GB.",
+            "TLS: 4 streams reach 190 Mbit/s, 95% of the 200M link; CPU there: 90% (both ends share this machine's CPUs).",
+            "TLS: one stream carries 60.0 Mbit/s (30%) at 5.00 CPU-seconds per GB.",
+            "IPsec aes-256-gcm: not available on this kernel: this kernel lacks ESP itself (the kernel is built without CONFIG_INET_ESP).",
+            "The cheapest way to fill the 200M link to 90%: clear, 2 streams, 2.20 CPU-s/GB; TLS needs 4 streams, 5.50 CPU-s/GB, 2.5× the CPU per GB.",
+        ]
+    );
+}
+
+#[test]
+fn streams_to_line_rate_says_when_the_link_is_not_reachable() {
+    let m = 1e6;
+    let tls = line_rate(
+        &["--tls"],
+        &[
+            ("1", 50.0 * m, 5.0, 99.0, 99.0),
+            ("2", 60.0 * m, 5.0, 99.0, 99.0),
+        ],
+    );
+    let mut broken = line_rate(&[], &[]);
+    fail(&mut broken, &["200M", "1"]);
+    assert_eq!(
+        findings("streams-to-line-rate", &[tls, broken]),
+        [
+            "TLS: not reachable on this machine: 2 streams (the most that ran) reach 60.0 Mbit/s, 30% of the 200M link.",
+            "TLS: one stream carries 50.0 Mbit/s (25%) at 5.00 CPU-seconds per GB.",
+            "clear: no point succeeded.",
+            "No mode filled the 200M link to 90% on this machine.",
+        ]
+    );
+}

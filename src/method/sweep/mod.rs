@@ -6,14 +6,15 @@
 //!
 //! A point is the test's own command line with the point's values added (`--buffer=64K`, or the
 //! bare flag for `quickack=on`), parsed by the same code as a single test: any test option can
-//! be swept, and a bad value is refused with the option's own message. One pseudo-option exists:
-//! `rtt`, the round trip of the lab's WAN emulator links (half of it each way).
+//! be swept, and a bad value is refused with the option's own message. Two pseudo-options exist:
+//! `rtt`, the round trip of the lab's WAN emulator links (half of it each way), and `rate`, their
+//! rate (`rate=100M,1G`).
 
 mod points;
 mod run;
 
 pub use points::{combinations, parse_axis, prepare};
-pub use run::{execute, new_series};
+pub use run::{execute, new_series, search};
 
 use super::iterate::Rule;
 use crate::cli::common::CommonArgs;
@@ -21,7 +22,7 @@ use fathom_proto::plan::TestPlan;
 use fathom_report::series::{Axis, Param};
 
 /// Options the sweep applies itself rather than passing to the test.
-pub const PSEUDO: &[&str] = &["rtt"];
+pub const PSEUDO: &[&str] = &["rtt", "rate"];
 
 /// One point, ready to run.
 #[derive(Clone, Debug)]

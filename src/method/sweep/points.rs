@@ -94,6 +94,11 @@ pub fn prepare(
             crate::cli::units::parse_duration(&p.value)
                 .map_err(|e| usage(format!("--vary rtt: {e}")))?;
         }
+        if let Some(p) = params.iter().find(|p| p.name == "rate") {
+            format!("rate={}", p.value)
+                .parse::<fathom_wan::LinkParams>()
+                .map_err(|e| usage(format!("--vary rate: {e}")))?;
+        }
         let (plan, common) = parse_point(&args).map_err(|e| {
             usage(format!(
                 "at {}: {e}",

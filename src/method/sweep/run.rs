@@ -2,7 +2,7 @@
 //! they finish, the series saved after every point, and the `rtt` pseudo-option applied to the
 //! lab's WAN links.
 
-use super::SweepPlan;
+use super::{SweepPlan, PSEUDO};
 use crate::method::iterate::{self, now_unix_s, Slot};
 use crate::method::Recorder;
 use crate::testbed::Testbed;
@@ -36,11 +36,59 @@ pub fn execute(
     rec: &Recorder,
     resume: bool,
 ) -> Result<Series, Failure> {
-    if sp.axes.iter().any(|a| a.name == "rtt") && bed.lab().is_none() {
-        return Err(Failure::Usage(
-            "--vary rtt sets the lab's WAN links: run between lab hosts (--server h1 --clients h2)"
-                .into(),
-        ));
+    execute_picked(
+        sp,
+        bed,
+        rec,
+        resume,
+        &|s: &Series| {
+            sp.points
+                .iter()
+                .position(|pp| !s.points.iter().any(|p| p.params == pp.params))
+        },
+        None,
+    )
+}
+
+/// Runs a search over the last axis of `sp` (whose values are every count it may try): `next`
+/// names each next value from the series so far. The series lists only the values tried.
+pub fn search(
+    sp: &SweepPlan,
+    bed: &Testbed,
+    rec: &Recorder,
+    resume: bool,
+    next: &dyn Fn(&Series) -> Option<String>,
+) -> Result<Series, Failure> {
+    let axis = sp.axes.last().map(|a| a.name.clone()).unwrap_or_default();
+    let pick = |s: &Series| {
+        let value = next(s)?;
+        let i = sp
+            .points
+            .iter()
+            .position(|pp| pp.params.iter().any(|p| p.name == axis && p.value == value))?;
+        let done = s.points.iter().any(|p| p.params == sp.points[i].params);
+        (!done).then_some(i)
+    };
+    execute_picked(sp, bed, rec, resume, &pick, Some(&axis))
+}
+
+/// Runs the points `pick` chooses, one at a time, until it chooses none: the series is complete
+/// then, and incomplete when interrupted. The `searched` axis keeps only the values that ran.
+fn execute_picked(
+    sp: &SweepPlan,
+    bed: &Testbed,
+    rec: &Recorder,
+    resume: bool,
+    pick: &dyn Fn(&Series) -> Option<usize>,
+    searched: Option<&str>,
+) -> Result<Series, Failure> {
+    if let Some(a) = sp.axes.iter().find(|a| PSEUDO.contains(&a.name.as_str())) {
+        if bed.lab().is_none() {
+            return Err(Failure::Usage(format!(
+                "--vary {} sets the lab's WAN links: run between lab hosts (--server h1 --clients h2)",
+                a.name
+            )));
+        }
     }
     let fingerprint = sp.fingerprint();
     let found = if resume {
@@ -69,11 +117,11 @@ pub fn execute(
         }
     };
     let total = sp.points.len();
-    for (i, pp) in sp.points.iter().enumerate() {
-        if s.points.iter().any(|p| p.params == pp.params) {
-            continue;
-        }
+    let mut interrupted = false;
+    while let Some(i) = pick(&s) {
+        let pp = &sp.points[i];
         if bed.interrupted() {
+            interrupted = true;
             break;
         }
         let label = fathom_report::table_series::params_text(&fathom_report::series::Point {
@@ -107,6 +155,7 @@ pub fn execute(
             _ => {}
         }
         if point.error.as_deref() == Some("interrupted") {
+            interrupted = true;
             break;
         }
         s.points.push(point);
@@ -118,10 +167,19 @@ pub fn execute(
             .position(|pp| pp.params == p.params)
             .unwrap_or(usize::MAX)
     });
-    s.complete = sp
-        .points
-        .iter()
-        .all(|pp| s.points.iter().any(|p| p.params == pp.params));
+    s.complete = !interrupted;
+    if let Some(a) = s
+        .axes
+        .iter_mut()
+        .find(|a| Some(a.name.as_str()) == searched)
+    {
+        let ran: Vec<String> = s
+            .points
+            .iter()
+            .filter_map(|p| p.param(&a.name).map(str::to_string))
+            .collect();
+        a.values.retain(|v| ran.contains(v));
+    }
     rec.update_series(id, &s);
     if let (Some(path), Some(i)) = (rec.path(), id) {
         eprintln!("fathom: stored as series s{i} in {}", path.display());
@@ -129,24 +187,37 @@ pub fn execute(
     Ok(s)
 }
 
-/// Applies the point's pseudo-options: `rtt` sets every WAN link of the testbed's lab to half
-/// the round trip each way.
+/// Applies the point's pseudo-options to every WAN link of the testbed's lab: `rtt` sets half
+/// the round trip each way, `rate` the links' rate.
 fn apply_pseudo(bed: &Testbed, params: &[Param]) -> Result<(), String> {
-    let Some(rtt) = params.iter().find(|p| p.name == "rtt") else {
+    let mut set = Vec::new();
+    for p in params.iter().filter(|p| PSEUDO.contains(&p.name.as_str())) {
+        set.push(match p.name.as_str() {
+            "rtt" => {
+                let ns = crate::cli::units::parse_duration(&p.value)?;
+                format!("delay={}us", ns / 2_000)
+            }
+            _ => format!("{}={}", p.name, p.value),
+        });
+    }
+    let Some(first) = params.iter().find(|p| PSEUDO.contains(&p.name.as_str())) else {
         return Ok(());
     };
-    let ns = crate::cli::units::parse_duration(&rtt.value)?;
-    let lab = bed
-        .lab()
-        .ok_or("--vary rtt needs the test to run between lab hosts joined by a WAN link")?;
+    let lab = bed.lab().ok_or_else(|| {
+        format!(
+            "--vary {} needs the test to run between lab hosts joined by a WAN link",
+            first.name
+        )
+    })?;
     let links = fathom_lab::wan_links(lab).map_err(|e| e.to_string())?;
     if links.is_empty() {
         return Err(format!(
-            "--vary rtt: lab {} has no WAN link (lab up --wan ...)",
+            "--vary {}: lab {} has no WAN link (lab up --wan ...)",
+            first.name,
             lab.name()
         ));
     }
-    let params = format!("delay={}us", ns / 2_000);
+    let params = set.join(",");
     for l in links {
         fathom_lab::set_wan(lab, &l.name, &params, fathom_lab::Directions::Both, false)
             .map_err(|e| e.to_string())?;

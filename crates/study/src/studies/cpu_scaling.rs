@@ -48,6 +48,8 @@ fn sweeps(quick: bool, cpus: u32) -> Vec<SweepSpec> {
         x_axis: "cpus".into(),
         metric: BPS.into(),
         more_metrics: vec![CPU_PER_GB.into(), "cpu_local_percent".into()],
+        search: None,
+        ipsec: None,
     }]
 }
 

@@ -37,6 +37,8 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
             x_axis: "io".into(),
             metric: "bits_per_second".into(),
             more_metrics: vec!["cpu_s_per_gb".into()],
+            search: None,
+            ipsec: None,
         },
         SweepSpec {
             title: "Memory-to-memory stream of the same sizes (the ceiling)".into(),
@@ -47,6 +49,8 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
             x_axis: "bytes".into(),
             metric: "bits_per_second".into(),
             more_metrics: Vec::new(),
+            search: None,
+            ipsec: None,
         },
     ]
 }

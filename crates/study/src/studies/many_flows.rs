@@ -32,6 +32,8 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
         x_axis: "parallel".into(),
         metric: BPS.into(),
         more_metrics: vec!["cpu_s_per_gb".into(), "retransmits".into()],
+        search: None,
+        ipsec: None,
     }]
 }
 

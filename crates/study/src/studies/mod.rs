@@ -6,6 +6,7 @@ mod many_flows;
 mod rr_payload;
 mod small_packets;
 mod socket_buffers;
+mod streams_to_line_rate;
 mod window_vs_rtt;
 mod write_size;
 
@@ -16,7 +17,7 @@ use crate::spec::args;
 use crate::Study;
 
 /// Every study, in list order.
-pub(crate) const ALL: [Study; 8] = [
+pub(crate) const ALL: [Study; 9] = [
     socket_buffers::STUDY,
     write_size::STUDY,
     rr_payload::STUDY,
@@ -25,6 +26,7 @@ pub(crate) const ALL: [Study; 8] = [
     window_vs_rtt::STUDY,
     small_packets::STUDY,
     file_copy::STUDY,
+    streams_to_line_rate::STUDY,
 ];
 
 /// Share of the best a value must reach to count as the knee.

@@ -42,6 +42,8 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
         x_axis: "size".into(),
         metric: TPS.into(),
         more_metrics: vec![P50.into(), "latency_p99_us".into()],
+        search: None,
+        ipsec: None,
     }]
 }
 

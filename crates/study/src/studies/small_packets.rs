@@ -45,6 +45,8 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
         x_axis: "size".into(),
         metric: DPS.into(),
         more_metrics: vec![SENT.into(), LOST.into(), CPU.into()],
+        search: None,
+        ipsec: None,
     }]
 }
 

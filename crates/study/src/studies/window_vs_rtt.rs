@@ -52,6 +52,8 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
         x_axis: "rcvbuf".into(),
         metric: SECONDS.into(),
         more_metrics: vec![BPS.into()],
+        search: None,
+        ipsec: None,
     }]
 }
 

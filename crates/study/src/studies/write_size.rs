@@ -38,6 +38,8 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
         x_axis: "write".into(),
         metric: "bits_per_second".into(),
         more_metrics: vec!["cpu_s_per_gb".into()],
+        search: None,
+        ipsec: None,
     }]
 }
 
