@@ -132,7 +132,9 @@ fn compare_clear_runs_both_and_reports_the_ratios() {
     assert_eq!(j["rounds"].as_u64(), Some(1));
     for key in ["tls", "clear", "ratio"] {
         assert!(j[key]["rate"].as_f64().unwrap() > 0.0, "{j}");
-        assert!(j[key]["cpu_local"].as_f64().unwrap() > 0.0, "{j}");
+        // CPU time is read in clock ticks: a 20M clear run on loopback can end within one
+        // tick and read 0, so only presence is asserted.
+        assert!(j[key]["cpu_local"].as_f64().unwrap() >= 0.0, "{j}");
     }
 }
 
