@@ -28,7 +28,11 @@ fn min_round_trip_matches_configured_delay() {
         );
     }
     let counters = forwarder.stop().unwrap();
-    assert!(counters.a_to_b.delayed >= 48, "{:?}", counters.a_to_b);
+    // Every probe crossed; nearly all were held. A frame the forwarder reads only after its
+    // departure time (its thread descheduled for longer than the delay) leaves at once and is
+    // not counted as delayed, so a loaded machine may hold a few less than all 48.
+    assert!(counters.a_to_b.forwarded >= 48, "{:?}", counters.a_to_b);
+    assert!(counters.a_to_b.delayed >= 40, "{:?}", counters.a_to_b);
     assert!(counters.a_to_b.held_peak_packets >= 1);
 }
 
