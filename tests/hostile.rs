@@ -182,15 +182,26 @@ fn a_dribbling_handshake_is_cut_off_at_its_deadline() {
     bytes.extend_from_slice(&[0, 0, 0, 200]);
     bytes.resize(200, 0);
     let mut buf = [0u8; 256];
-    let closed = |r: std::io::Result<usize>| match r {
-        Ok(n) => n == 0,
-        Err(e) => !matches!(
-            e.kind(),
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-        ),
+    // Why the dribble stopped, when the agent ended it; a timeout or an interrupted read is not
+    // an end (one CI run saw the loop stop at about 5 s without saying why).
+    let ended = |r: std::io::Result<usize>| match r {
+        Ok(0) => Some("the agent closed the connection".to_string()),
+        Ok(_) => None,
+        Err(e) => match e.kind() {
+            std::io::ErrorKind::WouldBlock
+            | std::io::ErrorKind::TimedOut
+            | std::io::ErrorKind::Interrupted => None,
+            _ => Some(format!("read failed: {e}")),
+        },
     };
-    for b in bytes {
-        if s.write_all(&[b]).is_err() || closed(s.read(&mut buf)) {
+    let mut why = "every byte was sent".to_string();
+    for (i, b) in bytes.into_iter().enumerate() {
+        if let Err(e) = s.write_all(&[b]) {
+            why = format!("writing byte {i} failed: {e}");
+            break;
+        }
+        if let Some(end) = ended(s.read(&mut buf)) {
+            why = format!("{end} after byte {i}");
             break;
         }
         assert!(
@@ -198,7 +209,11 @@ fn a_dribbling_handshake_is_cut_off_at_its_deadline() {
             "a dribbler held its handshake past the 10 s deadline"
         );
     }
-    assert!(opened.elapsed() >= Duration::from_secs(9));
+    assert!(
+        opened.elapsed() >= Duration::from_secs(9),
+        "cut off after {:?}, before the 10 s deadline: {why}",
+        opened.elapsed()
+    );
 }
 
 /// D6 and the thread per pending handshake: idle strangers take no test slot, and their
