@@ -225,6 +225,45 @@ fn an_agent_killed_mid_put_leaves_nothing_under_the_target_name() {
         !dir.path().join("big").exists(),
         "no file under the target name"
     );
+    restart_removes_only_stale_parts(dir.path(), agent.child.id());
+}
+
+/// A new agent on `root` removes the killed agent's (`dead`) temporary files, below
+/// subdirectories too, and keeps everything else: a live process's, names off the pattern, and
+/// a symlink named like one.
+fn restart_removes_only_stale_parts(root: &Path, dead: u32) {
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    std::fs::create_dir(root.join("sub")).unwrap();
+    let stale = format!("sub/.x.fathom-{dead}-3.part");
+    let kept = [
+        format!(".x.fathom-{}-0.part", std::process::id()),
+        format!(".x.fathom-{dead}-0.part.keep"),
+        format!("x.fathom-{dead}-0.part"),
+        format!(".x.fathom-0{dead}-0.part"),
+        "big.part".to_string(),
+    ];
+    for f in kept.iter().chain([&stale]) {
+        std::fs::write(root.join(f), b"x").unwrap();
+    }
+    let link = format!(".l.fathom-{dead}-1.part");
+    std::os::unix::fs::symlink(outside.path(), root.join(&link)).unwrap();
+    let mut agent = Agent::start(&["--files-root", root.to_str().unwrap()]);
+    for _ in 0..2 {
+        let line = agent.next_log_line();
+        assert!(line.contains("removed the stale partial copy"), "{line}");
+    }
+    let left: Vec<String> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".big.fathom-"))
+        .collect();
+    assert!(left.is_empty(), "the killed put's file is gone: {left:?}");
+    assert!(!root.join(&stale).exists(), "below a subdirectory too");
+    for f in &kept {
+        assert!(root.join(f).exists(), "{f} is kept");
+    }
+    assert!(root.join(&link).symlink_metadata().is_ok(), "a symlink is kept");
+    assert!(outside.path().exists(), "its target too");
 }
 
 #[test]

@@ -8,7 +8,10 @@ mod io;
 mod place;
 mod recv;
 mod send;
+mod stale;
 mod target;
+
+pub use stale::remove_stale_parts;
 
 use crate::kind::{wrong_sockets, Flow, Setup, Side, Sockets};
 use fathom_proto::plan::TestPlan;
@@ -46,8 +49,12 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> std::io::Result<Vec<Box<
     if !sending {
         let path = path.ok_or_else(|| wrong_sockets(s.plan.kind))?;
         let target = Arc::new(target::Target::create(base, &path, &o, s.ids.len())?);
+        let mut pipes = (0..s.ids.len())
+            .map(|_| recv::Receiver::pipe(&o))
+            .collect::<std::io::Result<Vec<_>>>()?;
         return s.tcp_flows(sockets, |_, sock, stats| {
-            Box::new(recv::Receiver::new(sock, stats, target.clone(), &o))
+            let pipe = pipes.pop().flatten();
+            Box::new(recv::Receiver::new(sock, stats, target.clone(), pipe, &o))
         });
     }
     let src = path
