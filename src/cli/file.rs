@@ -58,7 +58,7 @@ pub struct FileArgs {
     /// The sender uses sendfile().
     #[arg(long, conflicts_with = "splice")]
     pub sendfile: bool,
-    /// The sender uses splice() through a pipe.
+    /// splice() through a pipe on both ends: file → socket, and socket → file.
     #[arg(long)]
     pub splice: bool,
     /// O_DIRECT on both ends (--io must be a multiple of 4K).
