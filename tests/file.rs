@@ -262,7 +262,10 @@ fn restart_removes_only_stale_parts(root: &Path, dead: u32) {
     for f in &kept {
         assert!(root.join(f).exists(), "{f} is kept");
     }
-    assert!(root.join(&link).symlink_metadata().is_ok(), "a symlink is kept");
+    assert!(
+        root.join(&link).symlink_metadata().is_ok(),
+        "a symlink is kept"
+    );
     assert!(outside.path().exists(), "its target too");
 }
 
@@ -330,4 +333,38 @@ fn a_full_disk_is_reported_with_what_was_written_and_leaves_nothing() {
         1,
         "nothing left in the full directory: {err}"
     );
+}
+
+#[test]
+fn a_copy_between_agents_stays_below_both_roots() {
+    let (ra, rb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Agent::start(&["--files-root", ra.path().to_str().unwrap()]);
+    let b = Agent::start(&["--files-root", rb.path().to_str().unwrap()]);
+    let between = |args: &[&str], client: &Agent| {
+        let mut all = vec!["file"];
+        all.extend_from_slice(args);
+        let (s, c) = (a.target(), client.target());
+        let out = run(
+            &[&all[..], &["--server", &s, "--clients", &c, "--no-store"]].concat(),
+            60,
+        );
+        (out.status.code(), stderr(&out))
+    };
+    let (code, err) = between(&["put", "--size", "5000", "x"], &b);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, err) = between(&["get", "x", "y"], &b);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        std::fs::read(ra.path().join("x")).unwrap(),
+        std::fs::read(rb.path().join("y")).unwrap()
+    );
+    let (code, err) = between(&["get", "x", "../escape"], &b);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("leaves the agent's files root"), "{err}");
+    assert!(!rb.path().join("../escape").exists());
+    let rootless = Agent::start(&[]);
+    let (code, err) = between(&["put", "--size", "5000", "z"], &rootless);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("serves no files"), "{err}");
+    assert!(!ra.path().join("z").exists());
 }

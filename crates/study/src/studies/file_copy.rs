@@ -96,8 +96,8 @@ fn findings(series: &[Series]) -> Vec<String> {
         .collect()
 }
 
-/// Why the I/O sizes differ for `size` files: the system calls each end makes per MB, the CPU
-/// per GB, and where each end's time went, at the best and the worst I/O size.
+/// Why the I/O sizes differ for `size` files: the system calls each end makes per MB and where
+/// each end's time went, at the best and the worst I/O size.
 fn why(copies: &Series, size: &str, best: &str, worst: &str) -> String {
     let at = |io: &str, metric: &str| {
         let c = curve(copies, "io", metric, &[("size", size)], size_x);
@@ -106,12 +106,9 @@ fn why(copies: &Series, size: &str, best: &str, worst: &str) -> String {
     let calls = |io: &str| size_x(io).map(|b| (1 << 20) as f64 / b.max(1.0));
     let part = |io: &str| {
         let calls = calls(io).map(say::num).unwrap_or_else(|| "?".into());
-        let cpu = at(io, "cpu_s_per_gb")
-            .map(|v| format!(", {} CPU-s per GB", say::num(v)))
-            .unwrap_or_default();
         let share = |m: &str| at(io, m).map(say::pct).unwrap_or_else(|| "?".into());
         format!(
-            "at {}: {calls} disk reads and as many writes per MB{cpu}; blocked in disk reads {}, \
+            "at {}: {calls} disk reads and as many writes per MB; blocked in disk reads {}, \
              disk writes {}, waiting on the network {} (sender) and {} (receiver) of the copy",
             size_label(io),
             share("file_sender_disk_share"),

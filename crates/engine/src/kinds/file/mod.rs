@@ -2,7 +2,8 @@
 //! file (or generates data) and sends each range with its digest; the receiving end writes a
 //! temporary file and renames it into place once every range arrived whole and matched
 //! (the wire format is in `fathom_proto::file`). On an agent every path stays below its files
-//! root; the controller's own end uses the user's paths.
+//! root, whichever end it runs (an agent without one refuses file copies); the controller's own
+//! end, which has no files root, uses the user's paths.
 
 mod io;
 mod place;
@@ -43,7 +44,9 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> std::io::Result<Vec<Box<
                 "this agent serves no files: start it with `fathom serve --files-root DIR`",
             ))
         }
-        (Side::Client, _) => (Base::Local, o.local.clone()),
+        // An agent running the client end (a third-party test) stays below its root too.
+        (Side::Client, Some(root)) => (Base::Root(root), o.local.clone()),
+        (Side::Client, None) => (Base::Local, o.local.clone()),
     };
     let sending = s.own_flows().next().is_some_and(|f| s.side.leads(f.dir));
     if !sending {
