@@ -5,20 +5,36 @@
 # /etc/passwd). The Kubernetes manifests in deploy/kubernetes run it.
 #
 #   deploy/build-image.sh [OUT_DIR]       (default: target/image)
+#   deploy/build-image.sh --check-static BINARY   (only the check that BINARY needs no library)
 #
 # Leaves OUT_DIR/oci (an OCI image layout) and OUT_DIR/fathom-VERSION.oci.tar (the same as one
 # archive). Push with `skopeo copy oci-archive:OUT_DIR/fathom-VERSION.oci.tar
 # docker://REGISTRY/fathom:VERSION`, or load it with `podman load -i`.
-# Needs: cargo, umoci, skopeo, file (apt-get install umoci skopeo file).
+# Needs: cargo, umoci, skopeo (apt-get install umoci skopeo).
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
+# Fails unless ldd finds no shared library in $1 (a static or static-pie executable).
+check_static() {
+    local libs
+    libs=$(ldd "$1" 2>&1 || true)
+    if grep -q '=>' <<<"$libs" || ! grep -Eq 'statically linked|not a dynamic executable' <<<"$libs"; then
+        echo "build-image: $1 is not statically linked: $libs" >&2
+        return 1
+    fi
+}
+
+if [ "${1:-}" = --check-static ]; then
+    check_static "${2:?--check-static needs a file}"
+    exit
+fi
+
+cd "${BASH_SOURCE[0]%/*}/.."
 out=${1:-target/image}
 triple=x86_64-unknown-linux-gnu
 user=65532:65532
 
-for tool in cargo umoci skopeo file; do
-    command -v "$tool" >/dev/null || { echo "build-image: $tool not found (apt-get install umoci skopeo file)" >&2; exit 2; }
+for tool in cargo umoci skopeo; do
+    command -v "$tool" >/dev/null || { echo "build-image: $tool not found (apt-get install umoci skopeo)" >&2; exit 2; }
 done
 
 # glibc, linked statically (the musl target is not needed): the binary needs no file from the
@@ -28,12 +44,7 @@ RUSTFLAGS='-C target-feature=+crt-static' CARGO_PROFILE_RELEASE_DEBUG=0 \
     cargo build --release --locked --target "$triple" --bin fathom
 bin=target/$triple/release/fathom
 
-# The checks that it is static and runs.
-file -L "$bin" | grep -q 'statically linked' || { file -L "$bin" >&2; echo "build-image: $bin is not statically linked" >&2; exit 1; }
-if ldd "$bin" >/dev/null 2>&1; then
-    echo "build-image: ldd finds shared libraries in $bin" >&2
-    exit 1
-fi
+check_static "$bin"
 version=$("$bin" --version | awk '{print $2}')
 [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || { echo "build-image: cannot read a version from \`$bin --version\`" >&2; exit 1; }
 

@@ -1,6 +1,8 @@
 //! The Kubernetes manifests (deploy/kubernetes): validated offline against the API schemas and
 //! held to their security invariants by deploy/kubernetes/validate.py, whose checks are shown to
-//! catch a broken manifest; and the image build script is valid shell.
+//! catch a broken manifest; and the image build script is valid shell whose static-binary check
+//! refuses a dynamically linked one. (CI does not build the image: a static release build takes
+//! about 18 minutes on the project's 2-core machine.)
 
 mod common;
 use common::run_program;
@@ -45,7 +47,10 @@ fn manifests_validate_and_keep_their_security_invariants() {
     let (ok, text) = validate(&kubernetes_dir());
     assert!(ok, "{text}");
     assert!(text.contains("base: 8 resources"), "{text}");
-    assert!(text.contains("overlays/host-network: 8 resources"), "{text}");
+    assert!(
+        text.contains("overlays/host-network: 8 resources"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -96,6 +101,31 @@ fn the_checks_catch_a_broken_manifest() {
     let (ok, out) = validate(&dir);
     assert!(!ok, "the broken manifests passed:\n{out}");
     for (file, _, to, named) in breaks {
-        assert!(out.contains(named), "{file} with {to:?}: {named:?} not named:\n{out}");
+        assert!(
+            out.contains(named),
+            "{file} with {to:?}: {named:?} not named:\n{out}"
+        );
     }
+}
+
+#[test]
+fn the_image_script_parses_and_refuses_a_dynamic_binary() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/build-image.sh");
+    let script = script.to_str().expect("utf-8 path");
+    let out = run_program("bash", &["-n", script], 30);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The test binary itself is linked against the system's shared libc.
+    let me = std::env::current_exe().expect("current exe");
+    let me = me.to_str().expect("utf-8 path");
+    let out = run_program(script, &["--check-static", me], 30);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not statically linked"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -38,7 +38,12 @@ fn pty() -> (OwnedFd, OwnedFd) {
     };
     assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
     // SAFETY: both descriptors were just opened by openpty and are owned by nobody else.
-    unsafe { (OwnedFd::from_raw_fd(controller), OwnedFd::from_raw_fd(terminal)) }
+    unsafe {
+        (
+            OwnedFd::from_raw_fd(controller),
+            OwnedFd::from_raw_fd(terminal),
+        )
+    }
 }
 
 #[test]
@@ -108,7 +113,11 @@ fn forty_clients_one_progress_line_and_one_row_per_host() {
 fn forty_clients_json_keeps_every_host() {
     let (server, _clients, list) = agents();
     let out = run(
-        &across(&server.target(), &list, &["stream", "-n", "1M", "--no-store"]),
+        &across(
+            &server.target(),
+            &list,
+            &["stream", "-n", "1M", "--no-store"],
+        ),
         90,
     );
     assert!(out.status.success(), "{}", stderr(&out));

@@ -4,8 +4,8 @@ against the Kubernetes API schemas (the kubernetes-validate package, strict), an
 security invariants the manifests promise. Exits 1 naming every failure.
 
 Debian has no kustomize package, so the rendering here is kustomize's subset these manifests use:
-a kustomization's `resources` (files, or directories holding a kustomization) and `patches`
-given by path, each a strategic-merge patch of maps only (a patch holding a list is refused:
+a kustomization's `resources` (files, or directories holding a kustomization), `images` (name,
+newName, newTag) and `patches` given by path, each a strategic-merge patch of maps only (a patch holding a list is refused:
 kustomize merges lists by key, which this does not imitate). Every YAML file in a kustomization's
 directory must be one of its resources or patches. When `kubectl` is on PATH, each directory is
 also rendered by `kubectl kustomize` and must give the same resources.
@@ -79,6 +79,8 @@ def render(directory):
             fail(path, f"patches {key(p)}, which the resources hold {len(targets)} times")
             continue
         merge(targets[0], p, path)
+    for image in kust.get("images", []):
+        set_image(docs, image)
     for stray in directory.glob("*.yaml"):
         if stray.resolve() not in listed and stray.name != "kustomization.yaml":
             fail(kfile, f"{stray.name} is neither a resource nor a patch")
@@ -86,6 +88,16 @@ def render(directory):
         if k in kust:
             fail(kfile, f"{k!r} is not rendered here")
     return docs
+
+
+def set_image(docs, image):
+    """Kustomize's `images` entry: containers running `name` (any tag) get newName:newTag."""
+    name = image["name"]
+    new = f"{image.get('newName', name)}:{image['newTag']}" if "newTag" in image else image.get("newName", name)
+    for doc in docs:
+        for c in pod_spec(doc).get("containers", []):
+            if c["image"] == name or c["image"].startswith(f"{name}:"):
+                c["image"] = new
 
 
 def kubectl_agrees(directory, docs):
