@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """The controller's cost per agent, and one synchronized test across many agents on loopback.
 
-Usage: bench/scale.py [--counts 10,25,50,100] [--runs 2] [--time 1]   (no root needed)
+Usage: bench/scale.py [--counts 10,25,50,100] [--runs 2] [--time 1] [--test "stream -n 4M"]
+(no root needed; --test is the kind and its options, `stream` by default; --time 0 adds no -t)
 
 Starts max(counts)+1 `fathom serve` processes on loopback ports, then for each count N runs
-`fathom stream --server A0 --clients A1..AN -t TIME --json` (counts interleaved, --runs rounds),
+`fathom TEST --server A0 --clients A1..AN -t TIME --json` (counts interleaved, --runs rounds),
 sampling the controller's threads and sockets every 10 ms and taking its peak RSS from wait4().
 Prints each run's start skew (from the JSON), controller peak RSS, threads, sockets and wall time,
 then a least-squares line over the counts (the cost per agent) and what it predicts for 1,000
 agents. Every process it starts is ended by its PID; each step has a timeout.
+
+On a machine with few cores, a stream test's start skew at large N is the scheduler's: every
+sender is busy at once and they take turns on the CPUs. A paced test (`rr --rate`, `udp --rate`)
+leaves the CPUs mostly idle, so its skew shows the synchronization itself.
 """
 import argparse
 import json
@@ -55,9 +60,9 @@ def sample(pid, peak, stop):
         time.sleep(0.01)
 
 
-def run(server, clients, seconds):
-    args = [peers.FATHOM, "stream", "--server", server, "--clients", ",".join(clients)]
-    args += ["-t", f"{seconds}s", "--json", "--no-store"]
+def run(test, server, clients, seconds):
+    args = [peers.FATHOM, *test.split(), "--server", server, "--clients", ",".join(clients)]
+    args += (["-t", f"{seconds}s"] if seconds else []) + ["--json", "--no-store"]
     t = time.monotonic()
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = {"threads": 0, "sockets": 0}
@@ -100,6 +105,7 @@ def main():
     ap.add_argument("--counts", default="10,25,50,100")
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--time", type=int, default=1)
+    ap.add_argument("--test", default="stream")
     a = ap.parse_args()
     counts = [int(c) for c in a.counts.split(",")]
     agents = []
@@ -111,7 +117,7 @@ def main():
         for r in range(a.runs):
             order = counts if r % 2 == 0 else counts[::-1]
             for n in order:
-                res = run(addrs[0], addrs[1 : n + 1], a.time)
+                res = run(a.test, addrs[0], addrs[1 : n + 1], a.time)
                 results.append(res)
                 print(
                     f"  {n:4} clients: start skew {res['skew_us']:8.0f} µs  controller peak RSS "
@@ -124,7 +130,7 @@ def main():
             p.kill()
             p.wait(timeout=10)
     xs = [r["n"] for r in results]
-    print(f"\n## The controller across N client agents on loopback ({os.uname().nodename}, load {os.getloadavg()[0]:.1f})\n")
+    print(f"\n## `{a.test}` across N client agents on loopback ({os.uname().nodename}, load {os.getloadavg()[0]:.1f})\n")
     print("| clients | median start skew | median peak RSS | threads | sockets | wall − test time |")
     print("|---|---|---|---|---|---|")
     for n in counts:
