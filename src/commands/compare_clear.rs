@@ -223,6 +223,10 @@ mod tests {
         let cpu_rows: Vec<_> = t.lines().filter(|l| l.starts_with("CPU s/GB")).collect();
         assert_eq!(cpu_rows.len(), 2, "{t}");
         assert!(cpu_rows.iter().all(|l| l.ends_with("n/a")), "{t}");
-        assert!(t.lines().any(|l| l.starts_with("Gbit/s") && l.ends_with("0.500")), "{t}");
+        assert!(
+            t.lines()
+                .any(|l| l.starts_with("Gbit/s") && l.ends_with("0.500")),
+            "{t}"
+        );
     }
 }

@@ -159,12 +159,18 @@ mod tests {
             refusal("Error: Requested AEAD algorithm not found."),
             Missing::Algorithm
         );
-        assert!(matches!(refusal("Operation not permitted"), Missing::Other(_)));
+        assert!(matches!(
+            refusal("Operation not permitted"),
+            Missing::Other(_)
+        ));
     }
 
     #[test]
     fn a_probe_sa_has_its_algorithms_and_a_fresh_key() {
-        let sa = state(0x100, &format!("aead rfc4106(gcm(aes)) {} 128", random_key(36).unwrap()));
+        let sa = state(
+            0x100,
+            &format!("aead rfc4106(gcm(aes)) {} 128", random_key(36).unwrap()),
+        );
         assert!(sa.starts_with("xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x100 "));
         assert!(sa.ends_with(" 128\n"), "{sa}");
         let key = sa.split_whitespace().rev().nth(1).unwrap();
