@@ -41,7 +41,7 @@ pub fn run(a: &LaunchArgs, argv: &[String]) -> Result<u8, Failure> {
         lead(a, &me, (v6, port), key, &launch, argv).map(|()| 0)
     } else {
         let host = match given {
-            Some(h) => h.to_string(),
+            Some(h) => h,
             None => rank0_host(a, &me).map_err(Failure::Usage)?,
         };
         Ok(follow(a, &me, (&host, port), key.as_deref(), &launch))
@@ -86,7 +86,7 @@ fn lead(
     let c = test.common_mut();
     if !c.quiet && !c.json && !c.csv {
         eprintln!(
-            "fathom: launch: {} ranks ({:?}) in {:.1} s; the server is {}",
+            "fathom: launch: {} ranks ({}) in {:.1} s; the server is {}",
             me.size,
             me.launcher,
             t.elapsed().as_secs_f64(),
@@ -185,7 +185,14 @@ fn follow(
         rendezvous::join(&joining, resolve, start_agent).and_then(|j| j.wait())
     };
     match outcome {
-        Ok(code) => code,
+        Ok(0) => 0,
+        Ok(code) => {
+            eprintln!(
+                "fathom: rank {}: the test failed (exit {code}); rank 0's output says why",
+                me.rank
+            );
+            code
+        }
         Err(e) => {
             eprintln!("fathom: rank {}: {e}", me.rank);
             1
@@ -200,7 +207,7 @@ fn rank0_host(a: &LaunchArgs, me: &Rank) -> Result<String, String> {
         Some(Rank0::Loopback) if a.test.common().ipv6 => Ok("::1".into()),
         Some(Rank0::Loopback) => Ok("127.0.0.1".into()),
         None => Err(format!(
-            "the launcher's environment ({:?}) does not say where rank 0 runs (no Slurm node \
+            "the launcher's environment ({}) does not say where rank 0 runs (no Slurm node \
              list, not every rank on this node): name it with --controller HOST[:PORT]",
             me.launcher
         )),
@@ -209,29 +216,23 @@ fn rank0_host(a: &LaunchArgs, me: &Rank) -> Result<String, String> {
 
 /// --controller's host (if given) and the rendezvous port: --controller's, else
 /// --rendezvous-port.
-fn rank0_address(a: &LaunchArgs) -> Result<(Option<&str>, u16), String> {
+fn rank0_address(a: &LaunchArgs) -> Result<(Option<String>, u16), String> {
     let Some(spec) = a.controller.as_deref() else {
         return Ok((None, a.rendezvous_port));
     };
     let bad = || format!("--controller: '{spec}' is not HOST[:PORT]");
     if let Ok(sa) = spec.parse::<SocketAddr>() {
-        return Ok((
-            spec.strip_prefix('[').and_then(|s| s.split(']').next()),
-            sa.port(),
-        ));
+        return Ok((Some(sa.ip().to_string()), sa.port()));
     }
     let bare = spec.strip_prefix('[').and_then(|s| s.strip_suffix(']'));
-    if let Some(ip) = bare.filter(|b| b.parse::<Ipv6Addr>().is_ok()) {
-        return Ok((Some(ip), a.rendezvous_port));
-    }
-    if spec.parse::<IpAddr>().is_ok() {
-        return Ok((Some(spec), a.rendezvous_port));
+    if let Ok(ip) = bare.unwrap_or(spec).parse::<IpAddr>() {
+        return Ok((Some(ip.to_string()), a.rendezvous_port));
     }
     match spec.rsplit_once(':') {
         _ if spec.is_empty() || spec.starts_with('[') => Err(bad()),
-        Some((h, p)) if !h.is_empty() => Ok((Some(h), p.parse().map_err(|_| bad())?)),
+        Some((h, p)) if !h.is_empty() => Ok((Some(h.into()), p.parse().map_err(|_| bad())?)),
         Some(_) => Err(bad()),
-        None => Ok((Some(spec), a.rendezvous_port)),
+        None => Ok((Some(spec.into()), a.rendezvous_port)),
     }
 }
 

@@ -27,6 +27,17 @@ pub enum Launcher {
     Slurm,
 }
 
+impl std::fmt::Display for Launcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Launcher::OpenMpi => "Open MPI",
+            Launcher::Hydra => "MPICH/Hydra",
+            Launcher::Pmix => "PMIx",
+            Launcher::Slurm => "Slurm",
+        })
+    }
+}
+
 /// This process's place in the launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rank {
