@@ -54,7 +54,8 @@ pub fn command(program: &str, args: &[&str], env: &[(&str, String)]) -> Command 
     c
 }
 
-/// Waits for `child` at most until `deadline`, then kills it by its PID and fails.
+/// Waits for `child` at most until `deadline`, then stops it by its PID (SIGTERM, so that a
+/// launcher takes its processes down too, then SIGKILL) and fails.
 pub fn finish(mut child: Child, deadline: Instant, what: &str) -> Output {
     while Instant::now() < deadline {
         if child.try_wait().expect("wait").is_some() {
@@ -62,12 +63,34 @@ pub fn finish(mut child: Child, deadline: Instant, what: &str) -> Output {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    // SAFETY: signals the child we spawned, by its PID.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let grace = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < grace && child.try_wait().ok().flatten().is_none() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let _ = child.kill();
     let out = child.wait_with_output().expect("output after kill");
     panic!(
         "{what} did not finish in time; stderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// True when `program` is on the PATH; without it a test skips, saying so, except under CI=true,
+/// where scripts/install-test-deps.sh installs it and a skip would hide a failure.
+pub fn have(program: &str, package: &str) -> bool {
+    let found = std::env::var_os("PATH").is_some_and(|p| {
+        std::env::split_paths(&p).any(|d| d.join(program).is_file())
+    });
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI installs {package} (scripts/install-test-deps.sh); {program} is missing"
+        );
+        eprintln!("SKIP: {program} is not installed (package {package})");
+    }
+    found
 }
 
 /// Text of a process's stderr.
