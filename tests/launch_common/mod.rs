@@ -80,9 +80,8 @@ pub fn finish(mut child: Child, deadline: Instant, what: &str) -> Output {
 /// True when `program` is on the PATH; without it a test skips, saying so, except under CI=true,
 /// where scripts/install-test-deps.sh installs it and a skip would hide a failure.
 pub fn have(program: &str, package: &str) -> bool {
-    let found = std::env::var_os("PATH").is_some_and(|p| {
-        std::env::split_paths(&p).any(|d| d.join(program).is_file())
-    });
+    let found = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()));
     if !found {
         assert!(
             std::env::var_os("CI").is_none(),
