@@ -46,15 +46,7 @@ fn ompi(size: u32) -> impl Fn(u32) -> Vec<(&'static str, String)> {
 #[test]
 fn three_ranks_run_one_stream_test_with_exact_bytes() {
     let port = free_port().to_string();
-    let args = [
-        "launch",
-        "--rendezvous-port",
-        &port,
-        "stream",
-        "-n",
-        "10M",
-        "--json",
-    ];
+    let args = launch_args(&port, &["stream", "-n", "10M", "--json"]);
     let outs = launch(&[0, 1, 2], ompi(3), &args);
     for (r, o) in &outs {
         assert_eq!(o.status.code(), Some(0), "rank {r}: {}", err(o));
@@ -101,16 +93,7 @@ fn rr_with_a_key_and_another_server_rank() {
 #[test]
 fn a_failed_test_is_every_ranks_exit_code() {
     let port = free_port().to_string();
-    let args = [
-        "launch",
-        "--rendezvous-port",
-        &port,
-        "stream",
-        "-n",
-        "1M",
-        "--cc",
-        "no-such-cc",
-    ];
+    let args = launch_args(&port, &["stream", "-n", "1M", "--cc", "no-such-cc"]);
     for (r, o) in launch(&[0, 1, 2], ompi(3), &args) {
         assert_eq!(o.status.code(), Some(1), "rank {r}: {}", err(&o));
         let e = err(&o);

@@ -11,20 +11,18 @@ fn mpirun_np_4_runs_one_stream_test() {
         return;
     }
     let port = free_port().to_string();
-    let args = [
+    let mpirun = [
         "--allow-run-as-root",
         "--oversubscribe",
         "-np",
         "4",
         env!("CARGO_BIN_EXE_fathom"),
-        "launch",
-        "--rendezvous-port",
-        &port,
-        "stream",
-        "-n",
-        "10M",
-        "--json",
     ];
+    let args = [
+        &mpirun[..],
+        &launch_args(&port, &["stream", "-n", "10M", "--json"]),
+    ]
+    .concat();
     let root_ok = [
         ("OMPI_ALLOW_RUN_AS_ROOT", "1".to_string()),
         ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1".to_string()),

@@ -149,25 +149,17 @@ fn srun_n_4_runs_one_stream_test() {
 
     let port = free_port().to_string();
     let fathom = env!("CARGO_BIN_EXE_fathom");
+    let srun = ["-n", "4", "-t", "2", fathom];
     let args = [
-        "-n",
-        "4",
-        "-t",
-        "2",
-        fathom,
-        "launch",
-        "--rendezvous-port",
-        &port,
-        "stream",
-        "-n",
-        "10M",
-        "--json",
-    ];
-    let srun = command("srun", &args, &[])
+        &srun[..],
+        &launch_args(&port, &["stream", "-n", "10M", "--json"]),
+    ]
+    .concat();
+    let child = command("srun", &args, &[])
         .env("SLURM_CONF", &conf)
         .spawn()
         .expect("srun");
-    let out = finish(srun, Instant::now() + Duration::from_secs(120), "srun");
+    let out = finish(child, Instant::now() + Duration::from_secs(120), "srun");
     assert_eq!(out.status.code(), Some(0), "{}", err(&out));
     assert_launched_stream(&doc(&out), 3, 10 << 20);
     drop(daemons);

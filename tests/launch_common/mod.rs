@@ -37,6 +37,12 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// `launch --rendezvous-port PORT TEST...`: the arguments of a launched test with rank 0
+/// listening on `port`.
+pub fn launch_args<'a>(port: &'a str, test: &[&'a str]) -> Vec<&'a str> {
+    [&["launch", "--rendezvous-port", port][..], test].concat()
+}
+
 /// `program args` with stdout and stderr piped and no launcher's variables but `env`.
 pub fn command(program: &str, args: &[&str], env: &[(&str, String)]) -> Command {
     let mut c = Command::new(program);
