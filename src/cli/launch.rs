@@ -20,10 +20,10 @@ Every process of the launch runs the same command; each reads its rank and the n
 processes from its launcher's environment (Open MPI's OMPI_COMM_WORLD_RANK/SIZE, MPICH's
 PMI_RANK/PMI_SIZE, PMIX_RANK, Slurm's SLURM_PROCID/SLURM_NTASKS). Rank 0 is the controller; every
 rank runs an agent; rank 0's agent (or --server-rank's) is the server and the others' are the
-clients, each with -P connections. The other ranks register with rank 0 on port 5300 of the first
-node of the Slurm step (rank 0's node under Slurm's block and cyclic distributions), of loopback
-when Open MPI placed every rank on one node, else of --controller. Every rank exits with the
-test's exit code; only rank 0 prints the results.
+clients, each with -P connections. The other ranks register with rank 0 on port 5300 of
+--controller, else of the first node of the Slurm step (rank 0's node under Slurm's block and
+cyclic distributions), else of loopback when Open MPI placed every rank on one node. Every rank
+exits with the test's exit code; only rank 0 prints the results.
 
 Examples:
   srun -N 33 fathom launch stream -P 2            33 nodes: 1 server, 32 clients x 2 connections

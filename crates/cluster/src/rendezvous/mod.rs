@@ -23,8 +23,9 @@
 //!
 //! Every frame either side reads is at most [`PRE_AUTH_FRAME`] bytes; rank 0 gives a
 //! connection [`HANDSHAKE`] in all to register (it is cut off then), and holds at most
-//! [`MAX_PENDING`] connections in registration at once; a rank that hears nothing from rank 0
-//! for [`SILENCE`] gives up.
+//! [`MAX_PENDING`] connections in registration at once. A rank's every read from rank 0 ends
+//! within [`HANDSHAKE`] while it registers, and within [`SILENCE`] after: a rank that hears
+//! nothing from rank 0 that long gives up.
 
 mod member;
 mod root;
