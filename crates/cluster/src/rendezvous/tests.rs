@@ -1,7 +1,7 @@
 //! Rank 0 and ranks on loopback, through the real sockets.
 
 use super::*;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
 use std::thread;
 use std::time::Instant;
@@ -134,15 +134,24 @@ fn wrong_size_duplicate_rank_and_no_key_are_refused() {
     drop(root);
 }
 
-/// A stranger that connects and says nothing, and one that sends garbage, do not keep a rank out.
+/// Strangers that connect and say nothing, send garbage, or announce a 16 MiB registration (refused
+/// before anything is allocated for it) do not keep a rank out.
 #[test]
 fn strangers_do_not_block_registration() {
     let (root, addr) = root(2, None);
     let _silent = TcpStream::connect(addr).unwrap();
     let mut garbage = TcpStream::connect(addr).unwrap();
     garbage.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    let mut huge = TcpStream::connect(addr).unwrap();
+    huge.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    huge.write_all(&fathom_proto::Preamble::ours(fathom_proto::PreambleKind::Rendezvous).encode())
+        .unwrap();
+    huge.write_all(&(16u32 << 20).to_be_bytes()).unwrap();
     let r = rank(addr, 1, 2, None);
     assert_eq!(root.gather(Duration::from_secs(5)).unwrap().len(), 1);
+    let mut answer = Vec::new();
+    let _ = huge.read_to_end(&mut answer);
+    assert!(String::from_utf8_lossy(&answer).contains("exceeds the 1024-byte limit"));
     root.finish(0);
     assert_eq!(r.join().unwrap(), Ok(0));
 }
