@@ -168,3 +168,38 @@ fn a_rank_without_rank_0_gives_up_in_time() {
     );
     assert!(t.elapsed() < Duration::from_secs(7));
 }
+
+/// A stranger that dribbles a registration a byte at a time is cut off once its HANDSHAKE is
+/// over, however often it sends.
+#[test]
+fn a_dribbler_is_cut_off_after_the_handshake_time() {
+    let (root, addr) = root(2, None);
+    thread::scope(|s| {
+        let gather = s.spawn(|| root.gather(HANDSHAKE + Duration::from_secs(2)));
+        let t = Instant::now();
+        let mut d = TcpStream::connect(addr).unwrap();
+        d.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        let preamble = fathom_proto::Preamble::ours(fathom_proto::PreambleKind::Rendezvous);
+        d.write_all(&preamble.encode()).unwrap();
+        d.write_all(&1000u32.to_be_bytes()).unwrap();
+        let mut buf = [0u8; 256];
+        let cut = loop {
+            assert!(
+                t.elapsed() < HANDSHAKE + Duration::from_secs(2),
+                "never cut off"
+            );
+            if d.write_all(&[0]).is_err() {
+                break t.elapsed();
+            }
+            match d.read(&mut buf) {
+                Ok(0) => break t.elapsed(),
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(_) => break t.elapsed(),
+            }
+        };
+        assert!(cut >= HANDSHAKE - Duration::from_millis(500), "{cut:?}");
+        assert!(gather.join().unwrap().is_err());
+    });
+}
