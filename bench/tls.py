@@ -144,9 +144,10 @@ def main():
                 continue
             for k, v in got.items():
                 rows[k].append(v)
+            before = f", before {rows['before'][-1][0]:.2f}" if a.before else ""
             print(f"round {r + 1} (load {' '.join(uptime())}): limit {rows['limit'][-1][0]:.2f} Gbit/s "
                   f"({rows['wall_limit'][-1][0]:.2f} wall), tls {rows['tls'][-1][0]:.2f} "
-                  f"(ends apart {rows['tls_apart'][-1][0]:.2f}, before {rows['before'][-1][0]:.2f}), "
+                  f"(ends apart {rows['tls_apart'][-1][0]:.2f}{before}), "
                   f"clear {rows['clear'][-1][0]:.2f}, "
                   f"rr p50 tls {rows['rr_tls'][-1][1]:.1f} µs clear {rows['rr_clear'][-1][1]:.1f} µs, "
                   f"{a.bytes}: fathom {rows['fathom_n'][-1][1]:.2f} socat {rows['socat_n'][-1][0]:.2f} Gbit/s",
