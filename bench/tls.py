@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -115,6 +116,8 @@ def main():
     ap.add_argument("--before", help="another fathom build whose TLS stream runs in every round too")
     a = ap.parse_args()
     n = parse_size(a.bytes)
+    # A stopped run (timeout, kill) still removes its key and certificate, in `finally` below.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped"))
     tmp = tempfile.mkdtemp(prefix="fathom-tls-bench-")
     cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
     subprocess.run(
