@@ -50,19 +50,15 @@ fn pty() -> (OwnedFd, OwnedFd) {
 fn forty_clients_one_progress_line_and_one_row_per_host() {
     let (server, _clients, list) = agents();
     let (controller, terminal) = pty();
-    let mut child = fathom()
+    // Bounded by coreutils' timeout, which keeps the terminal as the controller's stderr.
+    let mut child = std::process::Command::new("timeout")
+        .args(["-s", "KILL", "90", env!("CARGO_BIN_EXE_fathom")])
         .args(["stream", "--server", &server.target(), "--clients", &list])
         .args(["-n", "1M", "-i", "100ms", "--no-store"])
         .stdout(Stdio::piped())
         .stderr(Stdio::from(terminal))
         .spawn()
         .expect("fathom runs");
-    let pid = child.id() as i32;
-    let guard = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_secs(90));
-        // SAFETY: signals the child this test spawned, by its PID (the test ends well before).
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-    });
     let mut out = String::new();
     child
         .stdout
@@ -71,7 +67,6 @@ fn forty_clients_one_progress_line_and_one_row_per_host() {
         .read_to_string(&mut out)
         .expect("stdout");
     let status = child.wait().expect("wait");
-    drop(guard);
     // Everything the terminal got (the child has exited, so it all waits in the buffer).
     let mut shown = Vec::new();
     let mut reader = std::fs::File::from(controller);
