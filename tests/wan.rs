@@ -429,11 +429,10 @@ fn udp_through_a_100m_link_is_received_at_100m_and_the_excess_is_lost() {
     let u = &doc["summary"]["udp"];
     // The emulator's rate counts whole Ethernet frames: payload + UDP 8 + IPv4 20 + Ethernet 14.
     let wire = u["datagrams_per_second"].as_f64().unwrap() * (1472.0 + 42.0) * 8.0;
-    // Never above the link's rate. Below it the emulator has fallen short of 100M in two full
-    // suite runs (90M, 94M, where alone it holds 2%): issue 13 stays open on that, and this
-    // bound keeps the rest of the test honest without failing CI on it.
+    // Within 2% of the link's rate, also on a loaded machine: the emulator's departure times
+    // are fixed on arrival, and its thread spins too little to be throttled by the kernel.
     assert!(
-        wire <= 102e6 && wire >= 85e6,
+        (98e6..=102e6).contains(&wire),
         "received {wire} bit/s on the wire, the link carries 100M: {u} {}",
         doc["wan"]
     );
