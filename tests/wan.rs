@@ -400,6 +400,7 @@ fn udp_loss_agrees_with_the_emulators_drops_and_the_delay_is_its_delay() {
         doc["wan"]
     );
     assert_eq!(u["missing"]["datagrams"].as_u64(), Some(lost), "{u}");
+    assert_eq!(u["missing"]["path"].as_u64(), Some(lost), "the emulator's: {u}");
     let d = &u["one_way_delay"];
     assert_eq!(d["clock"].as_str(), Some("estimated"), "{d}");
     let (mean, error) = (
@@ -456,6 +457,11 @@ fn udp_through_a_100m_link_is_received_at_100m_and_the_excess_is_lost() {
         dropped.abs_diff(lost) <= in_flight,
         "the emulator's queue dropped {dropped}, fathom lost {lost}: {u}"
     );
+    let path = u["missing"]["path"].as_u64().unwrap();
+    assert!(
+        path.abs_diff(lost) <= in_flight,
+        "missing on the path {path}, lost {lost}: {u}"
+    );
     // GSO cannot fragment: datagrams larger than the path's 1500-byte MTU are refused, clearly.
     let out = run(
         FATHOM,
@@ -480,5 +486,33 @@ fn udp_through_a_100m_link_is_received_at_100m_and_the_excess_is_lost() {
     assert!(
         err.contains("--gso: 4000-byte datagrams do not fit one packet"),
         "{err}"
+    );
+}
+
+#[test]
+fn udp_jitter_through_an_emulator_with_2ms_of_jitter_is_of_its_size() {
+    let Some((_lab, doc)) = udp_lab(
+        "udp_jitter_through_an_emulator_with_2ms_of_jitter_is_of_its_size",
+        "udpjit",
+        "delay=5ms,jitter=2ms",
+        &["-n", "600", "--pps", "200", "--size", "200"],
+    ) else {
+        return;
+    };
+    let u = &doc["summary"]["udp"];
+    assert_eq!(u["datagrams"].as_u64(), Some(600), "{u}");
+    // Each delay is uniform in 5 ms ± 2 ms; 5 ms apart, no datagram waits for the one before
+    // it, so successive transit differences |D| average 4/3 ms, which RFC 3550's running
+    // estimate (1/16 of each new |D|) follows to within about 0.2 ms. Generous bounds: the
+    // sender's pacing and the emulator's wake-ups add a little.
+    let jitter = u["jitter_us"].as_f64().unwrap();
+    assert!(
+        (700.0..=2200.0).contains(&jitter),
+        "jitter {jitter} µs through ±2 ms of emulated jitter (about 1333 expected): {u}"
+    );
+    let delay = u["one_way_delay"]["mean_us"].as_f64().unwrap();
+    assert!(
+        (4500.0..=9000.0).contains(&delay),
+        "one-way delay {delay} µs through 5 ms ± 2 ms: {u}"
     );
 }
