@@ -400,7 +400,11 @@ fn udp_loss_agrees_with_the_emulators_drops_and_the_delay_is_its_delay() {
         doc["wan"]
     );
     assert_eq!(u["missing"]["datagrams"].as_u64(), Some(lost), "{u}");
-    assert_eq!(u["missing"]["path"].as_u64(), Some(lost), "the emulator's: {u}");
+    assert_eq!(
+        u["missing"]["path"].as_u64(),
+        Some(lost),
+        "the emulator's: {u}"
+    );
     let d = &u["one_way_delay"];
     assert_eq!(d["clock"].as_str(), Some("estimated"), "{d}");
     let (mean, error) = (

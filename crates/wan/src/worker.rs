@@ -10,7 +10,7 @@
 //! thread tracks how late its waits have woken recently ([`WakeLatency`]) and sleeps that much
 //! less, plus [`SPIN_NS`].
 //!
-//! Spinning is rationed ([`SpinBudget`]): at most a [`SPIN_SHARE`] of the thread's time. On a
+//! Spinning is rationed ([`SpinBudget`]): at most 1 in [`SPIN_SHARE`] of the thread's time. On a
 //! saturated link the next departure is always near, and a thread that spun through all of it
 //! would use a whole CPU at real-time priority; the kernel then stops it for 50 ms every second
 //! (`sched_rt_runtime_us`: real-time threads get 950 ms of each second), and the frames due in
