@@ -29,3 +29,5 @@ if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# From PyPI: kubernetes-validate, the Kubernetes API schemas (tests/deploy.rs checks deploy/kubernetes).
+python3 -c 'import kubernetes_validate' 2>/dev/null || PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore kubernetes-validate
