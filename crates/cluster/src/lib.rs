@@ -2,6 +2,7 @@
 //! (Slurm, Open MPI, Kubernetes, DNS) placed them, instead of a person typing host names.
 //!
 //! [`hostlist`] reads and expands host lists as Slurm and Open MPI hostfiles write them
-//! (`node[01-64]`, `rack[1-2]-n[1-4]`).
+//! (`node[01-64]`, `rack[1-2]-n[1-4]`); [`discover`] finds the agents (`--agents-from`).
 
+pub mod discover;
 pub mod hostlist;
