@@ -57,9 +57,11 @@ impl std::str::FromStr for Query {
                 _ if in_selector && !item.is_empty() => {
                     selector.as_mut().map(|l| l.extend([",", item]));
                 }
-                _ => return Err(format!(
+                _ => {
+                    return Err(format!(
                     "k8s:{s}: '{item}' is not svc=NAME, selector=LABELS, ns=NS or group=zone|node"
-                )),
+                ))
+                }
             }
         }
         let selector =
