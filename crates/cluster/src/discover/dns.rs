@@ -60,13 +60,19 @@ impl std::str::FromStr for Query {
 }
 
 impl Query {
-    /// Looks the name up once; a name without records lists no agents.
+    /// Looks the name up once, asking the name server `FATHOM_DNS_SERVER` names, else the
+    /// system's; a name without records lists no agents.
     pub fn list(&self) -> Result<Vec<Agent>, Error> {
+        self.list_at(std::env::var(SERVER_ENV).ok().as_deref())
+    }
+
+    /// As [`Query::list`], asking the name server at `server` (`IP[:PORT]`), else the system's.
+    pub fn list_at(&self, server: Option<&str>) -> Result<Vec<Agent>, Error> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| Error::Runtime(format!("dns: cannot start the resolver: {e}")))?;
-        let resolver = resolver()?;
+        let resolver = resolver(server)?;
         let found = runtime.block_on(self.lookup(&resolver));
         match found {
             Err(e) if e.is_no_records_found() => Ok(Vec::new()),
@@ -114,14 +120,14 @@ fn agent(name: String, ip: IpAddr, port: Option<u16>) -> Agent {
     }
 }
 
-/// The system's resolver, or the one `FATHOM_DNS_SERVER` names; A and AAAA both asked.
-fn resolver() -> Result<TokioResolver, Error> {
-    let mut builder = match std::env::var(SERVER_ENV) {
-        Ok(s) => Resolver::builder_with_config(
-            ResolverConfig::from_name_servers(vec![name_server(&s)?]),
+/// The system's resolver, or one asking only `server`; A and AAAA both asked.
+fn resolver(server: Option<&str>) -> Result<TokioResolver, Error> {
+    let mut builder = match server {
+        Some(s) => Resolver::builder_with_config(
+            ResolverConfig::from_name_servers(vec![name_server(s)?]),
             TokioRuntimeProvider::default(),
         ),
-        Err(_) => Resolver::builder_tokio().map_err(|e| {
+        None => Resolver::builder_tokio().map_err(|e| {
             Error::Runtime(format!(
                 "dns: cannot read the system's resolver configuration: {e}"
             ))
