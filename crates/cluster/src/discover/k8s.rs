@@ -55,7 +55,9 @@ impl std::str::FromStr for Query {
                 Some(("ns", n)) if !n.is_empty() => namespace = Some(n.to_string()),
                 Some(("group", g)) if g == "zone" || g == "node" => by_node = g == "node",
                 _ if in_selector && !item.is_empty() => {
-                    selector.as_mut().map(|l| l.extend([",", item]));
+                    if let Some(l) = selector.as_mut() {
+                        l.extend([",", item]);
+                    }
                 }
                 _ => {
                     return Err(format!(
