@@ -201,3 +201,40 @@ fn slurm_reads_the_job_node_list() {
         stderr(&unset)
     );
 }
+
+#[test]
+fn udp_and_sweeps_take_the_found_agents_too() {
+    let agents: Vec<Agent> = (0..3).map(|_| Agent::start(&[])).collect();
+    let t: Vec<String> = agents.iter().map(Agent::target).collect();
+    let path = hostfile("hosts-udp", &format!("{}\n{}\n{}\n", t[0], t[1], t[2]));
+    let source = format!("hostfile:{path}");
+    let udp = run(
+        &["udp", "--agents-from", &source, "-n", "2000", "--json"],
+        120,
+    );
+    assert!(udp.status.success(), "{}", stderr(&udp));
+    let j = json(&udp);
+    assert_eq!(j["hosts"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        j["flows"].as_array().unwrap().len(),
+        2,
+        "one flow from each found client"
+    );
+    let args = [
+        "sweep",
+        "stream",
+        "--agents-from",
+        &source,
+        "-n",
+        "1M",
+        "--vary",
+        "parallel=1,2",
+        "--json",
+    ];
+    let sweep = run(&args, 120);
+    assert!(sweep.status.success(), "{}", stderr(&sweep));
+    let doc = json(&sweep);
+    assert_eq!(doc["points"].as_array().unwrap().len(), 2);
+    assert_eq!(doc["complete"], true);
+    std::fs::remove_file(path).unwrap();
+}

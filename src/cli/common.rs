@@ -297,7 +297,12 @@ impl CommonArgs {
     fn check_placement(&self) -> Result<(), String> {
         let (local, remote) = self.affinity.clone().unwrap_or((None, None));
         let here = [
-            (local.filter(|_| self.clients.is_empty()), "this side's"),
+            (
+                local.filter(|_| {
+                    self.clients.is_empty() && self.discovery.clients().unwrap_or(0) == 0
+                }),
+                "this side's",
+            ),
             (
                 remote.filter(|_| self.server_name().is_none()),
                 "the agent's",
