@@ -11,6 +11,8 @@
 set -euo pipefail
 
 packages=(iproute2 ethtool iputils-ping iperf3 perl-base openssh-server openssh-client chromium tcpdump openssl socat dnsmasq-base)
+# `fathom launch` under real launchers (tests/launch_slurm.rs, tests/launch_mpi.rs).
+packages+=(slurm-wlm munge openmpi-bin)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -51,9 +51,17 @@ impl Testbed {
             .transpose()
             .map_err(Failure::Usage)?;
         let (topo, lab) = topology(c, ipv6, files_root)?;
-        Ok(Testbed {
+        let mut bed = Testbed::on(c, topo, key);
+        bed.lab = lab;
+        Ok(bed)
+    }
+
+    /// A testbed on agents found already (`fathom launch`): `topo`, each agent reached with
+    /// its own key, else with `key`.
+    pub fn on(c: &CommonArgs, topo: Topology, key: Option<Vec<u8>>) -> Testbed {
+        Testbed {
             topo,
-            lab,
+            lab: None,
             opts: RunOptions {
                 key,
                 bind: c.bind,
@@ -62,7 +70,7 @@ impl Testbed {
             },
             interrupted: interrupt_flag(),
             scratch: None,
-        })
+        }
     }
 
     /// As [`Testbed::new`], for points like `plan`: a file copy's in-process agent serves a

@@ -70,6 +70,11 @@ pub fn resolve(command: &mut Command) -> Result<(), Failure> {
                     .into(),
             ))
         }
+        Command::Launch(a) if a.test.common().discovery.agents_from.is_some() => {
+            return Err(Failure::Usage(
+                "--agents-from: under launch the ranks find each other; drop it".into(),
+            ))
+        }
         Command::Sweep(a) => match &mut a.test {
             SweepTest::Stream(s) => &mut s.test.common,
             SweepTest::Rr(s) | SweepTest::Crr(s) => &mut s.test.common,
