@@ -5,11 +5,12 @@
 # tcpdump (tests/rr_wire.rs checks rr's latency against a capture on the loopback),
 # openssl and socat (bench/tls.py: the single-core AES-GCM limit, and socat OPENSSL as a peer)
 # and chromium (crates/report's HTML test loads the report headless, checks the console is clean
-# and screenshots it to see the plots are drawn).
+# and screenshots it to see the plots are drawn)
+# and dnsmasq-base (tests/discover_dns.rs: 200 A records and SRV records on a loopback port).
 # Idempotent and quiet; needs root (apt-get).
 set -euo pipefail
 
-packages=(iproute2 ethtool iputils-ping iperf3 perl-base openssh-server openssh-client chromium tcpdump openssl socat)
+packages=(iproute2 ethtool iputils-ping iperf3 perl-base openssh-server openssh-client chromium tcpdump openssl socat dnsmasq-base)
 # `fathom launch` under real launchers (tests/launch_slurm.rs, tests/launch_mpi.rs).
 packages+=(slurm-wlm munge openmpi-bin)
 missing=()

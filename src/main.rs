@@ -8,10 +8,13 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let json = args.iter().any(|a| a == "--json");
-    let cli = match cli::Cli::try_parse_from(&args) {
+    let mut cli = match cli::Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => return usage(e, json),
     };
+    if let Err(f) = cli::discover::resolve(&mut cli.command) {
+        return fail(f, json);
+    }
     fathom::fdlimit::raise();
     let argv: Vec<String> = args
         .iter()

@@ -157,6 +157,9 @@ fn topology(
     ipv6: Option<bool>,
     files_root: Option<std::path::PathBuf>,
 ) -> Result<(Topology, Option<fathom_lab::Lab>), Failure> {
+    if let Some(found) = &c.discovery.found {
+        return Ok((found_topology(found, ipv6)?, None));
+    }
     let Some(server) = c.server_name() else {
         return Ok((
             Topology {
@@ -191,6 +194,26 @@ fn topology(
         Topology { server, clients },
         lab.ok().flatten().filter(|_| in_lab),
     ))
+}
+
+/// The agents `--agents-from` found, at their addresses, with their names and groups.
+fn found_topology(
+    found: &fathom_cluster::discover::select::Chosen,
+    ipv6: Option<bool>,
+) -> Result<Topology, Failure> {
+    let target = |a: &fathom_cluster::discover::Agent| {
+        Target::resolve(&a.addr, ipv6)
+            .map(|t| Target {
+                name: a.name.clone(),
+                group: a.group.clone(),
+                ..t
+            })
+            .map_err(|e| Failure::Runtime(format!("--agents-from: {}: {e}", a.name)))
+    };
+    Ok(Topology {
+        server: target(&found.server)?,
+        clients: found.clients.iter().map(target).collect::<Result<_, _>>()?,
+    })
 }
 
 /// The lab named by --lab, else the one the lab subcommands would pick (the only one running,
@@ -240,6 +263,7 @@ fn embedded_agent(ipv6: bool, files_root: Option<std::path::PathBuf>) -> Result<
         embedded: true,
         netns: None,
         key: None,
+        group: None,
     })
 }
 

@@ -1,6 +1,7 @@
 //! The command line: raw arguments (clap) in, validated plans out. Nothing here opens a socket.
 
 pub mod common;
+pub mod discover;
 pub mod file;
 pub mod lab;
 pub mod launch;

@@ -134,6 +134,7 @@ fn topology(
         embedded: false,
         netns: None,
         key: own_key,
+        group: None,
     };
     let mut targets: Vec<(u32, Target)> = std::iter::once((0, own))
         .chain(ranks.into_iter().map(|r| {
@@ -143,6 +144,7 @@ fn topology(
                 embedded: false,
                 netns: None,
                 key: r.key,
+                group: None,
             };
             (r.rank, t)
         }))
