@@ -3,19 +3,26 @@
 clear (throughput, CPU per GB on both ends, rr p50), and fathom against socat's OPENSSL address
 moving the same byte count, all alternately in one run.
 
-Usage: bench/tls.py [--rounds 3] [--time 5] [--bytes 2G]
+Usage: bench/tls.py [--rounds 3] [--time 5] [--bytes 2G] [--before BIN]
 Needs: cargo build --release; openssl and socat (Debian packages).
 
 The limit is `openssl speed -evp aes-256-gcm -bytes 16384`, measured in every round: one core
 encrypting 16 KB records with nothing else to do. A TLS stream on one machine encrypts and
-decrypts every byte (two cores here), so its ratio to that limit says how much of one core's
-cipher speed the stream turns into application data. Machines here are shared and noisy: read
-the ratios (same round), not the absolutes; `uptime` load is printed with them.
+decrypts every byte, so its ratio to that limit says how much of one core's cipher speed the
+stream turns into application data. `openssl speed` divides by its CPU time, not the wall clock,
+so on a loaded machine its figure does not fall while fathom's does; the same limit with
+`-elapsed` (wall clock, under the same load) is printed beside it. Machines here are shared and
+noisy: read the ratios (same round), not the absolutes; `uptime` load is printed with them.
+
+Placement: on loopback fathom runs both ends of a stream on one CPU (crates/engine/src/path.rs);
+the TLS stream with its ends on separate CPUs (`--affinity 0/1`) is measured beside it.
+`--before BIN` also runs another build's TLS stream in every round (a before/after ratio).
 """
 import argparse
 import json
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -31,29 +38,30 @@ def uptime():
     return open("/proc/loadavg").read().split()[:3]
 
 
-def openssl_limit():
-    """Single-core AES-256-GCM on 16 KB blocks, Gbit/s."""
+def openssl_limit(elapsed=False):
+    """Single-core AES-256-GCM on 16 KB blocks, Gbit/s (per CPU second, or per wall second)."""
     out = subprocess.run(
-        ["openssl", "speed", "-evp", "aes-256-gcm", "-bytes", "16384", "-seconds", "3"],
+        ["openssl", "speed", *(["-elapsed"] if elapsed else []), "-evp", "aes-256-gcm", "-bytes", "16384",
+         "-seconds", "3"],
         capture_output=True, text=True, timeout=60,
     ).stdout
     k = float(re.findall(r"([0-9.]+)k\s*$", out.strip(), re.M)[-1])
     return k * 1000 * 8 / 1e9
 
 
-def fathom_json(args, timeout):
+def fathom_json(args, timeout, binary=None):
     """Runs fathom with --json; returns (document, CPU seconds of the process, wall seconds)."""
     t = time.time()
-    rc, out, cpu = peers._client([peers.FATHOM, *args, "--json", "--no-store"], timeout)
+    rc, out, cpu = peers._client([binary or peers.FATHOM, *args, "--json", "--no-store"], timeout)
     if rc != 0:
         raise RuntimeError(f"fathom {args} exited {rc}")
     return json.loads(out), cpu, time.time() - t
 
 
-def stream(secs, tls):
+def stream(secs, tls, more=(), binary=None):
     """(Gbit/s, host CPU s/GB local, remote, fathom's own CPU s/GB for both ends)."""
     extra = ["--tls", "--cipher", "aes-256-gcm"] if tls else []
-    d, cpu, _ = fathom_json(["stream", "-t", f"{secs}s", *extra], secs + 60)
+    d, cpu, _ = fathom_json(["stream", "-t", f"{secs}s", *extra, *more], secs + 60, binary)
     s = d["summary"]
     kb = 1e9 / 1024 / 1e6  # µs per KB -> s per GB
     sd = s["service_demand_us_per_kb"]
@@ -105,8 +113,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--time", type=int, default=5)
     ap.add_argument("--bytes", default="2G")
+    ap.add_argument("--before", help="another fathom build whose TLS stream runs in every round too")
     a = ap.parse_args()
     n = parse_size(a.bytes)
+    # A stopped run (timeout, kill) still removes its key and certificate, in `finally` below.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped"))
     tmp = tempfile.mkdtemp(prefix="fathom-tls-bench-")
     cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
     subprocess.run(
@@ -114,13 +125,17 @@ def main():
          "-subj", "/CN=fathom", "-days", "1", "-keyout", key, "-out", cert],
         check=True, capture_output=True, timeout=30,
     )
-    rows = {k: [] for k in ["limit", "tls", "clear", "rr_tls", "rr_clear", "fathom_n", "socat_n"]}
+    rows = {k: [] for k in ["limit", "wall_limit", "tls", "tls_apart", "before", "clear", "rr_tls", "rr_clear",
+                            "fathom_n", "socat_n"]}
     try:
         for r in range(a.rounds):
             try:
                 got = {
                     "limit": (openssl_limit(),),
+                    "wall_limit": (openssl_limit(elapsed=True),),
                     "tls": stream(a.time, True),
+                    "tls_apart": stream(a.time, True, ["--affinity", "0/1"]),
+                    "before": stream(a.time, True, binary=a.before) if a.before else (0, 0, 0, 0),
                     "clear": stream(a.time, False),
                     "rr_tls": rr(a.time, True),
                     "rr_clear": rr(a.time, False),
@@ -132,8 +147,11 @@ def main():
                 continue
             for k, v in got.items():
                 rows[k].append(v)
-            print(f"round {r + 1} (load {' '.join(uptime())}): limit {rows['limit'][-1][0]:.2f} Gbit/s, "
-                  f"tls {rows['tls'][-1][0]:.2f}, clear {rows['clear'][-1][0]:.2f}, "
+            before = f", before {rows['before'][-1][0]:.2f}" if a.before else ""
+            print(f"round {r + 1} (load {' '.join(uptime())}): limit {rows['limit'][-1][0]:.2f} Gbit/s "
+                  f"({rows['wall_limit'][-1][0]:.2f} wall), tls {rows['tls'][-1][0]:.2f} "
+                  f"(ends apart {rows['tls_apart'][-1][0]:.2f}{before}), "
+                  f"clear {rows['clear'][-1][0]:.2f}, "
                   f"rr p50 tls {rows['rr_tls'][-1][1]:.1f} µs clear {rows['rr_clear'][-1][1]:.1f} µs, "
                   f"{a.bytes}: fathom {rows['fathom_n'][-1][1]:.2f} socat {rows['socat_n'][-1][0]:.2f} Gbit/s",
                   file=sys.stderr)
@@ -159,8 +177,18 @@ def main():
           f"{ratio([x[0] for x in rows['rr_tls']], [x[0] for x in rows['rr_clear']]):.2f} |")
     print(f"| rr 1 B, p50 µs | {med('rr_tls', 1):.1f} | {med('rr_clear', 1):.1f} | "
           f"{ratio([x[1] for x in rows['rr_tls']], [x[1] for x in rows['rr_clear']]):.2f} |")
-    print(f"\nopenssl speed -evp aes-256-gcm -bytes 16384: {med('limit', 0):.2f} Gbit/s; "
-          f"TLS stream / limit (same round): {ratio([x[0] for x in rows['tls']], [x[0] for x in rows['limit']]):.2f}")
+    per = lambda k, lim: ratio([x[0] for x in rows[k]], [x[0] for x in rows[lim]])
+    print(f"| TLS, ends on CPUs 0 and 1, Gbit/s | {med('tls_apart', 0):.2f} | | "
+          f"{per('tls_apart', 'tls'):.2f} of same-CPU TLS |")
+    print(f"| TLS, ends on CPUs 0 and 1, own CPU s/GB | {med('tls_apart', 3):.3f} | | "
+          f"{ratio([x[3] for x in rows['tls_apart']], [x[3] for x in rows['tls']]):.2f} of same-CPU TLS |")
+    print(f"\nopenssl speed -evp aes-256-gcm -bytes 16384: {med('limit', 0):.2f} Gbit/s per CPU second "
+          f"({med('wall_limit', 0):.2f} per wall second with -elapsed); TLS stream / limit (same round): "
+          f"{per('tls', 'limit'):.2f} ({per('tls', 'wall_limit'):.2f} of the wall-clock limit); "
+          f"openssl's CPU s/GB {8 / med('limit', 0):.3f} against fathom's {med('tls', 3):.3f} for both ends")
+    if a.before:
+        print(f"TLS stream, this build / {a.before} (same round): {per('tls', 'before'):.2f}; "
+              f"own CPU s/GB {ratio([x[3] for x in rows['tls']], [x[3] for x in rows['before']]):.2f}")
     print(f"{a.bytes} through TLS: fathom {med('fathom_n', 1):.2f} Gbit/s wall ({med('fathom_n', 0):.2f} in its window), "
           f"{med('fathom_n', 2):.3f} CPU-s/GB; socat OPENSSL {med('socat_n', 0):.2f} Gbit/s wall, "
           f"{med('socat_n', 1):.3f} CPU-s/GB; fathom / socat (wall, same round): "

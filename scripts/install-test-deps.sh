@@ -5,11 +5,14 @@
 # tcpdump (tests/rr_wire.rs checks rr's latency against a capture on the loopback),
 # openssl and socat (bench/tls.py: the single-core AES-GCM limit, and socat OPENSSL as a peer)
 # and chromium (crates/report's HTML test loads the report headless, checks the console is clean
-# and screenshots it to see the plots are drawn).
+# and screenshots it to see the plots are drawn)
+# and dnsmasq-base (tests/discover_dns.rs: 200 A records and SRV records on a loopback port).
 # Idempotent and quiet; needs root (apt-get).
 set -euo pipefail
 
-packages=(iproute2 ethtool iputils-ping iperf3 perl-base openssh-server openssh-client chromium tcpdump openssl socat)
+packages=(iproute2 ethtool iputils-ping iperf3 perl-base openssh-server openssh-client chromium tcpdump openssl socat dnsmasq-base)
+# `fathom launch` under real launchers (tests/launch_slurm.rs, tests/launch_mpi.rs).
+packages+=(slurm-wlm munge openmpi-bin)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -27,3 +30,5 @@ if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# From PyPI: kubernetes-validate, the Kubernetes API schemas (tests/deploy.rs checks deploy/kubernetes).
+python3 -c 'import kubernetes_validate' 2>/dev/null || PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore kubernetes-validate

@@ -8,10 +8,13 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let json = args.iter().any(|a| a == "--json");
-    let cli = match cli::Cli::try_parse_from(&args) {
+    let mut cli = match cli::Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => return usage(e, json),
     };
+    if let Err(f) = cli::discover::resolve(&mut cli.command) {
+        return fail(f, json);
+    }
     fathom::fdlimit::raise();
     let argv: Vec<String> = args
         .iter()
@@ -34,6 +37,7 @@ fn main() -> ExitCode {
         cli::Command::Serve(a) => commands::serve::run(&a),
         cli::Command::Key(a) => commands::key::run(&a),
         cli::Command::Lab(a) => return lab(a, json),
+        cli::Command::Launch(a) => return launch(&a, &argv, json),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -47,6 +51,14 @@ fn lab(a: cli::lab::LabArgs, json: bool) -> ExitCode {
     match commands::lab::run(a, &exe) {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
         Err(e) => fail(commands::lab::failure(e), json),
+    }
+}
+
+/// `fathom launch`: every rank exits with the test's exit code.
+fn launch(a: &cli::launch::LaunchArgs, argv: &[String], json: bool) -> ExitCode {
+    match commands::launch::run(a, argv) {
+        Ok(code) => ExitCode::from(code),
+        Err(f) => fail(f, json),
     }
 }
 

@@ -51,9 +51,17 @@ impl Testbed {
             .transpose()
             .map_err(Failure::Usage)?;
         let (topo, lab) = topology(c, ipv6, files_root)?;
-        Ok(Testbed {
+        let mut bed = Testbed::on(c, topo, key);
+        bed.lab = lab;
+        Ok(bed)
+    }
+
+    /// A testbed on agents found already (`fathom launch`): `topo`, each agent reached with
+    /// its own key, else with `key`.
+    pub fn on(c: &CommonArgs, topo: Topology, key: Option<Vec<u8>>) -> Testbed {
+        Testbed {
             topo,
-            lab,
+            lab: None,
             opts: RunOptions {
                 key,
                 bind: c.bind,
@@ -62,7 +70,7 @@ impl Testbed {
             },
             interrupted: interrupt_flag(),
             scratch: None,
-        })
+        }
     }
 
     /// As [`Testbed::new`], for points like `plan`: a file copy's in-process agent serves a
@@ -149,6 +157,9 @@ fn topology(
     ipv6: Option<bool>,
     files_root: Option<std::path::PathBuf>,
 ) -> Result<(Topology, Option<fathom_lab::Lab>), Failure> {
+    if let Some(found) = &c.discovery.found {
+        return Ok((found_topology(found, ipv6)?, None));
+    }
     let Some(server) = c.server_name() else {
         return Ok((
             Topology {
@@ -183,6 +194,26 @@ fn topology(
         Topology { server, clients },
         lab.ok().flatten().filter(|_| in_lab),
     ))
+}
+
+/// The agents `--agents-from` found, at their addresses, with their names and groups.
+fn found_topology(
+    found: &fathom_cluster::discover::select::Chosen,
+    ipv6: Option<bool>,
+) -> Result<Topology, Failure> {
+    let target = |a: &fathom_cluster::discover::Agent| {
+        Target::resolve(&a.addr, ipv6)
+            .map(|t| Target {
+                name: a.name.clone(),
+                group: a.group.clone(),
+                ..t
+            })
+            .map_err(|e| Failure::Runtime(format!("--agents-from: {}: {e}", a.name)))
+    };
+    Ok(Topology {
+        server: target(&found.server)?,
+        clients: found.clients.iter().map(target).collect::<Result<_, _>>()?,
+    })
 }
 
 /// The lab named by --lab, else the one the lab subcommands would pick (the only one running,
@@ -232,6 +263,7 @@ fn embedded_agent(ipv6: bool, files_root: Option<std::path::PathBuf>) -> Result<
         embedded: true,
         netns: None,
         key: None,
+        group: None,
     })
 }
 

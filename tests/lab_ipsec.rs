@@ -1,6 +1,7 @@
 //! `lab up --ipsec`: an algorithm name fathom does not know is a usage error; one this kernel
 //! cannot run is refused in one line (exit 1) before anything is built, and nothing is left
-//! behind (root; without it the second test prints SKIP).
+//! behind (root; without it the second test prints SKIP). Where /proc/config.gz shows the kernel
+//! built without ESP or the algorithm, the refusal names exactly those options.
 
 mod common;
 use common::*;
@@ -21,7 +22,15 @@ fn a_kernel_without_the_algorithm_is_named_and_nothing_is_built() {
     if !root_or_ci() {
         return;
     }
-    for alg in ["aes-128-gcm", "aes-256-gcm", "aes-128-ccm"] {
+    // What the kernel was built without, when it says (/proc/config.gz).
+    let config = run_program("zcat", &["/proc/config.gz"], 10);
+    let config = String::from_utf8_lossy(&config.stdout);
+    let unset = |option: &str| config.contains(&format!("# {option} is not set"));
+    for (alg, option) in [
+        ("aes-128-gcm", "CONFIG_CRYPTO_GCM"),
+        ("aes-256-gcm", "CONFIG_CRYPTO_GCM"),
+        ("aes-128-ccm", "CONFIG_CRYPTO_CCM"),
+    ] {
         let args = [
             "lab", "up", "--hosts", "2", "--name", "tlsipsec", "--ipsec", alg,
         ];
@@ -34,6 +43,9 @@ fn a_kernel_without_the_algorithm_is_named_and_nothing_is_built() {
             "{alg}: {err}"
         );
         assert_eq!(err.trim().lines().count(), 1, "{alg}: {err}");
+        for missing in [option, "CONFIG_INET_ESP"] {
+            assert!(!unset(missing) || err.contains(missing), "{alg}: {err}");
+        }
         let left = run_program("ip", &["netns", "list"], 10);
         let left = String::from_utf8_lossy(&left.stdout);
         assert!(!left.contains("fl-tlsipsec-"), "{alg}: left behind: {left}");

@@ -230,6 +230,7 @@ fn run(addr: SocketAddr, plan: TestPlan) -> Result<(), String> {
             embedded: true,
             netns: None,
             key: None,
+            group: None,
         },
         clients: Vec::new(),
     };

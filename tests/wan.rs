@@ -400,6 +400,11 @@ fn udp_loss_agrees_with_the_emulators_drops_and_the_delay_is_its_delay() {
         doc["wan"]
     );
     assert_eq!(u["missing"]["datagrams"].as_u64(), Some(lost), "{u}");
+    assert_eq!(
+        u["missing"]["path"].as_u64(),
+        Some(lost),
+        "the emulator's: {u}"
+    );
     let d = &u["one_way_delay"];
     assert_eq!(d["clock"].as_str(), Some("estimated"), "{d}");
     let (mean, error) = (
@@ -429,11 +434,10 @@ fn udp_through_a_100m_link_is_received_at_100m_and_the_excess_is_lost() {
     let u = &doc["summary"]["udp"];
     // The emulator's rate counts whole Ethernet frames: payload + UDP 8 + IPv4 20 + Ethernet 14.
     let wire = u["datagrams_per_second"].as_f64().unwrap() * (1472.0 + 42.0) * 8.0;
-    // Never above the link's rate. Below it the emulator has fallen short of 100M in two full
-    // suite runs (90M, 94M, where alone it holds 2%): issue 13 stays open on that, and this
-    // bound keeps the rest of the test honest without failing CI on it.
+    // Within 2% of the link's rate, also on a loaded machine: the emulator's departure times
+    // are fixed on arrival, and its thread spins too little to be throttled by the kernel.
     assert!(
-        wire <= 102e6 && wire >= 85e6,
+        (98e6..=102e6).contains(&wire),
         "received {wire} bit/s on the wire, the link carries 100M: {u} {}",
         doc["wan"]
     );
@@ -456,6 +460,11 @@ fn udp_through_a_100m_link_is_received_at_100m_and_the_excess_is_lost() {
     assert!(
         dropped.abs_diff(lost) <= in_flight,
         "the emulator's queue dropped {dropped}, fathom lost {lost}: {u}"
+    );
+    let path = u["missing"]["path"].as_u64().unwrap();
+    assert!(
+        path.abs_diff(lost) <= in_flight,
+        "missing on the path {path}, lost {lost}: {u}"
     );
     // GSO cannot fragment: datagrams larger than the path's 1500-byte MTU are refused, clearly.
     let out = run(
@@ -481,5 +490,33 @@ fn udp_through_a_100m_link_is_received_at_100m_and_the_excess_is_lost() {
     assert!(
         err.contains("--gso: 4000-byte datagrams do not fit one packet"),
         "{err}"
+    );
+}
+
+#[test]
+fn udp_jitter_through_an_emulator_with_2ms_of_jitter_is_of_its_size() {
+    let Some((_lab, doc)) = udp_lab(
+        "udp_jitter_through_an_emulator_with_2ms_of_jitter_is_of_its_size",
+        "udpjit",
+        "delay=5ms,jitter=2ms",
+        &["-n", "600", "--pps", "200", "--size", "200"],
+    ) else {
+        return;
+    };
+    let u = &doc["summary"]["udp"];
+    assert_eq!(u["datagrams"].as_u64(), Some(600), "{u}");
+    // Each delay is uniform in 5 ms ± 2 ms; 5 ms apart, no datagram waits for the one before
+    // it, so successive transit differences |D| average 4/3 ms, which RFC 3550's running
+    // estimate (1/16 of each new |D|) follows to within about 0.2 ms. Generous bounds: the
+    // sender's pacing and the emulator's wake-ups add a little.
+    let jitter = u["jitter_us"].as_f64().unwrap();
+    assert!(
+        (700.0..=2200.0).contains(&jitter),
+        "jitter {jitter} µs through ±2 ms of emulated jitter (about 1333 expected): {u}"
+    );
+    let delay = u["one_way_delay"]["mean_us"].as_f64().unwrap();
+    assert!(
+        (4500.0..=9000.0).contains(&delay),
+        "one-way delay {delay} µs through 5 ms ± 2 ms: {u}"
     );
 }

@@ -103,6 +103,8 @@ pub struct CommonArgs {
     #[arg(long, value_parser = parse_confidence, value_name = "LEVEL[,WIDTH%]")]
     pub confidence: Option<Confidence>,
     #[command(flatten)]
+    pub discovery: super::discover::DiscoveryArgs,
+    #[command(flatten)]
     pub store: StoreArgs,
 }
 
@@ -238,19 +240,28 @@ pub fn parse_confidence(s: &str) -> Result<Confidence, String> {
 }
 
 impl CommonArgs {
-    /// The server as named by HOST or --server.
+    /// The server as named by HOST or --server, or as found by --agents-from.
     pub fn server_name(&self) -> Option<&str> {
-        self.host.as_deref().or(self.server.as_deref())
+        let found = self
+            .discovery
+            .found
+            .as_ref()
+            .map(|f| f.server.name.as_str());
+        self.host.as_deref().or(self.server.as_deref()).or(found)
     }
 
     /// Connections per direction in the whole test: -P for each client host.
     pub fn connections(&self) -> u32 {
-        self.parallel * (self.clients.len().max(1) as u32)
+        let clients = self.discovery.clients().unwrap_or(self.clients.len());
+        self.parallel * (clients.max(1) as u32)
     }
 
     /// Checks the shared options; errors name the flag.
     pub fn validate(&self) -> Result<(), String> {
-        if !self.clients.is_empty() && self.server_name().is_none() {
+        if !self.clients.is_empty()
+            && self.server_name().is_none()
+            && self.discovery.agents_from.is_none()
+        {
             return Err("--clients: name the server too, with --server HOST".into());
         }
         if self.clients.iter().any(|c| c.trim().is_empty()) {
@@ -286,7 +297,12 @@ impl CommonArgs {
     fn check_placement(&self) -> Result<(), String> {
         let (local, remote) = self.affinity.clone().unwrap_or((None, None));
         let here = [
-            (local.filter(|_| self.clients.is_empty()), "this side's"),
+            (
+                local.filter(|_| {
+                    self.clients.is_empty() && self.discovery.clients().unwrap_or(0) == 0
+                }),
+                "this side's",
+            ),
             (
                 remote.filter(|_| self.server_name().is_none()),
                 "the agent's",

@@ -1,8 +1,10 @@
 //! The command line: raw arguments (clap) in, validated plans out. Nothing here opens a socket.
 
 pub mod common;
+pub mod discover;
 pub mod file;
 pub mod lab;
+pub mod launch;
 pub mod method;
 pub mod rr;
 pub mod stream;
@@ -34,6 +36,7 @@ Examples:
   fathom crr HOST                        a connection per transaction
   fathom udp HOST --size 1472 --rate 1G  UDP stream: datagrams/s, loss, reordering, jitter
   fathom file put ./big.img HOST:/srv/big.img   a disk-to-disk copy, and where the time went
+  srun -N 33 fathom launch stream -P 2   under Slurm (or mpirun): rank 0 controls, 32 clients
   fathom lab up --hosts 6                six namespace hosts on one switch, an agent in each
   fathom sweep stream --vary buffer=16K,64K,1M --vary parallel=1,10
   fathom stream --iterations 10 --confidence 99,5%   repeat until the 99% interval is ±2.5%
@@ -69,6 +72,9 @@ pub enum Command {
     Study(method::StudyArgs),
     /// Run an agent that executes tests for controllers.
     Serve(ServeArgs),
+    /// Run a test across the processes of srun or mpirun: rank 0 controls, every rank's agent
+    /// takes part.
+    Launch(launch::LaunchArgs),
     /// Build, inspect and remove a multi-host lab of network namespaces (needs root).
     Lab(lab::LabArgs),
     /// Make a pre-shared key file for --key-file.

@@ -42,7 +42,17 @@ struct Comparison {
     tls: Figures,
     clear: Figures,
     /// TLS / clear for each figure.
-    ratio: Figures,
+    ratio: Ratios,
+}
+
+/// TLS / clear for each figure; null where the clear figure is 0 (a CPU time read in clock
+/// ticks can be, for a short run) and the ratio has no value.
+#[derive(Serialize)]
+struct Ratios {
+    rate: Option<f64>,
+    cpu_local: Option<f64>,
+    cpu_remote: Option<f64>,
+    p50_us: Option<f64>,
 }
 
 fn figures(r: &Report) -> Figures {
@@ -73,12 +83,9 @@ fn medians(all: &[Figures]) -> Figures {
     }
 }
 
-fn ratio(a: f64, b: f64) -> f64 {
-    if b > 0.0 && a.is_finite() {
-        a / b
-    } else {
-        0.0
-    }
+/// `a / b`, or none when `b` is 0 (or either is not a number).
+fn ratio(a: f64, b: f64) -> Option<f64> {
+    (b > 0.0 && a.is_finite()).then(|| a / b)
 }
 
 /// Runs `plan` (with TLS) and its clear twin alternately, stores every run, prints the ratios.
@@ -120,11 +127,11 @@ pub fn run(c: &CommonArgs, plan: TestPlan, args: &[String]) -> Result<(), Failur
         },
         tls: t,
         clear: k,
-        ratio: Figures {
+        ratio: Ratios {
             rate: ratio(t.rate, k.rate),
             cpu_local: ratio(t.cpu_local, k.cpu_local),
             cpu_remote: ratio(t.cpu_remote, k.cpu_remote),
-            p50_us: t.p50_us.zip(k.p50_us).map(|(a, b)| ratio(a, b)),
+            p50_us: t.p50_us.zip(k.p50_us).and_then(|(a, b)| ratio(a, b)),
         },
     };
     if Format::of(c.json, c.csv) == Format::Json {
@@ -148,8 +155,9 @@ fn table(d: &Comparison) -> String {
         "{} with TLS against clear, {} alternating rounds (medians)\n{:<18}{:>12}{:>12}{:>10}\n",
         d.kind, d.rounds, "", "tls", "clear", "tls/clear"
     );
-    let mut row = |name: &str, t: f64, k: f64, r: f64| {
-        out += &format!("{name:<18}{t:>12.3}{k:>12.3}{r:>10.3}\n");
+    let mut row = |name: &str, t: f64, k: f64, r: Option<f64>| {
+        let r = r.map_or("n/a".to_string(), |r| format!("{r:.3}"));
+        out += &format!("{name:<18}{t:>12.3}{k:>12.3}{r:>10}\n");
     };
     row(rate, d.tls.rate * scale, d.clear.rate * scale, d.ratio.rate);
     row(
@@ -164,8 +172,61 @@ fn table(d: &Comparison) -> String {
         d.clear.cpu_remote,
         d.ratio.cpu_remote,
     );
-    if let (Some(t), Some(k), Some(r)) = (d.tls.p50_us, d.clear.p50_us, d.ratio.p50_us) {
-        row("p50 µs", t, k, r);
+    if let (Some(t), Some(k)) = (d.tls.p50_us, d.clear.p50_us) {
+        row("p50 µs", t, k, d.ratio.p50_us);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A comparison whose clear run read no CPU time on either end.
+    fn no_clear_cpu() -> Comparison {
+        let tls = Figures {
+            rate: 8e9,
+            cpu_local: 0.5,
+            cpu_remote: 0.25,
+            p50_us: None,
+        };
+        let clear = Figures {
+            rate: 16e9,
+            ..Figures::default()
+        };
+        Comparison {
+            document: "tls-comparison",
+            schema_version: 1,
+            kind: "stream".into(),
+            rounds: 1,
+            rate_unit: "bits_per_second",
+            cpu_unit: "cpu_s_per_gb",
+            tls,
+            clear,
+            ratio: Ratios {
+                rate: ratio(tls.rate, clear.rate),
+                cpu_local: ratio(tls.cpu_local, clear.cpu_local),
+                cpu_remote: ratio(tls.cpu_remote, clear.cpu_remote),
+                p50_us: None,
+            },
+        }
+    }
+
+    #[test]
+    fn a_clear_cpu_of_zero_gives_no_ratio_in_json_and_table() {
+        let d = no_clear_cpu();
+        let j = serde_json::to_value(&d).unwrap();
+        assert_eq!(j["ratio"]["rate"].as_f64(), Some(0.5));
+        assert!(j["ratio"]["cpu_local"].is_null(), "{j}");
+        assert!(j["ratio"]["cpu_remote"].is_null(), "{j}");
+        let t = table(&d);
+        let cpu_rows: Vec<_> = t.lines().filter(|l| l.starts_with("CPU s/GB")).collect();
+        assert_eq!(cpu_rows.len(), 2, "{t}");
+        assert!(cpu_rows.iter().all(|l| l.ends_with("n/a")), "{t}");
+        assert!(
+            t.lines()
+                .any(|l| l.starts_with("Gbit/s") && l.ends_with("0.500")),
+            "{t}"
+        );
+    }
 }

@@ -5,6 +5,7 @@ pub mod compare_clear;
 pub mod file;
 pub mod key;
 pub mod lab;
+pub mod launch;
 pub mod output;
 pub mod plot;
 pub mod report;

@@ -16,8 +16,17 @@ use fathom_report::Report;
 /// then stdout holds only the document), then the rest of the table.
 /// `args` are the command's arguments as typed, kept with the stored run.
 pub fn run(c: &CommonArgs, plan: TestPlan, args: &[String]) -> Result<(), Failure> {
+    run_on(Testbed::new(c, plan.socket.ipv6)?, c, plan, args)
+}
+
+/// As [`run`], on the agents of `bed`.
+pub fn run_on(
+    mut bed: Testbed,
+    c: &CommonArgs,
+    plan: TestPlan,
+    args: &[String],
+) -> Result<(), Failure> {
     let format = Format::of(c.json, c.csv);
-    let mut bed = Testbed::new(c, plan.socket.ipv6)?;
     if let Some((max, min)) = c.iterations {
         let rule = Rule {
             max,

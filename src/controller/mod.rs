@@ -126,6 +126,7 @@ fn open_flows(
 ) -> Result<(Vec<EndData>, Vec<Member>), String> {
     let mut ends = vec![EndData {
         name: topo.server.name.clone(),
+        group: topo.server.group.clone(),
         role: Role::Server,
         ids: plan.flows.iter().map(|f| f.id).collect(),
         clock_offset_ns: server_sync.offset_ns,
@@ -158,6 +159,7 @@ fn open_flows(
         let infos = ctl.join(plan, ids.clone(), ready)?;
         ends.push(EndData {
             name: target.name.clone(),
+            group: target.group.clone(),
             role: Role::Client,
             ids: ids.clone(),
             info: fathom_proto::sample::EndpointInfo {

@@ -16,6 +16,8 @@ pub struct Target {
     pub netns: Option<String>,
     /// The key to use with it (a lab's own key), if not the command line's.
     pub key: Option<Vec<u8>>,
+    /// Its group in per-group results (from `--agents-from`), if any.
+    pub group: Option<String>,
 }
 
 /// Who takes part in a test: the server agent, and the client agents (none: the controller's
@@ -42,6 +44,7 @@ impl Target {
             embedded: false,
             netns: Some(host.netns.clone()),
             key: Some(key),
+            group: None,
         }))
     }
 
@@ -75,6 +78,7 @@ impl Target {
             embedded: false,
             netns: None,
             key: None,
+            group: None,
         })
     }
 }

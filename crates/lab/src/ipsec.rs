@@ -71,30 +71,110 @@ fn random_key(len: usize) -> Result<String> {
     }))
 }
 
-/// Checks that this kernel runs ESP with `alg`, in a throwaway namespace `probe_ns`.
+/// The SA `ip xfrm` adds to test the kernel: ESP in transport mode with the algorithms `algs`.
+fn state(spi: u32, algs: &str) -> String {
+    format!(
+        "xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi {spi:#x} reqid 1 mode transport \
+         {algs}\n"
+    )
+}
+
+/// What a failed `ip xfrm state add` says is missing: the algorithm, or ESP itself.
+#[derive(Debug, PartialEq)]
+enum Missing {
+    Algorithm,
+    Esp,
+    Other(String),
+}
+
+fn missing(said: String) -> Missing {
+    if said.contains("type not found") {
+        Missing::Esp
+    } else if said.contains("algorithm not found") {
+        Missing::Algorithm
+    } else {
+        Missing::Other(said)
+    }
+}
+
+/// Adds `sa` in namespace `ns`: what is missing when the kernel refuses it.
+fn try_state(ns: &str, sa: &str) -> Option<Missing> {
+    ip::run(Tool::Ip, Some(ns), false, sa)
+        .err()
+        .map(|e| missing(e.to_string()))
+}
+
+/// Checks that this kernel runs ESP with `alg`, in a throwaway namespace `probe_ns`. The kernel
+/// looks the algorithm up before ESP, so when the AEAD is missing a second SA, with CBC and
+/// HMAC, tells whether ESP is missing too.
 pub fn probe(alg: Alg, probe_ns: &str) -> Result<()> {
     let (name, len, option) = alg.kernel();
-    ip::run(Tool::Ip, None, false, &format!("netns add {probe_ns}\n"))?;
-    let sa = format!(
-        "xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x100 reqid 1 mode transport \
-         aead {name} {} 128\n",
-        random_key(len)?
+    let aead = state(0x100, &format!("aead {name} {} 128", random_key(len)?));
+    let classic = state(
+        0x101,
+        &format!(
+            "enc cbc(aes) {} auth hmac(sha256) {}",
+            random_key(16)?,
+            random_key(32)?
+        ),
     );
-    let r = ip::run(Tool::Ip, Some(probe_ns), false, &sa);
+    ip::run(Tool::Ip, None, false, &format!("netns add {probe_ns}\n"))?;
+    let first = try_state(probe_ns, &aead);
+    let esp = match first {
+        Some(Missing::Algorithm) => try_state(probe_ns, &classic),
+        _ => None,
+    };
     let _ = ip::run(Tool::Ip, None, false, &format!("netns del {probe_ns}\n"));
-    r.map_err(|e| {
-        let said = e.to_string();
-        let lacks = if said.contains("type not found") {
-            "ESP itself (the kernel is built without CONFIG_INET_ESP)".to_string()
-        } else if said.contains("algorithm not found") {
-            format!("the {name} AEAD ({option})")
-        } else {
-            said
-        };
-        Error::Ipsec(format!("--ipsec {}: this kernel lacks {lacks}", alg.name()))
-    })?;
+    let no_esp = "ESP itself (CONFIG_INET_ESP)";
+    let lacks = match (first, esp) {
+        (None, _) => {
+            return Err(Error::Ipsec(format!(
+                "--ipsec {}: this kernel has it, but fathom's lab does not set up ESP between \
+                 hosts yet",
+                alg.name()
+            )))
+        }
+        (Some(Missing::Esp), _) => no_esp.to_string(),
+        (Some(Missing::Algorithm), Some(Missing::Esp)) => {
+            format!("the {name} AEAD ({option}) and {no_esp}")
+        }
+        (Some(Missing::Algorithm), _) => format!("the {name} AEAD ({option})"),
+        (Some(Missing::Other(said)), _) => said,
+    };
     Err(Error::Ipsec(format!(
-        "--ipsec {}: this kernel has it, but fathom's lab does not set up ESP between hosts yet",
+        "--ipsec {}: this kernel lacks {lacks}",
         alg.name()
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kernels_refusals_name_what_is_missing() {
+        let refusal = |m: &str| missing(format!("ip -batch -: {m}"));
+        assert_eq!(refusal("Error: Requested type not found."), Missing::Esp);
+        assert_eq!(
+            refusal("Error: Requested AEAD algorithm not found."),
+            Missing::Algorithm
+        );
+        assert!(matches!(
+            refusal("Operation not permitted"),
+            Missing::Other(_)
+        ));
+    }
+
+    #[test]
+    fn a_probe_sa_has_its_algorithms_and_a_fresh_key() {
+        let sa = state(
+            0x100,
+            &format!("aead rfc4106(gcm(aes)) {} 128", random_key(36).unwrap()),
+        );
+        assert!(sa.starts_with("xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x100 "));
+        assert!(sa.ends_with(" 128\n"), "{sa}");
+        let key = sa.split_whitespace().rev().nth(1).unwrap();
+        assert_eq!(key.len(), 2 + 2 * 36, "{key}");
+        assert_ne!(random_key(36).unwrap(), random_key(36).unwrap());
+    }
 }

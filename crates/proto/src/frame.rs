@@ -20,6 +20,8 @@ pub enum PreambleKind {
     Control,
     /// One data flow of a test; followed by the test's cookie and the flow id.
     Data,
+    /// A process of `fathom launch` registering with its rank 0.
+    Rendezvous,
 }
 
 /// The fixed 8-byte start of every connection: magic, version, kind, one reserved byte.
@@ -79,6 +81,7 @@ impl Preamble {
         let k = match self.kind {
             PreambleKind::Control => 0,
             PreambleKind::Data => 1,
+            PreambleKind::Rendezvous => 2,
         };
         [MAGIC[0], MAGIC[1], MAGIC[2], MAGIC[3], v[0], v[1], k, 0]
     }
@@ -93,6 +96,7 @@ impl Preamble {
         let kind = match b[6] {
             0 => PreambleKind::Control,
             1 => PreambleKind::Data,
+            2 => PreambleKind::Rendezvous,
             k => return Err(FrameError::BadKind(k)),
         };
         Ok(Preamble {

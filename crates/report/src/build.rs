@@ -29,6 +29,7 @@ pub fn build(run: &RunData) -> Report {
     report.flows = (0..run.plan.flows.len()).map(|i| flow(&view, i)).collect();
     report.summary = summary(&view, &report.flows);
     crate::hosts::fill(&view, &mut report.summary);
+    report.groups = crate::hosts::groups(&view, &report.flows);
     report.hosts = (0..run.ends.len())
         .map(|i| host(&view, i, &report.flows))
         .collect();
@@ -287,6 +288,7 @@ fn host(v: &View<'_>, i: usize, flows: &[FlowResult]) -> HostResult {
         .min();
     HostResult {
         name: e.name.clone(),
+        group: e.group.clone(),
         role: match e.role {
             Role::Server => "server",
             Role::Client => "client",

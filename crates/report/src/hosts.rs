@@ -2,7 +2,7 @@
 //! the aggregate while every flow ran, and the start skew between client hosts.
 
 use crate::build::rate;
-use crate::model::Summary;
+use crate::model::{FlowResult, GroupResult, Summary};
 use crate::run::{Role, View};
 use fathom_proto::plan::Direction;
 use fathom_proto::sample::Snapshot;
@@ -45,6 +45,54 @@ pub fn fill(v: &View<'_>, s: &mut Summary) {
         }
     }
     s.start_skew_us = v.run.multi_host().then(|| skew(v)).flatten();
+}
+
+/// Per group of client hosts, in the order groups first appear: the bytes received on the
+/// flows of its hosts over their first byte sent to their last byte received.
+pub fn groups(v: &View<'_>, flows: &[FlowResult]) -> Vec<GroupResult> {
+    let mut out: Vec<GroupResult> = Vec::new();
+    let ends = &v.run.ends;
+    let group = |i: usize| {
+        ends[i]
+            .group
+            .as_deref()
+            .filter(|_| ends[i].role == Role::Client)
+    };
+    for name in (0..ends.len()).filter_map(group) {
+        match out.iter_mut().find(|g| g.name == name) {
+            Some(g) => g.hosts += 1,
+            None => out.push(GroupResult {
+                name: name.to_string(),
+                hosts: 1,
+                ..Default::default()
+            }),
+        }
+    }
+    for g in &mut out {
+        let member = |end: usize| group(end) == Some(g.name.as_str());
+        let mine: Vec<_> = flows
+            .iter()
+            .zip(&v.located)
+            .filter_map(|(f, l)| {
+                l.filter(|l| member(l.sender.0) || member(l.receiver.0))
+                    .map(|l| (f, l))
+            })
+            .collect();
+        g.bytes = mine.iter().map(|(f, _)| f.total_bytes_received).sum();
+        let first = mine
+            .iter()
+            .filter_map(|(_, l)| v.info(l.sender).first_byte_ns)
+            .min();
+        let last = mine
+            .iter()
+            .filter_map(|(_, l)| v.info(l.receiver).last_byte_ns)
+            .max();
+        if let (Some(a), Some(b)) = (first, last) {
+            g.seconds = (b - a).max(0) as f64 / 1e9;
+            g.bits_per_second = rate(g.bytes, g.seconds);
+        }
+    }
+    out
 }
 
 /// Bytes flow `pos` had received at `t` (ns after t0), interpolated between snapshots.

@@ -36,6 +36,24 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// Set when the test failed; figures above hold what was measured until then.
     pub error: Option<String>,
+    /// Per group of client hosts, when the hosts have groups (`--agents-from`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupResult>,
+}
+
+/// The client hosts of one group, together: the cluster aggregate of their flows.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct GroupResult {
+    /// The group's name (a hostfile's `group=`, a Kubernetes zone or node).
+    pub name: String,
+    /// Its client hosts.
+    pub hosts: u32,
+    /// Bytes received on its hosts' flows over the whole run.
+    pub bytes: u64,
+    /// Their first byte sent to their last byte received, seconds.
+    pub seconds: f64,
+    /// `bytes` over `seconds`, bits/s.
+    pub bits_per_second: f64,
 }
 
 /// The test's parameters.
@@ -140,6 +158,9 @@ pub struct HostResult {
     pub measurement_percent: f64,
     /// Set when this host failed.
     pub error: Option<String>,
+    /// Its group (a hostfile's `group=`, a Kubernetes zone or node); absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 /// One worker thread.

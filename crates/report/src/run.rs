@@ -33,6 +33,8 @@ pub struct EndData {
     pub clock_offset_ns: i64,
     /// Round trip of the best clock probe, ns.
     pub control_rtt_ns: u64,
+    /// Its group in per-group results (a hostfile's `group=`, a Kubernetes zone), if any.
+    pub group: Option<String>,
 }
 
 /// Everything known about one run.

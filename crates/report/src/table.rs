@@ -62,6 +62,7 @@ fn after_intervals(r: &Report) -> Vec<String> {
         lines.push(String::new());
         lines.extend(hosts(r));
     }
+    lines.extend(groups(&r.groups));
     lines.extend(r.wan.iter().map(wan_line));
     lines.push(String::new());
     lines.extend(summary(r));
@@ -302,6 +303,23 @@ fn hosts(r: &Report) -> Vec<String> {
             .map_or(String::new(), |us| format!(", start skew {us:.0} µs")),
     ));
     lines
+}
+
+/// One line per group of client hosts: its flows' total bytes over their overall time.
+fn groups(groups: &[crate::model::GroupResult]) -> Vec<String> {
+    groups
+        .iter()
+        .map(|g| {
+            format!(
+                "group {:<10} {:>3} hosts {:>13} ({} over {:.2} s, total bytes / overall time)",
+                g.name,
+                g.hosts,
+                rate(g.bits_per_second),
+                human_bytes(g.bytes),
+                g.seconds
+            )
+        })
+        .collect()
 }
 
 /// The TLS lines: what was negotiated, then what it cost.

@@ -239,16 +239,53 @@ fn missing(v: &View<'_>, all: &[Option<Pair<'_>>], s: &UdpCounters, r: UdpCounte
     let drops = if socket > 0 { socket } else { rcvbuf };
     let receive_buffer = datagrams.min((drops as f64 * per_drop).round() as u64);
     let send_buffer = (datagrams - receive_buffer).min(sndbuf);
+    let path = (datagrams - receive_buffer - send_buffer).min(path_drops(v));
     Missing {
         datagrams,
         receive_buffer,
         send_buffer,
-        unexplained: datagrams - receive_buffer - send_buffer,
+        path,
+        unexplained: datagrams - receive_buffer - send_buffer - path,
         socket_rxq_overflow: socket,
         host_rcvbuf_errors: rcvbuf,
         host_in_errors: sum(&receivers, |c| c.in_errors),
         host_sndbuf_errors: sndbuf,
     }
+}
+
+/// Frames the lab's WAN emulator dropped during the test on the links the datagrams crossed: on
+/// a link joining a flow's two ends, the direction from sender to receiver; both directions of
+/// any other link (one between switches, or crossed both ways).
+fn path_drops(v: &View<'_>) -> u64 {
+    let name = |i: usize| v.run.ends[i].name.as_str();
+    let flows: Vec<(&str, &str)> = v
+        .located
+        .iter()
+        .flatten()
+        .map(|l| (name(l.sender.0), name(l.receiver.0)))
+        .collect();
+    let dropped = |c: &Option<serde_json::Value>, dir: &str| -> u64 {
+        c.as_ref().and_then(|c| c[dir].as_object()).map_or(0, |o| {
+            o.iter()
+                .filter(|(k, _)| k.starts_with("dropped_"))
+                .filter_map(|(_, n)| n.as_u64())
+                .sum()
+        })
+    };
+    let mut total = 0;
+    for link in &v.run.wan {
+        let (a, b) = (link.ends[0].as_str(), link.ends[1].as_str());
+        let dirs: &[&str] = match () {
+            _ if flows.iter().all(|&f| f == (a, b)) => &["a_to_b"],
+            _ if flows.iter().all(|&f| f == (b, a)) => &["b_to_a"],
+            _ => &["a_to_b", "b_to_a"],
+        };
+        for dir in dirs {
+            let before = dropped(&link.counters_before, dir);
+            total += dropped(&link.counters_after, dir).saturating_sub(before);
+        }
+    }
+    total
 }
 
 /// The UDP figures of one interval; `span(end)` is that end's pair of snapshots bounding it.

@@ -1,6 +1,6 @@
 //! Warnings: what the figures suggest the user do, each naming the setting to change.
 
-use crate::model::{Cpu, Report};
+use crate::model::{Cpu, FlowResult, Report};
 use crate::run::RunData;
 use fathom_proto::plan::{Direction, KindId, TestPlan};
 use fathom_proto::sample::{BufferLimits, EndpointInfo};
@@ -41,6 +41,7 @@ pub fn collect(run: &RunData, r: &Report) -> Vec<String> {
     if let Some(msg) = nagle_held(&run.plan, r) {
         w.push(msg);
     }
+    w.extend(one_segment_buffer(&r.flows));
     // Ends on one machine (loopback, a lab) see the same CPUs: warn about each machine once.
     let mut seen: Vec<&str> = Vec::new();
     for h in &r.hosts {
@@ -137,6 +138,23 @@ fn nagle_held(plan: &TestPlan, r: &Report) -> Option<String> {
     })
 }
 
+/// A send buffer that holds about one segment: the sender can put one full segment in flight,
+/// the receiver delays its ACK of a lone segment (Linux acknowledges at once only past one full
+/// segment), and every segment waits out the delayed-ACK timer (40 ms). Loopback's 64 KB MSS
+/// makes this happen at `--sndbuf 32K` (granted 64 KB); a capture on lo showed one 65,483-byte
+/// segment, then its ACK 44 ms later, throughout.
+fn one_segment_buffer(flows: &[FlowResult]) -> Option<String> {
+    let f = flows
+        .iter()
+        .find(|f| f.mss > 0 && f.sndbuf > 0 && 2 * u64::from(f.sndbuf) < 3 * u64::from(f.mss))?;
+    Some(format!(
+        "the send buffer ({} granted) holds one segment of {} bytes (the path's MSS): each segment waits for the receiver's delayed ACK (about 40 ms), which bounds the rate, not the path; give --sndbuf at least 2 x MSS ({}K) to measure the path",
+        human_bytes(f.sndbuf.into()),
+        f.mss,
+        (2 * u64::from(f.mss)).div_ceil(1024)
+    ))
+}
+
 fn saturated(w: &mut Vec<String>, end: &str, cpu: &Cpu) {
     if cpu.busiest_cpu.total >= SATURATED_PCT {
         w.push(format!(
@@ -159,5 +177,31 @@ pub fn human_bytes(n: u64) -> String {
         format!("{v:.0} {}", UNITS[u])
     } else {
         format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(sndbuf: u32, mss: u32) -> FlowResult {
+        FlowResult {
+            sndbuf,
+            mss,
+            ..FlowResult::default()
+        }
+    }
+
+    #[test]
+    fn a_send_buffer_of_one_segment_is_named() {
+        let w = one_segment_buffer(&[flow(65_536, 65_483)]).unwrap();
+        assert!(
+            w.contains("64 KB granted") && w.contains("65483 bytes"),
+            "{w}"
+        );
+        assert!(w.contains("--sndbuf at least 2 x MSS (128K)"), "{w}");
+        assert_eq!(one_segment_buffer(&[flow(98_304, 65_483)]), None);
+        assert_eq!(one_segment_buffer(&[flow(16_384, 1448)]), None);
+        assert_eq!(one_segment_buffer(&[flow(0, 0)]), None);
     }
 }

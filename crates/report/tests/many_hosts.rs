@@ -62,3 +62,32 @@ fn request_response_hosts_show_transactions_per_second() {
     );
     assert!(rows.iter().all(|l| !l.contains("bit/s")), "{t}");
 }
+
+#[test]
+fn a_grouped_client_gets_a_group_line_and_its_bytes() {
+    let mut run = fathom_report::fake::run_data(2, false);
+    run.ends[1].group = Some("rack1".into());
+    let r = fathom_report::build(&run);
+    assert_eq!(r.hosts[1].group.as_deref(), Some("rack1"));
+    assert_eq!(r.hosts[0].group, None);
+    let [g] = r.groups.as_slice() else {
+        panic!("one group: {:?}", r.groups)
+    };
+    assert_eq!((g.name.as_str(), g.hosts), ("rack1", 1));
+    assert_eq!(g.bytes, r.summary.total_bytes_received);
+    assert!(g.seconds > 0.0 && g.bits_per_second > 0.0);
+    let doc = serde_json::to_value(&r).unwrap();
+    common::assert_valid(&doc);
+    assert_eq!(doc["hosts"][1]["group"], "rack1");
+    assert!(doc["hosts"][0].get("group").is_none());
+    let t = text(&r);
+    let line = t.lines().find(|l| l.starts_with("group rack1")).expect(&t);
+    assert!(
+        line.contains("1 hosts") && line.contains("total bytes / overall time"),
+        "{line}"
+    );
+    assert!(
+        !text(&common::report(1, false)).contains("group "),
+        "no groups, no lines"
+    );
+}

@@ -165,7 +165,7 @@ impl Flow for Receiver {
             if self.received - start >= BYTES_PER_TURN {
                 return Ok(Step::Again);
             }
-            match self.sock.read(io.rbuf) {
+            match self.sock.read_drop(io.rbuf) {
                 Ok(0) => return Ok(Step::Done),
                 Ok(n) => {
                     let now = crate::clock::now_ns();

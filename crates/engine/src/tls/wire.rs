@@ -1,11 +1,13 @@
 //! A data connection as the kinds read and write it: a non-blocking TCP socket, clear or with a
 //! TLS session. In clear every call is the socket's own. With TLS, reads fill a buffer of the
 //! connection's own with one system call and feed rustls from it (rustls alone reads 4 KB per
-//! call), and writes encrypt into rustls's queue and send it with one writev. A call says
-//! `WouldBlock` only when the socket did, so an edge-triggered wait on the socket is enough.
+//! call), and writes encrypt into rustls's queue and send it with one writev. A reader that only
+//! counts ([`Wire::read_drop`]) takes the plaintext where rustls decrypted it, without a copy.
+//! A call says `WouldBlock` only when the socket did, so an edge-triggered wait on the socket is
+//! enough.
 
-use rustls::Connection;
-use std::io::{self, Read, Write};
+use rustls::{Connection, Reader};
+use std::io::{self, BufRead, Read, Write};
 use std::net::Shutdown;
 use std::os::fd::{AsRawFd, RawFd};
 
@@ -71,7 +73,21 @@ impl Wire {
     pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match &mut self.tls {
             None => self.sock.read(buf),
-            Some(t) => t.read(&mut self.sock, buf),
+            Some(t) => t.read(&mut self.sock, |r| r.read(buf)),
+        }
+    }
+
+    /// Reads up to `scratch.len()` bytes of application data and drops them: `Ok(0)` at the end
+    /// of the stream. In clear they land in `scratch` (the one copy a clear receiver makes);
+    /// with TLS the plaintext is dropped where rustls decrypted it, not copied once more.
+    pub fn read_drop(&mut self, scratch: &mut [u8]) -> io::Result<usize> {
+        match &mut self.tls {
+            None => self.sock.read(scratch),
+            Some(t) => t.read(&mut self.sock, |r| {
+                let n = r.fill_buf()?.len().min(scratch.len());
+                r.consume(n);
+                Ok(n)
+            }),
         }
     }
 
@@ -131,9 +147,15 @@ fn would_block(e: &io::Error) -> bool {
 }
 
 impl Tls {
-    fn read(&mut self, sock: &mut mio::net::TcpStream, out: &mut [u8]) -> io::Result<usize> {
+    /// Takes plaintext with `take` (which says `WouldBlock` when rustls holds none), reading and
+    /// decrypting more from the socket while there is none.
+    fn read(
+        &mut self,
+        sock: &mut mio::net::TcpStream,
+        mut take: impl FnMut(&mut Reader<'_>) -> io::Result<usize>,
+    ) -> io::Result<usize> {
         loop {
-            match self.conn.reader().read(out) {
+            match take(&mut self.conn.reader()) {
                 Err(e) if would_block(&e) => {}
                 r => return r,
             }
@@ -147,7 +169,7 @@ impl Tls {
                             // The end of the stream: rustls says whether it was a clean one.
                             self.conn.read_tls(&mut io::empty())?;
                             self.process(sock)?;
-                            return match self.conn.reader().read(out) {
+                            return match take(&mut self.conn.reader()) {
                                 Err(e) if would_block(&e) => Err(io::Error::new(
                                     io::ErrorKind::UnexpectedEof,
                                     "the peer closed without ending its TLS session",

@@ -107,7 +107,11 @@ pub struct Missing {
     pub receive_buffer: u64,
     /// Dropped because a send buffer was full (the sending host's Udp SndbufErrors).
     pub send_buffer: u64,
-    /// The rest: on the path, or in flight at the window's edges.
+    /// Dropped on the path by the lab's WAN emulator (its drop counters over the test, on the
+    /// links the datagrams crossed); 0 without one.
+    #[serde(default)]
+    pub path: u64,
+    /// The rest: on a path fathom cannot see into, or in flight at the window's edges.
     pub unexplained: u64,
     /// The receiving sockets' SO_RXQ_OVFL drops in the window (messages, with GSO).
     pub socket_rxq_overflow: u64,

@@ -5,6 +5,11 @@
 //! A batch is written into one buffer of consecutive datagram slots, filled with the payload
 //! once; before each call only the headers of the slots about to go are rewritten, so every
 //! datagram (or GSO message) is one contiguous iovec.
+//!
+//! The socket is registered for writability only while its send buffer is full. Registered, it
+//! has a waiter, and the kernel then wakes epoll (taking its lock, with interrupts off) each time
+//! it frees one of the flow's datagrams: on loopback once per datagram, in the sender's own
+//! system call — 5% of the sending thread's time at 64 bytes.
 
 use super::mmsg::{enable_gso, Batch};
 use crate::clock;
@@ -44,6 +49,8 @@ pub struct Sender {
     seq: u64,
     bytes: u64,
     counters: UdpCounters,
+    /// Registered for writability (the send buffer was full).
+    listening: bool,
 }
 
 impl Sender {
@@ -86,6 +93,7 @@ impl Sender {
             seq: 0,
             bytes: 0,
             counters: UdpCounters::default(),
+            listening: false,
         })
     }
 
@@ -185,11 +193,16 @@ impl Sender {
 }
 
 impl Flow for Sender {
-    fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(&mut self.sock, t, mio::Interest::WRITABLE)
+    fn register(&mut self, _: &mio::Registry, _: mio::Token) -> io::Result<()> {
+        // Registered only while the send buffer is full (the module's note).
+        Ok(())
     }
 
     fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
+        if self.listening {
+            io.registry.deregister(&mut self.sock)?;
+            self.listening = false;
+        }
         if !self.filled && !io.wbuf.is_empty() {
             self.filled = true;
             for chunk in self.slots.chunks_mut(io.wbuf.len()) {
@@ -212,6 +225,10 @@ impl Flow for Sender {
                 });
             }
             if self.transmit(now)? == 0 {
+                // Registering reports a buffer that drained meanwhile, so no wake-up is lost.
+                io.registry
+                    .register(&mut self.sock, io.token, mio::Interest::WRITABLE)?;
+                self.listening = true;
                 return Ok(Step::Wait);
             }
             if self.counters.calls - first >= CALLS_PER_TURN {

@@ -1,0 +1,131 @@
+//! `hostfile:PATH`: one host per line as Open MPI writes it (`node01 slots=2`), or a Slurm host
+//! list (`node[01-64] slots=2`); `#` starts a comment. A line's group, for per-group results, is
+//! `group=NAME` in its comment (`node01 slots=2 # group=rack1`), where Open MPI does not look,
+//! so the same file still works with `mpirun --hostfile`; fathom also takes `group=NAME` outside
+//! the comment. A host may carry its agent's port (`127.0.0.1:5302`, `[::1]:5302`); `slots`
+//! and `max_slots` are checked and otherwise ignored (one agent per host). A host listed twice
+//! is one agent (Open MPI adds the slots up).
+
+use super::{Agent, Error};
+use crate::hostlist;
+use std::path::Path;
+
+/// The agents `path` lists, in order.
+pub fn read(path: &Path) -> Result<Vec<Agent>, Error> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Usage(format!("hostfile {}: {e}", path.display())))?;
+    parse(&text)
+        .map_err(|(line, e)| Error::Usage(format!("hostfile {} line {line}: {e}", path.display())))
+}
+
+/// The agents of a hostfile's text; an error names its line (from 1).
+pub fn parse(text: &str) -> Result<Vec<Agent>, (usize, String)> {
+    let mut agents: Vec<Agent> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let fail = |e: String| (i + 1, e);
+        for agent in line(raw).map_err(fail)? {
+            if !agents.iter().any(|a| a.addr == agent.addr) {
+                agents.push(agent);
+            }
+            if agents.len() > hostlist::MAX_HOSTS {
+                return Err(fail(format!("more than {} hosts", hostlist::MAX_HOSTS)));
+            }
+        }
+    }
+    Ok(agents)
+}
+
+/// The agents of one line (none for a blank or comment line).
+fn line(raw: &str) -> Result<Vec<Agent>, String> {
+    let (body, comment) = raw.split_once('#').unwrap_or((raw, ""));
+    let mut words = body.split_whitespace();
+    let Some(host) = words.next() else {
+        return Ok(Vec::new());
+    };
+    let mut group = comment
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("group="))
+        .map(str::to_string);
+    for word in words {
+        match word.split_once('=') {
+            Some(("slots" | "max_slots" | "max-slots", n)) => count(word, n)?,
+            Some(("group", g)) if !g.is_empty() => group = Some(g.to_string()),
+            _ => {
+                return Err(format!(
+                    "'{word}' is not slots=N, max_slots=N or group=NAME"
+                ))
+            }
+        }
+    }
+    Ok(hosts(host)?
+        .into_iter()
+        .map(|h| Agent {
+            name: h.clone(),
+            addr: h,
+            group: group.clone(),
+        })
+        .collect())
+}
+
+/// The names a host word stands for: a bracketed IPv6 address as it is, else a host list.
+fn hosts(word: &str) -> Result<Vec<String>, String> {
+    if word.starts_with('[') && word.contains(':') {
+        return Ok(vec![word.to_string()]);
+    }
+    hostlist::expand(word)
+}
+
+/// Checks a `slots=N`.
+fn count(word: &str, n: &str) -> Result<(), String> {
+    match n.parse::<u32>() {
+        Ok(n) if n > 0 => Ok(()),
+        _ => Err(format!(
+            "'{word}': the count must be a whole number above 0"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(text: &str) -> Vec<(String, Option<String>)> {
+        parse(text)
+            .unwrap()
+            .into_iter()
+            .map(|a| (a.name, a.group))
+            .collect()
+    }
+
+    #[test]
+    fn open_mpi_lines_comments_and_groups() {
+        let text = "# the rack\nnode01 slots=2 # group=rack1\n\n  node02 slots=4 max_slots=8\n\
+                    node03 group=rack2\nnode01 slots=2\n";
+        let g = |s: &str| Some(s.to_string());
+        assert_eq!(
+            names(text),
+            [
+                ("node01".into(), g("rack1")),
+                ("node02".into(), None),
+                ("node03".into(), g("rack2")),
+            ]
+        );
+    }
+
+    #[test]
+    fn slurm_host_lists_and_ports() {
+        let a = names("n[1-3] slots=1 # group=r\n127.0.0.1:5302\n[::1]:5303\n");
+        let hosts: Vec<_> = a.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(hosts, ["n1", "n2", "n3", "127.0.0.1:5302", "[::1]:5303"]);
+        assert!(a[..3].iter().all(|(_, g)| g.as_deref() == Some("r")));
+    }
+
+    #[test]
+    fn bad_lines_are_named() {
+        assert_eq!(parse("a\nb slots=0\n").unwrap_err().0, 2);
+        assert_eq!(parse("a\n\nb cpus=2\n").unwrap_err().0, 3);
+        assert!(parse("n[1-\n").unwrap_err().1.contains("'['"));
+        let e = read(Path::new("/nonexistent/hosts")).unwrap_err();
+        assert!(matches!(e, Error::Usage(m) if m.starts_with("hostfile /nonexistent/hosts: ")));
+    }
+}

@@ -1,0 +1,129 @@
+//! Finding the agents where a cluster engine placed them: one module per source, one
+//! [`Source`] naming it (`--agents-from`), and [`discover`] waiting until enough are ready.
+//!
+//! | source | module | what it reads |
+//! | --- | --- | --- |
+//! | `hostfile:PATH` | [`hostfile`] | Open MPI hostfile lines, Slurm host lists, group labels |
+//! | `slurm` | [`slurm`] | the job's node list (`SLURM_JOB_NODELIST`) |
+//! | `dns:NAME[:PORT]` | [`dns`] | A/AAAA records, or SRV records (`_svc._tcp.NAME`) |
+//! | `k8s:svc=NAME` | [`k8s`] | the Service's EndpointSlices, through the API |
+//!
+//! Which of the found agents is the server and which are clients is [`select`]'s part.
+
+pub mod dns;
+pub mod hostfile;
+pub mod k8s;
+pub mod select;
+pub mod slurm;
+
+use std::time::{Duration, Instant};
+
+/// One agent a source names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Agent {
+    /// How results name it: the hostfile's host, the pod, the SRV target, else its address.
+    pub name: String,
+    /// Where its control port is, as `--server` takes it: HOST, HOST:PORT or `[V6]:PORT`.
+    pub addr: String,
+    /// Its group in per-group results (the hostfile's `group=`, the endpoint's zone or node).
+    pub group: Option<String>,
+}
+
+/// What one look at a source found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Found {
+    /// The agents ready to test with, in the source's order.
+    pub ready: Vec<Agent>,
+    /// Agents the source lists as not ready (Kubernetes endpoints), by name.
+    pub not_ready: Vec<String>,
+}
+
+/// Why discovery failed: bad usage (exit 2) or a failure at run time (exit 1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// The source or its file is wrong: the user must fix the command or the file.
+    Usage(String),
+    /// The source could not be read, or did not name enough agents.
+    Runtime(String),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Usage(m) | Error::Runtime(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Where the agents are listed (`--agents-from`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// `hostfile:PATH`.
+    Hostfile(std::path::PathBuf),
+    /// `slurm`: the node list of the job this runs in.
+    Slurm,
+    /// `dns:NAME[:PORT]`.
+    Dns(dns::Query),
+    /// `k8s:svc=NAME[,ns=NS]` or `k8s:selector=LABELS[,ns=NS]`.
+    K8s(k8s::Query),
+}
+
+impl std::str::FromStr for Source {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Source, String> {
+        let (kind, rest) = s.split_once(':').unwrap_or((s, ""));
+        match kind {
+            "hostfile" if !rest.is_empty() => Ok(Source::Hostfile(rest.into())),
+            "hostfile" => Err("hostfile: name the file, hostfile:PATH".into()),
+            "slurm" if rest.is_empty() => Ok(Source::Slurm),
+            "slurm" => Err(format!("'{s}': slurm takes nothing after it")),
+            "dns" => rest.parse().map(Source::Dns),
+            "k8s" => rest.parse().map(Source::K8s),
+            _ => Err(format!(
+                "'{s}' is not a source; try k8s:svc=NAME[,ns=NS], k8s:selector=LABELS, \
+                 dns:NAME[:PORT], hostfile:PATH or slurm"
+            )),
+        }
+    }
+}
+
+impl Source {
+    /// Looks once.
+    pub fn list(&self) -> Result<Found, Error> {
+        match self {
+            Source::Hostfile(path) => hostfile::read(path).map(ready),
+            Source::Slurm => slurm::nodes().map(ready),
+            Source::Dns(q) => q.list().map(ready),
+            Source::K8s(q) => q.list(),
+        }
+    }
+
+    /// True for sources that list the same agents whenever asked (a file, the job's nodes).
+    fn fixed(&self) -> bool {
+        matches!(self, Source::Hostfile(_) | Source::Slurm)
+    }
+}
+
+/// All of `agents`, ready.
+fn ready(agents: Vec<Agent>) -> Found {
+    Found {
+        ready: agents,
+        not_ready: Vec::new(),
+    }
+}
+
+/// Looks at `source` until it lists at least `expect` ready agents (once without `expect`, or
+/// for a fixed source) or `timeout` passes; returns the last look.
+pub fn discover(source: &Source, expect: Option<usize>, timeout: Duration) -> Result<Found, Error> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let found = source.list()?;
+        let enough = expect.is_none_or(|n| found.ready.len() >= n);
+        let left = deadline.saturating_duration_since(Instant::now());
+        if enough || source.fixed() || left.is_zero() {
+            return Ok(found);
+        }
+        std::thread::sleep(left.min(Duration::from_millis(500)));
+    }
+}

@@ -1,0 +1,145 @@
+//! The rendezvous of `fathom launch`: every rank but 0 starts an agent and registers it with
+//! rank 0, which then runs the test on them and tells every rank its exit code.
+//!
+//! ```text
+//!  rank N                                         rank 0 (listens on port 5300)
+//!  ── connect (retried until the timeout) ────────▶
+//!  ── Preamble "FTHM" v, Rendezvous ──────────────▶
+//!  ◀────────────────────────────── Preamble "FTHM" v
+//!  ◀─────────────────── Challenge{nonce, key_required}
+//!     (starts its agent on the address it reached rank 0 from)
+//!  ── Registration{rank, size, launch, host, port, ▶  checked: size and launch id as rank 0's,
+//!       agent key or mac, nonce}                        rank new, mac right; else Refused
+//!  ◀──────────────────────────────── Accepted{mac}     mac: rank 0's answer to the rank's nonce
+//!  ◀──────────────────────────────── Alive            every second until the test ends
+//!  ◀──────────────────────────────── Exit{code}       the test's exit code
+//! ```
+//! With a pre-shared key both sides prove they hold it (HMAC-SHA256 of the other's nonce, each
+//! direction in its own domain, neither the control channel's); the rank's agent then takes that
+//! key. Without one, each rank's agent takes a random key of its own, sent to rank 0 in the
+//! registration (in clear: anyone who can read the traffic could then drive that agent for as
+//! long as the launch runs; use `--key-file` where that matters). The agent's address is the
+//! registration's source address as rank 0 sees it.
+//!
+//! Every frame either side reads is at most [`PRE_AUTH_FRAME`] bytes; rank 0 gives a
+//! connection [`HANDSHAKE`] in all to register (it is cut off then), and holds at most
+//! [`MAX_PENDING`] connections in registration at once. A rank's every read from rank 0 ends
+//! within [`HANDSHAKE`] while it registers, and within [`SILENCE`] after: a rank that hears
+//! nothing from rank 0 that long gives up.
+
+mod member;
+mod root;
+
+pub use member::{join, Joined, Joining};
+pub use root::{Registered, Root};
+
+use fathom_proto::{Connection, FrameError, Preamble, PreambleKind, PRE_AUTH_FRAME};
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::time::Duration;
+
+/// The port rank 0 listens on for registrations unless told otherwise.
+pub const DEFAULT_PORT: u16 = 5300;
+/// A connection must complete its registration within this.
+pub const HANDSHAKE: Duration = Duration::from_secs(10);
+/// Rank 0 says it is alive this often.
+pub const HEARTBEAT: Duration = Duration::from_secs(1);
+/// A rank that hears nothing from rank 0 for this long takes it as lost.
+pub const SILENCE: Duration = Duration::from_secs(10);
+/// Most connections rank 0 holds in registration at once; more are closed (a rank retries).
+pub const MAX_PENDING: usize = 256;
+/// Longest host name and launch id kept from a registration, in bytes.
+pub const MAX_NAME: usize = 64;
+/// Agent keys a rank may send: 16 to this many bytes.
+pub const MAX_KEY: usize = 64;
+
+/// Domain of the rank's answer to rank 0's challenge.
+const RANK_DOMAIN: &[u8] = b"fathom-launch-rank-v1";
+/// Domain of rank 0's answer to the rank's nonce.
+const ROOT_DOMAIN: &[u8] = b"fathom-launch-root-v1";
+
+/// What a rank tells rank 0.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct Registration {
+    /// The rank, 1 to size - 1.
+    pub rank: u32,
+    /// The number of processes, as this rank's launcher said.
+    pub size: u32,
+    /// The launch's id from the launcher's environment (empty if none), so that ranks of
+    /// another launch that reach this rank 0 are refused.
+    pub launch: String,
+    /// The rank's host name, for results.
+    pub host: String,
+    /// The port of the rank's agent.
+    pub port: u16,
+    /// The agent's own key, when the launch has no pre-shared key.
+    pub key: Option<Vec<u8>>,
+    /// The answer to rank 0's challenge under the pre-shared key.
+    pub mac: Option<[u8; 32]>,
+    /// The rank's challenge to rank 0.
+    pub nonce: [u8; 32],
+}
+
+/// What rank 0 tells a rank.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub enum ToRank {
+    /// The first message: prove you hold the key (if one is required).
+    Challenge {
+        /// Random bytes to answer.
+        nonce: [u8; 32],
+        /// Whether rank 0 has a pre-shared key.
+        key_required: bool,
+    },
+    /// The registration is taken.
+    Accepted {
+        /// Rank 0's answer to the rank's nonce, with a pre-shared key.
+        mac: Option<[u8; 32]>,
+    },
+    /// The registration is refused, and why.
+    Refused {
+        /// What was wrong.
+        message: String,
+    },
+    /// Rank 0 is alive.
+    Alive,
+    /// The test ended: exit with this code.
+    Exit {
+        /// The test's exit code.
+        code: u8,
+    },
+}
+
+/// Sends our preamble and reads the peer's, which must be a rendezvous one of our version.
+fn exchange_preambles(s: &mut (impl Read + Write)) -> Result<(), FrameError> {
+    s.write_all(&Preamble::ours(PreambleKind::Rendezvous).encode())?;
+    let theirs = Preamble::read_from(s)?;
+    theirs.check_version()?;
+    if theirs.kind != PreambleKind::Rendezvous {
+        return Err(FrameError::Malformed(
+            "the peer is a fathom agent or controller, not a process of `fathom launch`".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Reads one small message.
+fn recv<M: DeserializeOwned, S: Read + Write>(c: &mut Connection<S>) -> Result<M, FrameError> {
+    c.expect(PRE_AUTH_FRAME)
+}
+
+/// `s` cut to [`MAX_NAME`] bytes of letters, digits, '.', '-' and '_' (others become '_').
+fn clean_name(s: &str) -> String {
+    s.chars()
+        .take(MAX_NAME)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,113 @@
+//! `--agents-from` and its companions: the test's agents found through a cluster's own
+//! records (Kubernetes, DNS, a hostfile, the Slurm job) rather than named one by one; found
+//! once, before any plan is built, so a test's connections count the found clients.
+
+use super::units::parse_duration;
+use super::Command;
+use crate::Failure;
+use fathom_cluster::discover::select::{self, Choice, Chosen};
+use fathom_cluster::discover::{self, Error, Source};
+use std::time::Duration;
+
+/// How a multi-host test finds its agents.
+#[derive(clap::Args, Debug, Clone)]
+pub struct DiscoveryArgs {
+    /// Find the agents: k8s:svc=NAME[,ns=NS], k8s:selector=LABELS[,ns=NS], dns:NAME[:PORT],
+    /// hostfile:PATH or slurm. The first found is the server, the others clients, unless
+    /// --server-index, --server NAME or --clients HOSTLIST pick among them.
+    #[arg(long, value_name = "SOURCE", conflicts_with = "host")]
+    pub agents_from: Option<Source>,
+    /// Wait until N agents are found (ready), at most --discovery-timeout.
+    #[arg(long, value_name = "N", requires = "agents_from", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub expect: Option<u64>,
+    /// Go on with at least M agents when fewer than expected are found, naming the missing.
+    #[arg(long, value_name = "M", requires = "agents_from", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub min_agents: Option<u64>,
+    /// How long to wait for --expect agents.
+    #[arg(long, value_name = "DUR", default_value = "60s", value_parser = parse_duration)]
+    pub discovery_timeout: u64,
+    /// Which found agent is the server (from 0, in the source's order).
+    #[arg(
+        long,
+        value_name = "I",
+        requires = "agents_from",
+        conflicts_with = "server"
+    )]
+    pub server_index: Option<usize>,
+    /// The agents found, once found.
+    #[arg(skip)]
+    pub found: Option<Chosen>,
+}
+
+impl DiscoveryArgs {
+    /// Checks the counts agree; errors name the flags.
+    pub fn validate(&self) -> Result<(), String> {
+        match (self.min_agents, self.expect) {
+            (Some(m), Some(n)) if m > n => {
+                Err(format!("--min-agents {m} is more than --expect {n}"))
+            }
+            (Some(_), None) => Err("--min-agents needs --expect N (how many to wait for)".into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Client agents found (none before discovery or without it).
+    pub fn clients(&self) -> Option<usize> {
+        self.found.as_ref().map(|f| f.clients.len())
+    }
+}
+
+/// Finds the agents of the command's `--agents-from`, if any, and keeps them in its options.
+pub fn resolve(command: &mut Command) -> Result<(), Failure> {
+    use super::method::SweepTest;
+    let common = match command {
+        Command::Stream(a) => &mut a.common,
+        Command::Rr(a) | Command::Crr(a) => &mut a.common,
+        Command::Udp(a) => &mut a.common,
+        Command::File(a) if a.common.discovery.agents_from.is_some() => {
+            return Err(Failure::Usage(
+                "--agents-from: file copies run between two named ends; name the agent in the path"
+                    .into(),
+            ))
+        }
+        Command::Launch(a) if a.test.common().discovery.agents_from.is_some() => {
+            return Err(Failure::Usage(
+                "--agents-from: under launch the ranks find each other; drop it".into(),
+            ))
+        }
+        Command::Sweep(a) => match &mut a.test {
+            SweepTest::Stream(s) => &mut s.test.common,
+            SweepTest::Rr(s) | SweepTest::Crr(s) => &mut s.test.common,
+            SweepTest::Udp(s) => &mut s.test.common,
+        },
+        _ => return Ok(()),
+    };
+    let Some(source) = common.discovery.agents_from.clone() else {
+        return Ok(());
+    };
+    let d = &common.discovery;
+    d.validate().map_err(Failure::Usage)?;
+    let choice = Choice {
+        expect: d.expect.map(|n| n as usize),
+        min_agents: d.min_agents.map(|n| n as usize),
+        server_index: d.server_index,
+        server: common.server.clone(),
+        clients: (!common.clients.is_empty()).then(|| common.clients.join(",")),
+    };
+    let timeout = Duration::from_nanos(d.discovery_timeout);
+    let found = discover::discover(&source, choice.expect, timeout).map_err(failure)?;
+    let chosen = select::choose(found, &choice).map_err(failure)?;
+    if let Some(w) = &chosen.warning {
+        eprintln!("fathom: warning: {w}");
+    }
+    common.discovery.found = Some(chosen);
+    Ok(())
+}
+
+/// Discovery's error as the exit code it calls for.
+fn failure(e: Error) -> Failure {
+    match e {
+        Error::Usage(m) => Failure::Usage(m),
+        Error::Runtime(m) => Failure::Runtime(m),
+    }
+}

@@ -1,0 +1,240 @@
+//! `--agents-from hostfile:` and `slurm` end to end: agents found in a hostfile (loopback ports)
+//! run a real test with exact byte counts and per-group results; bad sources and too few agents
+//! are refused with one line and the right exit code.
+
+mod common;
+use common::*;
+
+/// A hostfile in the test's temporary directory.
+fn hostfile(name: &str, text: &str) -> String {
+    let path = format!(
+        "{}/{name}-{}",
+        env!("CARGO_TARGET_TMPDIR"),
+        std::process::id()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+#[test]
+fn hostfile_agents_run_a_test_with_exact_bytes_and_per_group_rows() {
+    let agents: Vec<Agent> = (0..4).map(|_| Agent::start(&[])).collect();
+    let t: Vec<String> = agents.iter().map(Agent::target).collect();
+    let path = hostfile(
+        "hosts-groups",
+        &format!(
+            "# the server first\n{} slots=1\n{} slots=2 # group=rack1\n{} # group=rack1\n{} group=rack2\n",
+            t[0], t[1], t[2], t[3]
+        ),
+    );
+    let source = format!("hostfile:{path}");
+    let out = run(
+        &["stream", "--agents-from", &source, "-n", "8M", "--json"],
+        120,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j = json(&out);
+    assert_valid(&j, "a discovered multi-host stream");
+    assert_eq!(u(&j["summary"]["bytes"]), 8 << 20);
+    let hosts = j["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 4);
+    assert_eq!(hosts[0]["name"], t[0].as_str());
+    assert!(hosts[0].get("group").is_none(), "no group, no field");
+    let groups: Vec<_> = hosts[1..]
+        .iter()
+        .map(|h| h["group"].as_str().unwrap())
+        .collect();
+    assert_eq!(groups, ["rack1", "rack1", "rack2"]);
+    let g = j["groups"].as_array().unwrap();
+    assert_eq!(
+        (g[0]["name"].as_str(), u(&g[0]["hosts"])),
+        (Some("rack1"), 2)
+    );
+    assert_eq!(
+        u(&g[0]["bytes"]),
+        u(&hosts[1]["bytes"]) + u(&hosts[2]["bytes"])
+    );
+    assert_eq!(u(&g[0]["bytes"]) + u(&g[1]["bytes"]), 8 << 20);
+    let table = run(
+        &[
+            "stream",
+            "--agents-from",
+            &source,
+            "--clients",
+            &t[3],
+            "-n",
+            "1M",
+            "-q",
+        ],
+        120,
+    );
+    assert!(table.status.success(), "{}", stderr(&table));
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains("group rack2") && !text.contains("group rack1"),
+        "{text}"
+    );
+    std::fs::remove_file(path).unwrap();
+}
+
+#[test]
+fn a_server_picked_by_index_and_clients_by_host_list() {
+    let agents: Vec<Agent> = (0..3).map(|_| Agent::start(&[])).collect();
+    let t: Vec<String> = agents.iter().map(Agent::target).collect();
+    let path = hostfile("hosts-pick", &format!("{}\n{}\n{}\n", t[0], t[1], t[2]));
+    let source = format!("hostfile:{path}");
+    let args = [
+        "rr",
+        "--agents-from",
+        &source,
+        "--server-index",
+        "2",
+        "-n",
+        "600",
+        "--json",
+    ];
+    let out = run(&args, 120);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j = json(&out);
+    assert_eq!(j["hosts"][0]["name"], t[2].as_str());
+    assert_eq!(j["test"]["clients"].as_array().unwrap().len(), 2);
+    assert_eq!(u(&j["summary"]["rr"]["transactions"]), 600);
+    std::fs::remove_file(path).unwrap();
+}
+
+#[test]
+fn bad_sources_are_usage_errors_in_one_line() {
+    let bad = hostfile("hosts-bad", "node01 slots=2\n\nnode02 cpus=4\n");
+    let cases: [(&[&str], &str); 5] = [
+        (&["--agents-from", "ldap:x"], "is not a source"),
+        (
+            &["--agents-from", &format!("hostfile:{bad}")],
+            "line 3: 'cpus=4'",
+        ),
+        (
+            &["--agents-from", "hostfile:/nonexistent/hosts"],
+            "hostfile /nonexistent/hosts:",
+        ),
+        (&["--agents-from", "slurm", "--expect", "0"], "--expect"),
+        (
+            &["--agents-from", "dns:_x._tcp.agents:5301"],
+            "SRV records carry their ports",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = run(&[&["stream"][..], args].concat(), 30);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    std::fs::remove_file(bad).unwrap();
+}
+
+#[test]
+fn too_few_agents_fail_naming_them_unless_min_agents_allows() {
+    let agents: Vec<Agent> = (0..2).map(|_| Agent::start(&[])).collect();
+    let t: Vec<String> = agents.iter().map(Agent::target).collect();
+    let path = hostfile("hosts-few", &format!("{}\n{}\n", t[0], t[1]));
+    let source = format!("hostfile:{path}");
+    let named = format!("node[07-08],{}", t[1]);
+    let few = run(
+        &[
+            "stream",
+            "--agents-from",
+            &source,
+            "--clients",
+            &named,
+            "-n",
+            "1M",
+        ],
+        30,
+    );
+    let err = stderr(&few);
+    assert_eq!(few.status.code(), Some(1), "{err}");
+    assert!(err.contains("missing: node07, node08"), "{err}");
+    let args = [
+        "stream",
+        "--agents-from",
+        &source,
+        "--expect",
+        "3",
+        "--min-agents",
+        "2",
+        "-n",
+        "1M",
+        "--json",
+    ];
+    let out = run(&args, 60);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("warning: expected 3 agents, found 2; missing: 1 not listed"));
+    assert_eq!(u(&json(&out)["summary"]["bytes"]), 1 << 20);
+    std::fs::remove_file(path).unwrap();
+}
+
+#[test]
+fn slurm_reads_the_job_node_list() {
+    let out = fathom()
+        .args(["stream", "--agents-from", "slurm", "-n", "1M"])
+        .env("SLURM_JOB_NODELIST", "node[01-")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("slurm: SLURM_JOB_NODELIST: 'node[01-'"),
+        "{}",
+        stderr(&out)
+    );
+    let unset = fathom()
+        .args(["stream", "--agents-from", "slurm"])
+        .env_remove("SLURM_JOB_NODELIST")
+        .env_remove("SLURM_NODELIST")
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&unset).contains("run inside a Slurm job"),
+        "{}",
+        stderr(&unset)
+    );
+}
+
+#[test]
+fn udp_and_sweeps_take_the_found_agents_too() {
+    let agents: Vec<Agent> = (0..3).map(|_| Agent::start(&[])).collect();
+    let t: Vec<String> = agents.iter().map(Agent::target).collect();
+    let path = hostfile("hosts-udp", &format!("{}\n{}\n{}\n", t[0], t[1], t[2]));
+    let source = format!("hostfile:{path}");
+    let udp = run(
+        &["udp", "--agents-from", &source, "-n", "2000", "--json"],
+        120,
+    );
+    assert!(udp.status.success(), "{}", stderr(&udp));
+    let j = json(&udp);
+    assert_eq!(j["hosts"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        j["flows"].as_array().unwrap().len(),
+        2,
+        "one flow from each found client"
+    );
+    let args = [
+        "sweep",
+        "stream",
+        "--agents-from",
+        &source,
+        "-n",
+        "1M",
+        "--vary",
+        "parallel=1,2",
+        "--json",
+    ];
+    let sweep = run(&args, 120);
+    assert!(sweep.status.success(), "{}", stderr(&sweep));
+    let doc = json(&sweep);
+    assert_eq!(doc["points"].as_array().unwrap().len(), 2);
+    assert_eq!(doc["complete"], true);
+    std::fs::remove_file(path).unwrap();
+}
