@@ -225,6 +225,48 @@ fn an_agent_killed_mid_put_leaves_nothing_under_the_target_name() {
         !dir.path().join("big").exists(),
         "no file under the target name"
     );
+    restart_removes_only_stale_parts(dir.path(), agent.child.id());
+}
+
+/// A new agent on `root` removes the killed agent's (`dead`) temporary files, below
+/// subdirectories too, and keeps everything else: a live process's, names off the pattern, and
+/// a symlink named like one.
+fn restart_removes_only_stale_parts(root: &Path, dead: u32) {
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    std::fs::create_dir(root.join("sub")).unwrap();
+    let stale = format!("sub/.x.fathom-{dead}-3.part");
+    let kept = [
+        format!(".x.fathom-{}-0.part", std::process::id()),
+        format!(".x.fathom-{dead}-0.part.keep"),
+        format!("x.fathom-{dead}-0.part"),
+        format!(".x.fathom-0{dead}-0.part"),
+        "big.part".to_string(),
+    ];
+    for f in kept.iter().chain([&stale]) {
+        std::fs::write(root.join(f), b"x").unwrap();
+    }
+    let link = format!(".l.fathom-{dead}-1.part");
+    std::os::unix::fs::symlink(outside.path(), root.join(&link)).unwrap();
+    let mut agent = Agent::start(&["--files-root", root.to_str().unwrap()]);
+    for _ in 0..2 {
+        let line = agent.next_log_line();
+        assert!(line.contains("removed the stale partial copy"), "{line}");
+    }
+    let left: Vec<String> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".big.fathom-"))
+        .collect();
+    assert!(left.is_empty(), "the killed put's file is gone: {left:?}");
+    assert!(!root.join(&stale).exists(), "below a subdirectory too");
+    for f in &kept {
+        assert!(root.join(f).exists(), "{f} is kept");
+    }
+    assert!(
+        root.join(&link).symlink_metadata().is_ok(),
+        "a symlink is kept"
+    );
+    assert!(outside.path().exists(), "its target too");
 }
 
 #[test]
@@ -291,4 +333,38 @@ fn a_full_disk_is_reported_with_what_was_written_and_leaves_nothing() {
         1,
         "nothing left in the full directory: {err}"
     );
+}
+
+#[test]
+fn a_copy_between_agents_stays_below_both_roots() {
+    let (ra, rb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Agent::start(&["--files-root", ra.path().to_str().unwrap()]);
+    let b = Agent::start(&["--files-root", rb.path().to_str().unwrap()]);
+    let between = |args: &[&str], client: &Agent| {
+        let mut all = vec!["file"];
+        all.extend_from_slice(args);
+        let (s, c) = (a.target(), client.target());
+        let out = run(
+            &[&all[..], &["--server", &s, "--clients", &c, "--no-store"]].concat(),
+            60,
+        );
+        (out.status.code(), stderr(&out))
+    };
+    let (code, err) = between(&["put", "--size", "5000", "x"], &b);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, err) = between(&["get", "x", "y"], &b);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        std::fs::read(ra.path().join("x")).unwrap(),
+        std::fs::read(rb.path().join("y")).unwrap()
+    );
+    let (code, err) = between(&["get", "x", "../escape"], &b);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("leaves the agent's files root"), "{err}");
+    assert!(!rb.path().join("../escape").exists());
+    let rootless = Agent::start(&[]);
+    let (code, err) = between(&["put", "--size", "5000", "z"], &rootless);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("serves no files"), "{err}");
+    assert!(!ra.path().join("z").exists());
 }

@@ -410,6 +410,12 @@ impl Test {
         sockets: Sockets,
     ) -> Result<Vec<FlowInfo>, String> {
         let plan = self.plan.clone().ok_or("data before Setup")?;
+        if plan.file.is_some() && self.files_root.is_none() {
+            // Without a root the engine would take the paths as the user's own (the controller's end).
+            return Err(
+                "this agent serves no files: start it with `fathom serve --files-root DIR`".into(),
+            );
+        }
         let prepared = Prepared::new(
             plan,
             (side, self.files_root.as_deref()),

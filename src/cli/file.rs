@@ -58,7 +58,7 @@ pub struct FileArgs {
     /// The sender uses sendfile().
     #[arg(long, conflicts_with = "splice")]
     pub sendfile: bool,
-    /// The sender uses splice() through a pipe.
+    /// splice() through a pipe on both ends: file → socket, and socket → file.
     #[arg(long)]
     pub splice: bool,
     /// O_DIRECT on both ends (--io must be a multiple of 4K).
@@ -114,14 +114,28 @@ impl FileArgs {
         }
     }
 
-    /// The agent's host (none: the in-process agent), and the common options naming it.
+    /// The agent's host (none: the in-process agent), and the common options naming it. With
+    /// `--server S --clients C` the copy runs between two agents (C's end is the local one,
+    /// below C's files root), and the path names no host.
     pub fn common(&self) -> Result<CommonArgs, String> {
-        let (_, remote) = self.sides()?;
+        let (local, remote) = self.sides()?;
         let mut c = self.common.clone();
-        if c.host.is_some() || c.server.is_some() || !c.clients.is_empty() {
-            return Err("file: name the agent in the path (HOST:PATH), not with HOST, --server or --clients".into());
+        let (host, _) = split_remote(&remote);
+        if c.server.is_some() || !c.clients.is_empty() {
+            if c.server.is_none() || c.clients.len() != 1 || host.is_some() || c.host.is_some() {
+                return Err("--clients: a copy between agents takes --server S --clients C and a path without HOST".into());
+            }
+            if self.op == Op::Put && local.is_some() {
+                return Err(
+                    "--clients: a put between agents sends generated data; give --size".into(),
+                );
+            }
+            return Ok(c);
         }
-        c.host = split_remote(&remote).0;
+        if c.host.is_some() {
+            return Err("file: name the agent in the path (HOST:PATH), not with HOST".into());
+        }
+        c.host = host;
         Ok(c)
     }
 

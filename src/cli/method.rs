@@ -257,6 +257,10 @@ pub struct StudyArgs {
     /// One JSON document on stdout: the study's series and findings.
     #[arg(long)]
     pub json: bool,
+    /// Run every sweep from h1 to h2 of a two-host lab joined by a WAN link with these
+    /// parameters (e.g. "delay=10ms,rate=1G"; needs root); the lab is removed at the end.
+    #[arg(long, value_name = "WAN")]
+    pub lab: Option<String>,
     #[command(flatten)]
     pub store: StoreArgs,
 }

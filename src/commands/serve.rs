@@ -28,7 +28,7 @@ pub fn run(a: &ServeArgs) -> Result<(), Failure> {
         })
         .transpose()?;
     let cfg = AgentConfig {
-        files_root,
+        files_root: files_root.clone(),
         key,
         max_duration_ns: a.max_duration,
         max_flows: a.max_flows,
@@ -52,7 +52,26 @@ pub fn run(a: &ServeArgs) -> Result<(), Failure> {
         "fathom serve: listening on {addr} (protocol v{})",
         fathom_proto::PROTOCOL_VERSION
     );
+    if let Some(root) = &files_root {
+        remove_stale_parts(root);
+    }
     agent
         .serve()
         .map_err(|e| Failure::Runtime(format!("accept failed: {e}")))
+}
+
+/// Removes what copies interrupted by a killed agent left below the files root, saying so (after
+/// the listening line, which launchers read first; before the first test is served).
+fn remove_stale_parts(root: &std::path::Path) {
+    match fathom_engine::remove_stale_file_parts(root) {
+        Ok(gone) => {
+            for p in gone {
+                eprintln!(
+                    "fathom: removed the stale partial copy {}",
+                    root.join(p).display()
+                );
+            }
+        }
+        Err(e) => eprintln!("fathom: warning: looking for stale partial copies: {e}"),
+    }
 }

@@ -41,10 +41,10 @@ pub fn run(a: &StudyArgs) -> Result<(), Failure> {
     std::fs::create_dir_all(&dir)
         .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", dir.display())))?;
     let rec = Recorder::open_required(&a.store)?;
-    let lab = if study.needs_lab {
-        Some(StudyLab::up()?)
-    } else {
-        None
+    let lab = match (&a.lab, study.needs_lab) {
+        (Some(wan), _) => Some(StudyLab::up(wan)?),
+        (None, true) => Some(StudyLab::up("delay=0ms")?),
+        (None, false) => None,
     };
     let mut all = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
@@ -84,6 +84,13 @@ fn run_sweep(
     base.extend(spec.args.iter().cloned());
     if let Some(l) = lab {
         base.extend(["--lab".to_string(), l.name.clone()]);
+        if !spec
+            .args
+            .iter()
+            .any(|a| a == "--server" || a == "--clients")
+        {
+            base.extend(["--server", "h2", "--clients", "h1"].map(String::from));
+        }
     }
     let rule = Rule {
         max: spec.iterations.max(1),
@@ -248,29 +255,42 @@ fn summary_text(study: &Study, all: &[Series], findings: &[String], dir: &Path) 
     out
 }
 
-/// A two-host lab (h1 – WAN emulator – h2) for the studies that need distance; removed when
-/// dropped, also after a failure or Ctrl-C.
+/// A two-host lab (h1 – WAN emulator – h2) for the studies that need distance, or that `--lab`
+/// asks to run across a WAN link; its agents serve file copies below a scratch directory.
+/// Removed when dropped, also after a failure or Ctrl-C.
 struct StudyLab {
     name: String,
+    files: PathBuf,
 }
 
 impl StudyLab {
-    fn up() -> Result<StudyLab, Failure> {
+    fn up(wan: &str) -> Result<StudyLab, Failure> {
         let name = format!("study{}", std::process::id());
-        let topo = fathom_lab::Topology::split(2, None, None, None, "delay=0ms")
-            .map_err(|e| Failure::Runtime(e.to_string()))?;
+        let topo = fathom_lab::Topology::split(2, None, None, None, wan)
+            .map_err(|e| Failure::Usage(format!("--lab {wan}: {e}")))?;
         let exe = std::env::current_exe().map_err(|e| Failure::Runtime(e.to_string()))?;
-        let opts = fathom_lab::UpOptions::new(&name, fathom_lab::AgentCommand::fathom(&exe));
-        eprintln!("fathom: building lab {name}: h1 - WAN emulator - h2");
-        fathom_lab::Lab::up(&topo, &opts).map_err(|e| {
-            Failure::Runtime(format!("this study needs a lab (root and ip netns): {e}"))
-        })?;
-        Ok(StudyLab { name })
+        let files = std::env::temp_dir().join(format!("fathom-study-files-{}", std::process::id()));
+        std::fs::create_dir_all(&files)
+            .map_err(|e| Failure::Runtime(format!("{}: {e}", files.display())))?;
+        let mut agent = fathom_lab::AgentCommand::fathom(&exe);
+        agent
+            .args
+            .extend(["--files-root".into(), files.to_string_lossy().into_owned()]);
+        let opts = fathom_lab::UpOptions::new(&name, agent);
+        eprintln!("fathom: building lab {name}: h1 - WAN emulator ({wan}) - h2");
+        if let Err(e) = fathom_lab::Lab::up(&topo, &opts) {
+            let _ = std::fs::remove_dir_all(&files);
+            return Err(Failure::Runtime(format!(
+                "this study needs a lab (root and ip netns): {e}"
+            )));
+        }
+        Ok(StudyLab { name, files })
     }
 }
 
 impl Drop for StudyLab {
     fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.files);
         if let Err(e) = fathom_lab::down(&self.name) {
             eprintln!(
                 "fathom: warning: removing lab {}: {e}; run: fathom lab down --name {}",

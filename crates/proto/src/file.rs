@@ -135,6 +135,13 @@ impl TestPlan {
                 ),
             );
         }
+        if f.direct && f.send != SendMode::Copy {
+            return fail(
+                "file.direct",
+                "O_DIRECT bypasses the page cache that sendfile and splice move data through"
+                    .into(),
+            );
+        }
         if f.size.is_some_and(|s| s > MAX_FILE) {
             return fail("file.size", format!("at most {MAX_FILE} bytes"));
         }

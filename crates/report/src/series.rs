@@ -171,6 +171,9 @@ pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
     if let Some(u) = &s.udp {
         m.extend(crate::udp::metrics(u));
     }
+    if let Some(f) = &s.file {
+        m.extend(crate::file::metrics(f, s.seconds));
+    }
     m.into_iter().filter(|(_, v)| v.is_finite()).collect()
 }
 

@@ -285,17 +285,21 @@ fn rr_payload_says_where_repeated_points_really_differ() {
 }
 
 #[test]
-fn file_copy_names_the_fastest_io_size_and_the_distance_to_the_stream() {
+fn file_copy_names_the_fastest_io_size_the_distance_to_the_stream_and_why() {
     let io = ["16K", "60K", "960K", "1M"];
     let bps = "bits_per_second";
     let mut copies = series(&["put"], &[("size", &["1M", "16M"]), ("io", &io)]);
-    add_curve(
-        &mut copies,
-        &["1M", "*"],
-        &io,
-        bps,
-        &[1.0 * G, 2.0 * G, 4.0 * G, 3.0 * G],
-    );
+    let shares = [[0.6, 0.3, 0.4], [0.4, 0.5, 0.6], [0.1, 0.8, 0.9], [0.1, 0.8, 0.9]];
+    for ((i, y), [disk, snd, rcv]) in io.iter().zip([1.0, 2.0, 4.0, 3.0]).zip(shares) {
+        let m = [
+            (bps, y * G),
+            ("file_sender_disk_share", 0.0),
+            ("file_receiver_disk_share", disk),
+            ("file_sender_net_share", snd),
+            ("file_receiver_net_share", rcv),
+        ];
+        add(&mut copies, &["1M", i], &m);
+    }
     fail(&mut copies, &["16M", "16K"]);
     add_curve(
         &mut copies,
@@ -315,8 +319,8 @@ fn file_copy_names_the_fastest_io_size_and_the_distance_to_the_stream() {
     assert_eq!(
         findings("file-copy", &[copies, streams]),
         [
-            "1M files: 960K I/O copies fastest (4.00 Gbit/s, 50% of the stream's 8.00 Gbit/s on the same path); the slowest I/O size reaches 25% of it.",
-            "16M files: 960K I/O copies fastest (9.00 Gbit/s, 90% of the stream's 10.0 Gbit/s on the same path); the slowest I/O size reaches 56% of it.",
+            "1M files: 960K I/O copies fastest (4.00 Gbit/s, 50% of the stream's 8.00 Gbit/s on the same path); the slowest I/O size reaches 25% of it. Why: at 16K: 64.0 disk reads and as many writes per MB; blocked in disk reads 0%, disk writes 60%, waiting on the network 30% (sender) and 40% (receiver) of the copy; at 960K: 1.07 disk reads and as many writes per MB; blocked in disk reads 0%, disk writes 10%, waiting on the network 80% (sender) and 90% (receiver) of the copy.",
+            "16M files: 960K I/O copies fastest (9.00 Gbit/s, 90% of the stream's 10.0 Gbit/s on the same path); the slowest I/O size reaches 56% of it. Why: at 60K: 17.1 disk reads and as many writes per MB; blocked in disk reads ?, disk writes ?, waiting on the network ? (sender) and ? (receiver) of the copy; at 960K: 1.07 disk reads and as many writes per MB; blocked in disk reads ?, disk writes ?, waiting on the network ? (sender) and ? (receiver) of the copy.",
         ]
     );
     assert_eq!(

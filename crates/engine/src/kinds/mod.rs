@@ -13,6 +13,7 @@
 
 mod crr;
 mod file;
+pub use file::remove_stale_parts;
 mod pacer;
 mod rr;
 mod stream;

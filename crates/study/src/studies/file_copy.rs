@@ -83,11 +83,42 @@ fn findings(series: &[Series]) -> Vec<String> {
                     )
                 })
                 .unwrap_or_default();
+            let w = (0..c.len())
+                .min_by(|&i, &j| c.ys[i].total_cmp(&c.ys[j]))
+                .unwrap_or(b);
             format!(
-                "{file} files: {} I/O copies fastest ({}{below}){spread}.",
+                "{file} files: {} I/O copies fastest ({}{below}){spread}. {}",
                 size_label(&c.labels[b]),
-                say::rate(c.ys[b])
+                say::rate(c.ys[b]),
+                why(copies, size, &c.labels[b], &c.labels[w])
             )
         })
         .collect()
+}
+
+/// Why the I/O sizes differ for `size` files: the system calls each end makes per MB and where
+/// each end's time went, at the best and the worst I/O size.
+fn why(copies: &Series, size: &str, best: &str, worst: &str) -> String {
+    let at = |io: &str, metric: &str| {
+        let c = curve(copies, "io", metric, &[("size", size)], size_x);
+        c.labels.iter().position(|l| l == io).map(|i| c.ys[i])
+    };
+    let calls = |io: &str| size_x(io).map(|b| (1 << 20) as f64 / b.max(1.0));
+    let part = |io: &str| {
+        let calls = calls(io).map(say::num).unwrap_or_else(|| "?".into());
+        let share = |m: &str| at(io, m).map(say::pct).unwrap_or_else(|| "?".into());
+        format!(
+            "at {}: {calls} disk reads and as many writes per MB; blocked in disk reads {}, \
+             disk writes {}, waiting on the network {} (sender) and {} (receiver) of the copy",
+            size_label(io),
+            share("file_sender_disk_share"),
+            share("file_receiver_disk_share"),
+            share("file_sender_net_share"),
+            share("file_receiver_net_share"),
+        )
+    };
+    match best == worst {
+        true => format!("Why: {}.", part(best)),
+        false => format!("Why: {}; {}.", part(worst), part(best)),
+    }
 }

@@ -1,5 +1,6 @@
 //! The file kind's tools: buffers aligned for O_DIRECT, the streaming digest, full positional
-//! reads, splice, and the page-cache questions (mincore, fadvise).
+//! reads, splice, mappings to hash a file's pages in place, and the page-cache questions
+//! (mincore, fadvise).
 
 use fathom_proto::file::{Verify, DIRECT_ALIGN};
 use sha2::Digest as _;
@@ -37,8 +38,8 @@ impl Aligned {
 
 /// A running end-to-end checksum.
 pub(super) enum Digest {
-    /// XXH3-64.
-    Xxh3(Box<xxhash_rust::xxh3::Xxh3>),
+    /// XXH3-64 (AVX2 or SSE2, as the CPU has, chosen at run time).
+    Xxh3(Box<twox_hash::XxHash3_64>),
     /// SHA-256.
     Sha256(Box<sha2::Sha256>),
 }
@@ -55,7 +56,7 @@ impl Digest {
     /// Adds `b`.
     pub(super) fn update(&mut self, b: &[u8]) {
         match self {
-            Digest::Xxh3(h) => h.update(b),
+            Digest::Xxh3(h) => std::hash::Hasher::write(h.as_mut(), b),
             Digest::Sha256(h) => h.update(b),
         }
     }
@@ -63,7 +64,7 @@ impl Digest {
     /// The digest's bytes as they travel.
     pub(super) fn bytes(&self) -> Vec<u8> {
         match self {
-            Digest::Xxh3(h) => h.digest().to_le_bytes().to_vec(),
+            Digest::Xxh3(h) => std::hash::Hasher::finish(h.as_ref()).to_le_bytes().to_vec(),
             Digest::Sha256(h) => h.as_ref().clone().finalize().to_vec(),
         }
     }
@@ -83,21 +84,23 @@ pub(super) fn read_full(file: &File, buf: &mut [u8], off: u64) -> io::Result<usi
     Ok(got)
 }
 
-/// splice(2) from `from` (at `*off` when given) to `to`, without blocking.
+/// splice(2) from `from` (at `*from_off` when given) to `to` (at `*to_off` when given), without
+/// waiting on the pipe.
 pub(super) fn splice(
     from: RawFd,
-    off: Option<&mut i64>,
+    from_off: Option<&mut i64>,
     to: RawFd,
+    to_off: Option<&mut i64>,
     len: usize,
 ) -> io::Result<usize> {
-    let off = off.map_or(std::ptr::null_mut(), |o| o as *mut i64);
-    // SAFETY: both descriptors are open; `off` is null or points at a live i64.
+    let ptr = |o: Option<&mut i64>| o.map_or(std::ptr::null_mut(), |o| o as *mut i64);
+    // SAFETY: both descriptors are open; each offset is null or points at a live i64.
     let n = unsafe {
         libc::splice(
             from,
-            off,
+            ptr(from_off),
             to,
-            std::ptr::null_mut(),
+            ptr(to_off),
             len,
             libc::SPLICE_F_MOVE | libc::SPLICE_F_NONBLOCK,
         )
@@ -126,40 +129,102 @@ pub(super) fn pipe() -> io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)>
     })
 }
 
-/// Bytes of `file`'s range `off..off+len` in the page cache now (mincore over a mapping).
+/// A read-only shared mapping of a file's range, unmapped when dropped.
+pub(super) struct Mapping {
+    base: *mut libc::c_void,
+    span: usize,
+    /// Where the range starts in the mapping (the mapping starts on a page).
+    skip: usize,
+    len: usize,
+}
+
+impl Mapping {
+    /// Maps `file`'s bytes `off..off+len` (`len` > 0); `populate` faults them all in at once
+    /// (reading them from disk if they are not in the page cache).
+    pub(super) fn new(file: &File, off: u64, len: usize, populate: bool) -> io::Result<Mapping> {
+        let page = 4096u64;
+        let start = off / page * page;
+        let skip = (off - start) as usize;
+        let span = skip + len;
+        let flags = libc::MAP_SHARED | if populate { libc::MAP_POPULATE } else { 0 };
+        // SAFETY: a fresh read-only shared mapping of an open file; unmapped on drop.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                span,
+                libc::PROT_READ,
+                flags,
+                file.as_raw_fd(),
+                start as libc::off_t,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Mapping {
+            base,
+            span,
+            skip,
+            len,
+        })
+    }
+
+    /// The range's bytes. The file must stay at least as long as the range while they are
+    /// read (a page past its end raises SIGBUS): callers map only bytes they wrote themselves or
+    /// checked the file's size for just before.
+    pub(super) fn bytes(&self) -> &[u8] {
+        // SAFETY: the mapping holds `span` = `skip` + `len` readable bytes until dropped.
+        unsafe { std::slice::from_raw_parts((self.base as *const u8).add(self.skip), self.len) }
+    }
+
+    /// Pages of the mapping in the page cache now (mincore).
+    fn resident(&self) -> io::Result<u64> {
+        let mut vec = vec![0u8; self.span.div_ceil(4096)];
+        // SAFETY: the mapping spans `span` bytes; `vec` has one byte per page of it.
+        if unsafe { libc::mincore(self.base, self.span, vec.as_mut_ptr()) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(vec.iter().filter(|&&b| b & 1 == 1).count() as u64)
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: `base` and `span` are the mapping made in `new`.
+        unsafe { libc::munmap(self.base, self.span) };
+    }
+}
+
+/// Hashes `file`'s bytes `off..off+len` into `digest` through a mapping, without copying them;
+/// the file must hold them (see [`Mapping::bytes`]).
+pub(super) fn hash_mapped(
+    file: &File,
+    off: u64,
+    len: usize,
+    digest: &mut Digest,
+) -> io::Result<()> {
+    if len > 0 {
+        digest.update(Mapping::new(file, off, len, true)?.bytes());
+    }
+    Ok(())
+}
+
+/// Bytes of `file`'s range `off..off+len` in the page cache now.
 pub(super) fn cached(file: &File, off: u64, len: u64) -> io::Result<u64> {
     if len == 0 {
         return Ok(0);
     }
-    let page = 4096u64;
-    let start = off / page * page;
-    let span = usize::try_from(off + len - start)
-        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    // SAFETY: a fresh read-only shared mapping of an open file; unmapped below.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            span,
-            libc::PROT_READ,
-            libc::MAP_SHARED,
-            file.as_raw_fd(),
-            start as libc::off_t,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(io::Error::last_os_error());
-    }
-    let mut vec = vec![0u8; span.div_ceil(page as usize)];
-    // SAFETY: `p` maps `span` bytes; `vec` has one byte per page of it.
-    let r = unsafe { libc::mincore(p, span, vec.as_mut_ptr()) };
-    let e = io::Error::last_os_error();
-    // SAFETY: `p` and `span` are the mapping made above.
-    unsafe { libc::munmap(p, span) };
-    if r < 0 {
-        return Err(e);
-    }
-    let pages = vec.iter().filter(|&&b| b & 1 == 1).count() as u64;
-    Ok((pages * page).min(len))
+    let len = usize::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let pages = Mapping::new(file, off, len, false)?.resident()?;
+    Ok((pages * 4096).min(len as u64))
+}
+
+/// Makes a splice pipe hold `bytes` (up to what the system allows; a smaller pipe only means
+/// more system calls).
+pub(super) fn size_pipe(w: &std::os::fd::OwnedFd, bytes: usize) {
+    let want = bytes.clamp(4096, 1 << 20) as libc::c_int;
+    // SAFETY: the descriptor is an open pipe; F_SETPIPE_SZ takes an int.
+    unsafe { libc::fcntl(w.as_raw_fd(), libc::F_SETPIPE_SZ, want) };
 }
 
 /// Asks the kernel to drop `file`'s clean pages from the page cache.

@@ -2,13 +2,17 @@
 //! file (or generates data) and sends each range with its digest; the receiving end writes a
 //! temporary file and renames it into place once every range arrived whole and matched
 //! (the wire format is in `fathom_proto::file`). On an agent every path stays below its files
-//! root; the controller's own end uses the user's paths.
+//! root, whichever end it runs (an agent without one refuses file copies); the controller's own
+//! end, which has no files root, uses the user's paths.
 
 mod io;
 mod place;
 mod recv;
 mod send;
+mod stale;
 mod target;
+
+pub use stale::remove_stale_parts;
 
 use crate::kind::{wrong_sockets, Flow, Setup, Side, Sockets};
 use fathom_proto::plan::TestPlan;
@@ -40,14 +44,20 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> std::io::Result<Vec<Box<
                 "this agent serves no files: start it with `fathom serve --files-root DIR`",
             ))
         }
-        (Side::Client, _) => (Base::Local, o.local.clone()),
+        // An agent running the client end (a third-party test) stays below its root too.
+        (Side::Client, Some(root)) => (Base::Root(root), o.local.clone()),
+        (Side::Client, None) => (Base::Local, o.local.clone()),
     };
     let sending = s.own_flows().next().is_some_and(|f| s.side.leads(f.dir));
     if !sending {
         let path = path.ok_or_else(|| wrong_sockets(s.plan.kind))?;
         let target = Arc::new(target::Target::create(base, &path, &o, s.ids.len())?);
+        let mut pipes = (0..s.ids.len())
+            .map(|_| recv::Receiver::pipe(&o))
+            .collect::<std::io::Result<Vec<_>>>()?;
         return s.tcp_flows(sockets, |_, sock, stats| {
-            Box::new(recv::Receiver::new(sock, stats, target.clone(), &o))
+            let pipe = pipes.pop().flatten();
+            Box::new(recv::Receiver::new(sock, stats, target.clone(), pipe, &o))
         });
     }
     let src = path

@@ -49,7 +49,13 @@ fn relative(root: &Path, path: &str) -> io::Result<PathBuf> {
 }
 
 /// openat2 below `dir` with `flags` and `mode`.
-fn beneath(dir: &OwnedFd, rel: &Path, flags: i32, mode: u32, shown: &str) -> io::Result<OwnedFd> {
+pub(super) fn beneath(
+    dir: &OwnedFd,
+    rel: &Path,
+    flags: i32,
+    mode: u32,
+    shown: &str,
+) -> io::Result<OwnedFd> {
     let c = CString::new(rel.as_os_str().as_bytes())
         .map_err(|_| refused(shown, "the path holds a NUL byte"))?;
     // SAFETY: open_how is plain integers; all-zero is its "nothing asked" value.
@@ -99,7 +105,7 @@ fn open_dir(base: Base<'_>, rel: &Path, shown: &str) -> io::Result<OwnedFd> {
     }
 }
 
-fn open_root(root: &Path) -> io::Result<OwnedFd> {
+pub(super) fn open_root(root: &Path) -> io::Result<OwnedFd> {
     File::open(root)
         .map(OwnedFd::from)
         .map_err(|e| io::Error::new(e.kind(), format!("files root {}: {e}", root.display())))

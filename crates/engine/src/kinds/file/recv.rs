@@ -1,15 +1,17 @@
-//! The receiving end of one range: it reads and bounds the header, gathers the bytes into
-//! I/O-sized chunks, hashes and writes each at its offset, checks the sender's digest, and
-//! hands the range to the [`Target`] (the last range commits the file). It times its disk
-//! writes and its receives (waiting for data included).
+//! The receiving end of one range: it reads and bounds the header, takes the bytes in I/O-sized
+//! chunks, hashes and writes each at its offset, checks the sender's digest, and hands the range
+//! to the [`Target`] (the last range commits the file). With read and write, a chunk is gathered
+//! in a buffer, hashed, then written; with `--splice` (splice on both ends) the bytes go socket → pipe → file by splice, and each chunk is hashed where it landed in the
+//! file's pages. It times its disk writes and its receives (waiting for data included).
 
-use super::io::{Aligned, Digest};
+use super::io::{self as fio, Aligned, Digest};
 use super::target::Target;
 use crate::kind::{Flow, Io, Step};
 use crate::measure::counters::FlowStats;
 use crate::tls::Wire;
-use fathom_proto::file::{FileCounters, FileOptions, DIRECT_ALIGN, RANGE_HEADER};
+use fathom_proto::file::{FileCounters, FileOptions, SendMode, DIRECT_ALIGN, RANGE_HEADER};
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
@@ -22,7 +24,11 @@ pub(super) struct Receiver {
     stats: Arc<FlowStats>,
     target: Arc<Target>,
     buf: Aligned,
+    /// Bytes per chunk.
+    io: usize,
     direct: bool,
+    /// The splice pipe (read end, write end), when the bytes go socket → pipe → file.
+    pipe: Option<(OwnedFd, OwnedFd)>,
     head: [u8; RANGE_HEADER],
     head_got: usize,
     /// The range (offset, length), once its header arrived.
@@ -38,19 +44,34 @@ pub(super) struct Receiver {
 }
 
 impl Receiver {
-    /// A receiver writing into `target`.
+    /// The splice pipe a receiver of `o` uses: one with `--splice`, none for read and write.
+    /// (With `--sendfile`, the receiver reads and writes: splicing and hashing the landed pages
+    /// cost more CPU than reading into a cache-hot buffer on a loaded 2-core loopback test.)
+    pub(super) fn pipe(o: &FileOptions) -> io::Result<Option<(OwnedFd, OwnedFd)>> {
+        if o.send != SendMode::Splice {
+            return Ok(None);
+        }
+        let pipe = fio::pipe()?;
+        fio::size_pipe(&pipe.1, o.io as usize);
+        Ok(Some(pipe))
+    }
+
+    /// A receiver writing into `target`, through `pipe` (from [`Receiver::pipe`]) if given.
     pub(super) fn new(
         sock: Wire,
         stats: Arc<FlowStats>,
         target: Arc<Target>,
+        pipe: Option<(OwnedFd, OwnedFd)>,
         o: &FileOptions,
     ) -> Receiver {
         Receiver {
             sock,
             stats,
             target,
-            buf: Aligned::new(o.io as usize),
+            buf: Aligned::new(if pipe.is_some() { 0 } else { o.io as usize }),
+            io: o.io as usize,
             direct: o.direct,
+            pipe,
             head: [0; RANGE_HEADER],
             head_got: 0,
             range: None,
@@ -64,9 +85,16 @@ impl Receiver {
         }
     }
 
-    /// Reads from the socket into where the next bytes go: the header, the chunk, the digest,
-    /// or (once all arrived) a scratch byte that must stay empty.
+    /// Reads from the socket into where the next bytes go: the header, the chunk (into the
+    /// buffer, or the splice pipe), the digest, or (once all arrived) a scratch byte that must
+    /// stay empty.
     fn read_some(&mut self) -> io::Result<usize> {
+        if let (Some((_, len)), Some((_, w))) = (self.range, &self.pipe) {
+            if self.got < len {
+                let n = ((self.io - self.fill) as u64).min(len - self.got) as usize;
+                return fio::splice(self.sock.as_raw_fd(), None, w.as_raw_fd(), None, n);
+            }
+        }
         let mut scratch = [0u8; 1];
         let Receiver {
             sock,
@@ -79,7 +107,7 @@ impl Receiver {
             _ if self.c.verified.is_some() => &mut scratch,
             None => &mut head[self.head_got..],
             Some((_, len)) if self.got < len => {
-                let room = (buf.get().len() - self.fill) as u64;
+                let room = (self.io - self.fill) as u64;
                 let n = room.min(len - self.got) as usize;
                 &mut buf.get_mut()[self.fill..self.fill + n]
             }
@@ -103,11 +131,18 @@ impl Receiver {
             return Ok(());
         };
         if self.got < len {
+            if self.pipe.is_some() {
+                self.drain(n, off + self.got)?;
+            }
             self.got += n as u64;
             self.fill += n;
             self.stats.set_received(self.got);
-            if self.fill == self.buf.get().len() || self.got == len {
-                self.write_chunk(off + self.got - self.fill as u64)?;
+            if self.fill == self.io || self.got == len {
+                let at = off + self.got - self.fill as u64;
+                match self.pipe {
+                    Some(_) => self.hash_landed(at)?,
+                    None => self.write_chunk(at)?,
+                }
             }
             return Ok(());
         }
@@ -116,6 +151,52 @@ impl Receiver {
             self.c.verified = Some(self.trailer == self.digest.bytes());
         }
         Ok(())
+    }
+
+    /// Splices the `n` bytes just taken into the pipe on to the file at `at`.
+    fn drain(&mut self, n: usize, at: u64) -> io::Result<()> {
+        let r = self.pipe.as_ref().map_or(-1, |(r, _)| r.as_raw_fd());
+        let file = self.target.file.as_raw_fd();
+        let t = crate::clock::now_ns();
+        let mut done = 0;
+        let mut res = Ok(());
+        while done < n {
+            let mut pos = (at + done as u64) as i64;
+            match fio::splice(r, None, file, Some(&mut pos), n - done) {
+                Ok(0) => res = Err(io::ErrorKind::WriteZero.into()),
+                Ok(k) => {
+                    done += k;
+                    self.c.disk_bytes += k as u64;
+                    continue;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => res = Err(self.write_error(e)),
+            }
+            break;
+        }
+        self.c.disk_ns += crate::clock::now_ns() - t;
+        res
+    }
+
+    /// Hashes the chunk of `fill` bytes spliced into the file at `at`, where it lies.
+    fn hash_landed(&mut self, at: u64) -> io::Result<()> {
+        fio::hash_mapped(&self.target.file, at, self.fill, &mut self.digest)?;
+        self.fill = 0;
+        Ok(())
+    }
+
+    /// A write error as reported: a full disk says how much of the range was written.
+    fn write_error(&self, e: io::Error) -> io::Error {
+        match e.raw_os_error() {
+            Some(libc::ENOSPC) | Some(libc::EDQUOT) => io::Error::new(
+                io::ErrorKind::StorageFull,
+                format!(
+                    "disk full after {} bytes of this range were written: {e}",
+                    self.c.disk_bytes
+                ),
+            ),
+            _ => e,
+        }
     }
 
     /// Hashes the buffered chunk and writes it at `at` (padded to the block size under
@@ -155,16 +236,7 @@ impl Receiver {
                     done += n;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT)) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::StorageFull,
-                        format!(
-                            "disk full after {} bytes of this range were written: {e}",
-                            self.c.disk_bytes
-                        ),
-                    ))
-                }
-                Err(e) => return Err(e),
+                Err(e) => return Err(self.write_error(e)),
             }
         }
         Ok(())

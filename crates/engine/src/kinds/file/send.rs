@@ -104,32 +104,27 @@ impl Sender {
             .map(|f| fio::cached(f, self.off, len))
             .transpose()?;
         if self.mode == SendMode::Splice {
-            self.pipe = Some(fio::pipe()?);
+            let pipe = fio::pipe()?;
+            fio::size_pipe(&pipe.1, self.buf.get().len());
+            self.pipe = Some(pipe);
         }
         Ok(())
     }
 
-    /// Takes the next chunk of the range into the buffer (reading the file), and hashes it.
+    /// Takes the next chunk of the range in hand and hashes it: read into the buffer (read and
+    /// write), or, when the kernel sends from the file itself (sendfile, splice), hashed where
+    /// its pages lie, without a copy.
     fn next_chunk(&mut self, io: &Io<'_>) -> io::Result<()> {
         let want = (self.end - self.off).min(self.buf.get().len() as u64) as usize;
         match &self.src {
             Some(f) => {
                 let t = crate::clock::now_ns();
-                let ask = match self.direct {
-                    true => want.next_multiple_of(DIRECT_ALIGN as usize),
-                    false => want,
-                };
-                let got = fio::read_full(f, &mut self.buf.get_mut()[..ask], self.off)?;
-                self.c.disk_ns += crate::clock::now_ns() - t;
-                if got < want {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!(
-                            "the source file ended at byte {} while being sent",
-                            self.off + got as u64
-                        ),
-                    ));
+                if self.mode == SendMode::Copy {
+                    self.read_chunk(f.clone(), want)?;
+                } else {
+                    self.hash_in_place(f.clone(), want)?;
                 }
+                self.c.disk_ns += crate::clock::now_ns() - t;
                 self.c.disk_bytes += want as u64;
                 self.chunk_src = self.off;
             }
@@ -139,14 +134,46 @@ impl Sender {
                     self.buf.get_mut()[..n].copy_from_slice(&io.wbuf[..n]);
                     self.filled = true;
                 }
+                self.digest.update(&self.buf.get()[..want]);
                 self.chunk_src = 0;
             }
         }
-        self.digest.update(&self.buf.get()[..want]);
         self.off += want as u64;
         self.chunk = want;
         self.pos = 0;
         Ok(())
+    }
+
+    /// The error of a source file that ended at byte `at`, before the range did.
+    fn ended(at: u64) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("the source file ended at byte {at} while being sent"),
+        )
+    }
+
+    /// Reads `want` bytes of the file at the range's next byte into the buffer, and hashes them.
+    fn read_chunk(&mut self, f: Arc<File>, want: usize) -> io::Result<()> {
+        let ask = match self.direct {
+            true => want.next_multiple_of(DIRECT_ALIGN as usize),
+            false => want,
+        };
+        let got = fio::read_full(&f, &mut self.buf.get_mut()[..ask], self.off)?;
+        if got < want {
+            return Err(Self::ended(self.off + got as u64));
+        }
+        self.digest.update(&self.buf.get()[..want]);
+        Ok(())
+    }
+
+    /// Hashes `want` bytes of the file at the range's next byte through a mapping, once its
+    /// size says it holds them (a page mapped past the end would raise SIGBUS).
+    fn hash_in_place(&mut self, f: Arc<File>, want: usize) -> io::Result<()> {
+        let size = f.metadata()?.len();
+        if size < self.off + want as u64 {
+            return Err(Self::ended(size));
+        }
+        fio::hash_mapped(&f, self.off, want, &mut self.digest)
     }
 
     /// The descriptor sendfile and splice read from.
@@ -184,7 +211,7 @@ impl Sender {
                 let left = self.chunk - self.pos - self.piped;
                 if left > 0 {
                     let mut at = (self.chunk_src + (self.pos + self.piped) as u64) as i64;
-                    match fio::splice(self.source_fd(io)?, Some(&mut at), w, left) {
+                    match fio::splice(self.source_fd(io)?, Some(&mut at), w, None, left) {
                         Ok(n) => self.piped += n,
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                         Err(e) => return Err(e),
@@ -196,7 +223,7 @@ impl Sender {
                         "the source file ended while being sent",
                     ));
                 }
-                let n = fio::splice(r, None, sock, self.piped)?;
+                let n = fio::splice(r, None, sock, None, self.piped)?;
                 self.piped -= n;
                 Ok(n)
             }

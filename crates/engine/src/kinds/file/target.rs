@@ -18,6 +18,22 @@ use std::sync::Mutex;
 /// Distinguishes the temporary files of one process.
 static SERIAL: AtomicU64 = AtomicU64::new(0);
 
+/// The temporary name of a copy to `name` written by process `pid`: `.NAME.fathom-PID-N.part`.
+fn temp_name(name: &str, pid: u32, serial: u64) -> String {
+    format!(".{name}.fathom-{pid}-{serial}.part")
+}
+
+/// The process that wrote a temporary file named `name` ([`temp_name`]'s pattern), or `None`
+/// when the name does not follow the pattern exactly.
+pub(super) fn temp_writer(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".part")?;
+    let (target, ids) = rest.rsplit_once(".fathom-")?;
+    let (pid, serial) = ids.split_once('-')?;
+    let (pid, serial) = (pid.parse().ok()?, serial.parse().ok()?);
+    // Written back, the name must come out the same: no sign, no leading zero, no empty target.
+    (!target.is_empty() && temp_name(target, pid, serial) == name).then_some(pid)
+}
+
 /// The receiving end's file, shared by its flows.
 pub(super) struct Target {
     dir: OwnedFd,
@@ -95,13 +111,13 @@ impl Target {
         let (dir, name) = place::target_dir(base, path)?;
         let name = c_name(&name)?;
         may_replace(&dir, &name, path, o.force)?;
-        let temp = c_name(&PathBuf::from(format!(
-            ".{}.fathom-{}-{}.part",
-            name.to_string_lossy(),
+        let temp = c_name(&PathBuf::from(temp_name(
+            &name.to_string_lossy(),
             std::process::id(),
-            SERIAL.fetch_add(1, Ordering::Relaxed)
+            SERIAL.fetch_add(1, Ordering::Relaxed),
         )))?;
-        let flags = libc::O_WRONLY
+        // Read as well as write: a spliced chunk is hashed through a mapping of the file.
+        let flags = libc::O_RDWR
             | libc::O_CREAT
             | libc::O_EXCL
             | libc::O_NOFOLLOW

@@ -1,0 +1,60 @@
+//! The file-copy study across a lab WAN link (`fathom study file-copy --quick --lab WAN`): every
+//! sweep runs from h1 to h2 across the link (its round trip shows the link's delay), and the
+//! findings say why.
+
+mod common;
+use common::*;
+
+#[test]
+fn the_file_copy_study_runs_across_a_lab_wan_link() {
+    if !root_or_ci() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let store = dir.path().join("store.db");
+    let out = run(
+        &[
+            "study",
+            "file-copy",
+            "--quick",
+            "--lab",
+            "delay=2ms",
+            "-o",
+            out_dir.to_str().unwrap(),
+            "--store",
+            store.to_str().unwrap(),
+            "--json",
+        ],
+        300,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json(&out);
+    for s in doc["series"].as_array().unwrap() {
+        let args: Vec<&str> = s["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|a| a.as_str())
+            .collect();
+        assert!(
+            args.windows(2).any(|w| w == ["--clients", "h1"]),
+            "{args:?}"
+        );
+        for p in s["points"].as_array().unwrap() {
+            let rtt = p["metrics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["name"] == "rtt_us")
+                .and_then(|m| m["median"].as_f64())
+                .unwrap();
+            assert!(rtt >= 4000.0, "{rtt} µs: the 2 ms each way of the link");
+        }
+    }
+    let findings = doc["findings"].to_string();
+    assert!(
+        findings.contains("Why: at") && findings.contains("disk reads and as many writes per MB"),
+        "{findings}"
+    );
+}
