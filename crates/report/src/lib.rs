@@ -27,6 +27,7 @@ pub mod settings;
 pub mod stats;
 pub mod study;
 pub mod table;
+mod table_hosts;
 mod table_rr;
 pub mod table_series;
 mod table_udp;

@@ -5,7 +5,7 @@
 use crate::export::Exporter;
 use crate::model::{Buffers, Cpu, DirectionResult, FlowResult, Interval, Report};
 use crate::warnings::human_bytes;
-use crate::{table_rr, table_udp};
+use crate::{table_hosts, table_rr, table_udp};
 
 /// The per-flow table is shown up to this many flows.
 pub const FLOW_TABLE_MAX: usize = 16;
@@ -60,9 +60,9 @@ fn after_intervals(r: &Report) -> Vec<String> {
     }
     if r.hosts.len() > 2 {
         lines.push(String::new());
-        lines.extend(hosts(r));
+        lines.extend(table_hosts::hosts(r));
     }
-    lines.extend(groups(&r.groups));
+    lines.extend(table_hosts::groups(&r.groups));
     lines.extend(r.wan.iter().map(wan_line));
     lines.push(String::new());
     lines.extend(summary(r));
@@ -256,70 +256,6 @@ fn flows(list: &[FlowResult]) -> Vec<String> {
         ])
     }));
     lines
-}
-
-/// One line per host of a multi-host test, then the cross-host figures. Request/response
-/// kinds show each host's transactions/s where the others show its throughput.
-fn hosts(r: &Report) -> Vec<String> {
-    let rr = r.summary.rr.is_some();
-    let (first, second) = if rr {
-        ("tx/s", "")
-    } else {
-        ("receiver", "sender")
-    };
-    let mut lines = vec![format!(
-        "{:<16} {:<7} {:>13} {:>13} {:>8} {:>13} {:>10} {:>11}",
-        "host", "role", first, second, "cpu", "busiest cpu", "offset", "first byte"
-    )];
-    lines.extend(r.hosts.iter().map(|h| {
-        let (first, second) = match h.transactions_per_second {
-            Some(tps) if rr => (format!("{tps:.0}/s"), String::new()),
-            _ if rr => ("-".into(), String::new()),
-            _ => (rate(h.bits_per_second), rate(h.sender_bits_per_second)),
-        };
-        format!(
-            "{:<16} {:<7} {:>13} {:>13} {:>8} {:>13} {:>10} {:>11}",
-            h.name,
-            h.role,
-            first,
-            second,
-            pct(h.cpu.total),
-            format!(
-                "cpu{} {}",
-                h.cpu.busiest_cpu.cpu,
-                pct(h.cpu.busiest_cpu.total)
-            ),
-            format!("{:.0} µs", h.clock_offset_us),
-            h.first_send_us
-                .map_or("-".into(), |us| format!("{us:.0} µs")),
-        )
-    }));
-    let s = &r.summary;
-    lines.push(format!(
-        "aggregate {} (total bytes / overall time), {} while all flows ran{}",
-        rate(s.aggregate_bits_per_second),
-        rate(s.overlap_bits_per_second),
-        s.start_skew_us
-            .map_or(String::new(), |us| format!(", start skew {us:.0} µs")),
-    ));
-    lines
-}
-
-/// One line per group of client hosts: its flows' total bytes over their overall time.
-fn groups(groups: &[crate::model::GroupResult]) -> Vec<String> {
-    groups
-        .iter()
-        .map(|g| {
-            format!(
-                "group {:<10} {:>3} hosts {:>13} ({} over {:.2} s, total bytes / overall time)",
-                g.name,
-                g.hosts,
-                rate(g.bits_per_second),
-                human_bytes(g.bytes),
-                g.seconds
-            )
-        })
-        .collect()
 }
 
 /// The TLS lines: what was negotiated, then what it cost.

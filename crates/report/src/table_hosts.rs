@@ -1,0 +1,70 @@
+//! The terminal table's multi-host parts: one row per host, the cross-host aggregate, and one
+//! line per group of client hosts.
+
+use crate::model::{GroupResult, Report};
+use crate::table::{pct, rate};
+use crate::warnings::human_bytes;
+
+/// One line per host of a multi-host test, then the cross-host figures. Request/response
+/// kinds show each host's transactions/s where the others show its throughput.
+pub(crate) fn hosts(r: &Report) -> Vec<String> {
+    let rr = r.summary.rr.is_some();
+    let (first, second) = if rr {
+        ("tx/s", "")
+    } else {
+        ("receiver", "sender")
+    };
+    let mut lines = vec![format!(
+        "{:<16} {:<7} {:>13} {:>13} {:>8} {:>13} {:>10} {:>11}",
+        "host", "role", first, second, "cpu", "busiest cpu", "offset", "first byte"
+    )];
+    lines.extend(r.hosts.iter().map(|h| {
+        let (first, second) = match h.transactions_per_second {
+            Some(tps) if rr => (format!("{tps:.0}/s"), String::new()),
+            _ if rr => ("-".into(), String::new()),
+            _ => (rate(h.bits_per_second), rate(h.sender_bits_per_second)),
+        };
+        format!(
+            "{:<16} {:<7} {:>13} {:>13} {:>8} {:>13} {:>10} {:>11}",
+            h.name,
+            h.role,
+            first,
+            second,
+            pct(h.cpu.total),
+            format!(
+                "cpu{} {}",
+                h.cpu.busiest_cpu.cpu,
+                pct(h.cpu.busiest_cpu.total)
+            ),
+            format!("{:.0} µs", h.clock_offset_us),
+            h.first_send_us
+                .map_or("-".into(), |us| format!("{us:.0} µs")),
+        )
+    }));
+    let s = &r.summary;
+    lines.push(format!(
+        "aggregate {} (total bytes / overall time), {} while all flows ran{}",
+        rate(s.aggregate_bits_per_second),
+        rate(s.overlap_bits_per_second),
+        s.start_skew_us
+            .map_or(String::new(), |us| format!(", start skew {us:.0} µs")),
+    ));
+    lines
+}
+
+/// One line per group of client hosts: its flows' total bytes over their overall time.
+pub(crate) fn groups(groups: &[GroupResult]) -> Vec<String> {
+    groups
+        .iter()
+        .map(|g| {
+            format!(
+                "group {:<10} {:>3} hosts {:>13} ({} over {:.2} s, total bytes / overall time)",
+                g.name,
+                g.hosts,
+                rate(g.bits_per_second),
+                human_bytes(g.bytes),
+                g.seconds
+            )
+        })
+        .collect()
+}
