@@ -13,6 +13,7 @@ pub mod fuzz;
 mod handshake;
 mod session;
 mod stream;
+mod test;
 
 pub use handshake::MAX_HANDSHAKES;
 

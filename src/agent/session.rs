@@ -4,30 +4,24 @@
 
 use super::handshake::{left_early, Deadline, Pass};
 use super::stream::ControlStream;
-use super::{data, AgentConfig, Reservation, Slot};
-use crate::connect::{self, ServerData};
-use fathom_engine::kind::{kind, Wiring};
-use fathom_engine::tls::TlsEnd;
-use fathom_engine::{clock, measure::host, Aborter, Prepared, Side, Sockets};
-use fathom_proto::plan::TestPlan;
-use fathom_proto::sample::{EndpointInfo, FlowInfo, Snapshot};
+use super::test::Test;
+use super::{AgentConfig, Slot};
+use fathom_engine::{clock, measure::host};
+use fathom_proto::sample::{EndpointInfo, Snapshot};
 use fathom_proto::{
-    auth, Connection, FrameError, JoinPlan, Preamble, PreambleKind, ToAgent, ToController,
-    MAX_FRAME, PRE_AUTH_FRAME,
+    auth, Connection, FrameError, Preamble, PreambleKind, ToAgent, ToController, MAX_FRAME,
+    PRE_AUTH_FRAME,
 };
 use socket2::Socket;
 use std::io::Write;
 use std::net::{Shutdown, SocketAddr};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A controller that sends nothing for this long is gone (it heartbeats every second).
 const SILENCE: Duration = Duration::from_secs(3);
-/// A test's start instant may be at most this far ahead (controllers pick well under a second),
-/// so that a controller cannot hold a slot and its sockets idle until a distant start.
-const MAX_START_LEAD: Duration = Duration::from_secs(60);
 /// The whole handshake (preamble, challenge, authentication) must complete within this.
 pub const HANDSHAKE: Duration = Duration::from_secs(10);
 
@@ -274,239 +268,6 @@ impl<S: ControlStream> Session<S> {
                     self.send(&ToController::Done(info))?;
                 }
             }
-        }
-    }
-}
-
-/// The one test a session runs, through its phases.
-#[derive(Default)]
-struct Test {
-    plan: Option<Arc<TestPlan>>,
-    stop_accepting: Arc<AtomicBool>,
-    sockets: Vec<Option<Socket>>,
-    arrived: usize,
-    prepared: Option<Prepared>,
-    running: Option<(Aborter, std::thread::JoinHandle<()>)>,
-    deadline: Option<Instant>,
-    finished: bool,
-    aborted: Option<String>,
-    /// The memory admission reserved for this test.
-    memory: Option<Reservation>,
-    /// The directory file copies stay below (the agent's `--files-root`).
-    files_root: Option<std::path::PathBuf>,
-    /// TLS tests: this end's configuration.
-    tls: Option<TlsEnd>,
-}
-
-impl Test {
-    /// Opens what the test's kind needs; returns the messages that answer Setup.
-    fn setup(
-        &mut self,
-        plan: TestPlan,
-        cfg: &AgentConfig,
-        ip: std::net::IpAddr,
-        tx: &mpsc::Sender<Event>,
-    ) -> Result<Vec<ToController>, String> {
-        if self.plan.is_some() {
-            return Err("a session runs one test; Setup came twice".into());
-        }
-        self.memory = Some(cfg.admit(&plan, &plan.server, plan.flows.len())?);
-        self.files_root = cfg.files_root.clone();
-        let cookie = auth::random::<16>();
-        let n = plan.flows.len();
-        let (stop, tx) = (self.stop_accepting.clone(), tx.clone());
-        let no_listener = |e: std::io::Error| format!("cannot open a data listener: {e}");
-        self.sockets = (0..n).map(|_| None).collect();
-        let plan = Arc::new(plan);
-        self.plan = Some(plan.clone());
-        let cert = match &plan.tls {
-            Some(opts) => {
-                self.tls = Some(cfg.tls_server(opts)?);
-                cfg.identity.get().map(|id| id.cert_der())
-            }
-            None => None,
-        };
-        let ready = |port, udp_ports| ToController::Ready {
-            port,
-            udp_ports,
-            cookie,
-            cert: cert.clone(),
-        };
-        match kind(plan.kind).map_err(|e| e.to_string())?.wiring() {
-            Wiring::TcpPerFlow => {
-                let listener = data::listen(ip, &plan).map_err(no_listener)?;
-                let port = data::port_of(&listener);
-                std::thread::spawn(move || data::accept_flows(listener, cookie, n, stop, tx));
-                Ok(vec![ready(port, Vec::new())])
-            }
-            Wiring::UdpPerFlow => {
-                let socks = data::udp_sockets(ip, &plan).map_err(no_listener)?;
-                let udp_ports = socks.iter().map(data::port_of).collect();
-                std::thread::spawn(move || data::pair_udp(socks, cookie, stop, tx));
-                Ok(vec![ready(0, udp_ports)])
-            }
-            Wiring::TcpPerTransaction => {
-                let listener = data::listen(ip, &plan).map_err(no_listener)?;
-                let port = data::port_of(&listener);
-                let ids = plan.flows.iter().map(|f| f.id).collect();
-                let infos = self.prepare(Side::Server, ids, Sockets::Listen(listener))?;
-                Ok(vec![
-                    ready(port, Vec::new()),
-                    ToController::Connected(infos),
-                ])
-            }
-        }
-    }
-
-    fn arrived(&mut self, id: u32, sock: Socket) -> Result<Option<Vec<FlowInfo>>, String> {
-        let plan = self.plan.clone().ok_or("data before Setup")?;
-        self.sockets[id as usize] = Some(sock);
-        self.arrived += 1;
-        if self.arrived < self.sockets.len() {
-            return Ok(None);
-        }
-        let socks = plan
-            .flows
-            .iter()
-            .zip(self.sockets.drain(..))
-            .map(|(f, s)| (*f, s.expect("every flow arrived")))
-            .collect();
-        let sockets = kind(plan.kind)
-            .map_err(|e| e.to_string())?
-            .wiring()
-            .per_flow(socks);
-        self.prepare(
-            Side::Server,
-            plan.flows.iter().map(|f| f.id).collect(),
-            sockets,
-        )
-        .map(Some)
-    }
-
-    /// Joins a test as a client: opens this agent's flows to the server agent.
-    fn join(&mut self, j: JoinPlan, cfg: &AgentConfig) -> Result<Vec<FlowInfo>, String> {
-        if self.plan.is_some() {
-            return Err("a session runs one test; Join came after another setup".into());
-        }
-        self.memory = Some(cfg.admit(&j.plan, &j.plan.client, j.flows.len())?);
-        self.files_root = cfg.files_root.clone();
-        self.plan = Some(Arc::new(j.plan.clone()));
-        self.tls = connect::tls_client(&j.plan, j.cert.clone())?;
-        let server = ServerData {
-            ip: j.server,
-            port: j.port,
-            udp_ports: j.udp_ports,
-            cookie: j.cookie,
-            cert: j.cert,
-        };
-        let sockets = connect::connect(&server, &j.plan, &j.flows, None)?;
-        self.prepare(Side::Client, j.flows, sockets)
-    }
-
-    fn prepare(
-        &mut self,
-        side: Side,
-        ids: Vec<u32>,
-        sockets: Sockets,
-    ) -> Result<Vec<FlowInfo>, String> {
-        let plan = self.plan.clone().ok_or("data before Setup")?;
-        if plan.file.is_some() && self.files_root.is_none() {
-            // Without a root the engine would take the paths as the user's own (the controller's end).
-            return Err(
-                "this agent serves no files: start it with `fathom serve --files-root DIR`".into(),
-            );
-        }
-        let prepared = Prepared::new(
-            plan,
-            (side, self.files_root.as_deref()),
-            ids,
-            sockets,
-            self.tls.clone(),
-        )
-        .map_err(|e| format!("cannot set up the flows: {e}"))?;
-        let infos = prepared.flow_infos().to_vec();
-        self.prepared = Some(prepared);
-        Ok(infos)
-    }
-
-    fn start(
-        &mut self,
-        t0: u64,
-        cfg: &AgentConfig,
-        tx: &mpsc::Sender<Event>,
-    ) -> Result<(), String> {
-        let lead = t0.saturating_sub(clock::now_ns());
-        if lead > MAX_START_LEAD.as_nanos() as u64 {
-            return Err(format!(
-                "the start instant is {} s away; this agent accepts at most {} s",
-                lead / 1_000_000_000,
-                MAX_START_LEAD.as_secs()
-            ));
-        }
-        let prepared = self
-            .prepared
-            .take()
-            .ok_or("Start before all data connections arrived")?;
-        let snap_tx = tx.clone();
-        let running = prepared
-            .start(
-                t0,
-                Box::new(move |s| drop(snap_tx.send(Event::Snap(Box::new(s))))),
-            )
-            .map_err(|e| format!("cannot start the test: {e}"))?;
-        let aborter = running.aborter();
-        let done_tx = tx.clone();
-        let joiner =
-            std::thread::spawn(move || drop(done_tx.send(Event::Done(Box::new(running.join())))));
-        self.running = Some((aborter, joiner));
-        self.deadline = Some(
-            Instant::now()
-                + Duration::from_nanos(lead)
-                + Duration::from_nanos(cfg.max_duration_ns)
-                + Duration::from_secs(5),
-        );
-        Ok(())
-    }
-
-    fn finish(&self) {
-        if let Some((a, _)) = &self.running {
-            a.finish();
-        }
-    }
-
-    fn abort(&mut self) {
-        self.stop_accepting.store(true, Ordering::Relaxed);
-        if let Some((a, _)) = &self.running {
-            a.abort();
-        }
-    }
-
-    /// Stops everything and waits until the test's threads and sockets are gone.
-    fn teardown(&mut self) {
-        self.abort();
-        if let Some((_, joiner)) = self.running.take() {
-            let _ = joiner.join();
-        }
-        self.prepared = None;
-        self.sockets.clear();
-    }
-
-    fn summary(&self) -> String {
-        match (&self.plan, self.finished, &self.aborted) {
-            (None, _, _) => "no test run".into(),
-            (Some(p), _, Some(r)) => format!(
-                "{} with {} flows aborted by the controller: {r}",
-                p.kind.name(),
-                p.flows.len()
-            ),
-            (Some(p), true, None) => {
-                format!("{} with {} flows completed", p.kind.name(), p.flows.len())
-            }
-            (Some(p), false, None) => format!(
-                "{} with {} flows stopped early",
-                p.kind.name(),
-                p.flows.len()
-            ),
         }
     }
 }

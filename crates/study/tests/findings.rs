@@ -289,7 +289,12 @@ fn file_copy_names_the_fastest_io_size_the_distance_to_the_stream_and_why() {
     let io = ["16K", "60K", "960K", "1M"];
     let bps = "bits_per_second";
     let mut copies = series(&["put"], &[("size", &["1M", "16M"]), ("io", &io)]);
-    let shares = [[0.6, 0.3, 0.4], [0.4, 0.5, 0.6], [0.1, 0.8, 0.9], [0.1, 0.8, 0.9]];
+    let shares = [
+        [0.6, 0.3, 0.4],
+        [0.4, 0.5, 0.6],
+        [0.1, 0.8, 0.9],
+        [0.1, 0.8, 0.9],
+    ];
     for ((i, y), [disk, snd, rcv]) in io.iter().zip([1.0, 2.0, 4.0, 3.0]).zip(shares) {
         let m = [
             (bps, y * G),
