@@ -122,8 +122,8 @@ pub fn summary(r: &Report, u: &UdpSummary, item: &mut dyn FnMut(&str, String)) {
     item(
         "missing",
         format!(
-            "{} sent but not received: receive buffer {}, send buffer {}, path {}, unexplained {}",
-            m.datagrams, m.receive_buffer, m.send_buffer, m.path, m.unexplained
+            "{} sent but not received: receive buffer {}, send buffer {}, path {}, unexplained {} ({} more arrived after the window)",
+            m.datagrams, m.receive_buffer, m.send_buffer, m.path, m.unexplained, m.in_flight
         ),
     );
     item(

@@ -55,6 +55,9 @@ fn countable(p: &TestPlan) -> (bool, bool) {
 struct Pair<'a> {
     sent: UdpCounters,
     recv: UdpCounters,
+    /// Sent minus received (duplicates not counted) over the whole test, from the last
+    /// snapshots: what never arrived, with no window edge in the way.
+    missing_whole: u64,
     rw: Window<'a>,
     sw: Window<'a>,
     /// (sender, receiver) end indices.
@@ -68,9 +71,18 @@ fn pairs<'a>(v: &View<'a>) -> Vec<Option<Pair<'a>>> {
             let l = l.as_ref()?;
             let (sw, rw) = (v.window(l.sender.0)?, v.window(l.receiver.0)?);
             let ((s0, s1), (r0, r1)) = (sw.flow(l.sender.1), rw.flow(l.receiver.1));
+            let last = |w: &Window<'_>, pos: usize| {
+                w.last
+                    .flows
+                    .get(pos)
+                    .and_then(|f| f.udp)
+                    .unwrap_or_default()
+            };
+            let (sent, recv) = (last(&sw, l.sender.1), last(&rw, l.receiver.1));
             Some(Pair {
                 sent: delta(s0.udp, s1.udp),
                 recv: delta(r0.udp, r1.udp),
+                missing_whole: arrived_short(&sent, &recv),
                 rw,
                 sw,
                 ends: (l.sender.0, l.receiver.0),
@@ -199,6 +211,12 @@ fn host_delta(w: &Window<'_>, pick: fn(&UdpHostCounters) -> u64) -> u64 {
     }
 }
 
+/// The sender's datagrams minus the receiver's, duplicates not counted.
+fn arrived_short(s: &UdpCounters, r: &UdpCounters) -> u64 {
+    s.datagrams_sent
+        .saturating_sub(r.datagrams.saturating_sub(r.duplicates))
+}
+
 /// Sent minus received, split by cause; each host's counters are counted once per host. The
 /// kernel counts a dropped message once, so with GSO a receive-buffer drop stands for the
 /// datagrams a message held on average (`s`: the senders' counters).
@@ -230,7 +248,11 @@ fn missing(v: &View<'_>, all: &[Option<Pair<'_>>], s: &UdpCounters, r: UdpCounte
     let (receivers, senders) = (ends(|l| l.receiver.0), ends(|l| l.sender.0));
     let rcvbuf = sum(&receivers, |c| c.rcvbuf_errors);
     let sndbuf = sum(&senders, |c| c.sndbuf_errors);
-    let datagrams = sent.saturating_sub(r.datagrams.saturating_sub(r.duplicates));
+    // Datagrams sent in the window but read after it closed arrived: the whole test's totals
+    // say so, and they are counted apart, not as missing.
+    let window = arrived_short(s, &r);
+    let whole = all.iter().flatten().map(|p| p.missing_whole).sum::<u64>();
+    let datagrams = window.min(whole);
     let socket = all
         .iter()
         .flatten()
@@ -242,6 +264,7 @@ fn missing(v: &View<'_>, all: &[Option<Pair<'_>>], s: &UdpCounters, r: UdpCounte
     let path = (datagrams - receive_buffer - send_buffer).min(path_drops(v));
     Missing {
         datagrams,
+        in_flight: window - datagrams,
         receive_buffer,
         send_buffer,
         path,

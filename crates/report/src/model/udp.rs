@@ -99,8 +99,12 @@ pub struct OneWayDelay {
 /// traffic can add to them; each cause is capped at what is left to explain.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Missing {
-    /// Sent minus received (not below 0).
+    /// Sent minus received in the window (not below 0), without those that arrived after it.
     pub datagrams: u64,
+    /// Sent in the window but read after it closed (in flight or queued at its edge): they
+    /// arrived, as the whole test's totals show, so they are not missing.
+    #[serde(default)]
+    pub in_flight: u64,
     /// Dropped because a receiving socket's buffer was full (SO_RXQ_OVFL of the test's own
     /// sockets, else the receiving host's Udp RcvbufErrors); with GSO the kernel counts
     /// messages, each taken as the senders' mean datagrams per message.
@@ -111,7 +115,7 @@ pub struct Missing {
     /// links the datagrams crossed); 0 without one.
     #[serde(default)]
     pub path: u64,
-    /// The rest: on a path fathom cannot see into, or in flight at the window's edges.
+    /// The rest: on a path fathom cannot see into.
     pub unexplained: u64,
     /// The receiving sockets' SO_RXQ_OVFL drops in the window (messages, with GSO).
     pub socket_rxq_overflow: u64,
