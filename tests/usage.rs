@@ -26,6 +26,31 @@ fn usage_errors_exit_2_with_one_line() {
     check(&["stream", "--affinity", "x"], 2, "CPU list");
     check(&["stream", "--nosuch"], 2, "--nosuch");
     check(&["stream", "-P", "-1"], 2, "--parallel");
+    check(
+        &["stream", "-t", "1ms"],
+        2,
+        "shorter than the shortest interval (10ms)",
+    );
+    check(&["rr", "-t", "10ns"], 2, "-t/--time: 10ns");
+    check(&["udp", "-t", "9.9ms"], 2, "--time");
+}
+
+#[test]
+fn a_sweep_offers_only_options_of_the_plan() {
+    for name in ["quiet", "iterations", "per-host"] {
+        let vary = format!("{name}=1,2");
+        check(
+            &["sweep", "stream", "--vary", &vary],
+            2,
+            "has no such option",
+        );
+        let err = stderr(&run(&["sweep", "stream", "--vary", &vary], 30));
+        let offered = err.split("it can vary: ").nth(1).unwrap_or_default();
+        assert!(
+            !offered.split(", ").any(|o| o.trim() == name),
+            "{name} offered: {err}"
+        );
+    }
 }
 
 #[test]

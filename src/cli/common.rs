@@ -2,7 +2,7 @@
 
 use super::units::{parse_affinity, parse_duration, parse_io_size, Affinity};
 use fathom_proto::plan::{Limit, SideOptions, SocketOptions, TestPlan};
-use fathom_proto::validate::TEST_MEMORY_BUDGET;
+use fathom_proto::validate::{MIN_INTERVAL_NS, TEST_MEMORY_BUDGET};
 use fathom_report::stats::Confidence;
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -32,7 +32,7 @@ pub struct CommonArgs {
         allow_negative_numbers = true
     )]
     pub parallel: u32,
-    /// Measured time, after the warm-up (default 10s).
+    /// Measured time, after the warm-up (default 10s; at least 10ms, the shortest interval).
     #[arg(short = 't', long, value_parser = parse_duration, value_name = "DUR", allow_hyphen_values = true)]
     pub time: Option<u64>,
     /// Warm-up excluded from the results.
@@ -275,6 +275,14 @@ impl CommonArgs {
         }
         if self.time == Some(0) {
             return Err("-t/--time: must be longer than 0".into());
+        }
+        if let Some(t) = self.time.filter(|t| *t < MIN_INTERVAL_NS) {
+            return Err(format!(
+                "-t/--time: {} is shorter than the shortest interval ({}), so nothing would be \
+                 measured; try -t 1s",
+                fathom_units::duration::format(std::time::Duration::from_nanos(t)),
+                fathom_units::duration::format(std::time::Duration::from_nanos(MIN_INTERVAL_NS))
+            ));
         }
         if let Some(n) = self.cpus {
             let here = std::thread::available_parallelism().map_or(1, |c| c.get()) as u32;
