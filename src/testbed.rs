@@ -216,8 +216,8 @@ fn found_topology(
     })
 }
 
-/// The lab named by --lab, else the one the lab subcommands would pick (the only one running,
-/// or `lab` among several); none if no lab runs; `Err(names)` when several run and none is
+/// The lab named by --lab, else the one the lab subcommands would pick (the only one
+/// running); none if no lab runs; `Err(names)` when several run and none is
 /// picked.
 fn lab(name: Option<&str>) -> Result<Result<Option<fathom_lab::Lab>, String>, Failure> {
     match name {
