@@ -10,7 +10,7 @@ use fathom_proto::plan::TestPlan;
 use fathom_report::model::WanLinkResult;
 use fathom_report::Report;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// The agents a command tests with: the server and clients it names (or an in-process agent),
@@ -119,7 +119,13 @@ impl Testbed {
 
     /// True once the user pressed Ctrl-C.
     pub fn interrupted(&self) -> bool {
-        self.interrupted.load(Ordering::Relaxed)
+        interrupts().presses.load(Ordering::Relaxed) > 0 || self.interrupted.load(Ordering::Relaxed)
+    }
+
+    /// From now on the first Ctrl-C lets the running test finish (a sweep then stops after
+    /// it, as [`interrupted`](Self::interrupted) says); a second one aborts the test.
+    pub fn finish_running_test_on_interrupt(&self) {
+        interrupts().gentle.store(true, Ordering::Relaxed);
     }
 }
 
@@ -267,15 +273,40 @@ fn embedded_agent(ipv6: bool, files_root: Option<std::path::PathBuf>) -> Result<
     })
 }
 
-/// A flag set by Ctrl-C, so an interrupted test still reports what it measured. One handler per
-/// process: every testbed shares it.
-fn interrupt_flag() -> Arc<AtomicBool> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    FLAG.get_or_init(|| {
-        let flag = Arc::new(AtomicBool::new(false));
-        let f = flag.clone();
-        let _ = ctrlc::set_handler(move || f.store(true, Ordering::Relaxed));
-        flag
+/// Ctrl-C as the process saw it. One handler per process: every testbed shares it.
+struct Interrupts {
+    /// Times Ctrl-C was pressed.
+    presses: AtomicU32,
+    /// Set when the running test must stop now (it still reports what it measured).
+    abort: Arc<AtomicBool>,
+    /// Set while a sweep runs: the first Ctrl-C lets the running test finish, the second aborts it.
+    gentle: AtomicBool,
+}
+
+/// The process's Ctrl-C state, its handler installed on first use.
+fn interrupts() -> &'static Interrupts {
+    static STATE: OnceLock<Interrupts> = OnceLock::new();
+    STATE.get_or_init(|| {
+        let _ = ctrlc::set_handler(|| {
+            let i = interrupts();
+            let first = i.presses.fetch_add(1, Ordering::Relaxed) == 0;
+            if first && i.gentle.load(Ordering::Relaxed) {
+                eprintln!(
+                    "\nfathom: Ctrl-C: stopping after the running test (Ctrl-C again aborts it)"
+                );
+            } else {
+                i.abort.store(true, Ordering::Relaxed);
+            }
+        });
+        Interrupts {
+            presses: AtomicU32::new(0),
+            abort: Arc::new(AtomicBool::new(false)),
+            gentle: AtomicBool::new(false),
+        }
     })
-    .clone()
+}
+
+/// The flag that aborts the running test.
+fn interrupt_flag() -> Arc<AtomicBool> {
+    interrupts().abort.clone()
 }
