@@ -6,6 +6,7 @@ use crate::agent::{Agent, AgentConfig};
 use crate::cli::{common::CommonArgs, read_key};
 use crate::controller::{self, RunOptions, Target, Topology};
 use crate::Failure;
+use fathom_engine::sockopt::CC_REFUSED;
 use fathom_proto::plan::TestPlan;
 use fathom_report::model::WanLinkResult;
 use fathom_report::Report;
@@ -98,12 +99,16 @@ impl Testbed {
             .lab
             .as_ref()
             .and_then(|l| fathom_lab::wan_links(l).ok());
-        let mut run = controller::run(&self.topo, plan, &self.opts, &self.interrupted)
-            .map_err(Failure::Runtime)?;
+        let mut run =
+            controller::run(&self.topo, plan, &self.opts, &self.interrupted).map_err(failure)?;
         if let (Some(lab), Some(before)) = (&self.lab, wan_before) {
             run.wan = wan_record(before, fathom_lab::wan_links(lab).ok().unwrap_or_default());
         }
-        Ok(fathom_report::build(&run))
+        let report = fathom_report::build(&run);
+        match &report.error {
+            Some(e) if e.contains(CC_REFUSED) => Err(failure(e.clone())),
+            _ => Ok(report),
+        }
     }
 
     /// Prints interval lines on stdout as they close in the runs to come (with each client
@@ -200,6 +205,16 @@ fn topology(
         Topology { server, clients },
         lab.ok().flatten().filter(|_| in_lab),
     ))
+}
+
+/// A test's failure: bad usage when an end refused the test's values (a congestion control
+/// that host does not offer), else a runtime failure.
+fn failure(e: String) -> Failure {
+    if e.contains(CC_REFUSED) {
+        Failure::Usage(e)
+    } else {
+        Failure::Runtime(e)
+    }
 }
 
 /// The agents `--agents-from` found, at their addresses, with their names and groups.

@@ -187,3 +187,38 @@ fn reading_commands_take_the_store_to_read_and_no_no_store() {
         assert!(!text.contains("Do not keep this run"), "{args:?}: {text}");
     }
 }
+
+#[test]
+fn a_congestion_control_the_host_lacks_is_refused_naming_those_it_offers() {
+    let offered = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .unwrap_or_default();
+    let Some(one) = offered.split_whitespace().next() else {
+        return;
+    };
+    check(
+        &["stream", "--cc", "nosuchcc", "-t", "1s"],
+        2,
+        "--cc nosuchcc is not a congestion control this host offers",
+    );
+    check(&["rr", "--cc", "nosuchcc", "-t", "1s"], 2, one);
+    let (server, client) = (Agent::start(&[]), Agent::start(&[]));
+    let args = [
+        "stream",
+        "--server",
+        &server.target(),
+        "--clients",
+        &client.target(),
+        "--cc",
+        "nosuchcc",
+        "-t",
+        "1s",
+    ];
+    let out = run(&args, 60);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "the agents' answer: {err}");
+    assert!(
+        err.contains("is not a congestion control this host offers"),
+        "{err}"
+    );
+    assert!(err.contains(one), "{err}");
+}

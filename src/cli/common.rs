@@ -293,10 +293,22 @@ impl CommonArgs {
             }
         }
         self.check_placement()?;
+        if let Some(cc) = self
+            .cc
+            .as_deref()
+            .filter(|_| self.runs_the_connecting_end())
+        {
+            fathom_engine::sockopt::check_cc(cc)?;
+        }
         if self.confidence.is_some() && self.iterations.is_none() {
             return Err("--confidence needs --iterations MAX[,MIN] (how many runs at most)".into());
         }
         Ok(())
+    }
+
+    /// True when this process opens the data connections (no client hosts named or found).
+    fn runs_the_connecting_end(&self) -> bool {
+        self.clients.is_empty() && self.discovery.clients().unwrap_or(0) == 0
     }
 
     /// Refuses an --affinity this machine cannot honour: this side's CPUs when this process runs
@@ -306,9 +318,7 @@ impl CommonArgs {
         let (local, remote) = self.affinity.clone().unwrap_or((None, None));
         let here = [
             (
-                local.filter(|_| {
-                    self.clients.is_empty() && self.discovery.clients().unwrap_or(0) == 0
-                }),
+                local.filter(|_| self.runs_the_connecting_end()),
                 "this side's",
             ),
             (
