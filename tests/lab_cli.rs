@@ -254,3 +254,40 @@ fn a_sweep_of_rtt_puts_the_lab_links_back_when_it_ends_or_is_stopped() {
     assert_eq!(status.code(), Some(1), "a stopped sweep is unfinished");
     assert_eq!(wan_params(&name), before, "after a sweep stopped by Ctrl-C");
 }
+
+#[test]
+fn a_lab_made_with_files_root_serves_the_readme_file_copy_and_down_removes_it() {
+    if !root_or_ci() {
+        return;
+    }
+    let name = format!("fr{}", std::process::id());
+    let down = Down(name.clone());
+    let (code, out, err) = lab(&["up", "--hosts", "2", "--files-root", "--name", &name]);
+    assert_eq!(code, 0, "{err}");
+    let root = std::path::Path::new("/var/tmp/fathom-lab").join(&name);
+    assert!(out.contains(&format!("{}/HOST", root.display())), "{out}");
+    let copy = [
+        "file",
+        "put",
+        "--size",
+        "1M",
+        ":x",
+        "--server",
+        "h2",
+        "--clients",
+        "h1",
+        "--lab",
+        &name,
+        "--no-store",
+    ];
+    let out = run(&copy, 120);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let copied = std::fs::metadata(root.join("h2/x")).map(|m| m.len());
+    assert_eq!(
+        copied.ok(),
+        Some(1 << 20),
+        "the copy landed in h2's scratch directory"
+    );
+    drop(down);
+    assert!(!root.exists(), "lab down removes {}", root.display());
+}
