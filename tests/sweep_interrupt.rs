@@ -71,20 +71,27 @@ fn finish(mut child: Child, rx: &mpsc::Receiver<String>) -> (Option<i32>, String
     (status.code(), rx.try_iter().collect::<Vec<_>>().join("\n"))
 }
 
-fn sigint(child: &Child) {
-    // SAFETY: interrupts the child we spawned, by its PID, as Ctrl-C would.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-}
-
-#[test]
-fn the_first_ctrl_c_lets_the_running_point_finish_and_stops_the_sweep() {
+/// Runs the sweep and presses Ctrl-C `presses` times (0.2 s apart) half a second into its
+/// first point; returns the exit code, the stderr after the first point's start, and the
+/// store's directory (kept while it lives).
+fn interrupted_sweep(presses: usize) -> (Option<i32>, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("runs.db").display().to_string();
     let (child, rx) = start_sweep(&store);
     until(&rx, "[1/3]");
     std::thread::sleep(Duration::from_millis(500));
-    sigint(&child);
+    for _ in 0..presses {
+        // SAFETY: interrupts the child we spawned, by its PID, as Ctrl-C would.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(200));
+    }
     let (code, log) = finish(child, &rx);
+    (code, log, dir)
+}
+
+#[test]
+fn the_first_ctrl_c_lets_the_running_point_finish_and_stops_the_sweep() {
+    let (code, log, dir) = interrupted_sweep(1);
     assert_eq!(code, Some(1), "an unfinished sweep exits 1: {log}");
     assert!(log.contains("stopping after the running test"), "{log}");
     assert!(!log.contains("failed: interrupted"), "{log}");
@@ -93,6 +100,7 @@ fn the_first_ctrl_c_lets_the_running_point_finish_and_stops_the_sweep() {
         "{log}"
     );
     assert!(!log.contains("[2/3]"), "{log}");
+    let store = dir.path().join("runs.db").display().to_string();
     let series = json(&run(&["show", "s1", "--json", "--store", &store], 30));
     let points = series["points"].as_array().unwrap();
     assert_eq!(points.len(), 1, "{series}");
@@ -102,15 +110,7 @@ fn the_first_ctrl_c_lets_the_running_point_finish_and_stops_the_sweep() {
 
 #[test]
 fn a_second_ctrl_c_aborts_the_running_point() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("runs.db").display().to_string();
-    let (child, rx) = start_sweep(&store);
-    until(&rx, "[1/3]");
-    std::thread::sleep(Duration::from_millis(500));
-    sigint(&child);
-    std::thread::sleep(Duration::from_millis(200));
-    sigint(&child);
-    let (code, log) = finish(child, &rx);
+    let (code, log, _dir) = interrupted_sweep(2);
     assert_eq!(code, Some(1), "{log}");
     assert!(log.contains("failed: interrupted"), "{log}");
     assert!(!log.contains("[2/3]"), "{log}");
