@@ -113,5 +113,6 @@ fn a_second_ctrl_c_aborts_the_running_point() {
     let (code, log, _dir) = interrupted_sweep(2);
     assert_eq!(code, Some(1), "{log}");
     assert!(log.contains("failed: interrupted"), "{log}");
+    assert!(log.contains("stopped by Ctrl-C during point 1"), "{log}");
     assert!(!log.contains("[2/3]"), "{log}");
 }

@@ -130,6 +130,11 @@ fn execute_picked(
             _ => {}
         }
         if point.error.as_deref() == Some("interrupted") {
+            eprintln!(
+                "fathom: stopped by Ctrl-C during point {}; its finished iterations are kept, \
+                 and the same command with --resume runs the rest",
+                i + 1
+            );
             interrupted = true;
             break;
         }
