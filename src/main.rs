@@ -36,6 +36,8 @@ fn main() -> ExitCode {
         cli::Command::Study(a) => commands::study::run(&a),
         cli::Command::Serve(a) => commands::serve::run(&a),
         cli::Command::Key(a) => commands::key::run(&a),
+        cli::Command::Completions(a) => commands::install::completions(&a),
+        cli::Command::Man(a) => commands::install::man(&a),
         cli::Command::Lab(a) => return lab(a, json),
         cli::Command::Launch(a) => return launch(&a, &argv, json),
     };

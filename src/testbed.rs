@@ -6,11 +6,12 @@ use crate::agent::{Agent, AgentConfig};
 use crate::cli::{common::CommonArgs, read_key};
 use crate::controller::{self, RunOptions, Target, Topology};
 use crate::Failure;
+use fathom_engine::sockopt::CC_REFUSED;
 use fathom_proto::plan::TestPlan;
 use fathom_report::model::WanLinkResult;
 use fathom_report::Report;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// The agents a command tests with: the server and clients it names (or an in-process agent),
@@ -98,12 +99,16 @@ impl Testbed {
             .lab
             .as_ref()
             .and_then(|l| fathom_lab::wan_links(l).ok());
-        let mut run = controller::run(&self.topo, plan, &self.opts, &self.interrupted)
-            .map_err(Failure::Runtime)?;
+        let mut run =
+            controller::run(&self.topo, plan, &self.opts, &self.interrupted).map_err(failure)?;
         if let (Some(lab), Some(before)) = (&self.lab, wan_before) {
             run.wan = wan_record(before, fathom_lab::wan_links(lab).ok().unwrap_or_default());
         }
-        Ok(fathom_report::build(&run))
+        let report = fathom_report::build(&run);
+        match &report.error {
+            Some(e) if e.contains(CC_REFUSED) => Err(failure(e.clone())),
+            _ => Ok(report),
+        }
     }
 
     /// Prints interval lines on stdout as they close in the runs to come (with each client
@@ -119,7 +124,13 @@ impl Testbed {
 
     /// True once the user pressed Ctrl-C.
     pub fn interrupted(&self) -> bool {
-        self.interrupted.load(Ordering::Relaxed)
+        interrupts().presses.load(Ordering::Relaxed) > 0 || self.interrupted.load(Ordering::Relaxed)
+    }
+
+    /// From now on the first Ctrl-C lets the running test finish (a sweep then stops after
+    /// it, as [`interrupted`](Self::interrupted) says); a second one aborts the test.
+    pub fn finish_running_test_on_interrupt(&self) {
+        interrupts().gentle.store(true, Ordering::Relaxed);
     }
 }
 
@@ -196,6 +207,16 @@ fn topology(
     ))
 }
 
+/// A test's failure: bad usage when an end refused the test's values (a congestion control
+/// that host does not offer), else a runtime failure.
+fn failure(e: String) -> Failure {
+    if e.contains(CC_REFUSED) {
+        Failure::Usage(e)
+    } else {
+        Failure::Runtime(e)
+    }
+}
+
 /// The agents `--agents-from` found, at their addresses, with their names and groups.
 fn found_topology(
     found: &fathom_cluster::discover::select::Chosen,
@@ -216,8 +237,8 @@ fn found_topology(
     })
 }
 
-/// The lab named by --lab, else the one the lab subcommands would pick (the only one running,
-/// or `lab` among several); none if no lab runs; `Err(names)` when several run and none is
+/// The lab named by --lab, else the one the lab subcommands would pick (the only one
+/// running); none if no lab runs; `Err(names)` when several run and none is
 /// picked.
 fn lab(name: Option<&str>) -> Result<Result<Option<fathom_lab::Lab>, String>, Failure> {
     match name {
@@ -267,15 +288,40 @@ fn embedded_agent(ipv6: bool, files_root: Option<std::path::PathBuf>) -> Result<
     })
 }
 
-/// A flag set by Ctrl-C, so an interrupted test still reports what it measured. One handler per
-/// process: every testbed shares it.
-fn interrupt_flag() -> Arc<AtomicBool> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    FLAG.get_or_init(|| {
-        let flag = Arc::new(AtomicBool::new(false));
-        let f = flag.clone();
-        let _ = ctrlc::set_handler(move || f.store(true, Ordering::Relaxed));
-        flag
+/// Ctrl-C as the process saw it. One handler per process: every testbed shares it.
+struct Interrupts {
+    /// Times Ctrl-C was pressed.
+    presses: AtomicU32,
+    /// Set when the running test must stop now (it still reports what it measured).
+    abort: Arc<AtomicBool>,
+    /// Set while a sweep runs: the first Ctrl-C lets the running test finish, the second aborts it.
+    gentle: AtomicBool,
+}
+
+/// The process's Ctrl-C state, its handler installed on first use.
+fn interrupts() -> &'static Interrupts {
+    static STATE: OnceLock<Interrupts> = OnceLock::new();
+    STATE.get_or_init(|| {
+        let _ = ctrlc::set_handler(|| {
+            let i = interrupts();
+            let first = i.presses.fetch_add(1, Ordering::Relaxed) == 0;
+            if first && i.gentle.load(Ordering::Relaxed) {
+                eprintln!(
+                    "\nfathom: Ctrl-C: stopping after the running test (Ctrl-C again aborts it)"
+                );
+            } else {
+                i.abort.store(true, Ordering::Relaxed);
+            }
+        });
+        Interrupts {
+            presses: AtomicU32::new(0),
+            abort: Arc::new(AtomicBool::new(false)),
+            gentle: AtomicBool::new(false),
+        }
     })
-    .clone()
+}
+
+/// The flag that aborts the running test.
+fn interrupt_flag() -> Arc<AtomicBool> {
+    interrupts().abort.clone()
 }

@@ -238,3 +238,45 @@ fn udp_and_sweeps_take_the_found_agents_too() {
     assert_eq!(doc["complete"], true);
     std::fs::remove_file(path).unwrap();
 }
+
+#[test]
+fn an_agent_that_cannot_be_reached_is_missing_and_min_agents_goes_on_without_it() {
+    let agents: Vec<Agent> = (0..2).map(|_| Agent::start(&[])).collect();
+    let t: Vec<String> = agents.iter().map(Agent::target).collect();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let gone = closed.local_addr().unwrap().to_string();
+    drop(closed);
+    let path = hostfile("hosts-gone", &format!("{}\n{}\n{gone}\n", t[0], t[1]));
+    let source = format!("hostfile:{path}");
+    let out = run(&["stream", "--agents-from", &source, "-n", "1M"], 60);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("missing: {gone} (unreachable")),
+        "{err}"
+    );
+    assert!(err.contains("--min-agents"), "{err}");
+    let args = [
+        "stream",
+        "--agents-from",
+        &source,
+        "--expect",
+        "3",
+        "--min-agents",
+        "2",
+        "-n",
+        "1M",
+        "--json",
+    ];
+    let out = run(&args, 60);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "warning: expected 3 agents, found 2; missing: {gone} (unreachable"
+        )),
+        "{err}"
+    );
+    assert_eq!(u(&json(&out)["summary"]["bytes"]), 1 << 20);
+    std::fs::remove_file(path).unwrap();
+}

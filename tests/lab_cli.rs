@@ -180,3 +180,114 @@ fn the_help_holds_the_topology_reference_and_wan_examples() {
         "{wan}"
     );
 }
+
+/// The WAN link's parameters of lab `name`, per direction.
+fn wan_params(name: &str) -> (String, String) {
+    let (code, out, err) = lab(&["status", "--name", name, "--json"]);
+    assert_eq!(code, 0, "{err}{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let p = &doc["wan"][0]["params"];
+    let text = |d: &str| p[d].as_str().unwrap_or_default().to_string();
+    (text("a_to_b"), text("b_to_a"))
+}
+
+#[test]
+fn a_sweep_of_rtt_puts_the_lab_links_back_when_it_ends_or_is_stopped() {
+    if !root_or_ci() {
+        return;
+    }
+    let name = format!("rst{}", std::process::id());
+    let _down = Down(name.clone());
+    let (code, _, err) = lab(&["up", "--hosts", "2", "--wan", "delay=10ms", "--name", &name]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = lab(&[
+        "wan",
+        "set",
+        "--name",
+        &name,
+        "h1-h2",
+        "delay=20ms",
+        "--direction",
+        "b-to-a",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let before = wan_params(&name);
+    assert!(before.0.starts_with("delay=10ms,"), "{before:?}");
+    assert!(before.1.starts_with("delay=20ms,"), "{before:?}");
+    let sweep = [
+        "sweep",
+        "stream",
+        "--lab",
+        &name,
+        "--server",
+        "h1",
+        "--clients",
+        "h2",
+        "-t",
+        "1s",
+        "--vary",
+        "rtt=0ms,50ms",
+        "--no-store",
+    ];
+    let out = run(&sweep, 120);
+    let log = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{log}");
+    assert!(log.contains("WAN links put back"), "{log}");
+    assert_eq!(wan_params(&name), before, "after a finished sweep");
+
+    let mut child = fathom()
+        .args(sweep)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut log = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.starts_with("[1/2]") {
+        line.clear();
+        assert!(std::io::BufRead::read_line(&mut log, &mut line).unwrap() > 0);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: interrupts the child we spawned, by its PID, as Ctrl-C would.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "a stopped sweep is unfinished");
+    assert_eq!(wan_params(&name), before, "after a sweep stopped by Ctrl-C");
+}
+
+#[test]
+fn a_lab_made_with_files_root_serves_the_readme_file_copy_and_down_removes_it() {
+    if !root_or_ci() {
+        return;
+    }
+    let name = format!("fr{}", std::process::id());
+    let down = Down(name.clone());
+    let (code, out, err) = lab(&["up", "--hosts", "2", "--files-root", "--name", &name]);
+    assert_eq!(code, 0, "{err}");
+    let root = std::path::Path::new("/var/tmp/fathom-lab").join(&name);
+    assert!(out.contains(&format!("{}/HOST", root.display())), "{out}");
+    let copy = [
+        "file",
+        "put",
+        "--size",
+        "1M",
+        ":x",
+        "--server",
+        "h2",
+        "--clients",
+        "h1",
+        "--lab",
+        &name,
+        "--no-store",
+    ];
+    let out = run(&copy, 120);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let copied = std::fs::metadata(root.join("h2/x")).map(|m| m.len());
+    assert_eq!(
+        copied.ok(),
+        Some(1 << 20),
+        "the copy landed in h2's scratch directory"
+    );
+    drop(down);
+    assert!(!root.exists(), "lab down removes {}", root.display());
+}

@@ -299,8 +299,12 @@ fn an_interrupted_sweep_resumes_without_rerunning_its_points() {
         seen.push(line.clone());
         assert!(started.elapsed() < Duration::from_secs(60));
     }
-    // SAFETY: interrupts the child we spawned, by its PID, as Ctrl-C would.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    // Ctrl-C twice (the first lets the running test finish, the second aborts it).
+    for _ in 0..2 {
+        // SAFETY: interrupts the child we spawned, by its PID, as Ctrl-C would.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(1), "an unfinished sweep exits 1");
     let listed = json(&st.run(&["runs", "--series", "--json"], 10));

@@ -26,6 +26,31 @@ fn usage_errors_exit_2_with_one_line() {
     check(&["stream", "--affinity", "x"], 2, "CPU list");
     check(&["stream", "--nosuch"], 2, "--nosuch");
     check(&["stream", "-P", "-1"], 2, "--parallel");
+    check(
+        &["stream", "-t", "1ms"],
+        2,
+        "shorter than the shortest interval (10ms)",
+    );
+    check(&["rr", "-t", "10ns"], 2, "-t/--time: 10ns");
+    check(&["udp", "-t", "9.9ms"], 2, "--time");
+}
+
+#[test]
+fn a_sweep_offers_only_options_of_the_plan() {
+    for name in ["quiet", "iterations", "per-host"] {
+        let vary = format!("{name}=1,2");
+        check(
+            &["sweep", "stream", "--vary", &vary],
+            2,
+            "has no such option",
+        );
+        let err = stderr(&run(&["sweep", "stream", "--vary", &vary], 30));
+        let offered = err.split("it can vary: ").nth(1).unwrap_or_default();
+        assert!(
+            !offered.split(", ").any(|o| o.trim() == name),
+            "{name} offered: {err}"
+        );
+    }
 }
 
 #[test]
@@ -161,4 +186,39 @@ fn reading_commands_take_the_store_to_read_and_no_no_store() {
         );
         assert!(!text.contains("Do not keep this run"), "{args:?}: {text}");
     }
+}
+
+#[test]
+fn a_congestion_control_the_host_lacks_is_refused_naming_those_it_offers() {
+    let offered = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .unwrap_or_default();
+    let Some(one) = offered.split_whitespace().next() else {
+        return;
+    };
+    check(
+        &["stream", "--cc", "nosuchcc", "-t", "1s"],
+        2,
+        "--cc nosuchcc is not a congestion control this host offers",
+    );
+    check(&["rr", "--cc", "nosuchcc", "-t", "1s"], 2, one);
+    let (server, client) = (Agent::start(&[]), Agent::start(&[]));
+    let args = [
+        "stream",
+        "--server",
+        &server.target(),
+        "--clients",
+        &client.target(),
+        "--cc",
+        "nosuchcc",
+        "-t",
+        "1s",
+    ];
+    let out = run(&args, 60);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "the agents' answer: {err}");
+    assert!(
+        err.contains("is not a congestion control this host offers"),
+        "{err}"
+    );
+    assert!(err.contains(one), "{err}");
 }

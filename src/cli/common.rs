@@ -2,7 +2,7 @@
 
 use super::units::{parse_affinity, parse_duration, parse_io_size, Affinity};
 use fathom_proto::plan::{Limit, SideOptions, SocketOptions, TestPlan};
-use fathom_proto::validate::TEST_MEMORY_BUDGET;
+use fathom_proto::validate::{MIN_INTERVAL_NS, TEST_MEMORY_BUDGET};
 use fathom_report::stats::Confidence;
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -32,7 +32,7 @@ pub struct CommonArgs {
         allow_negative_numbers = true
     )]
     pub parallel: u32,
-    /// Measured time, after the warm-up (default 10s).
+    /// Measured time, after the warm-up (default 10s; at least 10ms, the shortest interval).
     #[arg(short = 't', long, value_parser = parse_duration, value_name = "DUR", allow_hyphen_values = true)]
     pub time: Option<u64>,
     /// Warm-up excluded from the results.
@@ -276,6 +276,14 @@ impl CommonArgs {
         if self.time == Some(0) {
             return Err("-t/--time: must be longer than 0".into());
         }
+        if let Some(t) = self.time.filter(|t| *t < MIN_INTERVAL_NS) {
+            return Err(format!(
+                "-t/--time: {} is shorter than the shortest interval ({}), so nothing would be \
+                 measured; try -t 1s",
+                fathom_units::duration::format(std::time::Duration::from_nanos(t)),
+                fathom_units::duration::format(std::time::Duration::from_nanos(MIN_INTERVAL_NS))
+            ));
+        }
         if let Some(n) = self.cpus {
             let here = std::thread::available_parallelism().map_or(1, |c| c.get()) as u32;
             if n == 0 || n > here {
@@ -285,10 +293,22 @@ impl CommonArgs {
             }
         }
         self.check_placement()?;
+        if let Some(cc) = self
+            .cc
+            .as_deref()
+            .filter(|_| self.runs_the_connecting_end())
+        {
+            fathom_engine::sockopt::check_cc(cc)?;
+        }
         if self.confidence.is_some() && self.iterations.is_none() {
             return Err("--confidence needs --iterations MAX[,MIN] (how many runs at most)".into());
         }
         Ok(())
+    }
+
+    /// True when this process opens the data connections (no client hosts named or found).
+    fn runs_the_connecting_end(&self) -> bool {
+        self.clients.is_empty() && self.discovery.clients().unwrap_or(0) == 0
     }
 
     /// Refuses an --affinity this machine cannot honour: this side's CPUs when this process runs
@@ -298,9 +318,7 @@ impl CommonArgs {
         let (local, remote) = self.affinity.clone().unwrap_or((None, None));
         let here = [
             (
-                local.filter(|_| {
-                    self.clients.is_empty() && self.discovery.clients().unwrap_or(0) == 0
-                }),
+                local.filter(|_| self.runs_the_connecting_end()),
                 "this side's",
             ),
             (

@@ -1,6 +1,7 @@
 //! `--agents-from` and its companions: the test's agents found through a cluster's own
 //! records (Kubernetes, DNS, a hostfile, the Slurm job) rather than named one by one; found
-//! once, before any plan is built, so a test's connections count the found clients.
+//! once, before any plan is built, so a test's connections count the found clients. An agent
+//! listed but not answering counts as missing, as one not found does.
 
 use super::units::parse_duration;
 use super::Command;
@@ -96,12 +97,25 @@ pub fn resolve(command: &mut Command) -> Result<(), Failure> {
     };
     let timeout = Duration::from_nanos(d.discovery_timeout);
     let found = discover::discover(&source, choice.expect, timeout).map_err(failure)?;
+    let found = discover::reachable(found, answers);
     let chosen = select::choose(found, &choice).map_err(failure)?;
     if let Some(w) = &chosen.warning {
         eprintln!("fathom: warning: {w}");
     }
     common.discovery.found = Some(chosen);
     Ok(())
+}
+
+/// How long a found agent's control port has to accept a connection.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Whether a found agent's control port accepts a connection (the agent lets a connection that
+/// sends nothing go).
+fn answers(agent: &discover::Agent) -> Result<(), String> {
+    let target = crate::controller::Target::resolve(&agent.addr, None)?;
+    std::net::TcpStream::connect_timeout(&target.addr, PROBE_TIMEOUT)
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 /// Discovery's error as the exit code it calls for.

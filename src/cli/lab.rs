@@ -138,6 +138,10 @@ pub struct UpArgs {
     /// `fathom lab exec h1 -- scp FILE h2:/tmp/` works as root; all removed at `lab down`.
     #[arg(long)]
     pub sshd: bool,
+    /// Give every host's agent a scratch directory for `fathom file` copies
+    /// (/var/tmp/fathom-lab/NAME/HOST, paths relative to it), removed by `lab down`.
+    #[arg(long)]
+    pub files_root: bool,
 }
 
 /// The `fathom lab wan` subcommands.

@@ -79,6 +79,37 @@ pub enum Command {
     Lab(lab::LabArgs),
     /// Make a pre-shared key file for --key-file.
     Key(KeyArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    #[command(after_help = COMPLETIONS_HELP)]
+    Completions(CompletionsArgs),
+    /// Print the manual page fathom(1), or write one per subcommand with --out DIR.
+    #[command(
+        after_help = "Example:\n  fathom man --out ~/.local/share/man/man1 && man fathom-stream"
+    )]
+    Man(ManArgs),
+}
+
+const COMPLETIONS_HELP: &str = "\
+Examples:
+  fathom completions bash > ~/.local/share/bash-completion/completions/fathom
+  fathom completions zsh > ~/.zfunc/_fathom        (with fpath+=~/.zfunc in ~/.zshrc)
+  fathom completions fish > ~/.config/fish/completions/fathom.fish";
+
+/// `fathom completions`.
+#[derive(clap::Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+/// `fathom man`.
+#[derive(clap::Args, Debug)]
+pub struct ManArgs {
+    /// Write fathom.1 and a page per subcommand (fathom-stream.1, ...) into this directory
+    /// instead of printing fathom(1).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// What a key file holds, for every --key-file's help.

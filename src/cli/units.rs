@@ -91,6 +91,16 @@ mod tests {
         assert_eq!(parse_duration("2m").unwrap(), 120_000_000_000);
         assert!(parse_duration("-1").unwrap_err().contains("negative"));
         assert!(parse_duration("10x").is_err());
+        assert_eq!(
+            parse_duration("5sec").unwrap(),
+            parse_duration("5s").unwrap()
+        );
+        assert_eq!(
+            parse_duration("2min").unwrap(),
+            parse_duration("2m").unwrap()
+        );
+        assert_eq!(parse_size("100MB").unwrap(), parse_size("100M").unwrap());
+        assert_eq!(parse_size("100MiB").unwrap(), parse_size("100M").unwrap());
     }
 
     #[test]

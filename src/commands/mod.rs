@@ -3,6 +3,7 @@
 pub mod compare;
 pub mod compare_clear;
 pub mod file;
+pub mod install;
 pub mod key;
 pub mod lab;
 pub mod launch;

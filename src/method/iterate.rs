@@ -112,7 +112,7 @@ pub fn run_point(
             point.error = Some(e);
             break;
         }
-        if bed.interrupted() {
+        if bed.interrupted() && i + 1 < rule.max {
             point.error = Some("interrupted".into());
             break;
         }

@@ -15,14 +15,58 @@ pub fn apply(sock: &Socket, o: &SocketOptions) -> io::Result<()> {
             .map_err(|e| with_context(e, &format!("--mss {mss}")))?;
     }
     if let Some(cc) = &o.cc {
-        sock.set_tcp_congestion(cc.as_bytes()).map_err(|e| {
-            let avail =
-                std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
-                    .unwrap_or_default();
-            with_context(e, &format!("--cc {cc} (available here: {})", avail.trim()))
-        })?;
+        sock.set_tcp_congestion(cc.as_bytes())
+            .map_err(|e| match check_cc(cc) {
+                Err(refused) => io::Error::new(e.kind(), refused),
+                Ok(()) => with_context(e, &format!("--cc {cc}")),
+            })?;
     }
     apply_connected(sock.as_raw_fd(), o)
+}
+
+/// Where the kernel lists the congestion control algorithms it has ready.
+const AVAILABLE_CC: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
+
+/// What the refusal of a congestion control a host lacks says, on this end or in an agent's
+/// answer: the controller reads a message holding it as bad usage (exit 2).
+pub const CC_REFUSED: &str = "is not a congestion control this host offers";
+
+/// The congestion control algorithms this host has ready
+/// (net.ipv4.tcp_available_congestion_control); none when it cannot be read.
+pub fn available_cc() -> Vec<String> {
+    std::fs::read_to_string(AVAILABLE_CC)
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Checks `name` against this host's algorithms: those ready, and those the kernel would load
+/// as a module (`tcp_NAME.ko` under /lib/modules). A host whose list cannot be read passes.
+pub fn check_cc(name: &str) -> Result<(), String> {
+    let offered = available_cc();
+    if offered.is_empty() || offered.iter().any(|c| c == name) || loadable_cc(name) {
+        return Ok(());
+    }
+    Err(format!(
+        "--cc {name} {CC_REFUSED} (it offers: {}; net.ipv4.tcp_available_congestion_control)",
+        offered.join(", ")
+    ))
+}
+
+/// True when the running kernel has a module for congestion control `name`.
+fn loadable_cc(name: &str) -> bool {
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return false;
+    }
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let dir = format!("/lib/modules/{}/kernel/net/ipv4", release.trim());
+    let module = format!("tcp_{name}.ko");
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().starts_with(&module))
+    })
 }
 
 /// Sets the requested socket buffer sizes (any socket type).

@@ -84,6 +84,13 @@ pub fn down(name: &str) -> Result<DownReport> {
         ip::run(Tool::Ip, None, true, &script)?;
     }
     hosts_file::remove(name);
+    let files = crate::files_dir(name);
+    match std::fs::remove_dir_all(&files) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => report
+            .warnings
+            .push(format!("could not remove {}: {e}", files.display())),
+        _ => {}
+    }
     report.namespaces = namespaces.into_iter().collect();
     dir.remove()?;
     Ok(report)

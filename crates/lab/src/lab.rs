@@ -114,16 +114,20 @@ impl Lab {
 }
 
 /// The lab a command means: `name` if given; otherwise the only lab there is, or
-/// [`DEFAULT_LAB`] when there is none or it is among several.
+/// [`DEFAULT_LAB`] when there is none. Several labs and none named is ambiguous, even when one
+/// of them is [`DEFAULT_LAB`]: a host name such as `h1` is in each of them.
 pub fn resolve_name(name: Option<&str>) -> Result<String> {
-    if let Some(name) = name {
-        return Ok(name.to_string());
+    match name {
+        Some(name) => Ok(name.to_string()),
+        None => pick(&running_labs()),
     }
-    let labs = running_labs();
-    match labs.as_slice() {
+}
+
+/// The lab meant among `labs` (the running ones) when none is named.
+fn pick(labs: &[String]) -> Result<String> {
+    match labs {
         [only] => Ok(only.clone()),
         [] => Ok(DEFAULT_LAB.to_string()),
-        many if many.iter().any(|l| l == DEFAULT_LAB) => Ok(DEFAULT_LAB.to_string()),
         many => Err(Error::Ambiguous(many.join(", "))),
     }
 }
@@ -138,4 +142,25 @@ pub(crate) fn namespaces_of(name: &str) -> Result<Vec<String>> {
         .into_iter()
         .filter(|ns| parse_netns_name(ns).is_some_and(|(lab, _)| lab == name))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn several_labs_and_none_named_are_ambiguous_even_with_the_default_among_them() {
+        assert_eq!(pick(&names(&[])).unwrap(), DEFAULT_LAB);
+        assert_eq!(pick(&names(&["lab2"])).unwrap(), "lab2");
+        for many in [&["lab", "lab2"][..], &["alpha", "beta"]] {
+            match pick(&names(many)) {
+                Err(Error::Ambiguous(list)) => assert_eq!(list, many.join(", ")),
+                other => panic!("{many:?}: expected ambiguity, got {other:?}"),
+            }
+        }
+    }
 }

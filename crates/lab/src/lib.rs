@@ -51,7 +51,7 @@ pub use layout::{Host, Layout, Switch, WanLink};
 pub use name::{netns_name, DEFAULT_LAB, NETNS_PREFIX};
 pub use netns::{connect_in, run_in};
 pub use state::write_key;
-pub use state::{running_labs, STATE_ROOT};
+pub use state::{files_dir, running_labs, FILES_ROOT, STATE_ROOT};
 pub use status::{
     status, AgentStatus, HostStatus, LinkStatus, Status, SwitchStatus, STATUS_SCHEMA_VERSION,
 };

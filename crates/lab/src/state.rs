@@ -16,6 +16,15 @@ use crate::layout::Layout;
 /// Where every lab's state directory lives.
 pub const STATE_ROOT: &str = "/run/fathom/lab";
 
+/// Where `lab up --files-root` makes each host's scratch directory for file copies,
+/// `<FILES_ROOT>/<lab>/<host>`: on disk (not the memory-backed /run), removed by `down`.
+pub const FILES_ROOT: &str = "/var/tmp/fathom-lab";
+
+/// The directory holding lab `name`'s scratch directories for file copies.
+pub fn files_dir(name: &str) -> PathBuf {
+    Path::new(FILES_ROOT).join(name)
+}
+
 /// Version of the state file format.
 const STATE_VERSION: u32 = 1;
 

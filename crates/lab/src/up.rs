@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::agent::{AgentCommand, AgentProcess, DEFAULT_AGENT_PORT};
 use crate::down::down;
-use crate::error::{Error, Result};
+use crate::error::{Error, IoContext, Result};
 use crate::ip::{self, Tool};
 use crate::lab::{namespaces_of, Lab};
 use crate::layout::{Host, Layout};
@@ -35,6 +35,8 @@ pub struct UpOptions {
     pub ready_timeout: Duration,
     /// Run an sshd in every host, with the lab's own keys (see `sshd.rs`).
     pub sshd: bool,
+    /// Give every host's agent a scratch directory for file copies ([`crate::files_dir`]).
+    pub files: bool,
 }
 
 impl UpOptions {
@@ -48,6 +50,7 @@ impl UpOptions {
             agent_port: DEFAULT_AGENT_PORT,
             ready_timeout: DEFAULT_READY_TIMEOUT,
             sshd: false,
+            files: false,
         }
     }
 }
@@ -101,7 +104,7 @@ impl Lab {
         )?;
         hosts_file::write(layout)?;
         let deadline = Instant::now() + opts.ready_timeout;
-        self.start_agents(&opts.agent)?;
+        self.start_agents(&opts.agent, opts.files)?;
         if opts.sshd {
             self.start_sshds()?;
         }
@@ -116,14 +119,22 @@ impl Lab {
         self.dir.save(&self.state)
     }
 
-    /// Starts every host's agent, recording each in the state as soon as it runs.
-    fn start_agents(&mut self, agent: &AgentCommand) -> Result<()> {
+    /// Starts every host's agent (serving its own scratch directory with `files`), recording
+    /// each in the state as soon as it runs.
+    fn start_agents(&mut self, agent: &AgentCommand, files: bool) -> Result<()> {
         let key_file = self.dir.key_file();
         for i in 0..self.state.layout.hosts.len() {
             let host = &self.state.layout.hosts[i];
             let listen = ([0, 0, 0, 0], host.agent_port).into();
             let log = self.dir.log_file(&host.name);
-            let process = AgentProcess::spawn(&host.netns, agent.argv(listen, &key_file), &log)?;
+            let mut argv = agent.argv(listen, &key_file);
+            if files {
+                let root = crate::files_dir(&self.state.name).join(&host.name);
+                std::fs::create_dir_all(&root)
+                    .context(|| format!("creating {}", root.display()))?;
+                argv.extend(["--files-root".to_string(), root.display().to_string()]);
+            }
+            let process = AgentProcess::spawn(&host.netns, argv, &log)?;
             self.state.layout.hosts[i].agent = Some(process);
             self.dir.save(&self.state)?;
         }

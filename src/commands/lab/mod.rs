@@ -88,6 +88,7 @@ fn up(a: UpArgs, fathom_exe: &Path) -> anyhow::Result<i32> {
         agent_port: a.agent_port,
         ready_timeout: Duration::from_secs(a.ready_timeout),
         sshd: a.sshd,
+        files: a.files_root,
         ..UpOptions::new(&a.name, AgentCommand::fathom(fathom_exe))
     };
     let started = Instant::now();
@@ -188,9 +189,25 @@ fn up_summary(lab: &Lab, took: Duration) -> String {
     } else {
         String::new()
     };
+    let files = fathom_lab::files_dir(name);
+    let serves_files = |h: &fathom_lab::Host| {
+        h.agent
+            .as_ref()
+            .is_some_and(|a| a.argv.iter().any(|x| x == "--files-root"))
+    };
+    let files = if serves_files(first) {
+        format!(
+            "files below:       {}/HOST (fathom file put --size 1G :x --server {} --clients {})\n",
+            files.display(),
+            last.name,
+            first.name
+        )
+    } else {
+        String::new()
+    };
     format!(
         "lab {name} is up in {:.2} s: {} ({range}), {}, agents on port {}\n{wans}\
-         run inside a host: fathom lab exec --name {name} {} -- ip addr\n{ssh}\
+         run inside a host: fathom lab exec --name {name} {} -- ip addr\n{ssh}{files}\
          remove it:         fathom lab down --name {name}\n",
         took.as_secs_f64(),
         count(hosts.len(), "host", "hosts"),

@@ -8,9 +8,12 @@
 //! bare flag for `quickack=on`), parsed by the same code as a single test: any test option can
 //! be swept, and a bad value is refused with the option's own message. Two pseudo-options exist:
 //! `rtt`, the round trip of the lab's WAN emulator links (half of it each way), and `rate`, their
-//! rate (`rate=100M,1G`).
+//! rate (`rate=100M,1G`); the links are put back as they were when the sweep ends.
+//!
+//! Ctrl-C stops a sweep after the running test (which is stored); a second Ctrl-C aborts it.
 
 mod points;
+mod restore;
 mod run;
 
 pub use points::{combinations, parse_axis, prepare};

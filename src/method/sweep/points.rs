@@ -139,13 +139,12 @@ fn find_arg<'a>(sub: &'a clap::Command, name: &str) -> Result<&'a clap::Arg, Fai
     };
     sub.get_arguments()
         .find(|a| a.get_long() == Some(name) || (short.is_some() && a.get_short() == short))
-        .filter(|a| !a.is_positional() && !a.is_hide_set())
+        .filter(|a| varies_the_plan(a))
         .ok_or_else(|| {
             let mut known: Vec<&str> = sub
                 .get_arguments()
-                .filter(|a| !a.is_positional() && !a.is_hide_set())
+                .filter(|a| varies_the_plan(a))
                 .filter_map(|a| a.get_long())
-                .filter(|l| !["json", "csv", "store", "no-store", "key-file", "help"].contains(l))
                 .collect();
             known.extend(PSEUDO);
             Failure::Usage(format!(
@@ -154,6 +153,34 @@ fn find_arg<'a>(sub: &'a clap::Command, name: &str) -> Result<&'a clap::Arg, Fai
                 known.join(", ")
             ))
         })
+}
+
+/// Options that say where a test runs, how it is repeated, printed or stored, rather than what
+/// it measures: a sweep cannot vary them.
+const NOT_VARIED: &[&str] = &[
+    "server",
+    "clients",
+    "lab",
+    "key-file",
+    "json",
+    "csv",
+    "quiet",
+    "per-host",
+    "iterations",
+    "confidence",
+    "agents-from",
+    "expect",
+    "min-agents",
+    "discovery-timeout",
+    "server-index",
+    "store",
+    "no-store",
+    "help",
+];
+
+/// True for an option a sweep may vary: one the test's plan takes.
+fn varies_the_plan(a: &clap::Arg) -> bool {
+    !a.is_positional() && !a.is_hide_set() && !a.get_long().is_some_and(|l| NOT_VARIED.contains(&l))
 }
 
 /// The arguments that set `arg` to the point's value: the bare flag for on, nothing for off.
@@ -309,5 +336,19 @@ mod tests {
             usage_of(prepare("stream", &[], vec![axis("P=1"), axis("P=2")], None))
                 .contains("twice")
         );
+        for name in ["quiet", "iterations", "per-host", "q", "server", "store"] {
+            let m = usage_of(prepare(
+                "stream",
+                &[],
+                vec![axis(&format!("{name}=1,2"))],
+                None,
+            ));
+            assert!(m.contains("has no such option"), "{name}: {m}");
+            let offered = m.split("it can vary: ").nth(1).unwrap_or_default();
+            for never in ["quiet", "iterations", "per-host", "server", "store", "json"] {
+                let listed = offered.split(", ").any(|o| o == never);
+                assert!(!listed, "--vary offers {never}: {m}");
+            }
+        }
     }
 }

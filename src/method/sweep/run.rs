@@ -2,6 +2,7 @@
 //! they finish, the series saved after every point, and the `rtt` pseudo-option applied to the
 //! lab's WAN links.
 
+use super::restore::LinkGuard;
 use super::{SweepPlan, PSEUDO};
 use crate::method::iterate::{self, now_unix_s, Slot};
 use crate::method::Recorder;
@@ -82,45 +83,19 @@ fn execute_picked(
     pick: &dyn Fn(&Series) -> Option<usize>,
     searched: Option<&str>,
 ) -> Result<Series, Failure> {
-    if let Some(a) = sp.axes.iter().find(|a| PSEUDO.contains(&a.name.as_str())) {
-        if bed.lab().is_none() {
-            return Err(Failure::Usage(format!(
-                "--vary {} sets the lab's WAN links: run between lab hosts (--server h1 --clients h2)",
-                a.name
-            )));
-        }
-    }
-    let fingerprint = sp.fingerprint();
-    let found = if resume {
-        rec.find_incomplete(&fingerprint)?
-    } else {
-        None
-    };
-    if resume && found.is_none() {
-        eprintln!("fathom: nothing to resume: no unfinished sweep like this one; starting it");
-    }
-    let resuming = found.is_some();
-    let (id, mut s) = match found {
-        Some((id, s)) => {
-            eprintln!(
-                "fathom: resuming series s{id}: {} of {} points done",
-                s.points.len(),
-                sp.points.len()
-            );
-            (Some(id), s)
-        }
-        None => {
-            let mut s = new_series(sp);
-            let id = rec.create_series(&s, &fingerprint)?;
-            s.id = id.map(|i| format!("s{i}"));
-            (id, s)
-        }
-    };
+    let _links = link_guard(sp, bed)?;
+    bed.finish_running_test_on_interrupt();
+    let (id, mut s, resuming) = open_series(sp, rec, resume)?;
     let total = sp.points.len();
     let mut interrupted = false;
     while let Some(i) = pick(&s) {
         let pp = &sp.points[i];
         if bed.interrupted() {
+            eprintln!(
+                "fathom: stopped by Ctrl-C after {} of {total} points; the same command with \
+                 --resume runs the rest",
+                s.points.len()
+            );
             interrupted = true;
             break;
         }
@@ -155,19 +130,72 @@ fn execute_picked(
             _ => {}
         }
         if point.error.as_deref() == Some("interrupted") {
+            eprintln!(
+                "fathom: stopped by Ctrl-C during point {}; its finished iterations are kept, \
+                 and the same command with --resume runs the rest",
+                i + 1
+            );
             interrupted = true;
             break;
         }
         s.points.push(point);
         rec.update_series(id, &s);
     }
+    close_series(sp, rec, id, &mut s, !interrupted, searched);
+    Ok(s)
+}
+
+/// The series to fill: with `resume`, the newest unfinished one of the same sweep (its id, the
+/// series, true), else a new one.
+fn open_series(
+    sp: &SweepPlan,
+    rec: &Recorder,
+    resume: bool,
+) -> Result<(Option<i64>, Series, bool), Failure> {
+    let fingerprint = sp.fingerprint();
+    let found = if resume {
+        rec.find_incomplete(&fingerprint)?
+    } else {
+        None
+    };
+    if resume && found.is_none() {
+        eprintln!("fathom: nothing to resume: no unfinished sweep like this one; starting it");
+    }
+    Ok(match found {
+        Some((id, s)) => {
+            eprintln!(
+                "fathom: resuming series s{id}: {} of {} points done",
+                s.points.len(),
+                sp.points.len()
+            );
+            (Some(id), s, true)
+        }
+        None => {
+            let mut s = new_series(sp);
+            let id = rec.create_series(&s, &fingerprint)?;
+            s.id = id.map(|i| format!("s{i}"));
+            (id, s, false)
+        }
+    })
+}
+
+/// Puts the series' points in the sweep's order, keeps of the `searched` axis only the values
+/// that ran, and stores it, `complete` or not.
+fn close_series(
+    sp: &SweepPlan,
+    rec: &Recorder,
+    id: Option<i64>,
+    s: &mut Series,
+    complete: bool,
+    searched: Option<&str>,
+) {
     s.points.sort_by_key(|p| {
         sp.points
             .iter()
             .position(|pp| pp.params == p.params)
             .unwrap_or(usize::MAX)
     });
-    s.complete = !interrupted;
+    s.complete = complete;
     if let Some(a) = s
         .axes
         .iter_mut()
@@ -180,11 +208,25 @@ fn execute_picked(
             .collect();
         a.values.retain(|v| ran.contains(v));
     }
-    rec.update_series(id, &s);
+    rec.update_series(id, s);
     if let (Some(path), Some(i)) = (rec.path(), id) {
         eprintln!("fathom: stored as series s{i} in {}", path.display());
     }
-    Ok(s)
+}
+
+/// For a sweep that varies the lab's WAN links: refuses it outside a lab, and saves the links
+/// so that they are put back when the sweep ends, however it ends.
+fn link_guard<'a>(sp: &SweepPlan, bed: &'a Testbed) -> Result<Option<LinkGuard<'a>>, Failure> {
+    let Some(a) = sp.axes.iter().find(|a| PSEUDO.contains(&a.name.as_str())) else {
+        return Ok(None);
+    };
+    let Some(lab) = bed.lab() else {
+        return Err(Failure::Usage(format!(
+            "--vary {} sets the lab's WAN links: run between lab hosts (--server h1 --clients h2)",
+            a.name
+        )));
+    };
+    LinkGuard::save(lab).map(Some).map_err(Failure::Runtime)
 }
 
 /// Applies the point's pseudo-options to every WAN link of the testbed's lab: `rtt` sets half

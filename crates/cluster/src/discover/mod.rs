@@ -36,6 +36,8 @@ pub struct Found {
     pub ready: Vec<Agent>,
     /// Agents the source lists as not ready (Kubernetes endpoints), by name.
     pub not_ready: Vec<String>,
+    /// Agents the source lists but whose control port did not answer ([`reachable`]): name, why.
+    pub unreachable: Vec<(String, String)>,
 }
 
 /// Why discovery failed: bad usage (exit 2) or a failure at run time (exit 1).
@@ -109,8 +111,38 @@ impl Source {
 fn ready(agents: Vec<Agent>) -> Found {
     Found {
         ready: agents,
-        not_ready: Vec::new(),
+        ..Found::default()
     }
+}
+
+/// Agents probed at once when checking that they answer.
+const PROBES_AT_ONCE: usize = 64;
+
+/// `found` with the ready agents that `connect` cannot reach moved to `unreachable`, so that
+/// they count as missing (and `--min-agents` may let the test go on without them). Probes run
+/// in parallel, a few dozen at a time; the order of the rest is kept.
+pub fn reachable<F>(mut found: Found, connect: F) -> Found
+where
+    F: Fn(&Agent) -> Result<(), String> + Sync,
+{
+    let mut answers = Vec::with_capacity(found.ready.len());
+    for chunk in found.ready.chunks(PROBES_AT_ONCE) {
+        std::thread::scope(|s| {
+            let probes: Vec<_> = chunk.iter().map(|a| s.spawn(|| connect(a))).collect();
+            answers.extend(probes.into_iter().map(|p| {
+                p.join()
+                    .unwrap_or_else(|_| Err("the probe failed".to_string()))
+            }));
+        });
+    }
+    let agents = std::mem::take(&mut found.ready);
+    for (agent, answer) in agents.into_iter().zip(answers) {
+        match answer {
+            Ok(()) => found.ready.push(agent),
+            Err(why) => found.unreachable.push((agent.name, why)),
+        }
+    }
+    found
 }
 
 /// Looks at `source` until it lists at least `expect` ready agents (once without `expect`, or

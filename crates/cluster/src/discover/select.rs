@@ -37,16 +37,16 @@ pub struct Chosen {
 pub fn choose(found: Found, c: &Choice) -> Result<Chosen, Error> {
     let want = c.expect.unwrap_or(1);
     let have = found.ready.len();
+    let gone = found.unreachable.len();
     let mut missing = Vec::new();
-    if have < want {
+    if have + gone < want {
+        let short = want - have - gone;
         missing.extend(found.not_ready.iter().map(|n| format!("{n} (not ready)")));
-        if want - have > found.not_ready.len() {
-            missing.push(format!(
-                "{} not listed",
-                want - have - found.not_ready.len()
-            ));
+        if short > found.not_ready.len() {
+            missing.push(format!("{} not listed", short - found.not_ready.len()));
         }
     }
+    let unreachable = &found.unreachable;
     let agents = found.ready;
     let index = match &c.server {
         Some(name) => agents.iter().position(|a| is(a, name)).ok_or_else(|| {
@@ -66,11 +66,13 @@ pub fn choose(found: Found, c: &Choice) -> Result<Chosen, Error> {
     let (clients, want) = match &c.clients {
         None => {
             let others = agents.iter().enumerate().filter(|(i, _)| *i != index);
-            (others.map(|(_, a)| a.clone()).collect::<Vec<_>>(), want)
+            missing.extend(unreachable.iter().map(|(n, why)| gone_text(n, why)));
+            let all = want.max(have + gone);
+            (others.map(|(_, a)| a.clone()).collect::<Vec<_>>(), all)
         }
         Some(list) => {
             let before = missing.len();
-            let clients = listed(&agents, &server, list, &mut missing)?;
+            let clients = listed(&agents, &server, list, unreachable, &mut missing)?;
             let named = 1 + clients.len() + missing.len() - before;
             (clients, want.max(named))
         }
@@ -83,11 +85,18 @@ pub fn choose(found: Found, c: &Choice) -> Result<Chosen, Error> {
     })
 }
 
-/// The clients a host list names; names not found join `missing`.
+/// How a missing agent that did not answer is named.
+fn gone_text(name: &str, why: &str) -> String {
+    format!("{name} (unreachable: {why})")
+}
+
+/// The clients a host list names; names not found join `missing` (saying why when the agent
+/// is listed but did not answer).
 fn listed(
     agents: &[Agent],
     server: &Agent,
     list: &str,
+    unreachable: &[(String, String)],
     missing: &mut Vec<String>,
 ) -> Result<Vec<Agent>, Error> {
     let mut clients = Vec::new();
@@ -97,7 +106,10 @@ fn listed(
         }
         match agents.iter().find(|a| is(a, &name)) {
             Some(a) => clients.push(a.clone()),
-            None => missing.push(name),
+            None => match unreachable.iter().find(|(n, _)| *n == name) {
+                Some((n, why)) => missing.push(gone_text(n, why)),
+                None => missing.push(name),
+            },
         }
     }
     Ok(clients)
@@ -175,6 +187,7 @@ mod tests {
                 })
                 .collect(),
             not_ready: not_ready.iter().map(|s| s.to_string()).collect(),
+            unreachable: Vec::new(),
         }
     }
 
@@ -234,5 +247,40 @@ mod tests {
         assert!(c.warning.unwrap().contains("pod-x (not ready)"));
         assert!(choose(found(2, &[]), &expect(Some(3))).is_err());
         assert!(choose(found(0, &[]), &Choice::default()).is_err());
+    }
+
+    #[test]
+    fn an_agent_that_does_not_answer_is_missing_and_min_agents_lets_the_rest_go_on() {
+        let mut f = found(2, &[]);
+        f.unreachable
+            .push(("node09".into(), "connection refused".into()));
+        let e = choose(f.clone(), &Choice::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(
+                "expected 3 agents, found 2; missing: node09 (unreachable: connection refused)"
+            ),
+            "{e}"
+        );
+        let c = choose(
+            f.clone(),
+            &Choice {
+                expect: Some(3),
+                min_agents: Some(2),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(c.clients.len(), 1);
+        assert!(c.warning.unwrap().contains("node09 (unreachable"));
+        let named = Choice {
+            clients: Some("node02".into()),
+            ..Default::default()
+        };
+        assert!(
+            choose(f, &named).unwrap().warning.is_none(),
+            "not named, not needed"
+        );
     }
 }
