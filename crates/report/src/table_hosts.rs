@@ -20,7 +20,10 @@ pub(crate) fn hosts(r: &Report) -> Vec<String> {
     )];
     lines.extend(r.hosts.iter().map(|h| {
         let (first, second) = match h.transactions_per_second {
-            Some(tps) if rr => (format!("{tps:.0}/s"), String::new()),
+            Some(tps) if rr => (
+                format!("{:.0}/s", if tps > 0.0 { tps } else { 0.0 }),
+                String::new(),
+            ),
             _ if rr => ("-".into(), String::new()),
             _ => (rate(h.bits_per_second), rate(h.sender_bits_per_second)),
         };

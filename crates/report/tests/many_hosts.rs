@@ -91,3 +91,55 @@ fn a_grouped_client_gets_a_group_line_and_its_bytes() {
         "no groups, no lines"
     );
 }
+
+/// The fake run as a request/response test whose every flow completes 1,000 transactions a
+/// second at both ends.
+fn request_response_run() -> fathom_report::run::RunData {
+    let mut run = fathom_report::fake::run_data(2, false);
+    run.plan.kind = fathom_proto::plan::KindId::Rr;
+    run.plan.rr = Some(fathom_proto::plan::RrOptions {
+        request: 1,
+        response: 1,
+        burst: 1,
+        rate: None,
+        udp_timeout_ns: 2_000_000,
+        test_drop_every: None,
+    });
+    for end in &mut run.ends {
+        for snap in &mut end.snaps {
+            let t = snap.t_ns as u64 / 1_000_000;
+            snap.flows.iter_mut().for_each(|f| f.transactions = t);
+        }
+    }
+    run
+}
+
+#[test]
+fn each_host_shows_the_transactions_of_its_own_flows() {
+    let r = fathom_report::build(&request_response_run());
+    let summary = r
+        .summary
+        .rr
+        .as_ref()
+        .expect("rr summary")
+        .transactions_per_second;
+    assert!((summary - 2000.0).abs() < 1e-6, "{summary}");
+    for h in &r.hosts {
+        let tps = h
+            .transactions_per_second
+            .expect("an rr host has transactions/s");
+        assert!((tps - 2000.0).abs() < 1e-6, "{}: {tps}", h.name);
+        assert!(tps.is_sign_positive());
+    }
+    let doc = serde_json::to_string(&r).unwrap();
+    assert!(!doc.contains("-0.0"), "{doc}");
+    let mut r = r;
+    r.hosts.push(HostResult {
+        name: "h9".into(),
+        role: "client".into(),
+        transactions_per_second: Some(-0.0),
+        ..HostResult::default()
+    });
+    let t = text(&r);
+    assert!(!t.contains("-0/s"), "{t}");
+}
