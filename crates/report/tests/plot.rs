@@ -294,3 +294,19 @@ fn formats_come_from_extensions_and_sizes_are_checked() {
     let empty = svg(&Chart::default());
     assert!(empty.contains("no data"));
 }
+
+#[test]
+fn an_interval_from_two_runs_stops_at_zero() {
+    let mut s = stream_iterations();
+    s.points[0].values = vec![1.0e9, 40.0e9];
+    s.points[0].runs = vec![1, 2];
+    let c = iteration_chart(&s).unwrap();
+    let (lo, hi) = c.lines[1].points[1]
+        .error
+        .expect("two runs give an interval");
+    assert_eq!(
+        lo, 0.0,
+        "the 95% interval of 1 and 40 Gbit/s reaches far below zero"
+    );
+    assert!(hi > 40.0);
+}

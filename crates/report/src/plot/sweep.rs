@@ -116,7 +116,7 @@ pub fn iteration_chart(s: &Series) -> Result<Chart, String> {
         PlotPoint {
             x: k as f64,
             y: st.mean * f,
-            error: (k > 1).then_some((st.ci_low * f, st.ci_high * f)),
+            error: (k > 1).then_some(st.bounds(f)),
         }
     });
     let lines = vec![
@@ -241,7 +241,7 @@ fn line(points: &[&Point], x_axis: &str, x: &Positions, metric: &str, f: f64) ->
             Some(PlotPoint {
                 x: x.of(p.param(x_axis)?)?,
                 y: st.mean * f,
-                error: (st.n > 1).then_some((st.ci_low * f, st.ci_high * f)),
+                error: (st.n > 1).then_some(st.bounds(f)),
             })
         })
         .collect();
