@@ -109,6 +109,11 @@ pub struct Series {
     pub complete: bool,
 }
 
+/// A window shorter than this measures no CPU worth a figure: ten ticks of /proc/stat's usual
+/// 100 Hz clock (a 1 MB copy lasts a few ms, and its CPU reads 0 or one tick). Shorter runs
+/// have no `cpu_s_per_gb`, shown as "-", never as 0.
+const MIN_CPU_WINDOW_S: f64 = 0.1;
+
 /// The figures of one run that a series summarizes, by name. Missing figures (latency of a
 /// stream test) are left out.
 pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
@@ -134,8 +139,9 @@ pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
         ("rtt_us", s.tcp.rtt_us),
         ("data_segs_per_ack", s.tcp.data_segs_per_ack),
     ];
-    if gb > 0.0 {
-        m.push(("cpu_s_per_gb", machine_cpu_s(r) / gb));
+    let cpu_s = machine_cpu_s(r);
+    if gb > 0.0 && s.seconds >= MIN_CPU_WINDOW_S && cpu_s > 0.0 {
+        m.push(("cpu_s_per_gb", cpu_s / gb));
     }
     let windows: Vec<f64> = r
         .flows
@@ -270,5 +276,23 @@ mod tests {
         // Two machines: both count.
         r.hosts[1].hostname = "other".into();
         assert_eq!(per_gb(&r), 1.0);
+    }
+
+    #[test]
+    fn cpu_per_gb_needs_a_window_the_cpu_clock_can_measure() {
+        let mut r = Report::default();
+        r.summary.bytes = 1_000_000;
+        r.summary.seconds = 0.002;
+        r.hosts = vec![crate::model::HostResult {
+            hostname: "vm".into(),
+            cpus: 2,
+            ..Default::default()
+        }];
+        let named = |r: &Report| metrics(r).iter().any(|(n, _)| *n == "cpu_s_per_gb");
+        assert!(!named(&r), "2 ms: no CPU figure, not 0");
+        r.summary.seconds = 1.0;
+        assert!(!named(&r), "no CPU measured: no figure");
+        r.hosts[0].cpu.total = 10.0;
+        assert!(named(&r));
     }
 }
