@@ -46,6 +46,7 @@ pub fn collect(run: &RunData, r: &Report) -> Vec<String> {
         w.push(msg);
     }
     w.extend(one_segment_buffer(&r.flows));
+    w.extend(gso_uncut(run, r));
     // Ends on one machine (loopback, a lab) see the same CPUs: warn about each machine once.
     let span_s: Vec<f64> = run
         .ends
@@ -161,6 +162,28 @@ fn one_segment_buffer(flows: &[FlowResult]) -> Option<String> {
         human_bytes(f.sndbuf.into()),
         f.mss,
         (2 * u64::from(f.mss)).div_ceil(1024)
+    ))
+}
+
+/// GSO figures made where no device cuts the super-packets: loopback, and a path with no
+/// emulator (a veth pair passes them whole). The receiver's datagrams are UDP_SEGMENT's segments
+/// handed over by GRO; they never existed as packets, so the rate is no packet rate a NIC
+/// would carry. Across the lab's emulator each one was a frame (its counters show them).
+fn gso_uncut(run: &RunData, r: &Report) -> Option<String> {
+    if !run.plan.udp.as_ref().is_some_and(|u| u.gso) || !run.wan.is_empty() {
+        return None;
+    }
+    let loopback = r.flows.iter().any(|f| {
+        f.receiver
+            .parse::<std::net::SocketAddr>()
+            .is_ok_and(|a| a.ip().is_loopback())
+    });
+    let cause = match loopback {
+        true => "on loopback no device cuts GSO's super-packets",
+        false => "no emulator on this path counted its packets, and a veth pair (a lab link without WAN settings) passes GSO's super-packets whole, as loopback does",
+    };
+    Some(format!(
+        "--gso: {cause}: the datagrams counted are the segments the receiver's GRO handed over, not packets that crossed a wire, so this is no packet rate a NIC would carry; across a NIC, or the lab's emulator (a WAN link, whose frame counters show each packet), every datagram is a packet"
     ))
 }
 
