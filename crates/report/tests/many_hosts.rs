@@ -143,3 +143,27 @@ fn each_host_shows_the_transactions_of_its_own_flows() {
     let t = text(&r);
     assert!(!t.contains("-0/s"), "{t}");
 }
+
+#[test]
+fn a_lab_forwarders_cpu_is_shown_apart() {
+    let mut r = report(1, false);
+    r.wan.push(fathom_report::model::WanLinkResult {
+        name: "h1-h2".into(),
+        ends: ["h1".into(), "h2".into()],
+        forwarder_cpu_s: Some(3.5),
+        ..Default::default()
+    });
+    let t = text(&r);
+    let line = t
+        .lines()
+        .find(|l| l.contains("its forwarder used"))
+        .unwrap_or_else(|| panic!("{t}"));
+    // 3.5 s over the test, the window holding 330 of the 385 MB received: 3.00 s in 3 s.
+    assert!(
+        line.contains("used 3.00 CPU-s in the window (100.0% of a CPU)"),
+        "{line}"
+    );
+    let doc = serde_json::to_value(&r).unwrap();
+    assert_eq!(doc["wan"][0]["forwarder_cpu_s"], 3.5);
+    common::assert_valid(&doc);
+}

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{add, add_curve, fail, series};
+use common::{add, add_curve, fail, line_rate, series};
 use fathom_study::find;
 
 const G: f64 = 1e9;
@@ -335,46 +335,6 @@ fn file_copy_names_the_fastest_io_size_the_distance_to_the_stream_and_why() {
 }
 
 #[test]
-fn file_copy_says_not_enough_data_for_runs_too_short_to_rank() {
-    let bps = "bits_per_second";
-    let mut copies = series(
-        &["put"],
-        &[("size", &["1M", "16M"]), ("io", &["60K", "1M"])],
-    );
-    for (size, io, y, secs) in [
-        ("1M", "60K", 6.0, 0.0014),
-        ("1M", "1M", 3.0, 0.0028),
-        ("16M", "60K", 4.0, 0.4),
-        ("16M", "1M", 5.0, 0.3),
-    ] {
-        add(&mut copies, &[size, io], &[(bps, y * G), ("seconds", secs)]);
-    }
-    let mut streams = series(&[], &[("bytes", &["1M", "16M"])]);
-    add(
-        &mut streams,
-        &["1M"],
-        &[(bps, 3.52 * G), ("seconds", 0.0024)],
-    );
-    add(&mut streams, &["16M"], &[(bps, 4.0 * G), ("seconds", 0.05)]);
-    let mut long = streams.clone();
-    long.points[1].metrics[1].stat = fathom_report::stats::describe(&[0.5], 0.95);
-    let said = findings("file-copy", &[copies.clone(), long]);
-    assert!(
-        said[1].contains("(5.00 Gbit/s, faster than the stream's 4.00 Gbit/s on the same path, which a copy that also writes a file should not be: treat both figures as unchecked)"),
-        "{said:?}"
-    );
-    let said = findings("file-copy", &[copies, streams]);
-    assert_eq!(
-        said[0],
-        "1M files: not enough data: a copy lasted 0.001 s (under 0.100 s), too short to rank the I/O sizes or to compare with the stream; run the full form, whose larger files last longer."
-    );
-    assert!(
-        said[1].starts_with("16M files: 1M I/O copies fastest (5.00 Gbit/s; the stream of that size lasted 0.050 s, too short to compare with)"),
-        "{said:?}"
-    );
-}
-
-#[test]
 fn small_packets_names_the_peak_the_gso_gain_and_what_limits_the_rate() {
     let axes: [(&str, &[&str]); 3] = [
         ("size", &["64", "1472"]),
@@ -433,31 +393,6 @@ fn small_packets_names_the_peak_the_gso_gain_and_what_limits_the_rate() {
         findings("small-packets", &[s])[2],
         "The receiver limits 64 B: it lost 62% of the 400,000/s sent, dropped where it could not keep up (its socket buffer)."
     );
-}
-
-/// A streams-to-line-rate series of one mode over a 200M link: (streams, bits/s, CPU per GB,
-/// client CPU %, server CPU %) at each count the search tried.
-fn line_rate(
-    extra: &[&str],
-    tried: &[(&str, f64, f64, f64, f64)],
-) -> fathom_report::series::Series {
-    let mut args = vec!["--server", "h1", "--clients", "h2", "-t", "1s"];
-    args.extend(extra);
-    let counts: Vec<&str> = tried.iter().map(|t| t.0).collect();
-    let mut s = series(&args, &[("rate", &["200M"]), ("parallel", &counts)]);
-    for (n, bps, gb, local, remote) in tried {
-        add(
-            &mut s,
-            &["200M", n],
-            &[
-                ("bits_per_second", *bps),
-                ("cpu_s_per_gb", *gb),
-                ("cpu_local_percent", *local),
-                ("cpu_remote_percent", *remote),
-            ],
-        );
-    }
-    s
 }
 
 #[test]
