@@ -22,7 +22,7 @@ pub(crate) const STUDY: Study = Study {
 };
 
 const FULL_SIZES: [&str; 4] = ["1M", "16M", "256M", "1G"];
-const QUICK_SIZES: [&str; 2] = ["1M", "16M"];
+const QUICK_SIZES: [&str; 2] = ["16M", "256M"];
 const IO: [&str; 4] = ["16K", "60K", "960K", "1M"];
 /// Runs shorter than this say too little to rank or compare: ten ticks of /proc/stat's usual
 /// 100 Hz clock, below which a run's CPU figures are zero or one tick, and where connecting and
