@@ -151,6 +151,12 @@ fn wan_record(
                 counters_after: a
                     .and_then(|a| a.counters.as_ref())
                     .and_then(|c| serde_json::to_value(c).ok()),
+                forwarder_cpu_s: match (b.forwarder.cpu_s, a.map(|a| &a.forwarder)) {
+                    (Some(was), Some(f)) if f.pid == b.forwarder.pid => {
+                        f.cpu_s.map(|now| (now - was).max(0.0))
+                    }
+                    _ => None,
+                },
                 a_to_b: b.params.a_to_b,
                 b_to_a: b.params.b_to_a,
                 ends: b.ends,

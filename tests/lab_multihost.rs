@@ -151,9 +151,44 @@ fn a_test_across_the_wan_emulator_records_its_parameters_and_counters() {
         wan[0]
     );
     assert!(wan[0]["counters_after"].is_object(), "{}", wan[0]);
+    let forwarder = wan[0]["forwarder_cpu_s"].as_f64();
+    assert!(
+        forwarder.is_some_and(|s| s >= 0.0),
+        "the forwarder's CPU is recorded apart: {}",
+        wan[0]
+    );
     let rtt = f(&j["flows"][0]["min_rtt_us"]);
     assert!(
         rtt >= 9_000.0,
         "the path's round trip includes the emulated 10 ms: {rtt} µs"
+    );
+}
+
+#[test]
+fn every_host_of_a_request_response_test_shows_its_transactions() {
+    let Some(lab) = Lab::up("e", 3) else { return };
+    let out = run(
+        &across(
+            "h1",
+            "h2,h3",
+            &["rr", "--lab", &lab.name, "-P", "2", "-t", "1"],
+        ),
+        120,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j = json(&out);
+    let hosts = j["hosts"].as_array().unwrap();
+    let tps: Vec<f64> = hosts
+        .iter()
+        .map(|h| f(&h["transactions_per_second"]))
+        .collect();
+    assert!(
+        tps.iter().all(|t| *t > 0.0),
+        "every host answered or asked: {tps:?}"
+    );
+    let clients = tps[1] + tps[2];
+    assert!(
+        (tps[0] - clients).abs() <= 1e-6 * clients,
+        "the server answered what its clients asked: {tps:?}"
     );
 }

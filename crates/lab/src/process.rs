@@ -9,6 +9,8 @@ pub struct Stat {
     pub state: char,
     /// Its parent's pid.
     pub ppid: u32,
+    /// CPU time all its threads have used, user and system, in clock ticks.
+    pub cpu_ticks: u64,
     /// Start time after boot, in clock ticks; with the pid, it names one process for good.
     pub start_time: u64,
 }
@@ -18,16 +20,24 @@ pub fn stat(pid: u32) -> Option<Stat> {
     let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) is in parentheses and may hold spaces: split after the last ')'.
     let (_, rest) = text.rsplit_once(')')?;
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let ppid = fields.next()?.parse().ok()?;
-    // `rest` starts at field 3 (state), then the parent (4); start time is field 22.
-    let start_time = fields.nth(17)?.parse().ok()?;
+    // `rest` starts at field 3 (state): the parent is field 4, user and system time 14 and 15,
+    // the start time 22.
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok());
     Some(Stat {
-        state,
-        ppid,
-        start_time,
+        state: fields.first()?.chars().next()?,
+        ppid: u32::try_from(field(4)?).ok()?,
+        cpu_ticks: field(14)? + field(15)?,
+        start_time: field(22)?,
     })
+}
+
+/// CPU time `pid` has used (all its threads, user and system), seconds; `None` if it is gone.
+pub fn cpu_s(pid: u32) -> Option<f64> {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let hz = if hz > 0 { hz as f64 } else { 100.0 };
+    stat(pid).map(|s| s.cpu_ticks as f64 / hz)
 }
 
 /// Reads `/proc/PID/cmdline` as arguments; `None` if the process is gone.
@@ -75,5 +85,18 @@ mod tests {
         assert_ne!(s.state, 'Z');
         assert_eq!(s.ppid, std::os::unix::process::parent_id());
         assert!(!cmdline(me).unwrap().is_empty());
+    }
+
+    #[test]
+    fn counts_the_cpu_our_threads_used() {
+        let me = std::process::id();
+        let before = cpu_s(me).unwrap();
+        let spin = std::time::Instant::now();
+        let mut x = 0u64;
+        while spin.elapsed() < std::time::Duration::from_millis(60) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let after = cpu_s(me).unwrap();
+        assert!(after > before, "{before} s, then {after} s after spinning");
     }
 }

@@ -8,7 +8,7 @@
 //!   links: [{ends: ["h1:eth0", "sw1:h1"], mtu, rate_bps}],
 //!   wan: [{name, router, netns, netns_present, ends: ["h1", "h2"],
 //!          params: {a_to_b, b_to_a}, counters: {a_to_b: {...}, b_to_a: {...}} | null,
-//!          forwarder: {pid, alive, error}}]}`
+//!          forwarder: {pid, alive, error, cpu_s}}]}`
 //! (a WAN link's counters are [`fathom_wan::DirCounters`]: received, forwarded, forwarded_bytes,
 //! delayed, dropped_loss, dropped_queue, dropped_oversize, dropped_overflow, dropped_ring,
 //! dropped_tx_error, queue_peak_packets, queue_peak_bytes, held_peak_packets).

@@ -30,10 +30,11 @@ pub fn build(run: &RunData) -> Report {
     report.summary = summary(&view, &report.flows);
     crate::hosts::fill(&view, &mut report.summary);
     report.groups = crate::hosts::groups(&view, &report.flows);
+    // The flows' transactions first: each host's transactions/s is the sum of its flows'.
+    crate::rr::fill(&view, &mut report.summary, &mut report.flows);
     report.hosts = (0..run.ends.len())
         .map(|i| host(&view, i, &report.flows))
         .collect();
-    crate::rr::fill(&view, &mut report.summary, &mut report.flows);
     crate::udp::fill(&view, &mut report.summary, &mut report.flows);
     crate::file::fill(&view, &mut report.summary);
     crate::tls::fill(&view, &mut report.summary);
@@ -49,6 +50,12 @@ pub(crate) fn rate(bytes: u64, seconds: f64) -> f64 {
     } else {
         0.0
     }
+}
+
+/// The sum of `values`, +0 when there are none (f64's `Sum` starts from -0.0, which prints
+/// as "-0").
+pub(crate) fn total(values: impl Iterator<Item = f64>) -> f64 {
+    values.fold(0.0, |a, b| a + b)
 }
 
 /// a / b, 0 when b is 0.
@@ -144,8 +151,8 @@ fn summary(v: &View<'_>, flows: &[FlowResult]) -> Summary {
             .map_or(0.0, |w| ratio(busy_us(&run.ends[i], &w), kb))
     };
     Summary {
-        bits_per_second: directions.iter().map(|d| d.bits_per_second).sum(),
-        sender_bits_per_second: directions.iter().map(|d| d.sender_bits_per_second).sum(),
+        bits_per_second: total(directions.iter().map(|d| d.bits_per_second)),
+        sender_bits_per_second: total(directions.iter().map(|d| d.sender_bits_per_second)),
         bytes,
         sender_bytes: flows.iter().map(|f| f.sender_bytes).sum(),
         total_bytes_received: flows.iter().map(|f| f.total_bytes_received).sum(),
@@ -313,14 +320,15 @@ fn host(v: &View<'_>, i: usize, flows: &[FlowResult]) -> HostResult {
             .collect(),
         rmem_max: info.limits.rmem_max,
         wmem_max: info.limits.wmem_max,
-        bits_per_second: mine().map(|f| f.bits_per_second).sum(),
-        sender_bits_per_second: mine().map(|f| f.sender_bits_per_second).sum(),
+        bits_per_second: total(mine().map(|f| f.bits_per_second)),
+        sender_bits_per_second: total(mine().map(|f| f.sender_bits_per_second)),
         bytes: mine().map(|f| f.bytes).sum(),
         transactions_per_second: v.run.plan.kind.descriptor().is_rr().then(|| {
-            mine()
-                .filter_map(|f| f.rr.as_ref())
-                .map(|r| r.transactions_per_second)
-                .sum()
+            total(
+                mine()
+                    .filter_map(|f| f.rr.as_ref())
+                    .map(|r| r.transactions_per_second),
+            )
         }),
         cpu: v
             .window(i)

@@ -57,6 +57,9 @@ pub struct Chart {
     pub y_label: String,
     /// Logarithmic x axis (every x must then be positive; others are left out).
     pub log_x: bool,
+    /// Logarithmic y axis, for lines orders of magnitude apart (every y must then be positive;
+    /// others are left out, and an error bar's low end at or below zero is not drawn).
+    pub log_y: bool,
     /// Tick marks of the x axis as (x, label); empty for evenly spaced numbers.
     pub x_ticks: Vec<(f64, String)>,
     /// A span of x shaded and named in the legend (the warm-up of a run).

@@ -109,6 +109,11 @@ pub struct Series {
     pub complete: bool,
 }
 
+/// A window shorter than this measures no CPU worth a figure: ten ticks of /proc/stat's usual
+/// 100 Hz clock (a 1 MB copy lasts a few ms, and its CPU reads 0 or one tick). Shorter runs
+/// have no `cpu_s_per_gb`, shown as "-", never as 0.
+const MIN_CPU_WINDOW_S: f64 = 0.1;
+
 /// The figures of one run that a series summarizes, by name. Missing figures (latency of a
 /// stream test) are left out.
 pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
@@ -134,8 +139,16 @@ pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
         ("rtt_us", s.tcp.rtt_us),
         ("data_segs_per_ack", s.tcp.data_segs_per_ack),
     ];
-    if gb > 0.0 {
-        m.push(("cpu_s_per_gb", machine_cpu_s(r) / gb));
+    let cpu_s = machine_cpu_s(r);
+    if gb > 0.0 && s.seconds >= MIN_CPU_WINDOW_S && cpu_s > 0.0 {
+        m.push(("cpu_s_per_gb", cpu_s / gb));
+    }
+    if r.wan.iter().any(|w| w.forwarder_cpu_s.is_some()) {
+        let capacity = s.seconds * r.hosts.first().map_or(1, |h| h.cpus.max(1)) as f64;
+        m.push((
+            "emulator_cpu_percent",
+            crate::build::ratio(emulator_cpu_s(r) * 100.0, capacity),
+        ));
     }
     let windows: Vec<f64> = r
         .flows
@@ -189,7 +202,27 @@ fn machine_cpu_s(r: &Report) -> f64 {
         seen.push(&h.hostname);
         total += h.cpu.total / 100.0 * h.cpus.max(1) as f64 * r.summary.seconds;
     }
-    total
+    (total - emulator_cpu_s(r)).max(0.0)
+}
+
+/// The lab's WAN forwarders' CPU-seconds in the window, which the machine the lab's hosts share
+/// counts in its figures.
+pub fn emulator_cpu_s(r: &Report) -> f64 {
+    r.wan
+        .iter()
+        .filter_map(|w| forwarder_window_cpu_s(r, w))
+        .fold(0.0, |a, b| a + b)
+}
+
+/// One WAN forwarder's CPU-seconds in the window: its CPU over the test, by the share of the
+/// test's bytes that the window received (its work follows the frames it forwards).
+pub fn forwarder_window_cpu_s(r: &Report, w: &crate::model::WanLinkResult) -> Option<f64> {
+    let s = &r.summary;
+    let share = match s.total_bytes_received {
+        0 => 1.0,
+        all => (s.bytes as f64 / all as f64).min(1.0),
+    };
+    w.forwarder_cpu_s.map(|c| c * share)
 }
 
 /// The metric the series of kind `kind` (its name in results) is judged by, as its descriptor
@@ -270,5 +303,58 @@ mod tests {
         // Two machines: both count.
         r.hosts[1].hostname = "other".into();
         assert_eq!(per_gb(&r), 1.0);
+    }
+
+    #[test]
+    fn cpu_per_gb_leaves_the_lab_emulator_out() {
+        let mut r = Report::default();
+        r.summary.bytes = 1_000_000_000;
+        r.summary.total_bytes_received = 1_250_000_000;
+        r.summary.seconds = 4.0;
+        r.hosts = vec![crate::model::HostResult {
+            hostname: "vm".into(),
+            cpus: 2,
+            cpu: crate::model::Cpu {
+                total: 50.0,
+                ..Default::default()
+            },
+            ..Default::default()
+        }];
+        // 4 CPU-s busy in the window, of which the forwarder's: 2.5 s over the test times the
+        // window's 80% of the bytes, 2 s.
+        r.wan = vec![crate::model::WanLinkResult {
+            forwarder_cpu_s: Some(2.5),
+            ..Default::default()
+        }];
+        let per_gb = |r: &Report| metrics(r).into_iter().find(|(n, _)| *n == "cpu_s_per_gb");
+        assert_eq!(per_gb(&r), Some(("cpu_s_per_gb", 2.0)));
+        let emulator = metrics(&r)
+            .into_iter()
+            .find(|(n, _)| *n == "emulator_cpu_percent");
+        assert_eq!(
+            emulator,
+            Some(("emulator_cpu_percent", 25.0)),
+            "2 of 8 CPU-s"
+        );
+        r.wan[0].forwarder_cpu_s = None;
+        assert_eq!(per_gb(&r), Some(("cpu_s_per_gb", 4.0)));
+    }
+
+    #[test]
+    fn cpu_per_gb_needs_a_window_the_cpu_clock_can_measure() {
+        let mut r = Report::default();
+        r.summary.bytes = 1_000_000;
+        r.summary.seconds = 0.002;
+        r.hosts = vec![crate::model::HostResult {
+            hostname: "vm".into(),
+            cpus: 2,
+            ..Default::default()
+        }];
+        let named = |r: &Report| metrics(r).iter().any(|(n, _)| *n == "cpu_s_per_gb");
+        assert!(!named(&r), "2 ms: no CPU figure, not 0");
+        r.summary.seconds = 1.0;
+        assert!(!named(&r), "no CPU measured: no figure");
+        r.hosts[0].cpu.total = 10.0;
+        assert!(named(&r));
     }
 }

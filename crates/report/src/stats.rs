@@ -56,6 +56,16 @@ impl Stat {
         }
     }
 
+    /// The interval as drawn, scaled by `factor`: its low end clamped at zero when no value was
+    /// negative (throughput, rates and latencies never are; two runs give a wide interval).
+    pub fn bounds(&self, factor: f64) -> (f64, f64) {
+        let low = match self.min >= 0.0 {
+            true => self.ci_low.max(0.0),
+            false => self.ci_low,
+        };
+        (low * factor, self.ci_high * factor)
+    }
+
     /// True when at least two values were taken and the interval is as narrow as `c` asks.
     pub fn narrow_enough(&self, c: &Confidence) -> bool {
         self.n >= 2 && self.relative_width() <= c.width

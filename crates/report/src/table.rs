@@ -63,7 +63,7 @@ fn after_intervals(r: &Report) -> Vec<String> {
         lines.extend(table_hosts::hosts(r));
     }
     lines.extend(table_hosts::groups(&r.groups));
-    lines.extend(r.wan.iter().map(wan_line));
+    lines.extend(table_hosts::wan(r));
     lines.push(String::new());
     lines.extend(summary(r));
     lines.extend(r.warnings.iter().map(|w| format!("warning: {w}")));

@@ -1,8 +1,8 @@
-//! The terminal table's multi-host parts: one row per host, the cross-host aggregate, and one
-//! line per group of client hosts.
+//! The terminal table's multi-host parts: one row per host, the cross-host aggregate, one line
+//! per group of client hosts, and the lab's WAN links with what their forwarders cost.
 
 use crate::model::{GroupResult, Report};
-use crate::table::{pct, rate};
+use crate::table::{pct, rate, wan_line};
 use crate::warnings::human_bytes;
 
 /// One line per host of a multi-host test, then the cross-host figures. Request/response
@@ -20,7 +20,10 @@ pub(crate) fn hosts(r: &Report) -> Vec<String> {
     )];
     lines.extend(r.hosts.iter().map(|h| {
         let (first, second) = match h.transactions_per_second {
-            Some(tps) if rr => (format!("{tps:.0}/s"), String::new()),
+            Some(tps) if rr => (
+                format!("{:.0}/s", if tps > 0.0 { tps } else { 0.0 }),
+                String::new(),
+            ),
             _ if rr => ("-".into(), String::new()),
             _ => (rate(h.bits_per_second), rate(h.sender_bits_per_second)),
         };
@@ -67,4 +70,22 @@ pub(crate) fn groups(groups: &[GroupResult]) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// One line per WAN link of the lab, and the CPU its user-space forwarder used in the window,
+/// shown apart: the lab's hosts share the machine, so their CPU figures hold it too.
+pub(crate) fn wan(r: &Report) -> Vec<String> {
+    let mut lines = Vec::new();
+    for w in &r.wan {
+        lines.push(wan_line(w));
+        if let Some(c) = crate::series::forwarder_window_cpu_s(r, w) {
+            lines.push(format!(
+                "wan {}: its forwarder used {:.2} CPU-s in the window ({} of a CPU), counted in the CPU figures of the machine the lab's hosts share",
+                w.name,
+                c,
+                pct(crate::build::ratio(c * 100.0, r.summary.seconds))
+            ));
+        }
+    }
+    lines
 }

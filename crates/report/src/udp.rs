@@ -64,6 +64,14 @@ struct Pair<'a> {
     ends: (usize, usize),
 }
 
+impl Pair<'_> {
+    /// Sent in the window and never received: sent minus received in the window, without
+    /// those the whole test's totals show arrived after it (the one definition of lost).
+    fn missing(&self) -> u64 {
+        arrived_short(&self.sent, &self.recv).min(self.missing_whole)
+    }
+}
+
 fn pairs<'a>(v: &View<'a>) -> Vec<Option<Pair<'a>>> {
     v.located
         .iter()
@@ -119,7 +127,7 @@ pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
             datagrams: r.datagrams,
             datagrams_per_second: rate,
             sender_datagrams: s.datagrams_sent,
-            lost: seq.then_some(r.lost),
+            lost: seq.then_some(p.missing()),
             duplicates: seq.then_some(r.duplicates),
             reordered: seq.then_some(r.reordered),
             reorder_max_distance: seq.then_some(r.reorder_max),
@@ -128,7 +136,9 @@ pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
         });
     }
     let (s, r) = total;
-    let expected = (r.datagrams + r.lost).saturating_sub(r.duplicates);
+    let missing = missing(v, &all, &s, r);
+    let lost = missing.datagrams;
+    let expected = (r.datagrams + lost).saturating_sub(r.duplicates);
     let client = run.ends.len().min(2) - 1;
     let per_datagram = |i: usize| {
         v.window(i).map_or(0.0, |w| {
@@ -140,8 +150,8 @@ pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
         datagrams_per_second: rx_rate,
         sender_datagrams: s.datagrams_sent,
         sender_datagrams_per_second: tx_rate,
-        lost: seq.then_some(r.lost),
-        lost_percent: seq.then(|| ratio(r.lost as f64 * 100.0, expected as f64)),
+        lost: seq.then_some(lost),
+        lost_percent: seq.then(|| ratio(lost as f64 * 100.0, expected as f64)),
         duplicates: seq.then_some(r.duplicates),
         reordered: seq.then_some(r.reordered),
         reorder_max_distance: seq.then_some(r.reorder_max),
@@ -160,7 +170,7 @@ pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
             local: per_datagram(client),
             remote: per_datagram(0),
         },
-        missing: missing(v, &all, &s, r),
+        missing,
     });
 }
 
@@ -251,8 +261,12 @@ fn missing(v: &View<'_>, all: &[Option<Pair<'_>>], s: &UdpCounters, r: UdpCounte
     // Datagrams sent in the window but read after it closed arrived: the whole test's totals
     // say so, and they are counted apart, not as missing.
     let window = arrived_short(s, &r);
-    let whole = all.iter().flatten().map(|p| p.missing_whole).sum::<u64>();
-    let datagrams = window.min(whole);
+    let datagrams = all
+        .iter()
+        .flatten()
+        .map(Pair::missing)
+        .sum::<u64>()
+        .min(window);
     let socket = all
         .iter()
         .flatten()

@@ -1,14 +1,14 @@
 //! Warnings: what the figures suggest the user do, each naming the setting to change.
 
-use crate::model::{Cpu, FlowResult, Report};
+mod bound;
+
+use crate::model::{FlowResult, Report};
 use crate::run::RunData;
 use fathom_proto::plan::{Direction, KindId, TestPlan};
 use fathom_proto::sample::{BufferLimits, EndpointInfo};
 
 /// Share of the window beyond which a limit is worth a warning, %.
 const LIMITED_PCT: f64 = 25.0;
-/// A CPU this busy probably bounds the result, %.
-const SATURATED_PCT: f64 = 95.0;
 
 /// All warnings for a finished report.
 pub fn collect(run: &RunData, r: &Report) -> Vec<String> {
@@ -32,7 +32,11 @@ pub fn collect(run: &RunData, r: &Report) -> Vec<String> {
     let t = &r.summary.tcp;
     let limits = &run.server().info.limits;
     if t.rwnd_limited_pct > LIMITED_PCT {
-        w.push(limited(Buf::Recv, t.rwnd_limited_pct, s.rcvbuf, limits));
+        let pct = t.rwnd_limited_pct;
+        w.extend(match s.rcvbuf {
+            Some(_) => Some(limited(Buf::Recv, pct, s.rcvbuf, limits)),
+            None => bound::window_without_request(run, r, pct),
+        });
     }
     let sndbuf_chosen = run.ends.iter().any(|e| e.info.chosen_sndbuf.is_some());
     if t.sndbuf_limited_pct > LIMITED_PCT && !sndbuf_chosen {
@@ -42,11 +46,17 @@ pub fn collect(run: &RunData, r: &Report) -> Vec<String> {
         w.push(msg);
     }
     w.extend(one_segment_buffer(&r.flows));
+    w.extend(gso_uncut(run, r));
     // Ends on one machine (loopback, a lab) see the same CPUs: warn about each machine once.
+    let span_s: Vec<f64> = run
+        .ends
+        .iter()
+        .map(|e| e.snaps.last().map_or(0.0, |s| s.t_ns.max(0) as f64 / 1e9))
+        .collect();
     let mut seen: Vec<&str> = Vec::new();
-    for h in &r.hosts {
+    for (i, h) in r.hosts.iter().enumerate() {
         if !seen.contains(&h.hostname.as_str()) {
-            saturated(&mut w, &h.name, &h.cpu);
+            w.extend(bound::saturated(&r.hosts, i, &span_s));
             seen.push(&h.hostname);
         }
     }
@@ -155,13 +165,26 @@ fn one_segment_buffer(flows: &[FlowResult]) -> Option<String> {
     ))
 }
 
-fn saturated(w: &mut Vec<String>, end: &str, cpu: &Cpu) {
-    if cpu.busiest_cpu.total >= SATURATED_PCT {
-        w.push(format!(
-            "CPU {} on {end} was {:.0}% busy: the result may be bound by that CPU, not the network; spread flows with -P and --affinity",
-            cpu.busiest_cpu.cpu, cpu.busiest_cpu.total
-        ));
+/// GSO figures made where no device cuts the super-packets: loopback, and a path with no
+/// emulator (a veth pair passes them whole). The receiver's datagrams are UDP_SEGMENT's segments
+/// handed over by GRO; they never existed as packets, so the rate is no packet rate a NIC
+/// would carry. Across the lab's emulator each one was a frame (its counters show them).
+fn gso_uncut(run: &RunData, r: &Report) -> Option<String> {
+    if !run.plan.udp.as_ref().is_some_and(|u| u.gso) || !run.wan.is_empty() {
+        return None;
     }
+    let loopback = r.flows.iter().any(|f| {
+        f.receiver
+            .parse::<std::net::SocketAddr>()
+            .is_ok_and(|a| a.ip().is_loopback())
+    });
+    let cause = match loopback {
+        true => "on loopback no device cuts GSO's super-packets",
+        false => "no emulator on this path counted its packets, and a veth pair (a lab link without WAN settings) passes GSO's super-packets whole, as loopback does",
+    };
+    Some(format!(
+        "--gso: {cause}: the datagrams counted are the segments the receiver's GRO handed over, not packets that crossed a wire, so this is no packet rate a NIC would carry; across a NIC, or the lab's emulator (a WAN link, whose frame counters show each packet), every datagram is a packet"
+    ))
 }
 
 /// 1024-based sizes as the CLI takes them: "64 KB", "4 MB".

@@ -91,3 +91,79 @@ fn a_grouped_client_gets_a_group_line_and_its_bytes() {
         "no groups, no lines"
     );
 }
+
+/// The fake run as a request/response test whose every flow completes 1,000 transactions a
+/// second at both ends.
+fn request_response_run() -> fathom_report::run::RunData {
+    let mut run = fathom_report::fake::run_data(2, false);
+    run.plan.kind = fathom_proto::plan::KindId::Rr;
+    run.plan.rr = Some(fathom_proto::plan::RrOptions {
+        request: 1,
+        response: 1,
+        burst: 1,
+        rate: None,
+        udp_timeout_ns: 2_000_000,
+        test_drop_every: None,
+    });
+    for end in &mut run.ends {
+        for snap in &mut end.snaps {
+            let t = snap.t_ns as u64 / 1_000_000;
+            snap.flows.iter_mut().for_each(|f| f.transactions = t);
+        }
+    }
+    run
+}
+
+#[test]
+fn each_host_shows_the_transactions_of_its_own_flows() {
+    let r = fathom_report::build(&request_response_run());
+    let summary = r
+        .summary
+        .rr
+        .as_ref()
+        .expect("rr summary")
+        .transactions_per_second;
+    assert!((summary - 2000.0).abs() < 1e-6, "{summary}");
+    for h in &r.hosts {
+        let tps = h
+            .transactions_per_second
+            .expect("an rr host has transactions/s");
+        assert!((tps - 2000.0).abs() < 1e-6, "{}: {tps}", h.name);
+        assert!(tps.is_sign_positive());
+    }
+    let doc = serde_json::to_string(&r).unwrap();
+    assert!(!doc.contains("-0.0"), "{doc}");
+    let mut r = r;
+    r.hosts.push(HostResult {
+        name: "h9".into(),
+        role: "client".into(),
+        transactions_per_second: Some(-0.0),
+        ..HostResult::default()
+    });
+    let t = text(&r);
+    assert!(!t.contains("-0/s"), "{t}");
+}
+
+#[test]
+fn a_lab_forwarders_cpu_is_shown_apart() {
+    let mut r = report(1, false);
+    r.wan.push(fathom_report::model::WanLinkResult {
+        name: "h1-h2".into(),
+        ends: ["h1".into(), "h2".into()],
+        forwarder_cpu_s: Some(3.5),
+        ..Default::default()
+    });
+    let t = text(&r);
+    let line = t
+        .lines()
+        .find(|l| l.contains("its forwarder used"))
+        .unwrap_or_else(|| panic!("{t}"));
+    // 3.5 s over the test, the window holding 330 of the 385 MB received: 3.00 s in 3 s.
+    assert!(
+        line.contains("used 3.00 CPU-s in the window (100.0% of a CPU)"),
+        "{line}"
+    );
+    let doc = serde_json::to_value(&r).unwrap();
+    assert_eq!(doc["wan"][0]["forwarder_cpu_s"], 3.5);
+    common::assert_valid(&doc);
+}

@@ -294,3 +294,48 @@ fn formats_come_from_extensions_and_sizes_are_checked() {
     let empty = svg(&Chart::default());
     assert!(empty.contains("no data"));
 }
+
+#[test]
+fn an_interval_from_two_runs_stops_at_zero() {
+    let mut s = stream_iterations();
+    s.points[0].values = vec![1.0e9, 40.0e9];
+    s.points[0].runs = vec![1, 2];
+    let c = iteration_chart(&s).unwrap();
+    let (lo, hi) = c.lines[1].points[1]
+        .error
+        .expect("two runs give an interval");
+    assert_eq!(
+        lo, 0.0,
+        "the 95% interval of 1 and 40 Gbit/s reaches far below zero"
+    );
+    assert!(hi > 40.0);
+}
+
+#[test]
+fn lines_orders_of_magnitude_apart_get_a_log_y_axis() {
+    assert!(
+        !sweep_chart(&stream_sweep(), "buffer", "bits_per_second")
+            .unwrap()
+            .log_y
+    );
+    let mut s = stream_sweep();
+    for p in s
+        .points
+        .iter_mut()
+        .filter(|p| p.param("parallel") == Some("10"))
+    {
+        for m in p.metrics.iter_mut().filter(|m| m.name == "bits_per_second") {
+            m.stat.mean *= 100.0;
+            m.stat.ci_low *= 100.0;
+            m.stat.ci_high *= 100.0;
+        }
+    }
+    let c = sweep_chart(&s, "buffer", "bits_per_second").unwrap();
+    assert!(
+        c.log_y,
+        "one line 100x the other would lie flat on a linear axis"
+    );
+    assert!(c.y_label.ends_with("(log scale)"), "{}", c.y_label);
+    let text = svg(&c);
+    assert!(text.contains("<svg"), "renders");
+}

@@ -1,12 +1,13 @@
 //! UDP request/response over a connected socket pair per flow. Each request carries a sequence
 //! number in its first bytes (as many as fit, up to 8), which the answer echoes; a request not
-//! answered within the timeout is counted lost and never as a fast one, and a late answer is
-//! ignored.
+//! answered within the timeout of its start (the instant its latency counts from) is counted
+//! lost and never as a fast one, and a late answer is ignored: no latency exceeds the timeout.
 
 use super::pacer::Pacer;
 use crate::clock;
 use crate::kind::{Flow, Io, Setup, Sockets, Step, READ_WRITE};
 use crate::measure::counters::FlowStats;
+use crate::measure::latency::Latency;
 use fathom_proto::plan::RrOptions;
 use std::collections::VecDeque;
 use std::io;
@@ -106,6 +107,25 @@ impl Asker {
         }
     }
 
+    /// The answer tagged `t`, read at `done`: a transaction when it came within the timeout,
+    /// else its request is lost (the thread may have been kept from reading it in time).
+    fn answer(&mut self, t: u64, done: u64, latency: &Latency) {
+        let Some(pos) = self.pending.iter().position(|p| p.tag == t) else {
+            return;
+        };
+        let p = self.pending.remove(pos).expect("position is in range");
+        self.pacer.completed();
+        if done > p.deadline {
+            self.lost += 1;
+            self.stats.set_lost(self.lost);
+            return;
+        }
+        latency.record(done.saturating_sub(p.start));
+        self.tx += 1;
+        self.stats.set_transactions(self.tx);
+        self.stats.touch(done);
+    }
+
     /// Sends what the pacer allows; `false` if the socket is full.
     fn send(&mut self, now: u64) -> io::Result<bool> {
         while let Some(start) = self.pacer.issue(now) {
@@ -118,7 +138,7 @@ impl Asker {
                     self.pending.push_back(Pending {
                         tag: t,
                         start,
-                        deadline: now + self.timeout,
+                        deadline: start + self.timeout,
                     });
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -130,7 +150,7 @@ impl Asker {
                     self.pending.push_back(Pending {
                         tag: t,
                         start,
-                        deadline: now + self.timeout,
+                        deadline: start + self.timeout,
                     })
                 }
                 Err(e) => return Err(e),
@@ -167,16 +187,7 @@ impl Flow for Asker {
                 continue;
             }
             let t = read_tag(io.rbuf, self.echo);
-            let Some(pos) = self.pending.iter().position(|p| p.tag == t) else {
-                continue;
-            };
-            let p = self.pending.remove(pos).expect("position is in range");
-            let done = clock::now_ns();
-            io.latency.record(done.saturating_sub(p.start));
-            self.pacer.completed();
-            self.tx += 1;
-            self.stats.set_transactions(self.tx);
-            self.stats.touch(done);
+            self.answer(t, clock::now_ns(), io.latency);
             if self.tx + self.lost - first >= PER_TURN {
                 return Ok(Step::Again);
             }
@@ -249,5 +260,40 @@ impl Flow for Answerer {
 
     fn stop(&mut self, _: &mut Io<'_>) -> io::Result<Step> {
         Ok(Step::Done)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_read_after_its_timeout_is_lost_and_never_a_latency() {
+        let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let sock = mio::net::UdpSocket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        sock.connect(peer.local_addr().unwrap()).unwrap();
+        let rr = RrOptions {
+            request: 8,
+            response: 8,
+            burst: 2,
+            rate: None,
+            udp_timeout_ns: 2_000_000,
+            test_drop_every: None,
+        };
+        let stats = Arc::new(FlowStats::default());
+        let pacer = Pacer::schedule(2, None, 2, 0, 1);
+        let mut a = Asker::new(sock, stats, &rr, pacer);
+        assert!(a.send(1_000_000).unwrap());
+        let latency = Latency::default();
+        // Both sent at 1 ms with a 2 ms timeout: one answered at 2.5 ms, one read at 4.8 ms
+        // (the thread kept from reading in time).
+        a.answer(1, 2_500_000, &latency);
+        a.answer(2, 4_800_000, &latency);
+        assert_eq!((a.tx, a.lost), (1, 1));
+        let mut h = crate::measure::latency::histogram();
+        latency.drain_into(&mut h);
+        assert_eq!(h.len(), 1);
+        assert!(h.max() <= 2_000_000, "{} ns", h.max());
+        assert!(a.pacer.finished());
     }
 }

@@ -49,6 +49,9 @@ pub struct ForwarderStatus {
     pub alive: bool,
     /// Why it did not answer its control socket, when it runs but did not.
     pub error: Option<String>,
+    /// CPU time it has used so far (all its threads, user and system), seconds: the emulator's
+    /// cost, which lab hosts sharing this machine see in its CPU figures.
+    pub cpu_s: Option<f64>,
 }
 
 /// The status of every WAN link of `lab`, in topology order. A forwarder that does not answer
@@ -102,6 +105,11 @@ fn link_status(lab: &Lab, wan: &WanLink) -> WanLinkStatus {
             pid: wan.forwarder.as_ref().map(|f| f.pid),
             alive,
             error,
+            cpu_s: wan
+                .forwarder
+                .as_ref()
+                .filter(|_| alive)
+                .and_then(|f| crate::process::cpu_s(f.pid)),
         },
     }
 }

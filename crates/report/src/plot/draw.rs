@@ -1,7 +1,7 @@
 //! Drawing a [`Chart`] with plotters: the same code draws on the SVG backend and on an RGB
 //! bitmap that is then encoded as PNG. The legend sits right of the plot so it never hides data.
 
-use super::ticks::{x_axis, y_axis, Axis, Ticked};
+use super::ticks::{log_y_axis, x_axis, y_axis, Axis, Ticked};
 use super::{Chart, ImageFormat, Line, Mark, PlotPoint, Stroke};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -89,7 +89,8 @@ fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// The lines' drawable points: finite, and positive x on a log axis.
+/// The lines' drawable points: finite, and positive x (y) on a log x (y) axis; on a log y axis
+/// their y and error bars become log10 positions.
 fn usable(c: &Chart) -> Vec<Vec<PlotPoint>> {
     c.lines
         .iter()
@@ -97,7 +98,18 @@ fn usable(c: &Chart) -> Vec<Vec<PlotPoint>> {
             l.points
                 .iter()
                 .filter(|p| p.x.is_finite() && p.y.is_finite() && (!c.log_x || p.x > 0.0))
-                .copied()
+                .filter(|p| !c.log_y || p.y > 0.0)
+                .map(|&p| match c.log_y {
+                    true => PlotPoint {
+                        y: p.y.log10(),
+                        error: p.error.map(|(lo, hi)| {
+                            let lo = if lo > 0.0 { lo } else { p.y };
+                            (lo.log10(), hi.max(p.y).log10())
+                        }),
+                        ..p
+                    },
+                    false => p,
+                })
                 .collect()
         })
         .collect()
@@ -123,7 +135,14 @@ fn axes(c: &Chart, lines: &[Vec<PlotPoint>]) -> (Axis, Axis) {
     } else {
         x_axis(xmin, xmax, c.log_x, &c.x_ticks)
     };
-    (x, y_axis(ymin, ymax))
+    let y = match c.log_y {
+        true => log_y_axis(lines.iter().flatten().flat_map(|p| {
+            let (lo, hi) = p.error.unwrap_or((p.y, p.y));
+            [p.y, lo, hi]
+        })),
+        false => y_axis(ymin, ymax),
+    };
+    (x, y)
 }
 
 type Area<DB> = DrawingArea<DB, Shift>;

@@ -9,7 +9,8 @@ use crate::stats::describe;
 
 /// Axis values are written as tick labels up to this many; more get round-number ticks.
 const MAX_NAMED_TICKS: usize = 16;
-/// Numeric values spanning more than this factor get a log x axis.
+/// Numeric x values, or a sweep chart's positive y values, spanning more than this factor get a
+/// log axis.
 const LOG_SPAN: f64 = 20.0;
 /// The latency percentiles [`latency_chart`] draws, with their legend names.
 const PERCENTILES: [(&str, &str); 3] = [
@@ -29,7 +30,7 @@ pub fn sweep_chart(s: &Series, x_axis: &str, metric: &str) -> Result<Chart, Stri
         ));
     }
     let sc = scale(metric, largest(s, &[metric]));
-    let lines = groups(s, x_axis)
+    let lines: Vec<Line> = groups(s, x_axis)
         .into_iter()
         .map(|(label, points)| Line {
             label: if label.is_empty() {
@@ -41,12 +42,26 @@ pub fn sweep_chart(s: &Series, x_axis: &str, metric: &str) -> Result<Chart, Stri
             ..Line::default()
         })
         .collect();
+    let log_y = wide(&lines);
     Ok(Chart {
         title: format!("{} vs {x_axis}", sc.title),
-        y_label: sc.label(),
+        y_label: match log_y {
+            true => format!("{} (log scale)", sc.label()),
+            false => sc.label(),
+        },
+        log_y,
         lines,
         ..frame(axis, x)
     })
+}
+
+/// True when the lines' positive values span more than [`LOG_SPAN`]: on a linear axis the
+/// small ones would lie flat against zero (datagrams/s with and without GSO).
+fn wide(lines: &[Line]) -> bool {
+    let ys = || lines.iter().flat_map(|l| &l.points).map(|p| p.y);
+    let min = ys().filter(|y| *y > 0.0).fold(f64::MAX, f64::min);
+    let max = ys().fold(0.0, f64::max);
+    ys().all(|y| y > 0.0) && max / min > LOG_SPAN
 }
 
 /// The median, 90th and 99th percentile latencies against the swept option `x_axis` (the payload
@@ -116,7 +131,7 @@ pub fn iteration_chart(s: &Series) -> Result<Chart, String> {
         PlotPoint {
             x: k as f64,
             y: st.mean * f,
-            error: (k > 1).then_some((st.ci_low * f, st.ci_high * f)),
+            error: (k > 1).then_some(st.bounds(f)),
         }
     });
     let lines = vec![
@@ -241,7 +256,7 @@ fn line(points: &[&Point], x_axis: &str, x: &Positions, metric: &str, f: f64) ->
             Some(PlotPoint {
                 x: x.of(p.param(x_axis)?)?,
                 y: st.mean * f,
-                error: (st.n > 1).then_some((st.ci_low * f, st.ci_high * f)),
+                error: (st.n > 1).then_some(st.bounds(f)),
             })
         })
         .collect();

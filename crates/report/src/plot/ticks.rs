@@ -69,6 +69,22 @@ pub fn y_axis(min: f64, max: f64) -> Axis {
     }
 }
 
+/// A log y axis over `positions` (log10 of the values), with a margin and ticks at 1, 2, 5
+/// (or 1) times the powers of ten.
+pub fn log_y_axis(positions: impl Iterator<Item = f64>) -> Axis {
+    let (lo, hi) = positions
+        .filter(|v| v.is_finite())
+        .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
+    let (lo, hi) = if lo > hi { (0.0, 1.0) } else { (lo, hi) };
+    let pad = if hi > lo { (hi - lo) * 0.04 } else { 0.5 };
+    let (lo, hi) = (lo - pad, hi + pad);
+    Axis {
+        lo,
+        hi,
+        ticks: log_ticks(lo, hi),
+    }
+}
+
 /// An x axis over `min..=max` with a margin; `given` ticks are kept, else round ones are chosen.
 /// On a log axis positions are log10 of the values (which must be positive).
 pub fn x_axis(min: f64, max: f64, log: bool, given: &[(f64, String)]) -> Axis {

@@ -5,7 +5,7 @@
 //! held them back.
 
 use super::{iterations, size_label};
-use crate::curve::{curve, size_x, values};
+use crate::curve::{curve, size_x, values, Curve};
 use crate::spec::{args, axis, SweepSpec};
 use crate::{say, shape, Study};
 use fathom_proto::plan::KindId;
@@ -22,8 +22,12 @@ pub(crate) const STUDY: Study = Study {
 };
 
 const FULL_SIZES: [&str; 4] = ["1M", "16M", "256M", "1G"];
-const QUICK_SIZES: [&str; 2] = ["1M", "16M"];
+const QUICK_SIZES: [&str; 2] = ["16M", "256M"];
 const IO: [&str; 4] = ["16K", "60K", "960K", "1M"];
+/// Runs shorter than this say too little to rank or compare: ten ticks of /proc/stat's usual
+/// 100 Hz clock, below which a run's CPU figures are zero or one tick, and where connecting and
+/// opening the files weigh as much as the transfer (a 1 MB copy lasts a few ms).
+const MIN_RUN_S: f64 = 0.1;
 
 fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
     let sizes: &[&str] = if quick { &QUICK_SIZES } else { &FULL_SIZES };
@@ -68,21 +72,18 @@ fn findings(series: &[Series]) -> Vec<String> {
             let Some(b) = shape::best(&c.ys) else {
                 return format!("{file} files: no copy succeeded.");
             };
+            if let Some(t) = too_short(copies, "io", &[("size", size)]) {
+                return format!(
+                    "{file} files: not enough data: a copy lasted {} (under {}), too short to rank the I/O sizes or to compare with the stream; run the full form, whose larger files last longer.",
+                    say::seconds(t),
+                    say::seconds(MIN_RUN_S)
+                );
+            }
             let worst = c.ys.iter().copied().fold(f64::INFINITY, f64::min);
             let spread = shape::ratio(worst, c.ys[b])
                 .map(|r| format!("; the slowest I/O size reaches {} of it", say::pct(r)))
                 .unwrap_or_default();
-            let below = ceiling
-                .at(size)
-                .and_then(|top| shape::ratio(c.ys[b], top).map(|r| (r, top)))
-                .map(|(r, top)| {
-                    format!(
-                        ", {} of the stream's {} on the same path",
-                        say::pct(r),
-                        say::rate(top)
-                    )
-                })
-                .unwrap_or_default();
+            let below = against_stream(streams, &ceiling, size, c.ys[b]);
             let w = (0..c.len())
                 .min_by(|&i, &j| c.ys[i].total_cmp(&c.ys[j]))
                 .unwrap_or(b);
@@ -94,6 +95,43 @@ fn findings(series: &[Series]) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// The best copy's rate `best` against the stream of the same `size` (its rates: `ceiling`),
+/// unless that stream ran too short to compare with.
+fn against_stream(streams: &Series, ceiling: &Curve, size: &str, best: f64) -> String {
+    let lasted = curve(streams, "bytes", "seconds", &[], size_x).at(size);
+    if let Some(t) = lasted.filter(|t| *t < MIN_RUN_S) {
+        return format!(
+            "; the stream of that size lasted {}, too short to compare with",
+            say::seconds(t)
+        );
+    }
+    ceiling
+        .at(size)
+        .and_then(|top| shape::ratio(best, top).map(|r| (r, top)))
+        .map(|(r, top)| match r > 1.0 {
+            true => format!(
+                ", faster than the stream's {} on the same path, which a copy that also writes a file should not be: treat both figures as unchecked",
+                say::rate(top)
+            ),
+            false => format!(
+                ", {} of the stream's {} on the same path",
+                say::pct(r),
+                say::rate(top)
+            ),
+        })
+        .unwrap_or_default()
+}
+
+/// The shortest run of the points along `x` at `fixed`, when it lasted under [`MIN_RUN_S`];
+/// `None` when every run lasted long enough or the series holds no durations.
+fn too_short(s: &Series, x: &str, fixed: &[(&str, &str)]) -> Option<f64> {
+    curve(s, x, "seconds", fixed, size_x)
+        .ys
+        .into_iter()
+        .filter(|t| *t < MIN_RUN_S)
+        .reduce(f64::min)
 }
 
 /// Why the I/O sizes differ for `size` files: the system calls each end makes per MB and where

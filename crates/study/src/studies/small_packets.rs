@@ -100,14 +100,25 @@ fn gso_gain(s: &Series, size: &str) -> Option<String> {
     let (a, b) = (metric(off, DPS)?, metric(on, DPS)?);
     let cpu = |p| metric(p, CPU).map_or("n/a".into(), |c: f64| format!("{c:.0} ns"));
     Some(format!(
-        "{}, 1 flow: {}/s without GSO, {}/s with it ({}); CPU per datagram {} and {}.",
+        "{}, 1 flow: {}/s without GSO, {}/s with it ({}); CPU per datagram {} and {}. {}",
         size_label(size),
         say::count(a),
         say::count(b),
         shape::ratio(b, a).map_or("n/a".into(), say::times),
         cpu(off),
-        cpu(on)
+        cpu(on),
+        gso_path(s)
     ))
+}
+
+/// Whether the GSO datagrams were packets: on loopback no device cuts GSO's super-packets (nor
+/// on a veth pair), so the receiver's datagrams never crossed as packets; across the lab's
+/// emulator (`--lab`) each one was a frame on the link.
+fn gso_path(s: &Series) -> &'static str {
+    match s.args.iter().any(|a| a == "--lab") {
+        true => "Across the lab's emulator, each GSO datagram was a frame on the link (its counters show them).",
+        false => "On loopback no device cuts GSO's super-packets: the datagrams with GSO are segments the receiver's GRO handed over, never packets, so that rate is no packet rate a NIC would carry; run with --lab (e.g. --lab delay=0ms) for the GSO arm to cross the lab's emulator, where each is a frame.",
+    }
 }
 
 /// What limits one flow of the smallest datagrams without GSO: the receiver when it lost a
@@ -129,8 +140,12 @@ fn limit(s: &Series, size: &str) -> Option<String> {
             .and_then(|g| shape::ratio(g, got))
             .map_or(String::new(), |r| {
                 format!(
-                    "; GSO, which takes a batch through the kernel as one, lifts it {}",
-                    say::times(r)
+                    "; GSO, which takes a batch through the kernel as one, lifts it {}{}",
+                    say::times(r),
+                    match s.args.iter().any(|a| a == "--lab") {
+                        true => "",
+                        false => " (on loopback, in segments that never were packets)",
+                    }
                 )
             });
         let all = match say::percent(lost).as_str() {

@@ -25,6 +25,7 @@ const BPS: &str = "bits_per_second";
 const CPU_PER_GB: &str = "cpu_s_per_gb";
 const CPU_LOCAL: &str = "cpu_local_percent";
 const CPU_REMOTE: &str = "cpu_remote_percent";
+const CPU_EMULATOR: &str = "emulator_cpu_percent";
 /// The share of the link's rate the aggregate must reach.
 const SHARE: f64 = 0.9;
 /// The ESP algorithm of the IPsec mode.
@@ -179,6 +180,10 @@ fn mode_findings(s: &Series, m: &str, rate: f64, link: &str, fills: &mut Vec<Fil
             .map_or(String::new(), |g| {
                 format!(" at {} CPU-seconds per GB", say::num(g))
             });
+        let cost = match point(s, &[("parallel", "1")]).and_then(|p| metric(p, CPU_EMULATOR)) {
+            Some(_) if !cost.is_empty() => format!("{cost} at the ends (the emulator left out)"),
+            _ => cost,
+        };
         out.push(format!(
             "{m}: one stream carries {} ({}){cost}.",
             say::rate(c.ys[0]),
@@ -189,12 +194,19 @@ fn mode_findings(s: &Series, m: &str, rate: f64, link: &str, fills: &mut Vec<Fil
 }
 
 /// "CPU there: 40% at the client end, 35% at the server end", or one figure when both ends
-/// report the same (lab hosts share this machine's CPUs).
+/// report the same (lab hosts share this machine's CPUs), with the lab emulator's share of it
+/// apart: CPU per GB leaves the emulator out, so that the modes compare what the ends spent.
 fn cpu_there(p: Option<&Point>) -> String {
     let cpu = |name: &str| p.and_then(|p| metric(p, name));
+    let emulator = cpu(CPU_EMULATOR).map_or(String::new(), |e| {
+        format!(
+            "; of it the WAN emulator's forwarder took {}, left out of CPU per GB",
+            say::percent(e)
+        )
+    });
     match (cpu(CPU_LOCAL), cpu(CPU_REMOTE)) {
         (Some(l), Some(r)) if say::percent(l) == say::percent(r) => format!(
-            "CPU there: {} (both ends share this machine's CPUs)",
+            "CPU there: {} (both ends share this machine's CPUs{emulator})",
             say::percent(l)
         ),
         (l, r) => {

@@ -98,3 +98,25 @@ pub fn flat(spec: &SweepSpec, value: f64) -> Series {
     }
     s
 }
+
+/// A streams-to-line-rate series of one mode over a 200M link: (streams, bits/s, CPU per GB,
+/// client CPU %, server CPU %) at each count the search tried.
+pub fn line_rate(extra: &[&str], tried: &[(&str, f64, f64, f64, f64)]) -> Series {
+    let mut args = vec!["--server", "h1", "--clients", "h2", "-t", "1s"];
+    args.extend(extra);
+    let counts: Vec<&str> = tried.iter().map(|t| t.0).collect();
+    let mut s = series(&args, &[("rate", &["200M"]), ("parallel", &counts)]);
+    for (n, bps, gb, local, remote) in tried {
+        add(
+            &mut s,
+            &["200M", n],
+            &[
+                ("bits_per_second", *bps),
+                ("cpu_s_per_gb", *gb),
+                ("cpu_local_percent", *local),
+                ("cpu_remote_percent", *remote),
+            ],
+        );
+    }
+    s
+}

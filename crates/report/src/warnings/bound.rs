@@ -1,0 +1,162 @@
+//! What bounded the result, each warning checked against the figures it cites: a receive window
+//! that autotuning could not grow (the sysctl) or that the receiving application did not drain
+//! (its CPU), and a saturated CPU that fathom's own threads were on, or someone else's work.
+
+use super::human_bytes;
+use crate::model::{HostResult, Report};
+use crate::run::{RunData, View};
+
+/// A CPU this busy probably bounds the result, %.
+const SATURATED_PCT: f64 = 95.0;
+/// fathom's threads on a CPU are part of what filled it when they used this much of it, %.
+const OURS_PCT: f64 = 10.0;
+
+/// Senders limited by the receive window `pct`% of the time while autotuning set the buffer:
+/// the sysctl when some receiver's buffer reached net.ipv4.tcp_rmem's maximum, else the
+/// receiving application, named by its host's busiest CPU; `None` without a receiver.
+pub(super) fn window_without_request(run: &RunData, r: &Report, pct: f64) -> Option<String> {
+    let view = View::new(run);
+    let receivers: Vec<(usize, u64)> = view
+        .located
+        .iter()
+        .zip(&r.flows)
+        .filter_map(|(l, f)| Some((l.as_ref()?.receiver.0, u64::from(f.rcvbuf_end))))
+        .collect();
+    let max_of = |end: usize| run.ends[end].info.limits.tcp_rmem[2];
+    if let Some(&(end, _)) = receivers.iter().find(|&&(e, b)| b > 0 && b >= max_of(e)) {
+        return Some(format!(
+            "senders were limited by the receive window {pct:.0}% of the time: autotuning stops at net.ipv4.tcp_rmem's maximum ({}): raise it, or set --buffer",
+            human_bytes(max_of(end))
+        ));
+    }
+    let &(end, _) = receivers.iter().max_by_key(|&&(_, b)| b)?;
+    let largest = receivers.iter().map(|&(_, b)| b).max().unwrap_or(0);
+    let host = r.hosts.get(end)?;
+    let busiest = &host.cpu.busiest_cpu;
+    Some(format!(
+        "senders were limited by the receive window {pct:.0}% of the time, but the receive buffer never reached autotuning's maximum (it ended at {} of net.ipv4.tcp_rmem's {}): the receiving application did not read fast enough, not the sysctl; its host {}'s busiest CPU, CPU {}, was {:.0}% busy",
+        human_bytes(largest),
+        human_bytes(max_of(end)),
+        host.name,
+        busiest.cpu,
+        busiest.total
+    ))
+}
+
+/// The busiest CPU of the machine that `hosts[first]` runs on, when saturated: bound by it when
+/// fathom's threads on that machine were on it (pinned there, or last run there with a share of
+/// it), else whose work filled it. `span_s`: each host's test span, seconds.
+pub(super) fn saturated(hosts: &[HostResult], first: usize, span_s: &[f64]) -> Option<String> {
+    let h = &hosts[first];
+    let busy = &h.cpu.busiest_cpu;
+    if busy.total < SATURATED_PCT {
+        return None;
+    }
+    let same: Vec<usize> = (0..hosts.len())
+        .filter(|&i| hosts[i].hostname == h.hostname)
+        .collect();
+    let share = |on: &dyn Fn(&crate::model::ThreadResult) -> bool| -> f64 {
+        same.iter()
+            .map(|&i| {
+                let s: f64 = hosts[i]
+                    .threads
+                    .iter()
+                    .filter(|t| on(t))
+                    .map(|t| t.cpu_s)
+                    .sum();
+                crate::build::ratio(s * 100.0, span_s.get(i).copied().unwrap_or(0.0))
+            })
+            .fold(0.0, |a, b| a + b)
+    };
+    let pinned = same.iter().any(|&i| {
+        hosts[i]
+            .threads
+            .iter()
+            .any(|t| t.pinned_cpu == Some(busy.cpu))
+    });
+    let there = share(&|t| t.pinned_cpu.unwrap_or(t.last_cpu) == busy.cpu);
+    if pinned || there >= OURS_PCT {
+        return Some(format!(
+            "CPU {} on {} was {:.0}% busy: the result may be bound by that CPU, not the network; spread flows with -P and --affinity",
+            busy.cpu, h.name, busy.total
+        ));
+    }
+    let all = share(&|_| true);
+    Some(format!(
+        "CPU {} on {} was {:.0}% busy (user {:.0}%, system {:.0}%, softirq {:.0}%), but not with fathom's threads: they used {} of a CPU in all and {} on CPU {}; other processes, or the kernel's packet work (softirq), filled it, and may have slowed the test",
+        busy.cpu,
+        h.name,
+        busy.total,
+        busy.user,
+        busy.system,
+        busy.softirq,
+        share_text(all),
+        share_text(there),
+        busy.cpu
+    ))
+}
+
+/// "0.1%", "35%": a share of one CPU, small ones with a decimal.
+fn share_text(pct: f64) -> String {
+    match pct < 10.0 {
+        true => format!("{pct:.1}%"),
+        false => format!("{pct:.0}%"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CpuOne, ThreadResult};
+
+    fn host(name: &str, busy: f64, threads: Vec<ThreadResult>) -> HostResult {
+        let mut h = HostResult {
+            name: name.into(),
+            hostname: "one-machine".into(),
+            threads,
+            ..HostResult::default()
+        };
+        h.cpu.busiest_cpu = CpuOne {
+            cpu: 0,
+            total: busy,
+            user: 70.0,
+            system: 20.0,
+            softirq: 10.0,
+        };
+        h
+    }
+
+    fn thread(pinned_cpu: Option<u32>, last_cpu: u32, cpu_s: f64) -> ThreadResult {
+        ThreadResult {
+            pinned_cpu,
+            last_cpu,
+            flows: 1,
+            cpu_s,
+        }
+    }
+
+    #[test]
+    fn a_cpu_filled_by_other_work_is_not_called_the_bound() {
+        let hosts = [
+            host("h1", 100.0, vec![thread(None, 1, 0.004)]),
+            host("h2", 100.0, vec![thread(None, 1, 0.001)]),
+        ];
+        let w = saturated(&hosts, 0, &[5.0, 5.0]).unwrap();
+        assert!(!w.contains("may be bound"), "{w}");
+        assert!(w.contains("not with fathom's threads"), "{w}");
+        assert!(w.contains("0.1% of a CPU in all and 0.0% on CPU 0"), "{w}");
+        assert!(w.contains("user 70%"), "{w}");
+    }
+
+    #[test]
+    fn a_cpu_fathom_ran_on_is_the_bound() {
+        let busy = [host("h1", 100.0, vec![thread(None, 0, 4.0)])];
+        let w = saturated(&busy, 0, &[5.0]).unwrap();
+        assert!(w.contains("may be bound by that CPU"), "{w}");
+        let pinned = [host("h1", 99.0, vec![thread(Some(0), 1, 0.001)])];
+        let w = saturated(&pinned, 0, &[5.0]).unwrap();
+        assert!(w.contains("may be bound by that CPU"), "{w}");
+        let idle = [host("h1", 60.0, vec![thread(None, 0, 4.0)])];
+        assert_eq!(saturated(&idle, 0, &[5.0]), None);
+    }
+}
