@@ -1,6 +1,9 @@
 //! Helpers for the integration tests: the real binary, real agents on ephemeral loopback ports.
 #![allow(dead_code)]
 
+pub mod control;
+pub use control::*;
+
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, ChildStderr, Command, Output, Stdio};
@@ -200,6 +203,22 @@ impl Agent {
             .find_map(|l| l.strip_prefix("Threads:"))
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(0)
+    }
+
+    /// The agent's resident memory now, in KiB.
+    pub fn rss_kb(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Descriptors the agent holds open now.
+    pub fn fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.id())).map_or(0, |d| d.count())
     }
 }
 
