@@ -5,9 +5,132 @@
 
 mod common;
 use common::*;
-use fathom_proto::{Connection, ToAgent};
+use fathom::agent::AgentConfig;
+use fathom_proto::plan::{Direction, FlowPlan, TestPlan};
+use fathom_proto::tls::TlsOptions;
+use fathom_proto::{Connection, DataHello, FrameError, ToAgent, ToController, MAX_FRAME};
 use std::io::{Cursor, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
+
+fn stream(flows: u32) -> TestPlan {
+    TestPlan {
+        flows: (0..flows)
+            .map(|id| FlowPlan {
+                id,
+                dir: Direction::Reverse,
+            })
+            .collect(),
+        ..TestPlan::default()
+    }
+}
+
+/// Sets `plan` up on an agent in this process: the control connection, the data address and
+/// the cookie.
+fn ready(plan: &TestPlan) -> (Connection<TcpStream>, SocketAddr, [u8; 16]) {
+    let addr = in_process(AgentConfig::default());
+    match setup(addr, plan) {
+        (ToController::Ready { port, cookie, .. }, c) => {
+            (c, SocketAddr::new(addr.ip(), port), cookie)
+        }
+        (other, _) => panic!("not admitted: {other:?}"),
+    }
+}
+
+/// A data connection that has sent its hello for `flow`.
+fn flow(data: SocketAddr, cookie: [u8; 16], flow: u32) -> TcpStream {
+    let mut s = TcpStream::connect(data).unwrap();
+    s.write_all(&DataHello { cookie, flow }.encode()).unwrap();
+    s
+}
+
+/// Item 7: silent strangers, and one with a wrong cookie, on a stream test's data port neither
+/// delay its flows nor take their places.
+#[test]
+fn strangers_do_not_delay_the_arrival_of_data_connections() {
+    let (mut c, data, cookie) = ready(&stream(2));
+    let silent: Vec<TcpStream> = (0..7).map(|_| TcpStream::connect(data).unwrap()).collect();
+    let wrong = flow(data, [7; 16], 0);
+    std::thread::sleep(Duration::from_millis(100));
+    let t = Instant::now();
+    let _flows = [flow(data, cookie, 0), flow(data, cookie, 1)];
+    match c.expect(MAX_FRAME).unwrap() {
+        ToController::Connected(infos) => assert_eq!(infos.len(), 2),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        t.elapsed() < Duration::from_secs(3),
+        "{} silent strangers delayed the arrival by {:?}",
+        silent.len(),
+        t.elapsed()
+    );
+    drop(wrong);
+}
+
+/// A TLS test's flow 0 that sends its hello, then a ClientHello a byte every 500 ms.
+fn dribbling_tls_flow() -> (Connection<TcpStream>, std::thread::JoinHandle<()>) {
+    let mut plan = stream(1);
+    plan.tls = Some(TlsOptions::default());
+    let (c, data, cookie) = ready(&plan);
+    let mut s = flow(data, cookie, 0);
+    let dribbler = std::thread::spawn(move || {
+        let start = Instant::now();
+        let hello = [
+            0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03,
+        ];
+        for b in hello.iter().cycle() {
+            if start.elapsed() > Duration::from_secs(15) || s.write_all(&[*b]).is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    });
+    (c, dribbler)
+}
+
+/// Item 8: a dribbled ClientHello does not keep the session from hearing Close.
+#[test]
+fn a_dribbled_tls_handshake_does_not_hold_the_session() {
+    let (mut c, dribbler) = dribbling_tls_flow();
+    std::thread::sleep(Duration::from_secs(1));
+    c.send(&ToAgent::Close).unwrap();
+    let t = Instant::now();
+    c.get_ref()
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let end = c.recv::<ToController>(MAX_FRAME);
+    assert!(
+        matches!(end, Ok(None)) && t.elapsed() < Duration::from_secs(3),
+        "Close was not heard at once: {end:?} after {:?}",
+        t.elapsed()
+    );
+    dribbler.join().unwrap();
+}
+
+/// Item 8: a dribbled ClientHello is cut off at the handshake's deadline (10 s), however often
+/// it sends, and the test fails saying so.
+#[test]
+fn a_dribbled_tls_handshake_ends_at_its_deadline() {
+    let (mut c, dribbler) = dribbling_tls_flow();
+    let t = Instant::now();
+    c.get_ref()
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let message = loop {
+        assert!(t.elapsed() < Duration::from_secs(14), "not cut off at 10 s");
+        match c.recv::<ToController>(MAX_FRAME) {
+            Ok(Some(ToController::Error { message })) => break message,
+            Err(FrameError::Io(e)) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            other => panic!("{other:?}"),
+        }
+        c.send(&ToAgent::Heartbeat).unwrap();
+    };
+    assert!(
+        message.contains("did not complete within 10 s"),
+        "{message}"
+    );
+    dribbler.join().unwrap();
+}
 
 /// Item 10: a controller that sends TimeProbes without end and never reads a reply is cut off
 /// (its writes blocked for the silence time), its queue stays bounded, and its slot is freed.

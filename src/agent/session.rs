@@ -2,6 +2,7 @@
 //! the controller's messages. The session owns everything the test allocates and frees it when
 //! the test ends, the controller closes, or the controller falls silent.
 
+use super::arrival::Arrival;
 use super::handshake::{left_early, Deadline, Pass};
 use super::stream::ControlStream;
 use super::test::Test;
@@ -12,7 +13,6 @@ use fathom_proto::{
     auth, Connection, FrameError, Preamble, PreambleKind, ToAgent, ToController, MAX_FRAME,
     PRE_AUTH_FRAME,
 };
-use socket2::Socket;
 use std::io::Write;
 use std::net::{Shutdown, SocketAddr};
 use std::sync::atomic::AtomicUsize;
@@ -34,7 +34,7 @@ pub enum Event {
     /// A message (or the end) from the controller.
     Ctrl(Result<Option<ToAgent>, FrameError>),
     /// A data connection arrived, or arrival failed.
-    Flow(Result<(u32, Socket), String>),
+    Flow(Result<Arrival, String>),
     /// The running endpoint took a snapshot.
     Snap(Box<Snapshot>),
     /// The running endpoint finished.
@@ -297,8 +297,8 @@ impl<S: ControlStream> Session<S> {
                     test.abort();
                     return Err(e.to_string());
                 }
-                Event::Flow(Ok((id, sock))) => {
-                    if let Some(infos) = test.arrived(id, sock)? {
+                Event::Flow(Ok(arrival)) => {
+                    if let Some(infos) = test.arrived(arrival)? {
                         self.send(&ToController::Connected(infos))?;
                     }
                 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod control;
+#[allow(unused_imports)]
 pub use control::*;
 
 use std::io::{BufRead, BufReader};
