@@ -6,10 +6,11 @@
 mod common;
 use common::*;
 use fathom::agent::AgentConfig;
-use fathom_proto::plan::{Direction, FlowPlan, TestPlan};
+use fathom_proto::plan::{Direction, FlowPlan, KindId, Limit, RrOptions, TestPlan};
+use fathom_proto::sample::Mark;
 use fathom_proto::tls::TlsOptions;
 use fathom_proto::{Connection, DataHello, FrameError, ToAgent, ToController, MAX_FRAME};
-use std::io::{Cursor, Write};
+use std::io::{Cursor, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -179,5 +180,93 @@ fn a_controller_that_never_reads_is_cut_off_as_silent() {
         out.status.success(),
         "the slot was not freed: {}",
         stderr(&out)
+    );
+}
+
+fn crr(seconds: u64) -> TestPlan {
+    TestPlan {
+        kind: KindId::Crr,
+        limit: Limit::Time {
+            duration_ns: seconds * 1_000_000_000,
+        },
+        rr: Some(RrOptions {
+            request: 1,
+            response: 1,
+            burst: 1,
+            rate: None,
+            udp_timeout_ns: 0,
+            test_drop_every: None,
+        }),
+        ..stream(1)
+    }
+}
+
+/// Item 6: on crr's data port a stranger's requests are neither answered nor counted, and idle
+/// strangers cannot hold more than the test's flows plus a small spare of descriptors.
+#[test]
+fn crr_strangers_are_neither_answered_nor_counted_nor_held() {
+    crr_strangers(crr(3));
+}
+
+/// Item 6 with `--tls`: a stranger gets no TLS session (not even an alert), so it costs no
+/// session memory.
+#[test]
+fn crr_tls_strangers_get_no_session() {
+    let mut plan = crr(3);
+    plan.tls = Some(TlsOptions::default());
+    crr_strangers(plan);
+}
+
+fn crr_strangers(plan: TestPlan) {
+    let agent = Agent::start(&[]);
+    let idle_fds = agent.fds();
+    let (reply, mut c) = setup(agent.addr, &plan);
+    let ToController::Ready { port, .. } = reply else {
+        panic!("not admitted: {reply:?}");
+    };
+    let data = SocketAddr::new(agent.addr.ip(), port);
+    assert!(matches!(
+        c.expect(MAX_FRAME).unwrap(),
+        ToController::Connected(_)
+    ));
+    c.send(&ToAgent::Start {
+        t0: fathom_engine::clock::now_ns() + 100_000_000,
+    })
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut asker = TcpStream::connect(data).unwrap();
+    asker.write_all(&[1; 64]).unwrap();
+    asker
+        .set_read_timeout(Some(Duration::from_secs(1)))
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = asker.read_to_end(&mut answer);
+    c.send(&ToAgent::Heartbeat).unwrap();
+    assert!(
+        answer.is_empty(),
+        "a stranger got {} bytes of answers",
+        answer.len()
+    );
+    let idle: Vec<TcpStream> = (0..400)
+        .map(|_| TcpStream::connect(data).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    c.send(&ToAgent::Heartbeat).unwrap();
+    let held = agent.fds() - idle_fds;
+    assert!(
+        held < 200,
+        "{} idle strangers hold {held} of the agent's descriptors",
+        idle.len()
+    );
+    let counted = loop {
+        match c.expect(MAX_FRAME).unwrap() {
+            ToController::Snapshot(s) if s.mark == Mark::Final => break s.flows[0].transactions,
+            ToController::Error { message } => panic!("{message}"),
+            _ => c.send(&ToAgent::Heartbeat).unwrap(),
+        }
+    };
+    assert_eq!(
+        counted, 0,
+        "strangers' transactions were counted as the test's"
     );
 }

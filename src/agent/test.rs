@@ -98,7 +98,7 @@ impl Test {
                 let listener = data::listen(ip, &plan).map_err(no_listener)?;
                 let port = data::port_of(&listener);
                 let ids = plan.flows.iter().map(|f| f.id).collect();
-                let infos = self.prepare(Side::Server, ids, Sockets::Listen(listener))?;
+                let infos = self.prepare(Side::Server, ids, Sockets::Listen(listener, cookie))?;
                 Ok(vec![
                     ready(port, Vec::new()),
                     ToController::Connected(infos),

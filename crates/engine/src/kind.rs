@@ -96,10 +96,12 @@ pub enum Sockets {
     Tls(Vec<(FlowPlan, Socket, rustls::Connection, u64)>),
     /// One connected UDP socket per flow.
     Udp(Vec<(FlowPlan, Socket)>),
-    /// No sockets yet: each flow connects to this address anew for every transaction.
-    Connect(SocketAddr),
-    /// A listener accepting the connections the other side opens during the test.
-    Listen(Socket),
+    /// No sockets yet: each flow connects to this address anew for every transaction, and
+    /// opens each connection with its hello: the test's cookie (this one) and its flow id.
+    Connect(SocketAddr, [u8; 16]),
+    /// A listener accepting the connections the other side opens during the test; each must
+    /// open with its hello carrying this cookie, or it is dropped unanswered and uncounted.
+    Listen(Socket, [u8; 16]),
 }
 
 /// Per-worker resources lent to a flow while it runs.
