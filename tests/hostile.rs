@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 use fathom::agent::{AgentConfig, MAX_HANDSHAKES};
-use fathom_proto::plan::{Direction, FlowPlan, KindId, Limit, RrOptions, TestPlan};
+use fathom_proto::plan::{KindId, Limit, RrOptions, TestPlan};
 use fathom_proto::{Preamble, PreambleKind, ToAgent, ToController, MAX_FRAME};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -33,18 +33,6 @@ fn rr(request: u32, response: u32, burst: u32) -> TestPlan {
             test_drop_every: None,
         }),
         ..stream(1)
-    }
-}
-
-fn stream(flows: u32) -> TestPlan {
-    TestPlan {
-        flows: (0..flows)
-            .map(|id| FlowPlan {
-                id,
-                dir: Direction::Reverse,
-            })
-            .collect(),
-        ..TestPlan::default()
     }
 }
 

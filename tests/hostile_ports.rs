@@ -6,25 +6,13 @@
 mod common;
 use common::*;
 use fathom::agent::AgentConfig;
-use fathom_proto::plan::{Direction, FlowPlan, KindId, Limit, RrOptions, TestPlan};
+use fathom_proto::plan::{KindId, Limit, RrOptions, TestPlan};
 use fathom_proto::sample::Mark;
 use fathom_proto::tls::TlsOptions;
 use fathom_proto::{Connection, DataHello, FrameError, ToAgent, ToController, MAX_FRAME};
 use std::io::{Cursor, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
-
-fn stream(flows: u32) -> TestPlan {
-    TestPlan {
-        flows: (0..flows)
-            .map(|id| FlowPlan {
-                id,
-                dir: Direction::Reverse,
-            })
-            .collect(),
-        ..TestPlan::default()
-    }
-}
 
 /// Sets `plan` up on an agent in this process: the control connection, the data address and
 /// the cookie.

@@ -2,7 +2,7 @@
 //! connection past the handshake, and a test set up on it.
 
 use fathom::agent::{Agent as InProcess, AgentConfig};
-use fathom_proto::plan::TestPlan;
+use fathom_proto::plan::{Direction, FlowPlan, TestPlan};
 use fathom_proto::{Connection, Preamble, PreambleKind, ToAgent, ToController, MAX_FRAME};
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
@@ -41,4 +41,17 @@ pub fn setup(addr: SocketAddr, plan: &TestPlan) -> (ToController, Connection<Tcp
     let mut c = welcomed(addr);
     c.send(&ToAgent::Setup(Box::new(plan.clone()))).unwrap();
     (c.expect(MAX_FRAME).unwrap(), c)
+}
+
+/// A stream plan of `flows` flows, each sent by the agent (reverse).
+pub fn stream(flows: u32) -> TestPlan {
+    TestPlan {
+        flows: (0..flows)
+            .map(|id| FlowPlan {
+                id,
+                dir: Direction::Reverse,
+            })
+            .collect(),
+        ..TestPlan::default()
+    }
 }
