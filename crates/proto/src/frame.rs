@@ -5,9 +5,8 @@ use std::io::{self, Read, Write};
 
 /// The four bytes every fathom connection starts with.
 pub const MAGIC: [u8; 4] = *b"FTHM";
-/// Bumped whenever any message, plan or sample changes shape, or what a data connection sends
-/// (7: crr's connections open with the test's hello).
-pub const PROTOCOL_VERSION: u16 = 7;
+/// Bumped whenever any message, plan or sample changes shape.
+pub const PROTOCOL_VERSION: u16 = 6;
 /// No control message may be larger than this (bytes after the length prefix).
 pub const MAX_FRAME: usize = 16 << 20;
 /// Before authentication the agent reads only small handshake messages: at most this large, so
