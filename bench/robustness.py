@@ -9,8 +9,12 @@ Phases (loopback only, every step bounded in time):
      a real test must still run; how many the agent still holds after each interval.
   3. malformed: N connections, round-robin over random bytes, truncated preamble, oversized
      length prefix, valid preamble then garbage frames, valid auth then invalid plans.
-  4. an exact `fathom stream 127.0.0.1:PORT -n 100M --key-file K` must move 100 MiB.
-  5. the agent's RSS, threads and fds (from /proc/PID) must return to idle.
+  4. a controller that sends TimeProbes (about 2 MB/s) and never reads a reply: seconds until the
+     agent cuts it off, and the agent's peak RSS meanwhile (issue 21, item 10).
+  5. strangers on a running crr test's data port: bytes of answers a stranger got for 64 bytes of
+     requests, and descriptors 400 idle strangers made the agent hold (issue 21, item 6).
+  6. an exact `fathom stream 127.0.0.1:PORT -n 100M --key-file K` must move 100 MiB.
+  7. the agent's RSS, threads and fds (from /proc/PID) must return to idle.
 
 Python 3 standard library only. The wire format is crates/proto/src/{frame,msg,plan,auth}.rs:
 an 8-byte preamble, then frames of a 4-byte big-endian length and a postcard body.
@@ -89,6 +93,7 @@ def plan(kind="stream", flows=1, limit=("bytes", 1 << 20), omit_ns=0, interval_n
     body += option(rr, lambda r: varint(r[0]) + varint(r[1]) + varint(r[2]) + b"\x00"
                    + varint(10**8) + b"\x00")
     body += b"\x00"  # udp options: none
+    body += b"\x00"  # file options: none
     body += b"\x00"  # tls options: none (clear)
     side = option(affinity, lambda a: seq(a, varint)) + b"\x00" + option(threads, varint)
     return body + side + side
@@ -142,6 +147,18 @@ def handshake(s):
     s.sendall(auth(hmac.new(KEY, DOMAIN + nonce, hashlib.sha256).digest()))
     welcome = read_frame(s)
     assert welcome[0] == 1, f"expected Welcome, got {welcome[:80]!r}"
+
+
+def uvarint(buf, i):
+    """A postcard varint at buf[i:]: (value, index after it)."""
+    value = shift = 0
+    while True:
+        b = buf[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return value, i
 
 
 def drain(s):
@@ -327,6 +344,64 @@ def slow_senders(agent, fathom, key_file, n, seconds):
     return held, during or agent.figures(), test
 
 
+def never_reads(agent, seconds=30):
+    """A controller that sends TimeProbes at about 2 MB/s and reads nothing: seconds until the
+    agent cuts it off (None: not within `seconds`), and the agent's peak RSS meanwhile."""
+    s = connect(agent.port)
+    handshake(s)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 10)
+    s.settimeout(0.2)
+    batch = b"".join(frame(varint(1) + varint(t)) for t in range(20_000))
+    start, peak = time.monotonic(), agent.figures()["rss_kb"]
+    cut = None
+    while time.monotonic() - start < seconds:
+        try:
+            s.sendall(batch)
+        except socket.timeout:
+            pass
+        except OSError:
+            cut = round(time.monotonic() - start, 1)
+            break
+        peak = max(peak, agent.figures()["rss_kb"])
+        time.sleep(0.1)
+    s.close()
+    return {"cut_off_after_s": cut, "peak_rss_kb": peak}
+
+
+def crr_strangers(agent, idle=400):
+    """A 3 s crr test set up and started by hand; a stranger sends 64 bytes of requests to its
+    data port, then `idle` strangers connect and say nothing."""
+    s = connect(agent.port)
+    handshake(s)
+    s.sendall(setup(plan(kind="crr", limit=("time", 3 * 10**9), rr=(1, 1, 1))))
+    ready = read_frame(s)
+    assert ready[0] == 3, f"expected Ready, got {ready[:80]!r}"
+    port, _ = uvarint(ready, 1)
+    connected = read_frame(s)
+    assert connected[0] == 4, f"expected Connected, got {connected[:80]!r}"
+    s.sendall(frame(varint(4) + varint(time.monotonic_ns() + 10**8)))
+    time.sleep(0.3)
+    asker = socket.create_connection(("127.0.0.1", port), timeout=1)
+    asker.sendall(b"\x01" * 64)
+    answered = 0
+    try:
+        while chunk := asker.recv(4096):
+            answered += len(chunk)
+    except OSError:
+        pass
+    asker.close()
+    s.sendall(frame(varint(5)))
+    before = agent.figures()["fds"]
+    strangers = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(idle)]
+    time.sleep(0.5)
+    s.sendall(frame(varint(5)))
+    held = agent.figures()["fds"] - before
+    for c in strangers:
+        c.close()
+    s.close()
+    return {"answered_bytes": answered, "fds_held_by_idle": held, "idle": idle}
+
+
 def malformed(port, total, workers, seed):
     counts = {name: 0 for name, _ in KINDS_OF_CONNECTION}
     failures = {}
@@ -396,6 +471,9 @@ def main():
             report["connections_per_s"] = round(args.connections / took)
             report["agent_alive_after_malformed"] = agent.alive()
             report["after_malformed"] = settle(agent, report["idle"], 15)
+            report["never_reads"] = never_reads(agent)
+            report["crr_strangers"] = crr_strangers(agent)
+            report["after_attacks"] = settle(agent, report["idle"], 15)
             out = subprocess.run(
                 [args.fathom, "stream", f"127.0.0.1:{agent.port}", "-n", "100M", "--key-file", key_file, "--json"],
                 capture_output=True, text=True, timeout=300, env=STORE_ENV)
@@ -408,6 +486,8 @@ def main():
         idle, final = report["idle"], report.get("final", {})
         report["verdict"] = {
             "agent_alive": alive,
+            "never_reads_cut_off": report.get("never_reads", {}).get("cut_off_after_s") is not None,
+            "crr_strangers_unanswered": report.get("crr_strangers", {}).get("answered_bytes") == 0,
             "exact_100M": report.get("exact_100M", {}).get("ok", False),
             "threads_back": final.get("threads") == idle["threads"],
             "fds_back": final.get("fds") == idle["fds"],

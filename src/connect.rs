@@ -59,7 +59,7 @@ pub fn connect(
             })
             .collect::<Result<_, _>>()
             .map(Sockets::Tcp),
-        Wiring::TcpPerTransaction => Ok(Sockets::Connect(tcp)),
+        Wiring::TcpPerTransaction => Ok(Sockets::Connect(tcp, server.cookie)),
         Wiring::UdpPerFlow => own()
             .zip(&server.udp_ports)
             .map(|(f, &port)| {

@@ -4,47 +4,12 @@
 
 mod common;
 use common::*;
-use fathom::agent::{Agent as InProcess, AgentConfig, MAX_HANDSHAKES};
-use fathom_proto::plan::{Direction, FlowPlan, KindId, Limit, RrOptions, TestPlan};
-use fathom_proto::{Connection, Preamble, PreambleKind, ToAgent, ToController, MAX_FRAME};
+use fathom::agent::{AgentConfig, MAX_HANDSHAKES};
+use fathom_proto::plan::{KindId, Limit, RrOptions, TestPlan};
+use fathom_proto::{Preamble, PreambleKind, ToAgent, ToController, MAX_FRAME};
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
-
-/// An agent running in this process on an ephemeral loopback port.
-fn in_process(cfg: AgentConfig) -> SocketAddr {
-    let agent = InProcess::bind("127.0.0.1:0".parse().unwrap(), cfg).unwrap();
-    let addr = agent.local_addr().unwrap();
-    agent.spawn().unwrap();
-    addr
-}
-
-/// A control connection past the handshake (no key).
-fn welcomed(addr: SocketAddr) -> Connection<TcpStream> {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s.write_all(&Preamble::ours(PreambleKind::Control).encode())
-        .unwrap();
-    Preamble::read_from(&mut s).unwrap();
-    let mut c = Connection::new(s);
-    assert!(matches!(
-        c.expect(MAX_FRAME).unwrap(),
-        ToController::Challenge { .. }
-    ));
-    c.send(&ToAgent::Auth { mac: None }).unwrap();
-    assert!(matches!(
-        c.expect(MAX_FRAME).unwrap(),
-        ToController::Welcome(_)
-    ));
-    c
-}
-
-/// The agent's first answer to `Setup(plan)`, and the connection (still open).
-fn setup(addr: SocketAddr, plan: &TestPlan) -> (ToController, Connection<TcpStream>) {
-    let mut c = welcomed(addr);
-    c.send(&ToAgent::Setup(Box::new(plan.clone()))).unwrap();
-    (c.expect(MAX_FRAME).unwrap(), c)
-}
 
 fn refusal(reply: ToController) -> String {
     match reply {
@@ -68,18 +33,6 @@ fn rr(request: u32, response: u32, burst: u32) -> TestPlan {
             test_drop_every: None,
         }),
         ..stream(1)
-    }
-}
-
-fn stream(flows: u32) -> TestPlan {
-    TestPlan {
-        flows: (0..flows)
-            .map(|id| FlowPlan {
-                id,
-                dir: Direction::Reverse,
-            })
-            .collect(),
-        ..TestPlan::default()
     }
 }
 

@@ -1,7 +1,9 @@
 //! The agent's side of data connections: a TCP listener per test, with the test's socket options
-//! set before listen() so accepted sockets inherit them (window scaling is fixed at the SYN), and
-//! for UDP kinds one socket per flow, paired with the controller's by a hello datagram.
+//! set before listen() so accepted sockets inherit them (window scaling is fixed at the SYN; the
+//! connections' arrival is [`super::arrival`]), and for UDP kinds one socket per flow, paired
+//! with the controller's by a hello datagram; what strangers sent before the pairing is dropped.
 
+use super::arrival::{late, Arrival, ARRIVAL_TIMEOUT};
 use super::session::Event;
 use fathom_engine::sockopt;
 use fathom_proto::plan::TestPlan;
@@ -13,10 +15,7 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-/// How long all data connections of a test may take to arrive.
-const ARRIVAL_TIMEOUT: Duration = Duration::from_secs(30);
+use std::time::Instant;
 
 /// Opens a TCP listener for a test's data connections on `ip`, any free port.
 pub fn listen(ip: IpAddr, plan: &TestPlan) -> io::Result<Socket> {
@@ -57,51 +56,6 @@ pub fn port_of(sock: &Socket) -> u16 {
         .map_or(0, |a| a.port())
 }
 
-/// Accepts connections until every flow of the test has arrived with the right cookie, handing
-/// each to the session as `Event::Flow`. Strangers are dropped. Stops when `stop` is set.
-pub fn accept_flows(
-    listener: Socket,
-    cookie: [u8; 16],
-    flows: usize,
-    stop: Arc<AtomicBool>,
-    tx: Sender<Event>,
-) {
-    let deadline = Instant::now() + ARRIVAL_TIMEOUT;
-    let mut seen = vec![false; flows];
-    let mut got = 0;
-    while got < flows && !stop.load(Ordering::Relaxed) {
-        if Instant::now() > deadline {
-            let _ = tx.send(Event::Flow(Err(late(got, flows))));
-            return;
-        }
-        if !readable(&listener, 100) {
-            continue;
-        }
-        let sock = match listener.accept() {
-            Ok((sock, _)) => sock,
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {
-                let what = format!("this agent, at data connection {} of {flows},", got + 1);
-                let e = crate::fdlimit::explain(e, &what);
-                let _ = tx.send(Event::Flow(Err(e.to_string())));
-                return;
-            }
-            Err(_) => continue,
-        };
-        let _ = sock.set_read_timeout(Some(Duration::from_secs(5)));
-        match DataHello::read_from(&mut &sock) {
-            Ok(h) if h.cookie == cookie && (h.flow as usize) < flows && !seen[h.flow as usize] => {
-                let _ = sock.set_read_timeout(None);
-                seen[h.flow as usize] = true;
-                got += 1;
-                if tx.send(Event::Flow(Ok((h.flow, sock)))).is_err() {
-                    return;
-                }
-            }
-            _ => drop(sock),
-        }
-    }
-}
-
 /// Waits for each UDP socket's hello (cookie and its own flow id), connects the socket to the
 /// sender and acknowledges with the same bytes; the controller retries until it hears back.
 pub fn pair_udp(socks: Vec<Socket>, cookie: [u8; 16], stop: Arc<AtomicBool>, tx: Sender<Event>) {
@@ -133,14 +87,14 @@ pub fn pair_udp(socks: Vec<Socket>, cookie: [u8; 16], stop: Arc<AtomicBool>, tx:
                     if sock.connect(&from).is_err() || sock.send(&bytes).is_err() {
                         continue;
                     }
+                    drain(sock);
                     got += 1;
-                    if tx
-                        .send(Event::Flow(Ok((
-                            h.flow,
-                            slot.take().expect("checked above"),
-                        ))))
-                        .is_err()
-                    {
+                    let arrival = Arrival {
+                        flow: h.flow,
+                        sock: slot.take().expect("checked above"),
+                        tls: None,
+                    };
+                    if tx.send(Event::Flow(Ok(arrival))).is_err() {
                         return;
                     }
                 }
@@ -150,11 +104,15 @@ pub fn pair_udp(socks: Vec<Socket>, cookie: [u8; 16], stop: Arc<AtomicBool>, tx:
     }
 }
 
-fn late(got: usize, flows: usize) -> String {
-    format!(
-        "only {got} of {flows} data connections arrived within {} s",
-        ARRIVAL_TIMEOUT.as_secs()
-    )
+/// Drops every datagram queued on a socket just connected to its peer: connect() filters what
+/// arrives from now on, not what strangers sent before (the peer sends nothing but its hello
+/// until the start, and that needs no second answer).
+fn drain(sock: &Socket) {
+    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); DataHello::LEN];
+    if sock.set_nonblocking(true).is_ok() {
+        while sock.recv(&mut buf).is_ok() {}
+        let _ = sock.set_nonblocking(false);
+    }
 }
 
 fn readable(sock: &Socket, timeout_ms: i32) -> bool {
@@ -165,4 +123,47 @@ fn readable(sock: &Socket, timeout_ms: i32) -> bool {
     };
     // SAFETY: one valid pollfd.
     unsafe { libc::poll(&mut p, 1, timeout_ms) > 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fathom_proto::plan::{Direction, FlowPlan};
+    use std::net::{Ipv4Addr, UdpSocket};
+
+    /// A stranger's datagrams queued behind the real hello are dropped at the pairing, never
+    /// left for the flow to count (issue 21, item 6).
+    #[test]
+    fn a_strangers_datagrams_queued_at_the_pairing_are_not_the_flows() {
+        let plan = TestPlan {
+            flows: vec![FlowPlan {
+                id: 0,
+                dir: Direction::Forward,
+            }],
+            ..TestPlan::default()
+        };
+        let socks = udp_sockets(IpAddr::V4(Ipv4Addr::LOCALHOST), &plan).unwrap();
+        let to = SocketAddr::from((Ipv4Addr::LOCALHOST, port_of(&socks[0])));
+        let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let cookie = [9; 16];
+        stranger.send_to(b"before the hello", to).unwrap();
+        client
+            .send_to(&DataHello { cookie, flow: 0 }.encode(), to)
+            .unwrap();
+        for _ in 0..5 {
+            stranger.send_to(b"after the hello", to).unwrap();
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        pair_udp(socks, cookie, Arc::default(), tx);
+        let Ok(Event::Flow(Ok(paired))) = rx.try_recv() else {
+            panic!("the flow was not paired");
+        };
+        paired.sock.set_nonblocking(true).unwrap();
+        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 64];
+        assert!(
+            paired.sock.recv(&mut buf).is_err(),
+            "a stranger's datagram waits to be counted as the flow's"
+        );
+    }
 }

@@ -131,6 +131,10 @@ impl ControlStream for MemoryStream {
         Ok(())
     }
 
+    fn set_write_timeout(&self, _: Option<Duration>) -> io::Result<()> {
+        Ok(())
+    }
+
     fn shutdown(&self, _: Shutdown) -> io::Result<()> {
         self.lock().shut = true;
         Ok(())

@@ -7,6 +7,7 @@
 //! connection takes one of the `--max-tests` slots. When descriptors run out, accept() backs
 //! off and a reserve descriptor lets it shed the waiting connection instead of spinning.
 
+mod arrival;
 mod data;
 #[doc(hidden)]
 pub mod fuzz;

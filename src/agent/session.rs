@@ -2,6 +2,7 @@
 //! the controller's messages. The session owns everything the test allocates and frees it when
 //! the test ends, the controller closes, or the controller falls silent.
 
+use super::arrival::Arrival;
 use super::handshake::{left_early, Deadline, Pass};
 use super::stream::ControlStream;
 use super::test::Test;
@@ -12,7 +13,6 @@ use fathom_proto::{
     auth, Connection, FrameError, Preamble, PreambleKind, ToAgent, ToController, MAX_FRAME,
     PRE_AUTH_FRAME,
 };
-use socket2::Socket;
 use std::io::Write;
 use std::net::{Shutdown, SocketAddr};
 use std::sync::atomic::AtomicUsize;
@@ -20,8 +20,12 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A controller that sends nothing for this long is gone (it heartbeats every second).
+/// A controller that sends nothing for this long is gone (it heartbeats every second); so is
+/// one that reads nothing of this end's replies for this long.
 const SILENCE: Duration = Duration::from_secs(3);
+/// Most controller messages read ahead of the session; then the reader waits (and the
+/// controller's writes with it), so a controller cannot queue without bound.
+const CTRL_QUEUE: usize = 64;
 /// The whole handshake (preamble, challenge, authentication) must complete within this.
 pub const HANDSHAKE: Duration = Duration::from_secs(10);
 
@@ -30,7 +34,7 @@ pub enum Event {
     /// A message (or the end) from the controller.
     Ctrl(Result<Option<ToAgent>, FrameError>),
     /// A data connection arrived, or arrival failed.
-    Flow(Result<(u32, Socket), String>),
+    Flow(Result<Arrival, String>),
     /// The running endpoint took a snapshot.
     Snap(Box<Snapshot>),
     /// The running endpoint finished.
@@ -67,6 +71,25 @@ struct Session<S> {
     conn: Connection<S>,
     /// This session's place among the agent's `--max-tests`.
     _slot: Slot,
+    /// The controller stopped reading: a write timed out.
+    deaf: bool,
+}
+
+/// The session's events, with the controller's messages bounded: each one read takes a permit
+/// that is given back when the session takes the message.
+struct Inbox {
+    events: mpsc::Receiver<Event>,
+    permits: mpsc::Receiver<()>,
+}
+
+impl Inbox {
+    fn next(&self, wait: Duration) -> Result<Event, mpsc::RecvTimeoutError> {
+        let ev = self.events.recv_timeout(wait)?;
+        if matches!(ev, Event::Ctrl(_)) {
+            let _ = self.permits.try_recv();
+        }
+        Ok(ev)
+    }
 }
 
 impl<S: ControlStream> Session<S> {
@@ -78,6 +101,9 @@ impl<S: ControlStream> Session<S> {
         tests: &Arc<AtomicUsize>,
     ) -> Result<Option<Session<S>>, String> {
         let _ = stream.set_nodelay(true);
+        stream
+            .set_write_timeout(Some(SILENCE))
+            .map_err(|e| e.to_string())?;
         let handshake_stream = stream.try_clone().map_err(|e| e.to_string())?;
         let mut ctl = Deadline::new(handshake_stream, Instant::now() + HANDSHAKE);
         let theirs = match Preamble::read_from(&mut ctl) {
@@ -142,11 +168,13 @@ impl<S: ControlStream> Session<S> {
             stream,
             conn,
             _slot: slot,
+            deaf: false,
         }))
     }
 
     fn serve(mut self, cfg: &AgentConfig) -> Result<String, String> {
-        let (tx, rx) = mpsc::channel();
+        let (tx, events) = mpsc::channel();
+        let (permit, permits) = mpsc::sync_channel(CTRL_QUEUE);
         self.stream
             .set_read_timeout(Some(SILENCE))
             .map_err(|e| e.to_string())?;
@@ -154,7 +182,8 @@ impl<S: ControlStream> Session<S> {
         let reader_tx = tx.clone();
         let reader = std::thread::spawn(move || {
             let mut rc = Connection::new(reader_stream);
-            loop {
+            // Fails once the session is over, which also wakes a reader waiting here.
+            while permit.send(()).is_ok() {
                 let m = rc.recv::<ToAgent>(MAX_FRAME);
                 let end = !matches!(m, Ok(Some(_)));
                 if reader_tx.send(Event::Ctrl(m)).is_err() || end {
@@ -162,37 +191,49 @@ impl<S: ControlStream> Session<S> {
                 }
             }
         });
+        let inbox = Inbox { events, permits };
         let mut test = Test::default();
-        let outcome = self.drive(cfg, &tx, &rx, &mut test);
+        let outcome = self.drive(cfg, &tx, &inbox, &mut test);
         test.teardown();
-        if let Err(message) = &outcome {
-            let _ = self.conn.send(&ToController::Error {
-                message: message.clone(),
-            });
+        match &outcome {
+            Err(message) if !self.deaf => {
+                let _ = self.conn.send(&ToController::Error {
+                    message: message.clone(),
+                });
+            }
+            _ => {}
         }
         let _ = self.stream.shutdown(Shutdown::Both);
+        drop(inbox);
         let _ = reader.join();
         outcome
     }
 
     fn send(&mut self, m: &ToController) -> Result<(), String> {
-        self.conn
-            .send(m)
-            .map_err(|e| format!("controller unreachable: {e}"))
+        match self.conn.send(m) {
+            Err(FrameError::Io(e)) if is_timeout(&e) => {
+                self.deaf = true;
+                Err(format!(
+                    "the controller read nothing for {} s (silent); test stopped",
+                    SILENCE.as_secs()
+                ))
+            }
+            r => r.map_err(|e| format!("controller unreachable: {e}")),
+        }
     }
 
     fn drive(
         &mut self,
         cfg: &AgentConfig,
         tx: &mpsc::Sender<Event>,
-        rx: &mpsc::Receiver<Event>,
+        inbox: &Inbox,
         test: &mut Test,
     ) -> Result<String, String> {
         loop {
             let wait = test.deadline.map_or(Duration::from_secs(3600), |d| {
                 d.saturating_duration_since(Instant::now())
             });
-            let ev = match rx.recv_timeout(wait) {
+            let ev = match inbox.next(wait) {
                 Ok(ev) => ev,
                 Err(_) => {
                     test.abort();
@@ -256,8 +297,8 @@ impl<S: ControlStream> Session<S> {
                     test.abort();
                     return Err(e.to_string());
                 }
-                Event::Flow(Ok((id, sock))) => {
-                    if let Some(infos) = test.arrived(id, sock)? {
+                Event::Flow(Ok(arrival)) => {
+                    if let Some(infos) = test.arrived(arrival)? {
                         self.send(&ToController::Connected(infos))?;
                     }
                 }

@@ -15,6 +15,8 @@ pub trait ControlStream: Read + Write + Send + Sized + 'static {
     fn set_nodelay(&self, nodelay: bool) -> io::Result<()>;
     /// Bounds each read; `None` waits forever.
     fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()>;
+    /// Bounds each write; `None` waits forever.
+    fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()>;
     /// Ends the connection for every handle.
     fn shutdown(&self, how: Shutdown) -> io::Result<()>;
     /// The agent's address on this connection.
@@ -32,6 +34,10 @@ impl ControlStream for TcpStream {
 
     fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
         TcpStream::set_read_timeout(self, timeout)
+    }
+
+    fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        TcpStream::set_write_timeout(self, timeout)
     }
 
     fn shutdown(&self, how: Shutdown) -> io::Result<()> {

@@ -2,11 +2,12 @@
 //! listener), the flows' arrival, preparation, the common start, and teardown, which frees
 //! everything the test allocated.
 
+use super::arrival::{self, Arrival, Expected};
 use super::session::Event;
 use super::{data, AgentConfig, Reservation};
 use crate::connect::{self, ServerData};
 use fathom_engine::kind::{kind, Wiring};
-use fathom_engine::tls::TlsEnd;
+use fathom_engine::tls::{Session, TlsEnd};
 use fathom_engine::{clock, Aborter, Prepared, Side, Sockets};
 use fathom_proto::plan::TestPlan;
 use fathom_proto::sample::FlowInfo;
@@ -26,7 +27,7 @@ const MAX_START_LEAD: Duration = Duration::from_secs(60);
 pub(super) struct Test {
     plan: Option<Arc<TestPlan>>,
     stop_accepting: Arc<AtomicBool>,
-    sockets: Vec<Option<Socket>>,
+    sockets: Vec<Option<(Socket, Option<(Session, u64)>)>>,
     arrived: usize,
     prepared: Option<Prepared>,
     running: Option<(Aborter, std::thread::JoinHandle<()>)>,
@@ -79,7 +80,12 @@ impl Test {
             Wiring::TcpPerFlow => {
                 let listener = data::listen(ip, &plan).map_err(no_listener)?;
                 let port = data::port_of(&listener);
-                std::thread::spawn(move || data::accept_flows(listener, cookie, n, stop, tx));
+                let want = Expected {
+                    cookie,
+                    flows: n,
+                    tls: self.tls.clone(),
+                };
+                std::thread::spawn(move || arrival::accept_flows(listener, want, stop, tx));
                 Ok(vec![ready(port, Vec::new())])
             }
             Wiring::UdpPerFlow => {
@@ -92,7 +98,7 @@ impl Test {
                 let listener = data::listen(ip, &plan).map_err(no_listener)?;
                 let port = data::port_of(&listener);
                 let ids = plan.flows.iter().map(|f| f.id).collect();
-                let infos = self.prepare(Side::Server, ids, Sockets::Listen(listener))?;
+                let infos = self.prepare(Side::Server, ids, Sockets::Listen(listener, cookie))?;
                 Ok(vec![
                     ready(port, Vec::new()),
                     ToController::Connected(infos),
@@ -101,27 +107,38 @@ impl Test {
         }
     }
 
-    pub(super) fn arrived(
-        &mut self,
-        id: u32,
-        sock: Socket,
-    ) -> Result<Option<Vec<FlowInfo>>, String> {
+    /// Takes a data connection that arrived; once all have, prepares the flows and returns
+    /// what answers the controller.
+    pub(super) fn arrived(&mut self, a: Arrival) -> Result<Option<Vec<FlowInfo>>, String> {
         let plan = self.plan.clone().ok_or("data before Setup")?;
-        self.sockets[id as usize] = Some(sock);
+        let slot = self
+            .sockets
+            .get_mut(a.flow as usize)
+            .ok_or("a data connection of no flow")?;
+        *slot = Some((a.sock, a.tls));
         self.arrived += 1;
         if self.arrived < self.sockets.len() {
             return Ok(None);
         }
-        let socks = plan
-            .flows
-            .iter()
-            .zip(self.sockets.drain(..))
-            .map(|(f, s)| (*f, s.expect("every flow arrived")))
-            .collect();
-        let sockets = kind(plan.kind)
-            .map_err(|e| e.to_string())?
-            .wiring()
-            .per_flow(socks);
+        let arrived = plan.flows.iter().zip(self.sockets.drain(..));
+        let sockets = match self.tls {
+            Some(_) => Sockets::Tls(
+                arrived
+                    .filter_map(|(f, s)| match s {
+                        Some((sock, Some((session, ns)))) => Some((*f, sock, session, ns)),
+                        _ => None,
+                    })
+                    .collect(),
+            ),
+            None => kind(plan.kind)
+                .map_err(|e| e.to_string())?
+                .wiring()
+                .per_flow(
+                    arrived
+                        .filter_map(|(f, s)| s.map(|(sock, _)| (*f, sock)))
+                        .collect(),
+                ),
+        };
         self.prepare(
             Side::Server,
             plan.flows.iter().map(|f| f.id).collect(),

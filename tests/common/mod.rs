@@ -1,6 +1,10 @@
 //! Helpers for the integration tests: the real binary, real agents on ephemeral loopback ports.
 #![allow(dead_code)]
 
+pub mod control;
+#[allow(unused_imports)]
+pub use control::*;
+
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, ChildStderr, Command, Output, Stdio};
@@ -193,13 +197,24 @@ impl Agent {
 
     /// Threads of the agent process now.
     pub fn threads(&self) -> usize {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("Threads:"))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0)
+        self.status("Threads:").unwrap_or(0) as usize
+    }
+
+    /// The agent's resident memory now, in KiB.
+    pub fn rss_kb(&self) -> u64 {
+        self.status("VmRSS:").unwrap_or(0)
+    }
+
+    /// A number from the agent's /proc status, by its label.
+    fn status(&self, label: &str) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        let line = status.lines().find_map(|l| l.strip_prefix(label))?;
+        line.trim().trim_end_matches("kB").trim().parse().ok()
+    }
+
+    /// Descriptors the agent holds open now.
+    pub fn fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.id())).map_or(0, |d| d.count())
     }
 }
 

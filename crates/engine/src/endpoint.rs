@@ -42,7 +42,7 @@ pub struct Prepared {
 
 impl Prepared {
     /// Builds the flows `ids` of `side` from its data sockets; a TLS test (`tls`, this end's
-    /// configuration) shakes hands on each connected one first, and an agent's file flows stay
+    /// configuration) shakes hands on each connected one first unless it came with its session, and an agent's file flows stay
     /// below `files_root`. Snapshots and infos list the flows in the order of `ids`.
     pub fn new(
         plan: Arc<TestPlan>,
@@ -53,15 +53,20 @@ impl Prepared {
     ) -> io::Result<Self> {
         let k = kind(plan.kind)?;
         let path = crate::path::choose(&plan, &sockets)?;
+        let connected = |(f, sock): (&fathom_proto::plan::FlowPlan, &socket2::Socket)| {
+            sockopt::apply_connected(std::os::fd::AsRawFd::as_raw_fd(sock), &plan.socket)?;
+            Ok(sockopt::flow_info(f.id, sock))
+        };
         let infos = match &sockets {
             Sockets::Tcp(v) | Sockets::Udp(v) => v
                 .iter()
-                .map(|(f, sock)| {
-                    sockopt::apply_connected(std::os::fd::AsRawFd::as_raw_fd(sock), &plan.socket)?;
-                    Ok(sockopt::flow_info(f.id, sock))
-                })
+                .map(|(f, s)| connected((f, s)))
                 .collect::<io::Result<Vec<_>>>()?,
-            Sockets::Tls(_) | Sockets::Connect(_) | Sockets::Listen(_) => ids
+            Sockets::Tls(v) => v
+                .iter()
+                .map(|(f, s, _, _)| connected((f, s)))
+                .collect::<io::Result<Vec<_>>>()?,
+            Sockets::Connect(..) | Sockets::Listen(..) => ids
                 .iter()
                 .map(|&id| FlowInfo {
                     id,
@@ -69,9 +74,13 @@ impl Prepared {
                 })
                 .collect(),
         };
-        let (sockets, handshakes) = match (&tls, sockets) {
-            (Some(end), Sockets::Tcp(v)) => shake_hands(end, v)?,
-            (_, other) => (other, Vec::new()),
+        let sockets = match (&tls, sockets) {
+            (Some(end), Sockets::Tcp(v)) => crate::tls::shake_hands(end, v)?,
+            (_, other) => other,
+        };
+        let handshakes = match &sockets {
+            Sockets::Tls(v) => v.iter().map(|(.., ns)| *ns).collect(),
+            _ => Vec::new(),
         };
         let stats: Vec<Arc<FlowStats>> =
             ids.iter().map(|_| Arc::new(FlowStats::default())).collect();
@@ -433,27 +442,6 @@ impl Sampler {
             defaults: std::mem::take(&mut self.defaults),
         }
     }
-}
-
-/// Shakes hands on every connection, in flow order (the other end goes in the same order);
-/// returns the sessions and the time each took.
-fn shake_hands(
-    end: &TlsEnd,
-    socks: Vec<(fathom_proto::plan::FlowPlan, socket2::Socket)>,
-) -> io::Result<(Sockets, Vec<u64>)> {
-    let mut times = Vec::with_capacity(socks.len());
-    let mut out = Vec::with_capacity(socks.len());
-    for (f, sock) in socks {
-        let (conn, ns) = end.handshake(&sock).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("TLS handshake on data connection {}: {e}", f.id),
-            )
-        })?;
-        times.push(ns);
-        out.push((f, sock, conn));
-    }
-    Ok((Sockets::Tls(out), times))
 }
 
 enum Wait {

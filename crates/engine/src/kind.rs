@@ -91,14 +91,17 @@ impl Wiring {
 pub enum Sockets {
     /// One connected TCP socket per flow.
     Tcp(Vec<(FlowPlan, Socket)>),
-    /// One connected TCP socket per flow, with its TLS session (handshake done).
-    Tls(Vec<(FlowPlan, Socket, rustls::Connection)>),
+    /// One connected TCP socket per flow, with its TLS session (handshake done) and how long
+    /// the handshake took (ns).
+    Tls(Vec<(FlowPlan, Socket, rustls::Connection, u64)>),
     /// One connected UDP socket per flow.
     Udp(Vec<(FlowPlan, Socket)>),
-    /// No sockets yet: each flow connects to this address anew for every transaction.
-    Connect(SocketAddr),
-    /// A listener accepting the connections the other side opens during the test.
-    Listen(Socket),
+    /// No sockets yet: each flow connects to this address anew for every transaction, and
+    /// opens each connection with its hello: the test's cookie (this one) and its flow id.
+    Connect(SocketAddr, [u8; 16]),
+    /// A listener accepting the connections the other side opens during the test; each must
+    /// open with its hello carrying this cookie, or it is dropped unanswered and uncounted.
+    Listen(Socket, [u8; 16]),
 }
 
 /// Per-worker resources lent to a flow while it runs.
@@ -191,7 +194,7 @@ impl Setup<'_> {
     ) -> io::Result<Vec<Box<dyn Flow>>> {
         let socks: Vec<(FlowPlan, Socket, Option<rustls::Connection>)> = match sockets {
             Sockets::Tcp(v) => v.into_iter().map(|(f, s)| (f, s, None)).collect(),
-            Sockets::Tls(v) => v.into_iter().map(|(f, s, c)| (f, s, Some(c))).collect(),
+            Sockets::Tls(v) => v.into_iter().map(|(f, s, c, _)| (f, s, Some(c))).collect(),
             _ => return Err(wrong_sockets(self.plan.kind)),
         };
         socks

@@ -33,14 +33,16 @@ pub struct PathDefaults {
 /// Chooses (and applies to `sockets`) this end's defaults for its path.
 pub fn choose(plan: &TestPlan, sockets: &Sockets) -> io::Result<PathDefaults> {
     let mut d = PathDefaults::default();
-    let Sockets::Tcp(v) = sockets else {
-        return Ok(d);
+    let v: Vec<&Socket> = match sockets {
+        Sockets::Tcp(v) => v.iter().map(|(_, s)| s).collect(),
+        Sockets::Tls(v) => v.iter().map(|(_, s, ..)| s).collect(),
+        _ => return Ok(d),
     };
-    if plan.kind != KindId::Stream || v.is_empty() || !v.iter().all(|(_, s)| is_loopback(s)) {
+    if plan.kind != KindId::Stream || v.is_empty() || !v.iter().all(|s| is_loopback(s)) {
         return Ok(d);
     }
     if plan.socket.sndbuf.is_none() {
-        for (_, sock) in v {
+        for sock in v {
             sock.set_send_buffer_size(LOOPBACK_SNDBUF as usize)?;
         }
         d.sndbuf = Some(LOOPBACK_SNDBUF);

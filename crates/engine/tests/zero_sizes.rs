@@ -94,11 +94,16 @@ fn a_crr_server_of_0_byte_requests_does_not_divide_by_zero() {
     let client = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(100));
         let mut s = TcpStream::connect(addr).unwrap();
+        let hello = fathom_proto::DataHello {
+            cookie: [3; 16],
+            flow: 0,
+        };
+        s.write_all(&hello.encode()).unwrap();
         s.write_all(&[7]).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
         let _ = s.read(&mut [0u8; 1]);
     });
-    let info = run(p, Side::Server, Sockets::Listen(listener));
+    let info = run(p, Side::Server, Sockets::Listen(listener, [3; 16]));
     assert_eq!(info.error, None);
     client.join().unwrap();
 }

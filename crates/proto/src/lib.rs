@@ -20,6 +20,7 @@
 //!  ◀──────── Ready{port, udp_ports, cookie, cert}      cert: TLS tests, the DER to pin
 //!  ══ data connections: Preamble(Data) + cookie + flow id, one per flow ══▶
 //!     (TLS tests: then a TLS handshake on each, before Connected)
+//!     (crr: the same opening on every transaction's connection, before its request or TLS)
 //!     (UDP kinds: a hello datagram with the same bytes per flow, echoed)
 //!  ◀──────────────────────── Connected{flows}
 //!

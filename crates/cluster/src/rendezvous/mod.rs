@@ -23,7 +23,8 @@
 //!
 //! Every frame either side reads is at most [`PRE_AUTH_FRAME`] bytes; rank 0 gives a
 //! connection [`HANDSHAKE`] in all to register (it is cut off then), and holds at most
-//! [`MAX_PENDING`] connections in registration at once. A rank's every read from rank 0 ends
+//! [`MAX_PENDING`] connections in registration at once (a new one cuts off the oldest, so idle
+//! strangers cannot keep a rank out). A rank's every read from rank 0 ends
 //! within [`HANDSHAKE`] while it registers, and within [`SILENCE`] after: a rank that hears
 //! nothing from rank 0 that long gives up.
 
@@ -46,7 +47,7 @@ pub const HANDSHAKE: Duration = Duration::from_secs(10);
 pub const HEARTBEAT: Duration = Duration::from_secs(1);
 /// A rank that hears nothing from rank 0 for this long takes it as lost.
 pub const SILENCE: Duration = Duration::from_secs(10);
-/// Most connections rank 0 holds in registration at once; more are closed (a rank retries).
+/// Most connections rank 0 holds in registration at once; a new one cuts off the oldest.
 pub const MAX_PENDING: usize = 256;
 /// Longest host name and launch id kept from a registration, in bytes.
 pub const MAX_NAME: usize = 64;

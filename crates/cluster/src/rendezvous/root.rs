@@ -6,6 +6,7 @@ use super::{
     MAX_PENDING, RANK_DOMAIN, ROOT_DOMAIN,
 };
 use fathom_proto::{auth, Connection};
+use std::collections::VecDeque;
 use std::io;
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -108,7 +109,7 @@ impl Root {
     /// missing ranks (and the last refusal, if any).
     pub fn gather(&self, timeout: Duration) -> Result<Vec<Registered>, String> {
         let deadline = Instant::now() + timeout;
-        let mut pending: Vec<Pending> = Vec::new();
+        let mut pending: VecDeque<Pending> = VecDeque::new();
         loop {
             self.accept_all(&mut pending);
             let reg = lock(&self.registry);
@@ -131,11 +132,19 @@ impl Root {
         }
     }
 
-    /// Takes every waiting connection into registration, each on its own thread.
-    fn accept_all(&self, pending: &mut Vec<Pending>) {
+    /// Takes every waiting connection into registration, each on its own thread; when
+    /// [`MAX_PENDING`] are in registration, the oldest is cut off to make room (as the agent does
+    /// with its handshakes), so idle strangers cannot keep a rank out.
+    fn accept_all(&self, pending: &mut VecDeque<Pending>) {
         while let Ok((stream, peer)) = self.listener.accept() {
             if pending.len() >= MAX_PENDING {
-                continue;
+                // One that has just registered is only forgotten, never cut off.
+                if let Some(oldest) = pending
+                    .pop_front()
+                    .filter(|p| !p.done.load(Ordering::SeqCst))
+                {
+                    let _ = oldest.stream.shutdown(Shutdown::Both);
+                }
             }
             let (Ok(handle), done) = (stream.try_clone(), Arc::new(AtomicBool::new(false))) else {
                 continue;
@@ -146,7 +155,7 @@ impl Root {
                 .name("fathom-register".into())
                 .spawn(move || register(stream, peer, &expect, &registry, &flag));
             if spawned.is_ok() {
-                pending.push(Pending {
+                pending.push_back(Pending {
                     until: Instant::now() + HANDSHAKE,
                     stream: handle,
                     done,

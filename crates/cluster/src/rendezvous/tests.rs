@@ -203,3 +203,25 @@ fn a_dribbler_is_cut_off_after_the_handshake_time() {
         assert!(gather.join().unwrap().is_err());
     });
 }
+
+/// More idle strangers than [`MAX_PENDING`] (issue 21, item 9): the oldest are cut off to make
+/// room, so a keyed launch's ranks still register well within their timeout.
+#[test]
+fn a_flood_of_idle_strangers_does_not_keep_ranks_out() {
+    const KEY: &[u8] = b"0123456789abcdef";
+    let (root, addr) = root(3, Some(KEY));
+    thread::scope(|s| {
+        let gather = s.spawn(|| root.gather(Duration::from_secs(8)));
+        let idle: Vec<TcpStream> = (0..MAX_PENDING + 20)
+            .map(|_| TcpStream::connect(addr).unwrap())
+            .collect();
+        thread::sleep(Duration::from_millis(300));
+        let t = Instant::now();
+        let ranks: Vec<_> = (1..3).map(|r| rank(addr, r, 3, Some(KEY))).collect();
+        let got = gather.join().unwrap();
+        assert_eq!(got.map(|g| g.len()), Ok(2), "with {} idle", idle.len());
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        ranks
+    });
+    drop(root);
+}

@@ -7,8 +7,11 @@
 //! a TLS session, read and written the same way by every kind.
 
 mod pin;
+mod shake;
 mod wire;
 
+pub use rustls::Connection as Session;
+pub use shake::{shake_hands, Handshake};
 pub use wire::Wire;
 
 use fathom_proto::tls::{TlsCipher, TlsInfo, TlsOptions, TlsVersion};
@@ -24,8 +27,8 @@ use std::time::{Duration, Instant};
 
 /// The name the client asks for; the pinned verifier ignores it.
 const SERVER_NAME: &str = "fathom";
-/// How long one blocking handshake may take before the start.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one handshake may take in all before the start.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// TLS bytes a session may hold unsent (rustls's default is 64 KB): sixteen full records per
 /// write_tls call (counted in `fathom_proto::tls::SESSION_MEMORY`).
 const BUFFER_LIMIT: usize = 256 << 10;
@@ -215,12 +218,12 @@ impl TlsEnd {
         }
     }
 
-    /// Shakes hands on a connected blocking socket; returns the session and how long it took.
+    /// Shakes hands on a connected blocking socket within [`HANDSHAKE_TIMEOUT`] in all, however
+    /// the peer dribbles; returns the session and how long it took.
     pub fn handshake(&self, sock: &Socket) -> io::Result<(Connection, u64)> {
         let mut c = self.session()?;
-        sock.set_read_timeout(Some(HANDSHAKE_TIMEOUT))?;
         let start = Instant::now();
-        let r = drive(&mut c, sock);
+        let r = drive(&mut c, sock, start + HANDSHAKE_TIMEOUT);
         let took = start.elapsed().as_nanos() as u64;
         sock.set_read_timeout(None)?;
         r.map_err(|e| self.explain(e))?;
@@ -249,14 +252,24 @@ impl TlsEnd {
     }
 }
 
-/// Runs a handshake to its end on a blocking socket; a failure sends the peer its alert.
-fn drive(c: &mut Connection, mut sock: &Socket) -> io::Result<()> {
+/// Runs a handshake to its end on a blocking socket by `until`; a failure sends the peer its
+/// alert.
+fn drive(c: &mut Connection, mut sock: &Socket, until: Instant) -> io::Result<()> {
     while c.is_handshaking() {
         if c.wants_write() {
             c.write_tls(&mut sock)?;
             continue;
         }
-        if c.read_tls(&mut sock)? == 0 {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(late());
+        }
+        sock.set_read_timeout(Some(left))?;
+        let read = c.read_tls(&mut sock).map_err(|e| match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => late(),
+            _ => e,
+        })?;
+        if read == 0 {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 "the peer closed during the TLS handshake",
@@ -271,4 +284,15 @@ fn drive(c: &mut Connection, mut sock: &Socket) -> io::Result<()> {
         c.write_tls(&mut sock)?;
     }
     Ok(())
+}
+
+/// The error of a handshake that ran out of time.
+pub fn late() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!(
+            "the TLS handshake did not complete within {} s",
+            HANDSHAKE_TIMEOUT.as_secs()
+        ),
+    )
 }

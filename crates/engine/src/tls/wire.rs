@@ -43,20 +43,25 @@ impl Wire {
     /// A connection carrying TLS session `conn` of `end`, reading up to `read` bytes of
     /// ciphertext per system call.
     pub fn tls(sock: mio::net::TcpStream, conn: Connection, end: TlsEnd, read: usize) -> Wire {
+        let mut w = Wire::clear(sock);
+        w.secure(conn, end, read);
+        w
+    }
+
+    /// Carries TLS session `conn` of `end` from now on (a clear opening came first), reading up
+    /// to `read` bytes of ciphertext per system call.
+    pub fn secure(&mut self, conn: Connection, end: TlsEnd, read: usize) {
         let noted = !conn.is_handshaking();
-        Wire {
-            sock,
-            tls: Some(Box::new(Tls {
-                conn,
-                end,
-                buf: vec![0; read].into_boxed_slice(),
-                start: 0,
-                filled: 0,
-                empty: false,
-                noted,
-                closing: false,
-            })),
-        }
+        self.tls = Some(Box::new(Tls {
+            conn,
+            end,
+            buf: vec![0; read].into_boxed_slice(),
+            start: 0,
+            filled: 0,
+            empty: false,
+            noted,
+            closing: false,
+        }));
     }
 
     /// The socket (to register it, or to ask it about its connection).

@@ -1,6 +1,13 @@
 //! TCP connect/request/response: every transaction opens a connection, sends the request, reads
 //! the response and closes (the asking side closes first, as netperf's TCP_CRR does). The
 //! latency runs from the start of connect() to the last byte of the response.
+//!
+//! Every connection opens with the test's hello (its cookie and the asking flow's id, in clear,
+//! in the same segment as the request or the TLS ClientHello); the answering side ([`answer`])
+//! checks it before it does anything else for the connection and drops strangers unanswered and
+//! uncounted.
+
+mod answer;
 
 use super::pacer::Pacer;
 use crate::kind::{wrong_sockets, Flow, Io, Setup, Sockets, Step, READ_WRITE};
@@ -8,29 +15,30 @@ use crate::measure::counters::FlowStats;
 use crate::tls::{TlsEnd, Wire};
 use crate::{clock, sockopt};
 use fathom_proto::plan::{KindId, Limit, SocketOptions};
+use fathom_proto::DataHello;
 use socket2::{Domain, Protocol, Socket, Type};
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 
 /// Transactions (or accepts) per run before yielding to the worker's other flows.
 const PER_TURN: u64 = 32;
 /// Ciphertext a TLS transaction reads per system call: one full record.
 const TLS_READ: usize = 16_384 + 256;
-/// How often a count-limited acceptor checks whether the count is reached.
-const COUNT_CHECK_NS: u64 = 10_000_000;
 
 /// Builds this side's flows of the crr kind from its sockets.
 pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
     let rr = s.rr_options()?;
     match sockets {
-        Sockets::Connect(server) => Ok(s
+        Sockets::Connect(server, cookie) => Ok(s
             .own_flows()
             .filter(|f| s.side.leads(f.dir))
             .map(|f| {
                 let (i, n) = s.place(f);
                 Box::new(Client {
                     server,
+                    hello: DataHello { cookie, flow: f.id }.encode(),
                     tls: s.tls.cloned(),
                     opts: s.plan.socket.clone(),
                     stats: s.stats_of(f.id),
@@ -42,22 +50,22 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
                 }) as Box<dyn Flow>
             })
             .collect()),
-        Sockets::Listen(listener) => {
-            listener.set_nonblocking(true)?;
+        Sockets::Listen(listener, cookie) => {
             let total = match s.plan.limit {
                 Limit::Transactions(n) => Some(n),
                 _ => None,
             };
-            Ok(vec![Box::new(Acceptor {
-                listener: mio::net::TcpListener::from_std(listener.into()),
+            let answer = answer::Answer {
+                cookie,
+                flows: s.plan.flows.len() as u32,
                 tls: s.tls.cloned(),
                 opts: s.plan.socket.clone(),
                 stats: s.stats[0].clone(),
                 // A 0-byte request (refused by plan validation) must not divide by zero.
                 req: (rr.request as u64).max(1),
                 resp: rr.response as u64,
-                total,
-            })])
+            };
+            Ok(vec![answer::acceptor(listener, answer, total)?])
         }
         _ => Err(wrong_sockets(KindId::Crr)),
     }
@@ -68,6 +76,8 @@ struct Attempt {
     sock: Wire,
     start: u64,
     connected: bool,
+    /// Bytes of the hello sent so far.
+    hello_sent: usize,
     to_send: u64,
     got: u64,
 }
@@ -75,6 +85,8 @@ struct Attempt {
 /// The asking side: sequential connect/request/response/close.
 struct Client {
     server: SocketAddr,
+    /// What opens every connection.
+    hello: [u8; DataHello::LEN],
     /// TLS tests: every transaction is a new session with a full handshake.
     tls: Option<TlsEnd>,
     opts: SocketOptions,
@@ -109,13 +121,15 @@ impl Client {
             sock,
             start,
             connected: false,
+            hello_sent: 0,
             to_send: self.req,
             got: 0,
         })
     }
 
-    /// Advances the current attempt; `Ok(true)` when its response is complete.
-    fn advance(a: &mut Attempt, io: &mut Io<'_>, resp: u64) -> io::Result<bool> {
+    /// Advances the current attempt, opening it with `hello`; `Ok(true)` when its response is
+    /// complete.
+    fn advance(a: &mut Attempt, io: &mut Io<'_>, hello: &[u8], resp: u64) -> io::Result<bool> {
         if !a.connected {
             if let Some(e) = a.sock.socket().take_error()? {
                 return Err(e);
@@ -123,6 +137,13 @@ impl Client {
             match a.sock.socket().peer_addr() {
                 Ok(_) => a.connected = true,
                 Err(e) if e.kind() == io::ErrorKind::NotConnected => return Ok(false),
+                Err(e) => return Err(e),
+            }
+        }
+        while a.hello_sent < hello.len() {
+            match send_more(a.sock.socket().as_raw_fd(), &hello[a.hello_sent..]) {
+                Ok(k) => a.hello_sent += k,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) => return Err(e),
             }
         }
@@ -177,7 +198,7 @@ impl Flow for Client {
                 self.conn = Some(self.connect(start, io)?);
             }
             let a = self.conn.as_mut().expect("an attempt in progress");
-            match Self::advance(a, io, self.resp) {
+            match Self::advance(a, io, &self.hello, self.resp) {
                 Ok(true) => {}
                 Ok(false) => return Ok(Step::Wait),
                 // The answering side may have stopped at the time limit with this one unanswered.
@@ -215,120 +236,21 @@ impl Flow for Client {
     }
 }
 
-/// The answering side's listener: starts a [`Served`] flow per accepted connection.
-struct Acceptor {
-    listener: mio::net::TcpListener,
-    tls: Option<TlsEnd>,
-    opts: SocketOptions,
-    stats: Arc<FlowStats>,
-    req: u64,
-    resp: u64,
-    total: Option<u64>,
-}
-
-impl Flow for Acceptor {
-    fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(&mut self.listener, t, mio::Interest::READABLE)
-    }
-
-    fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
-        if self.total.is_some_and(|t| self.stats.transactions() >= t) {
-            return Ok(Step::Done);
-        }
-        for _ in 0..PER_TURN {
-            match self.listener.accept() {
-                Ok((sock, _)) => {
-                    use std::os::fd::AsRawFd;
-                    sockopt::apply_connected(sock.as_raw_fd(), &self.opts)?;
-                    let sock = match &self.tls {
-                        Some(end) => Wire::tls(sock, end.session()?, end.clone(), TLS_READ),
-                        None => Wire::clear(sock),
-                    };
-                    io.spawned.push(Box::new(Served {
-                        sock,
-                        stats: self.stats.clone(),
-                        req: self.req,
-                        resp: self.resp,
-                        got: 0,
-                        to_send: 0,
-                    }));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Step::Wait),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::ECONNABORTED | libc::EMFILE | libc::ENFILE)
-                    ) =>
-                {
-                    return Ok(Step::Wait)
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(Step::Again)
-    }
-
-    fn stop(&mut self, _: &mut Io<'_>) -> io::Result<Step> {
-        Ok(Step::Done)
-    }
-
-    fn timer(&self) -> Option<u64> {
-        self.total.map(|_| clock::now_ns() + COUNT_CHECK_NS)
-    }
-}
-
-/// One accepted connection: read the request, answer, wait for the asker to close.
-struct Served {
-    sock: Wire,
-    stats: Arc<FlowStats>,
-    req: u64,
-    resp: u64,
-    got: u64,
-    to_send: u64,
-}
-
-impl Flow for Served {
-    fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(self.sock.socket(), t, READ_WRITE)
-    }
-
-    fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
-        loop {
-            if !self.sock.flush()? {
-                return Ok(Step::Wait);
-            }
-            while self.to_send > 0 {
-                let n = self.to_send.min(io.wbuf.len() as u64) as usize;
-                match self.sock.write(&io.wbuf[..n]) {
-                    Ok(k) => {
-                        self.to_send -= k as u64;
-                        self.stats.add_sent(k as u64);
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Step::Wait),
-                    Err(e) => return Err(e),
-                }
-            }
-            match self.sock.read(io.rbuf) {
-                Ok(0) => return Ok(Step::Done),
-                Ok(n) => {
-                    self.stats.add_received(n as u64);
-                    let before = self.got / self.req;
-                    self.got += n as u64;
-                    let answered = self.got / self.req - before;
-                    if answered > 0 {
-                        self.to_send += answered * self.resp;
-                        self.stats.add_transactions(answered);
-                        self.stats.touch(clock::now_ns());
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Step::Wait),
-                Err(e) => return Err(e),
-            }
-        }
-    }
-
-    fn stop(&mut self, _: &mut Io<'_>) -> io::Result<Step> {
-        Ok(Step::Done)
+/// Sends `bytes` held back until the next write (MSG_MORE), so that the hello and what follows
+/// leave in one segment.
+fn send_more(fd: RawFd, bytes: &[u8]) -> io::Result<usize> {
+    // SAFETY: `bytes` is valid for its length; `fd` is the caller's open socket.
+    let n = unsafe {
+        libc::send(
+            fd,
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            libc::MSG_MORE | libc::MSG_NOSIGNAL,
+        )
+    };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
     }
 }
