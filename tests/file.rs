@@ -354,7 +354,8 @@ fn a_full_disk_is_reported_with_what_was_written_and_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let (full, src) = (dir.path().join("full"), dir.path().join("src"));
         std::fs::create_dir(&full).unwrap();
-        std::fs::write(&src, pattern(300_000)).unwrap();
+        // Larger than the socket buffers hold, so that the sender is still sending.
+        std::fs::write(&src, pattern(32 << 20)).unwrap();
         // A 64K tmpfs in a mount namespace of its own: it vanishes with the command.
         let script = format!(
             "mount -t tmpfs -o size=64k tmpfs {f} && {bin} file put {s} :x {mode} --files-root {f} --no-store >/dev/null; rc=$?; ls -A {f} >&2; exit $rc",

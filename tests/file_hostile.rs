@@ -18,17 +18,28 @@ use std::path::Path;
 use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-/// Names of the agent's worker threads now (`fathom-wN`).
-fn workers(agent: &Agent) -> Vec<String> {
+/// The agent's worker threads now (`fathom-wN`): each one's CPU time so far, clock ticks.
+fn workers(agent: &Agent) -> Vec<u64> {
     let dir = format!("/proc/{}/task", agent.child.id());
-    std::fs::read_dir(dir)
-        .map(|d| {
-            d.filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
-                .map(|c| c.trim().to_string())
-                .filter(|c| c.starts_with("fathom-w"))
-                .collect()
+    let Ok(tasks) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let ticks = |stat: &str| -> u64 {
+        let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let f: Vec<u64> = after_name
+            .split_whitespace()
+            .map(|v| v.parse().unwrap_or(0))
+            .collect();
+        f.get(11).unwrap_or(&0) + f.get(12).unwrap_or(&0)
+    };
+    tasks
+        .filter_map(|t| {
+            let t = t.ok()?.path();
+            let comm = std::fs::read_to_string(t.join("comm")).ok()?;
+            comm.starts_with("fathom-w")
+                .then(|| ticks(&std::fs::read_to_string(t.join("stat")).unwrap_or_default()))
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 /// Waits up to `secs` for `cond`.
@@ -98,11 +109,12 @@ fn a_source_that_shrinks_during_a_zero_copy_get_fails_that_copy_only() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        // Sending for a while (its worker used CPU, then a second more), far from the end.
         assert!(
-            wait_for(30, || !workers(&agent).is_empty()),
+            wait_for(30, || workers(&agent).iter().sum::<u64>() >= 5),
             "{mode}: the copy began"
         );
-        std::thread::sleep(Duration::from_millis(300));
+        std::thread::sleep(Duration::from_secs(1));
         std::fs::OpenOptions::new()
             .write(true)
             .open(&big)
@@ -302,7 +314,7 @@ fn put_succeeds(mut put: Child, file: &Path, size: u64) {
 fn a_second_controller_cannot_reach_a_copy_in_progress() {
     let root = tempfile::tempdir().unwrap();
     let agent = Agent::start(&["--files-root", root.path().to_str().unwrap()]);
-    let put = put_running(&format!("{}:big", agent.target()), "1G");
+    let put = put_running(&format!("{}:big", agent.target()), "256M");
     assert!(
         wait_for(30, || !workers(&agent).is_empty()),
         "the put began"
@@ -321,7 +333,7 @@ fn a_second_controller_cannot_reach_a_copy_in_progress() {
         }
     }
     assert!(seen.is_empty(), "the copy in progress has a name: {seen:?}");
-    put_succeeds(put, &root.path().join("big"), 1 << 30);
+    put_succeeds(put, &root.path().join("big"), 256 << 20);
 }
 
 #[test]
@@ -332,7 +344,7 @@ fn an_agent_in_another_pid_namespace_leaves_a_copy_in_progress_alone() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().to_str().unwrap();
     let first = Agent::start(&["--files-root", dir]);
-    let mut put = put_running(&format!("{}:big", first.target()), "1G");
+    let mut put = put_running(&format!("{}:big", first.target()), "256M");
     assert!(
         wait_for(30, || !workers(&first).is_empty()),
         "the put began"
@@ -354,5 +366,5 @@ fn an_agent_in_another_pid_namespace_leaves_a_copy_in_progress_alone() {
         put.try_wait().unwrap().is_none(),
         "the put ended before the second agent's cleanup: make it larger"
     );
-    put_succeeds(put, &root.path().join("big"), 1 << 30);
+    put_succeeds(put, &root.path().join("big"), 256 << 20);
 }
