@@ -362,6 +362,7 @@ fn an_agent_in_another_pid_namespace_leaves_a_copy_in_progress_alone() {
     let from = format!("{}:none", second.target());
     let out = run(&["file", "get", &from, back.to_str().unwrap()], 30);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("No such file"), "{}", stderr(&out));
     assert!(
         put.try_wait().unwrap().is_none(),
         "the put ended before the second agent's cleanup: make it larger"
