@@ -190,6 +190,7 @@ fn a_refused_overwrite_changes_nothing_and_force_replaces() {
 fn an_agent_killed_mid_put_leaves_nothing_under_the_target_name() {
     let dir = tempfile::tempdir().unwrap();
     let mut agent = Agent::start(&["--files-root", dir.path().to_str().unwrap()]);
+    let idle = agent.threads();
     let dst = format!("{}:big", agent.target());
     let mut put = fathom()
         .args(["file", "put", "--size", "20G", &dst, "--no-store"])
@@ -197,19 +198,17 @@ fn an_agent_killed_mid_put_leaves_nothing_under_the_target_name() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let part = || {
-        std::fs::read_dir(dir.path())
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .any(|e| e.file_name().to_string_lossy().ends_with(".part"))
-    };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !part() && std::time::Instant::now() < deadline {
+    while agent.threads() <= idle && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
+    assert!(
+        agent.threads() > idle,
+        "the put began (its workers started)"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(100));
     agent.child.kill().unwrap();
     agent.child.wait().unwrap();
-    assert!(part(), "the put began (its temporary file appeared)");
     let pid = put.id() as i32;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || drop(tx.send(put.wait())));
@@ -221,52 +220,88 @@ fn an_agent_killed_mid_put_leaves_nothing_under_the_target_name() {
             panic!("the put did not end after its agent was killed")
         });
     assert!(!status.unwrap().success());
-    assert!(
-        !dir.path().join("big").exists(),
-        "no file under the target name"
-    );
-    restart_removes_only_stale_parts(dir.path(), agent.child.id());
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "nothing left, named or not: {left:?}");
+    restart_removes_only_stale_parts(dir.path());
 }
 
-/// A new agent on `root` removes the killed agent's (`dead`) temporary files, below
-/// subdirectories too, and keeps everything else: a live process's, names off the pattern, and
-/// a symlink named like one.
-fn restart_removes_only_stale_parts(root: &Path, dead: u32) {
+/// A new agent on `root` removes the temporary files no writer holds (left where a filesystem
+/// has no unnamed files), below subdirectories too, saying so with the path escaped, and keeps
+/// everything else: one a writer holds (its lock), names off the pattern, and a symlink named
+/// like one.
+fn restart_removes_only_stale_parts(root: &Path) {
     let outside = tempfile::NamedTempFile::new().unwrap();
-    std::fs::create_dir(root.join("sub")).unwrap();
-    let stale = format!("sub/.x.fathom-{dead}-3.part");
-    let kept = [
-        format!(".x.fathom-{}-0.part", std::process::id()),
-        format!(".x.fathom-{dead}-0.part.keep"),
-        format!("x.fathom-{dead}-0.part"),
-        format!(".x.fathom-0{dead}-0.part"),
-        "big.part".to_string(),
+    std::fs::create_dir(root.join("sub\nline")).unwrap();
+    let stale = [
+        ".fathom-0123456789abcdef.part",
+        "sub\nline/.fathom-00000000000000ff.part",
     ];
-    for f in kept.iter().chain([&stale]) {
+    let held = ".fathom-fedcba9876543210.part";
+    let kept = [
+        held,
+        ".fathom-0123456789abcdef.part.keep",
+        ".fathom-0123456789ABCDEF.part",
+        ".fathom-x.part",
+        ".x.fathom-1-0.part",
+    ];
+    for f in kept.iter().chain(&stale) {
         std::fs::write(root.join(f), b"x").unwrap();
     }
-    let link = format!(".l.fathom-{dead}-1.part");
-    std::os::unix::fs::symlink(outside.path(), root.join(&link)).unwrap();
+    let writer = std::fs::OpenOptions::new()
+        .write(true)
+        .open(root.join(held))
+        .unwrap();
+    // SAFETY: flock is plain integers; the descriptor is open for writing.
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = libc::F_WRLCK as libc::c_short;
+    let r = unsafe {
+        libc::fcntl(
+            std::os::fd::AsRawFd::as_raw_fd(&writer),
+            libc::F_OFD_SETLK,
+            &lock,
+        )
+    };
+    assert_eq!(r, 0, "the writer's lock");
+    let link = ".fathom-1111111111111111.part";
+    std::os::unix::fs::symlink(outside.path(), root.join(link)).unwrap();
     let mut agent = Agent::start(&["--files-root", root.to_str().unwrap()]);
-    for _ in 0..2 {
-        let line = agent.next_log_line();
-        assert!(line.contains("removed the stale partial copy"), "{line}");
+    let lines = [agent.next_log_line(), agent.next_log_line()].concat();
+    assert_eq!(
+        lines.matches("removed the stale partial copy").count(),
+        2,
+        "{lines}"
+    );
+    assert!(
+        lines.contains("sub\\nline/.fathom-00000000000000ff.part\n"),
+        "{lines}"
+    );
+    for f in stale {
+        assert!(!root.join(f).exists(), "{f} is removed");
     }
-    let left: Vec<String> = std::fs::read_dir(root)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(".big.fathom-"))
-        .collect();
-    assert!(left.is_empty(), "the killed put's file is gone: {left:?}");
-    assert!(!root.join(&stale).exists(), "below a subdirectory too");
-    for f in &kept {
+    for f in kept {
         assert!(root.join(f).exists(), "{f} is kept");
     }
     assert!(
-        root.join(&link).symlink_metadata().is_ok(),
+        root.join(link).symlink_metadata().is_ok(),
         "a symlink is kept"
     );
     assert!(outside.path().exists(), "its target too");
+}
+
+#[test]
+fn names_of_up_to_255_bytes_are_copied() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::write(&src, pattern(5000)).unwrap();
+    let name = "n".repeat(255);
+    copy(
+        dir.path(),
+        &["put", src.to_str().unwrap(), &format!(":{name}")],
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join(&name)).unwrap(),
+        pattern(5000)
+    );
 }
 
 #[test]
@@ -313,26 +348,31 @@ fn a_full_disk_is_reported_with_what_was_written_and_leaves_nothing() {
     if !root_or_ci() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let (full, src) = (dir.path().join("full"), dir.path().join("src"));
-    std::fs::create_dir(&full).unwrap();
-    std::fs::write(&src, pattern(300_000)).unwrap();
-    // A 64K tmpfs in a mount namespace of its own: it vanishes with the command.
-    let script = format!(
-        "mount -t tmpfs -o size=64k tmpfs {f} && {bin} file put {s} :x --files-root {f} --no-store >/dev/null; rc=$?; ls -A {f} >&2; exit $rc",
-        f = full.display(),
-        bin = env!("CARGO_BIN_EXE_fathom"),
-        s = src.display()
-    );
-    let out = run_program("unshare", &["-m", "sh", "-c", &script], 60);
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("disk full after 65536 bytes"), "{err}");
-    assert_eq!(
-        err.trim().lines().count(),
-        1,
-        "nothing left in the full directory: {err}"
-    );
+    // With sendfile too, where the sender sees only the broken connection: the agent's cause
+    // is what is reported.
+    for mode in ["", "--sendfile"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (full, src) = (dir.path().join("full"), dir.path().join("src"));
+        std::fs::create_dir(&full).unwrap();
+        // Larger than the socket buffers hold, so that the sender is still sending.
+        std::fs::write(&src, pattern(32 << 20)).unwrap();
+        // A 64K tmpfs in a mount namespace of its own: it vanishes with the command.
+        let script = format!(
+            "mount -t tmpfs -o size=64k tmpfs {f} && {bin} file put {s} :x {mode} --files-root {f} --no-store >/dev/null; rc=$?; ls -A {f} >&2; exit $rc",
+            f = full.display(),
+            bin = env!("CARGO_BIN_EXE_fathom"),
+            s = src.display()
+        );
+        let out = run_program("unshare", &["-m", "sh", "-c", &script], 60);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{mode}: {err}");
+        assert!(err.contains("disk full after 65536 bytes"), "{mode}: {err}");
+        assert_eq!(
+            err.trim().lines().count(),
+            1,
+            "{mode}: nothing left in the full directory: {err}"
+        );
+    }
 }
 
 #[test]

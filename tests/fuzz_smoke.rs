@@ -1,6 +1,6 @@
 //! The CI smoke of the fuzz targets (`fuzz/`): every input of the `plan` target's kept corpus;
-//! every input of the `control` target's, then a short random run of mutations of them; each
-//! through its target's entry point, in a private network
+//! every input of the `control` and `file` targets', then a short random run of mutations of
+//! each; each through its target's entry point, in a private network
 //! namespace (root; skipped without it outside CI). A panic on any thread (as libFuzzer's panic
 //! hook would abort on), or an input that takes longer than [`SLOW`], fails the test. The long
 //! coverage-guided runs are in fuzz/README.md.
@@ -18,8 +18,9 @@ use std::time::{Duration, Instant};
 
 /// Longest one input may take.
 const SLOW: Duration = Duration::from_secs(10);
-/// Time for the random part.
+/// Time for the random part, per target.
 const RANDOM_RUN: Duration = Duration::from_secs(20);
+const FILE_RANDOM_RUN: Duration = Duration::from_secs(5);
 
 fn corpus(target: &str) -> Vec<Vec<u8>> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -36,7 +37,7 @@ fn corpus(target: &str) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// Runs `input` as the fuzz target does (first byte: odd = keyed agent).
+/// Runs `input` as the `control` fuzz target does (first byte: odd = keyed agent).
 fn one(input: &[u8]) {
     let Some((&pick, bytes)) = input.split_first() else {
         return;
@@ -45,13 +46,36 @@ fn one(input: &[u8]) {
         key: (pick & 1 == 1).then(|| b"fuzz".to_vec()),
         ..AgentConfig::default()
     };
+    within_slow(input, || fuzz::fuzz_session(bytes, &cfg));
+}
+
+/// Runs `input` as the `file` fuzz target does.
+fn one_file(input: &[u8]) {
+    within_slow(input, || fuzz::fuzz_file(input));
+}
+
+/// Runs `target`, which must end within [`SLOW`].
+fn within_slow(input: &[u8], target: impl FnOnce()) {
     let started = Instant::now();
-    fuzz::fuzz_session(bytes, &cfg);
+    target();
     assert!(
         started.elapsed() < SLOW,
         "input {input:02x?} took {:?}",
         started.elapsed()
     );
+}
+
+/// Runs mutations of `corpus` through `target` for `time`; how many.
+fn random_run(corpus: Vec<Vec<u8>>, time: Duration, target: fn(&[u8])) -> u64 {
+    let strategy = mutated(corpus);
+    let mut runner = TestRunner::default();
+    let (start, mut runs) = (Instant::now(), 0u64);
+    while start.elapsed() < time {
+        let tree = strategy.new_tree(&mut runner).expect("a mutated input");
+        target(&tree.current());
+        runs += 1;
+    }
+    runs
 }
 
 /// A corpus entry with a few bytes overwritten, inserted or cut.
@@ -88,24 +112,33 @@ fn the_fuzz_targets_survive_their_corpus_and_a_random_run() {
         for input in corpus("plan") {
             fuzz::fuzz_plan(&input, &AgentConfig::default());
         }
-        let corpus = corpus("control");
-        for input in &corpus {
+        let control = corpus("control");
+        for input in &control {
             one(input);
         }
-        let strategy = mutated(corpus);
-        let mut runner = TestRunner::default();
-        let (start, mut runs) = (Instant::now(), 0u64);
-        while start.elapsed() < RANDOM_RUN {
-            let tree = strategy.new_tree(&mut runner).expect("a mutated input");
-            one(&tree.current());
-            runs += 1;
+        let files = corpus("file");
+        for input in &files {
+            one_file(input);
         }
+        let runs =
+            random_run(control, RANDOM_RUN, one) + random_run(files, FILE_RANDOM_RUN, one_file);
         let _ = tx.send(runs);
     });
     let runs = rx
-        .recv_timeout(Duration::from_secs(60))
-        .expect("the smoke run ended within 60 s (a panic in it is printed above)");
+        .recv_timeout(Duration::from_secs(90))
+        .expect("the smoke run ended within 90 s (a panic in it is printed above)");
     let panics = panics.load(Ordering::SeqCst);
     assert_eq!(panics, 0, "{panics} threads panicked (printed above)");
     eprintln!("fuzz smoke: corpus and {runs} mutated inputs, no failure");
+}
+
+#[test]
+fn the_file_corpus_holds_the_seeds() {
+    let corpus = corpus("file");
+    for (name, seed) in fuzz::file_seeds() {
+        assert!(
+            corpus.contains(&seed),
+            "seed {name} is not in fuzz/corpus/file: `cargo run --example seeds -- corpus` in fuzz/"
+        );
+    }
 }

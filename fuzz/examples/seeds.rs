@@ -1,9 +1,10 @@
 //! Writes the seed inputs of the fuzz targets (one file per seed): for `control`, whole
 //! conversations a real controller could have with an unkeyed agent, for every test kind, so
 //! that fuzzing starts from inputs that reach the session's state machine; for `plan`, each
-//! kind's plan.
+//! kind's plan; for `file`, copies whole and hostile (`fathom::agent::fuzz::file_seeds`).
 //!
-//! `cargo run --example seeds -- corpus` (in fuzz/) writes corpus/control and corpus/plan.
+//! `cargo run --example seeds -- corpus` (in fuzz/) writes corpus/control, corpus/plan and
+//! corpus/file.
 
 use fathom_proto::plan::{Direction, FlowPlan, KindId, Limit, RrOptions, TestPlan};
 use fathom_proto::udp::UdpOptions;
@@ -39,6 +40,11 @@ fn main() {
             .expect("a plan encodes");
         let body = &framed.get_ref()[4..];
         std::fs::write(format!("{dir}/seed-{}", kind.name()), body).expect("write a seed");
+    }
+    let dir = format!("{root}/file");
+    std::fs::create_dir_all(&dir).expect("create the corpus directory");
+    for (name, bytes) in fathom::agent::fuzz::file_seeds() {
+        std::fs::write(format!("{dir}/seed-{name}"), bytes).expect("write a seed");
     }
 }
 

@@ -2,7 +2,12 @@
 //! and their corpus replay in `tests/fuzz_smoke.rs`: a whole session (preamble, authentication,
 //! frames, plan admission, the session's state machine) reads its control connection from
 //! memory. Data listeners and sockets stay real; [`isolate_network`] keeps them, and any Join a
-//! fuzzed frame names, inside a private network namespace with only loopback.
+//! fuzzed frame names, inside a private network namespace with only loopback. The `file` target's
+//! entry point, [`fuzz_file`], runs a copy's receiving end fed from bytes.
+
+mod file;
+
+pub use file::{file_seeds, fuzz_file};
 
 use super::handshake::Handshakes;
 use super::stream::ControlStream;

@@ -66,9 +66,10 @@ fn remove_stale_parts(root: &std::path::Path) {
     match fathom_engine::remove_stale_file_parts(root) {
         Ok(gone) => {
             for p in gone {
+                // Escaped: a file name may hold newlines or terminal controls.
                 eprintln!(
                     "fathom: removed the stale partial copy {}",
-                    root.join(p).display()
+                    root.join(p).display().to_string().escape_debug()
                 );
             }
         }

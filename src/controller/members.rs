@@ -183,14 +183,14 @@ impl Collector {
                 Event::Done(i, info) => {
                     done[i] = true;
                     if let Some(e) = &info.error {
-                        error.get_or_insert_with(|| format!("{}: {e}", self.describe(i)));
+                        keep_cause(&mut error, format!("{}: {e}", self.describe(i)));
                     }
                     self.run.ends[i].info = *info;
                     self.show_live(&done);
                 }
                 Event::Failed(i, message) => {
                     done[i] = true;
-                    error.get_or_insert_with(|| format!("{}: {message}", self.describe(i)));
+                    keep_cause(&mut error, format!("{}: {message}", self.describe(i)));
                     if abort_at.is_none() {
                         abort_at = Some(Instant::now());
                         self.abort_all(&format!("{} failed", self.run.ends[i].name));
@@ -292,5 +292,34 @@ impl Collector {
                 }
             }
         }
+    }
+}
+
+/// Keeps the test's first error, unless it only says that the connection broke (the other
+/// end stopped reading or reset it) and a later one says why: a receiving agent's full disk
+/// shows first as "Broken pipe" at the sender.
+fn keep_cause(error: &mut Option<String>, new: String) {
+    let consequence = |e: &str| e.contains("(os error 32)") || e.contains("(os error 104)");
+    match error {
+        Some(old) if consequence(old) && !consequence(&new) => *error = Some(new),
+        Some(_) => {}
+        None => *error = Some(new),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keep_cause;
+
+    #[test]
+    fn a_broken_connection_yields_to_its_cause() {
+        let mut e = None;
+        keep_cause(&mut e, "the local end: Broken pipe (os error 32)".into());
+        keep_cause(&mut e, "agent at a: disk full after 65536 bytes".into());
+        keep_cause(&mut e, "agent at b: later".into());
+        assert_eq!(
+            e.as_deref(),
+            Some("agent at a: disk full after 65536 bytes")
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! The file kind's tools: buffers aligned for O_DIRECT, the streaming digest, full positional
-//! reads, splice, mappings to hash a file's pages in place, and the page-cache questions
+//! reads, splice, mappings to hash the pages a receiver spliced into its own file, and the page-cache questions
 //! (mincore, fadvise).
 
 use fathom_proto::file::{Verify, DIRECT_ALIGN};
@@ -170,8 +170,9 @@ impl Mapping {
     }
 
     /// The range's bytes. The file must stay at least as long as the range while they are
-    /// read (a page past its end raises SIGBUS): callers map only bytes they wrote themselves or
-    /// checked the file's size for just before.
+    /// read (a page past its end raises SIGBUS): callers map only bytes they wrote themselves,
+    /// into a copy's temporary file that no one else can reach (never a source, which another
+    /// process may truncate at any time).
     pub(super) fn bytes(&self) -> &[u8] {
         // SAFETY: the mapping holds `span` = `skip` + `len` readable bytes until dropped.
         unsafe { std::slice::from_raw_parts((self.base as *const u8).add(self.skip), self.len) }

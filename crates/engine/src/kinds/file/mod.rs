@@ -11,6 +11,7 @@ mod recv;
 mod send;
 mod stale;
 mod target;
+mod temp;
 
 pub use stale::remove_stale_parts;
 

@@ -12,8 +12,10 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
-/// Work done per run before yielding to the worker's other flows.
+/// Work done per run before yielding to the worker's other flows (and to its checks of the
+/// time limit and of an abort): this many bytes, or this many sends, whichever comes first.
 const BYTES_PER_TURN: u64 = 4 << 20;
+const SENDS_PER_TURN: u32 = 4096;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -111,24 +113,30 @@ impl Sender {
         Ok(())
     }
 
-    /// Takes the next chunk of the range in hand and hashes it: read into the buffer (read and
-    /// write), or, when the kernel sends from the file itself (sendfile, splice), hashed where
-    /// its pages lie, without a copy.
+    /// Takes the next chunk of the range in hand and hashes it. A file's chunk is read into the
+    /// buffer and hashed from there in every mode (sendfile and splice then send it from the
+    /// file): a source that shrinks meanwhile ends the copy with an error, where hashing its
+    /// pages through a mapping would have raised SIGBUS. Generated data comes from the worker's
+    /// payload, in chunks no longer than it (sendfile and splice send from its in-memory file).
     fn next_chunk(&mut self, io: &Io<'_>) -> io::Result<()> {
         let want = (self.end - self.off).min(self.buf.get().len() as u64) as usize;
-        match &self.src {
+        let want = match &self.src {
             Some(f) => {
                 let t = crate::clock::now_ns();
-                if self.mode == SendMode::Copy {
-                    self.read_chunk(f.clone(), want)?;
-                } else {
-                    self.hash_in_place(f.clone(), want)?;
-                }
+                self.read_chunk(f.clone(), want)?;
                 self.c.disk_ns += crate::clock::now_ns() - t;
                 self.c.disk_bytes += want as u64;
                 self.chunk_src = self.off;
+                want
             }
             None => {
+                let want = want.min(io.wbuf.len());
+                if want == 0 {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "generated data needs a write size of at least 1 byte",
+                    ));
+                }
                 if !self.filled {
                     let n = io.wbuf.len().min(self.buf.get().len());
                     self.buf.get_mut()[..n].copy_from_slice(&io.wbuf[..n]);
@@ -136,8 +144,9 @@ impl Sender {
                 }
                 self.digest.update(&self.buf.get()[..want]);
                 self.chunk_src = 0;
+                want
             }
-        }
+        };
         self.off += want as u64;
         self.chunk = want;
         self.pos = 0;
@@ -166,16 +175,6 @@ impl Sender {
         Ok(())
     }
 
-    /// Hashes `want` bytes of the file at the range's next byte through a mapping, once its
-    /// size says it holds them (a page mapped past the end would raise SIGBUS).
-    fn hash_in_place(&mut self, f: Arc<File>, want: usize) -> io::Result<()> {
-        let size = f.metadata()?.len();
-        if size < self.off + want as u64 {
-            return Err(Self::ended(size));
-        }
-        fio::hash_mapped(&f, self.off, want, &mut self.digest)
-    }
-
     /// The descriptor sendfile and splice read from.
     fn source_fd(&self, io: &Io<'_>) -> io::Result<RawFd> {
         match &self.src {
@@ -197,10 +196,12 @@ impl Sender {
                 let n = unsafe {
                     libc::sendfile(sock, self.source_fd(io)?, &mut at, self.chunk - self.pos)
                 };
-                if n < 0 {
-                    return Err(io::Error::last_os_error());
+                match n {
+                    n if n < 0 => Err(io::Error::last_os_error()),
+                    // Nothing left to send from where the chunk was read: the source shrank.
+                    0 => Err(Self::ended(at as u64)),
+                    n => Ok(n as usize),
                 }
-                Ok(n as usize)
             }
             SendMode::Splice => {
                 let (r, w) = self
@@ -292,6 +293,7 @@ impl Flow for Sender {
             self.c.net_ns += crate::clock::now_ns().saturating_sub(since);
         }
         let start = self.sent;
+        let mut sends = 0u32;
         loop {
             if self.advance(io)? {
                 self.stats.set_file(&self.c);
@@ -301,9 +303,10 @@ impl Flow for Sender {
                     Step::Wait
                 });
             }
-            if self.sent - start >= BYTES_PER_TURN {
+            if self.sent - start >= BYTES_PER_TURN || sends >= SENDS_PER_TURN {
                 return Ok(Step::Again);
             }
+            sends += 1;
             let more_to_send = match self.phase {
                 Phase::Data => self.pos < self.chunk,
                 _ => self.out_pos < self.out.len(),

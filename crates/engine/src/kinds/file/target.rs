@@ -1,52 +1,43 @@
-//! The file a copy writes: a temporary file beside the target, renamed into place once every
-//! range arrived whole and matched its digest. A copy that fails or is stopped removes its
-//! temporary file; one whose process is killed leaves only the hidden temporary name
-//! (`.NAME.fathom-PID-N.part`), never a file under the target's name. An existing target is
-//! replaced only when the plan says `force`, and only a regular file.
+//! The file a copy writes: a temporary file beside the target, out of everyone else's reach
+//! (see [`super::temp`]), put in place once ranges that tile the file exactly once arrived
+//! whole and matched their digests. A copy that fails or is stopped leaves nothing; one whose
+//! process is killed leaves at most a locked-away `.fathom-….part` file (only where the
+//! filesystem has no unnamed files), never a file under the target's name. An existing target
+//! is replaced only when the plan says `force`, and only a regular file; no copy may name a file
+//! in the temporary namespace.
 
 use super::place::{self, Base};
+use super::temp::{is_temp_name, Temp};
 use fathom_proto::file::{FileOptions, MAX_FILE};
 use std::ffi::CString;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// Distinguishes the temporary files of one process.
-static SERIAL: AtomicU64 = AtomicU64::new(0);
-
-/// The temporary name of a copy to `name` written by process `pid`: `.NAME.fathom-PID-N.part`.
-fn temp_name(name: &str, pid: u32, serial: u64) -> String {
-    format!(".{name}.fathom-{pid}-{serial}.part")
-}
-
-/// The process that wrote a temporary file named `name` ([`temp_name`]'s pattern), or `None`
-/// when the name does not follow the pattern exactly.
-pub(super) fn temp_writer(name: &str) -> Option<u32> {
-    let rest = name.strip_prefix('.')?.strip_suffix(".part")?;
-    let (target, ids) = rest.rsplit_once(".fathom-")?;
-    let (pid, serial) = ids.split_once('-')?;
-    let (pid, serial) = (pid.parse().ok()?, serial.parse().ok()?);
-    // Written back, the name must come out the same: no sign, no leading zero, no empty target.
-    (!target.is_empty() && temp_name(target, pid, serial) == name).then_some(pid)
+/// The ranges admitted so far, and the file's size as the first header (or the plan) said.
+#[derive(Default)]
+struct Ranges {
+    total: Option<u64>,
+    /// (offset, length) of each non-empty range admitted; they never overlap.
+    taken: Vec<(u64, u64)>,
 }
 
 /// The receiving end's file, shared by its flows.
 pub(super) struct Target {
     dir: OwnedFd,
     name: CString,
-    temp: CString,
+    temp: Mutex<Temp>,
     /// The temporary file being written.
     pub(super) file: File,
     shown: String,
     force: bool,
     fsync: bool,
     direct: bool,
-    /// The file's size, as the senders' headers (or the plan) say.
-    total: Mutex<Option<u64>>,
+    /// The file's size and the ranges admitted.
+    ranges: Mutex<Ranges>,
     /// Flows still writing.
     left: AtomicUsize,
     /// Bytes of ranges complete and verified.
@@ -54,11 +45,13 @@ pub(super) struct Target {
     committed: Mutex<bool>,
 }
 
+/// A path as a C string.
 fn c_name(p: &std::path::Path) -> io::Result<CString> {
     CString::new(p.as_os_str().as_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in a file name"))
 }
 
+/// An error for a negative return, saying what failed.
 fn check(r: libc::c_int, what: &str) -> io::Result<()> {
     if r < 0 {
         let e = io::Error::last_os_error();
@@ -110,34 +103,29 @@ impl Target {
     ) -> io::Result<Target> {
         let (dir, name) = place::target_dir(base, path)?;
         let name = c_name(&name)?;
+        if is_temp_name(name.as_bytes()) {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!("{path}: names of the form .fathom-*.part are kept for copies in progress; refused"),
+            ));
+        }
         may_replace(&dir, &name, path, o.force)?;
-        let temp = c_name(&PathBuf::from(temp_name(
-            &name.to_string_lossy(),
-            std::process::id(),
-            SERIAL.fetch_add(1, Ordering::Relaxed),
-        )))?;
-        // Read as well as write: a spliced chunk is hashed through a mapping of the file.
-        let flags = libc::O_RDWR
-            | libc::O_CREAT
-            | libc::O_EXCL
-            | libc::O_NOFOLLOW
-            | libc::O_CLOEXEC
-            | if o.direct { libc::O_DIRECT } else { 0 };
-        // SAFETY: `temp` is a valid C string; the mode is a plain integer.
-        let fd =
-            unsafe { libc::openat(dir.as_raw_fd(), temp.as_ptr(), flags, 0o644 as libc::c_uint) };
-        check(fd, path)?;
+        let temp = Temp::create(&dir, if o.direct { libc::O_DIRECT } else { 0 })
+            .map_err(|e| io::Error::new(e.kind(), format!("{path}: {e}")))?;
+        let file = temp.file.try_clone()?;
         Ok(Target {
             dir,
             name,
-            temp,
-            // SAFETY: openat returned a new descriptor that nothing else owns.
-            file: File::from(unsafe { OwnedFd::from_raw_fd(fd) }),
+            temp: Mutex::new(temp),
+            file,
             shown: path.to_string(),
             force: o.force,
             fsync: o.fsync,
             direct: o.direct,
-            total: Mutex::new(o.size),
+            ranges: Mutex::new(Ranges {
+                total: o.size,
+                taken: Vec::new(),
+            }),
             left: AtomicUsize::new(flows),
             covered: AtomicU64::new(0),
             committed: Mutex::new(false),
@@ -152,14 +140,27 @@ impl Target {
                 "range {offset}+{len} of a {total}-byte file is out of bounds (files up to {MAX_FILE} bytes)"
             ));
         }
-        let mut known = self.total.lock().unwrap_or_else(|p| p.into_inner());
-        match *known {
-            Some(t) if t != total => bad(format!("the sender says {total} bytes; expected {t}")),
-            _ => {
-                *known = Some(total);
-                Ok(())
+        let mut known = self.ranges.lock().unwrap_or_else(|p| p.into_inner());
+        match known.total {
+            Some(t) if t != total => {
+                return bad(format!("the sender says {total} bytes; expected {t}"))
             }
+            _ => known.total = Some(total),
         }
+        let end = offset + len;
+        if let Some(&(o, l)) = known
+            .taken
+            .iter()
+            .find(|&&(o, l)| offset < o + l && o < end)
+        {
+            return bad(format!(
+                "range {offset}+{len} overlaps range {o}+{l}, which another flow carries"
+            ));
+        }
+        if len > 0 {
+            known.taken.push((offset, len));
+        }
+        Ok(())
     }
 
     /// A flow finished its range (`len` bytes, verified or not). The last one commits: sizes
@@ -171,10 +172,12 @@ impl Target {
         if self.left.fetch_sub(1, Ordering::AcqRel) != 1 {
             return Ok(0);
         }
+        // Ranges never overlap (see `admit`), so verified bytes adding up to the size tile it.
         let total = self
-            .total
+            .ranges
             .lock()
             .unwrap_or_else(|p| p.into_inner())
+            .total
             .unwrap_or(0);
         let covered = self.covered.load(Ordering::Acquire);
         if covered != total {
@@ -193,25 +196,28 @@ impl Target {
         if self.fsync {
             self.file.sync_all()?;
         }
-        let flags = if self.force {
-            0
-        } else {
-            libc::RENAME_NOREPLACE
-        };
-        let d = self.dir.as_raw_fd();
-        // SAFETY: both names are valid C strings; the descriptors are open.
-        let r = unsafe { libc::renameat2(d, self.temp.as_ptr(), d, self.name.as_ptr(), flags) };
-        check(
-            r,
-            &format!("{}: cannot rename the copy into place", self.shown),
-        )?;
+        let placed = self
+            .temp
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .commit(&self.dir, &self.name, self.force);
+        placed.map_err(|e| match e.kind() {
+            io::ErrorKind::AlreadyExists => io::Error::new(
+                e.kind(),
+                format!("{}: exists; pass --force to replace it", self.shown),
+            ),
+            _ => io::Error::new(
+                e.kind(),
+                format!("{}: cannot put the copy in place: {e}", self.shown),
+            ),
+        })?;
         *self.committed.lock().unwrap_or_else(|p| p.into_inner()) = true;
         if self.fsync {
             // The directory handle is O_PATH, which fsync refuses: open it for reading.
             // SAFETY: "." is a valid C string; `d` is an open directory descriptor.
             let fd = unsafe {
                 libc::openat(
-                    d,
+                    self.dir.as_raw_fd(),
                     c".".as_ptr(),
                     libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
                 )
@@ -227,8 +233,8 @@ impl Target {
 impl Drop for Target {
     fn drop(&mut self) {
         if !*self.committed.lock().unwrap_or_else(|p| p.into_inner()) {
-            // SAFETY: `temp` is a valid C string; the directory descriptor is open.
-            unsafe { libc::unlinkat(self.dir.as_raw_fd(), self.temp.as_ptr(), 0) };
+            let temp = self.temp.get_mut().unwrap_or_else(|p| p.into_inner());
+            temp.discard(&self.dir);
         }
     }
 }
