@@ -4,7 +4,7 @@
 //! real path, whose bandwidth-delay product needs autotuned buffers.
 //!
 //! On a loopback path a stream test gets send buffers of [`LOOPBACK_SNDBUF`], and, unless
-//! either end's placement is set (`--affinity`, `--cpu-set`, `--threads`), worker `i` of each
+//! either end's placement is set (`--affinity`, `--cpus`, `--threads`), worker `i` of each
 //! end pinned to the `i`-th usable CPU. Both ends deal flows to workers in plan order, so each
 //! flow's receiver then runs on its sender's CPU and copies data still in that CPU's cache.
 //! Each end decides alone, from the plan and its own sockets, and both decide alike.
@@ -57,7 +57,7 @@ pub fn choose(plan: &TestPlan, sockets: &Sockets) -> io::Result<PathDefaults> {
     if !placed(&plan.client) && !placed(&plan.server) && cpus.len() > 1 {
         d.notes.push(format!(
             "loopback path: worker i of each end on CPU i ({}), so each flow's receiver runs \
-             on its sender's CPU (--affinity, --cpu-set or --threads overrides)",
+             on its sender's CPU (--affinity, --cpus or --threads overrides)",
             cpus.iter()
                 .map(u32::to_string)
                 .collect::<Vec<_>>()
