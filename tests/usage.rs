@@ -29,6 +29,13 @@ fn usage_errors_exit_2_with_one_line() {
 }
 
 #[test]
+fn a_negative_count_is_called_negative_not_out_of_range() {
+    check(&["stream", "-P", "-4"], 2, "'-4' is negative");
+    assert!(!stderr(&run(&["stream", "-P", "-4"], 30)).contains("4294967295"));
+    check(&["stream", "-P", "two"], 2, "'two' is not a whole number");
+}
+
+#[test]
 fn runtime_errors_exit_1_with_one_line() {
     check(
         &["stream", "no-such-host.invalid"],
