@@ -169,7 +169,8 @@ fn a_run_says_what_ran_under_its_heading_and_its_charts() {
         );
     }
     assert_eq!(
-        h.matches("series s1: fathom sweep stream -t 5 --vary").count()
+        h.matches("series s1: fathom sweep stream -t 5 --vary")
+            .count()
             + h.matches("series s1: fathom sweep rr -t 5 --vary").count(),
         4,
         "under each sweep chart, with its kind"
