@@ -33,7 +33,7 @@ fn main() -> ExitCode {
         cli::Command::Compare(a) => commands::compare::run(&a),
         cli::Command::Report(a) => commands::report::run(&a),
         cli::Command::Plot(a) => commands::plot::run(&a),
-        cli::Command::Study(a) => commands::study::run(&a),
+        cli::Command::Study(a) => commands::study::run(&a, &argv),
         cli::Command::Serve(a) => commands::serve::run(&a),
         cli::Command::Key(a) => commands::key::run(&a),
         cli::Command::Completions(a) => commands::install::completions(&a),

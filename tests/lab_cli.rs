@@ -80,7 +80,10 @@ fn up_status_exec_down_from_the_command_line() {
     let _down = Down(name.clone());
     let (code, out, err) = lab(&["up", "--hosts", "2", "--name", &name, "--rate", "1G"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains(&format!("lab {name} is up")), "{out}");
+    assert!(
+        out.contains(&format!("lab '{name}' is up in ")) && out.contains(": 2 hosts ("),
+        "the name quoted, so that a lab named lab reads well: {out}"
+    );
     let (code, out, _) = lab(&["status", "--name", &name]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("(ok)") && out.contains("1G"), "{out}");
@@ -94,7 +97,10 @@ fn up_status_exec_down_from_the_command_line() {
     assert_eq!(code, 3);
     let (code, out, err) = lab(&["down", "--name", &name]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains(&format!("lab {name} removed")), "{out}");
+    assert!(
+        out.contains(&format!("lab '{name}' removed: ")) && out.contains(" agents"),
+        "{out}"
+    );
     let (code, out, _) = lab(&["status", "--name", &name, "--json"]);
     assert_eq!(code, 1, "JSON errors are a document");
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();

@@ -175,22 +175,20 @@ fn a_missed_confidence_target_is_said_and_one_run_has_no_interval() {
 #[test]
 fn a_sweep_runs_every_point_in_order_and_the_readers_show_it() {
     let st = Store::new();
-    let out = st.run(
-        &[
-            "sweep",
-            "stream",
-            "-t",
-            "0.3s",
-            "-i",
-            "0.1s",
-            "--vary",
-            "write=64K,1M",
-            "--vary",
-            "parallel=1,2",
-            "--json",
-        ],
-        90,
-    );
+    let typed = [
+        "sweep",
+        "stream",
+        "-t",
+        "0.3s",
+        "-i",
+        "0.1s",
+        "--vary",
+        "write=64K,1M",
+        "--vary",
+        "parallel=1,2",
+        "--json",
+    ];
+    let out = st.run(&typed, 90);
     assert!(out.status.success(), "{}", stderr(&out));
     let doc = json(&out);
     let order: Vec<String> = doc["points"]
@@ -209,6 +207,9 @@ fn a_sweep_runs_every_point_in_order_and_the_readers_show_it() {
         ]
     );
     assert_eq!(doc["complete"], true);
+    let mut command = typed.to_vec();
+    command.extend(["--store", &st.path]);
+    assert_eq!(doc["command"], serde_json::json!(command), "as typed");
     let id = doc["id"].as_str().unwrap().to_string();
 
     let table = st.run(&["show", &id], 10);
@@ -231,6 +232,18 @@ fn a_sweep_runs_every_point_in_order_and_the_readers_show_it() {
     let svg = dir.path().join("run.svg").display().to_string();
     let out = st.run(&["plot", &run_id, "--metric", "cwnd", "-o", &svg], 20);
     assert!(out.status.success(), "{}", stderr(&out));
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        drawn.contains(&format!("run {run_id}: fathom sweep stream -t 0.3s"))
+            && drawn.contains("this point: fathom stream -t 0.3s"),
+        "a point's footer names the sweep as typed, then the point: {drawn}"
+    );
+    let series_svg = dir.path().join("sweep.svg");
+    let drawn = std::fs::read_to_string(series_svg).unwrap();
+    assert!(
+        drawn.contains(&format!("series {id}: fathom sweep stream -t 0.3s")),
+        "the series' footer has its kind: {drawn}"
+    );
     let html = dir.path().join("r.html").display().to_string();
     let out = st.run(&["report", &id, &run_id, "-o", &html], 20);
     assert!(out.status.success(), "{}", stderr(&out));

@@ -36,6 +36,11 @@ fn quick(name: &str) -> serde_json::Value {
     }
     for s in doc["series"].as_array().unwrap() {
         assert_eq!(s["complete"], true, "{name}");
+        assert_eq!(
+            (&s["command"][0], &s["command"][1]),
+            (&"study".into(), &name.into()),
+            "{name}: the study's command line, as typed"
+        );
         for p in s["points"].as_array().unwrap() {
             let unavailable = p["error"]
                 .as_str()
@@ -54,6 +59,12 @@ fn quick(name: &str) -> serde_json::Value {
         assert!(files.iter().any(|f| f.ends_with(ext)), "{name}: {files:?}");
     }
     let svgs = files.iter().filter(|f| f.ends_with(".svg")).count();
+    let first = files.iter().find(|f| f.ends_with(".svg")).unwrap();
+    let drawn = std::fs::read_to_string(out_dir.join(first)).unwrap();
+    assert!(
+        drawn.contains(&format!(": fathom study {name} --quick --json")),
+        "{name}: the plot's footer is the study's command"
+    );
     assert_eq!(
         page.matches("<svg ").count(),
         svgs,

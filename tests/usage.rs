@@ -54,6 +54,13 @@ fn a_sweep_offers_only_options_of_the_plan() {
 }
 
 #[test]
+fn a_negative_count_is_called_negative_not_out_of_range() {
+    check(&["stream", "-P", "-4"], 2, "'-4' is negative");
+    assert!(!stderr(&run(&["stream", "-P", "-4"], 30)).contains("4294967295"));
+    check(&["stream", "-P", "two"], 2, "'two' is not a whole number");
+}
+
+#[test]
 fn runtime_errors_exit_1_with_one_line() {
     check(
         &["stream", "no-such-host.invalid"],
@@ -221,4 +228,84 @@ fn a_congestion_control_the_host_lacks_is_refused_naming_those_it_offers() {
         "{err}"
     );
     assert!(err.contains(one), "{err}");
+}
+
+/// Every long flag of every command, hidden ones included, walked from clap's definitions.
+fn clap_flags(c: &clap::Command, out: &mut std::collections::BTreeSet<String>) {
+    for a in c.get_arguments() {
+        out.extend(a.get_long().map(str::to_string));
+        out.extend(
+            a.get_all_aliases()
+                .into_iter()
+                .flatten()
+                .map(str::to_string),
+        );
+    }
+    for s in c.get_subcommands() {
+        clap_flags(s, out);
+    }
+}
+
+/// The `.rs` and `.md` files below `dir`: users read the README and docs/, and the sources'
+/// warnings, errors and doc comments name flags.
+fn named_in(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            named_in(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs" || x == "md") {
+            out.push(p);
+        }
+    }
+}
+
+/// Each `--flag` in `text`: two dashes after a non-word character, a letter, then letters,
+/// digits and single dashes; a CSS custom property (`--ink:`, `var(--ink)`) is not one.
+fn flags_in(text: &str) -> Vec<String> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("--") {
+        let before = i.checked_sub(1).map(|j| b[j]);
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_') {
+            continue;
+        }
+        let name: String = text[i + 2..]
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-')
+            .collect();
+        let name = name.trim_end_matches('-');
+        let after = text[i + 2 + name.len()..].chars().next();
+        let css = after == Some(':') || text[..i].ends_with("var(");
+        if name.starts_with(|c: char| c.is_ascii_lowercase()) && !css {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn every_flag_the_docs_and_messages_name_exists() {
+    use clap::CommandFactory;
+    let mut known = std::collections::BTreeSet::new();
+    clap_flags(&fathom::cli::Cli::command(), &mut known);
+    known.extend(["help", "version"].map(String::from));
+    // Other programs' flags, named where fathom says how to use them: cargo's, srun's, mpirun's.
+    known.extend(["release", "relative", "hostfile"].map(String::from));
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md")];
+    named_in(&root.join("docs"), &mut files);
+    named_in(&root.join("src"), &mut files);
+    for c in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
+        named_in(&c.path().join("src"), &mut files);
+    }
+    let mut unknown = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for flag in flags_in(&text) {
+            if !known.contains(&flag) {
+                unknown.push(format!("--{flag} in {}", f.display()));
+            }
+        }
+    }
+    assert!(unknown.is_empty(), "no such flags: {unknown:#?}");
 }

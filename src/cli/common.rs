@@ -1,6 +1,6 @@
 //! Options every test command shares: where, how long, how many, socket options, output.
 
-use super::units::{parse_affinity, parse_duration, parse_io_size, Affinity};
+use super::units::{parse_affinity, parse_count, parse_duration, parse_io_size, Affinity};
 use fathom_proto::plan::{Limit, SideOptions, SocketOptions, TestPlan};
 use fathom_proto::validate::{MIN_INTERVAL_NS, TEST_MEMORY_BUDGET};
 use fathom_report::stats::Confidence;
@@ -28,6 +28,7 @@ pub struct CommonArgs {
         short = 'P',
         long,
         default_value_t = 1,
+        value_parser = parse_count,
         value_name = "N",
         allow_negative_numbers = true
     )]

@@ -18,6 +18,19 @@ pub fn parse_io_size(s: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("'{s}' is too large (2G at most)"))
 }
 
+/// A count such as `-P N`: a whole number (the plan's checks refuse the ones too small). A
+/// negative or malformed count is named as such, not as a number outside `u32`'s range.
+pub fn parse_count(s: &str) -> Result<u32, String> {
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    match s.strip_prefix('-') {
+        Some(rest) if digits(rest) => Err(format!("'{s}' is negative; give a count of 1 or more")),
+        _ if digits(s) => s
+            .parse()
+            .map_err(|_| format!("'{s}' is too large (at most {})", u32::MAX)),
+        _ => Err(format!("'{s}' is not a whole number")),
+    }
+}
+
 /// A duration in ns: "10" (seconds), "10s", "500ms", "1.5s", "2m", "100us".
 pub fn parse_duration(s: &str) -> Result<u64, String> {
     Ok(fathom_units::duration::parse(

@@ -92,7 +92,7 @@ fn ratio(a: f64, b: f64) -> Option<f64> {
 pub fn run(c: &CommonArgs, plan: TestPlan, args: &[String]) -> Result<(), Failure> {
     let rounds = c.iterations.map_or(ROUNDS, |(max, _)| max);
     let bed = Testbed::new(c, plan.socket.ipv6)?;
-    let rec = Recorder::open(&c.store);
+    let rec = Recorder::open(&c.store, args);
     let clear_plan = TestPlan {
         tls: None,
         ..plan.clone()

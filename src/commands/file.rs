@@ -27,7 +27,7 @@ pub fn run(a: &FileArgs, argv: &[String]) -> Result<(), Failure> {
             f.stream_bits_per_second = Some(beside.summary.bits_per_second);
         }
     }
-    Recorder::open(&c.store).save(&report, argv, None);
+    Recorder::open(&c.store, argv).save(&report, argv, None);
     output::print(&report, format);
     super::test::exit_status(&report, format)?;
     match report.summary.file.as_ref().and_then(|f| f.checksum_match) {

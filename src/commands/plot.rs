@@ -32,7 +32,12 @@ pub fn run(a: &PlotArgs) -> Result<(), Failure> {
                 .load_run(id)
                 .map_err(|e| Failure::Runtime(e.to_string()))?;
             let mut chart = run_chart(&stored.report, a.metric.as_deref())?;
-            chart.notes = fathom_report::about::run_lines(Some(id), &stored.args, &stored.report);
+            chart.notes = fathom_report::about::run_lines(
+                Some(id),
+                &stored.args,
+                &stored.command,
+                &stored.report,
+            );
             chart
         }
         Ref::Series(id) => {

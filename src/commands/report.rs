@@ -34,7 +34,12 @@ pub fn run(a: &ReportArgs) -> Result<(), Failure> {
                 }
                 sections.push(Section::Run {
                     title: format!("Run {id}: {}", run.report.test.kind),
-                    about: fathom_report::about::run_lines(Some(id), &run.args, &run.report),
+                    about: fathom_report::about::run_lines(
+                        Some(id),
+                        &run.args,
+                        &run.command,
+                        &run.report,
+                    ),
                     report: run.report,
                 });
             }

@@ -18,8 +18,9 @@ use fathom_report::Exporter;
 use fathom_study::{Study, SweepSpec};
 use std::path::{Path, PathBuf};
 
-/// Runs a study (or lists them).
-pub fn run(a: &StudyArgs) -> Result<(), Failure> {
+/// Runs a study (or lists them); `argv` is the command line after the program name, kept with
+/// every run and series the study stores.
+pub fn run(a: &StudyArgs, argv: &[String]) -> Result<(), Failure> {
     if a.list {
         write_stdout(fathom_study::list_text().as_bytes());
         return Ok(());
@@ -40,7 +41,7 @@ pub fn run(a: &StudyArgs) -> Result<(), Failure> {
         .unwrap_or_else(|| default_dir(Path::new("."), study.name));
     std::fs::create_dir_all(&dir)
         .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", dir.display())))?;
-    let rec = Recorder::open_required(&a.store)?;
+    let rec = Recorder::open_required(&a.store, argv)?;
     let lab = match (&a.lab, study.needs_lab) {
         (Some(wan), _) => Some(StudyLab::up(wan)?),
         (None, true) => Some(StudyLab::up("delay=0ms")?),
@@ -103,7 +104,7 @@ fn run_sweep(
     }
     let sp = sweep::prepare(kind.command, &base, axes, Some(rule))?;
     if let Some(alg) = &spec.ipsec {
-        return Ok(unavailable(&sp, alg, ipsec_refusal(alg)));
+        return Ok(unavailable(&sp, rec.command(), alg, ipsec_refusal(alg)));
     }
     let bed = Testbed::for_plan(&sp.common, &sp.points[0].plan)?;
     match &spec.search {
@@ -132,8 +133,8 @@ fn ipsec_refusal(alg: &str) -> String {
 
 /// The series of a sweep that cannot run here: its one point says why, and its options record
 /// the IPsec algorithm asked for.
-fn unavailable(sp: &sweep::SweepPlan, alg: &str, reason: String) -> Series {
-    let mut s = sweep::new_series(sp);
+fn unavailable(sp: &sweep::SweepPlan, command: &[String], alg: &str, reason: String) -> Series {
+    let mut s = sweep::new_series(sp, command);
     s.args.extend(["--ipsec".to_string(), alg.to_string()]);
     s.axes.iter_mut().for_each(|a| a.values.truncate(1));
     s.points.push(fathom_report::series::Point {

@@ -17,7 +17,7 @@ pub fn run(a: &SweepArgs, argv: &[String]) -> Result<(), Failure> {
         .map_err(Failure::Usage)?;
     let base = base_args(argv, kind);
     let sp = sweep::prepare(kind, &base, axes, None)?;
-    let rec = Recorder::open_required(store)?;
+    let rec = Recorder::open_required(store, argv)?;
     let bed = Testbed::for_plan(&sp.common, &sp.points[0].plan)?;
     let series = sweep::execute(&sp, &bed, &rec, vary.resume)?;
     let format = Format::of(json, csv);

@@ -40,7 +40,7 @@ pub fn run_on(
         bed.print_intervals(c.per_host);
     }
     let report = bed.run(plan)?;
-    Recorder::open(&c.store).save(&report, args, None);
+    Recorder::open(&c.store, args).save(&report, args, None);
     if live {
         output::write_stdout(&fathom_report::table::rest(&report));
     } else {
@@ -68,7 +68,7 @@ fn iterations(
     args: &[String],
     format: Format,
 ) -> Result<(), Failure> {
-    let rec = Recorder::open(store);
+    let rec = Recorder::open(store, args);
     let kind = plan.kind.name().to_string();
     let mut s = Series {
         schema_version: SERIES_SCHEMA_VERSION,
@@ -76,6 +76,7 @@ fn iterations(
         fathom_version: env!("CARGO_PKG_VERSION").into(),
         kind: kind.clone(),
         args: args.to_vec(),
+        command: args.to_vec(),
         iterations: rule.max,
         min_iterations: rule.min,
         confidence: rule.confidence,

@@ -101,11 +101,11 @@ pub fn run_point(
         reports.push(report);
         if rule.max > 1 {
             eprintln!(
-                "  iteration {}/{}: {}  (mean {})",
+                "  iteration {}/{}: {}  ({})",
                 i + 1,
                 rule.max,
                 show(metric, value.unwrap_or(0.0)),
-                interval(metric, &describe(&point.values, rule.level()))
+                so_far(metric, &describe(&point.values, rule.level()), rule, i + 1)
             );
         }
         if let Some(e) = failed {
@@ -137,16 +137,33 @@ pub fn run_point(
     point
 }
 
-/// The mean so far and its interval (`9.41 Gbit/s, ±1.2% at 95%`); one value has no interval.
-fn interval(metric: &str, stat: &fathom_report::stats::Stat) -> String {
+/// The mean after `done` runs and what its interval is (`mean so far 9.41 Gbit/s, its 95%
+/// confidence interval ±1.2%`); with a `--confidence` target, whether the interval met it and
+/// so stops the iterations, or the run goes on. One value has no interval.
+fn so_far(metric: &str, stat: &fathom_report::stats::Stat, rule: &Rule, done: u32) -> String {
+    let mean = format!("mean so far {}", show(metric, stat.mean));
     if stat.n < 2 {
-        return format!("{}, no interval from one run", show(metric, stat.mean));
+        return format!("{mean}, no interval from one run");
     }
+    let (width, level) = (stat.relative_width() * 50.0, stat.ci_level * 100.0);
+    let Some(c) = &rule.confidence else {
+        return format!("{mean}, its {level:.0}% confidence interval ±{width:.1}%");
+    };
+    let (target, met) = (c.width * 50.0, stat.narrow_enough(c));
+    let places = if !met && format!("{width:.1}") == format!("{target:.1}") {
+        2
+    } else {
+        1
+    };
+    let verdict = match (met, done >= rule.min, done < rule.max) {
+        (true, true, true) => "within the target: stopping".to_string(),
+        (true, false, _) => format!("within the target; at least {} runs first", rule.min),
+        (false, _, true) => "wider than the target: going on".to_string(),
+        (_, _, false) => "the last run".to_string(),
+    };
     format!(
-        "{}, ±{:.1}% at {:.0}%",
-        show(metric, stat.mean),
-        stat.relative_width() * 50.0,
-        stat.ci_level * 100.0
+        "{mean}, its {level:.0}% confidence interval ±{width:.places$}% against the target \
+         ±{target:.1}%: {verdict}"
     )
 }
 
@@ -174,4 +191,51 @@ pub fn now_unix_s() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fathom_report::stats::{describe, Confidence};
+
+    fn rule(max: u32, min: u32, width: f64) -> Rule {
+        Rule {
+            max,
+            min,
+            confidence: Some(Confidence { level: 0.95, width }),
+        }
+    }
+
+    #[test]
+    fn the_progress_line_says_what_its_interval_is_and_whether_it_stopped_the_run() {
+        let m = "transactions_per_second";
+        let st = describe(&[100.0, 102.0, 101.0], 0.95);
+        let half = st.relative_width() * 50.0;
+        let plain = so_far(
+            m,
+            &st,
+            &Rule {
+                confidence: None,
+                ..rule(5, 3, 0.0)
+            },
+            3,
+        );
+        assert_eq!(
+            plain,
+            format!("mean so far 101/s, its 95% confidence interval ±{half:.1}%")
+        );
+        let stops = so_far(m, &st, &rule(5, 3, 0.5), 3);
+        assert!(stops.ends_with(": within the target: stopping"), "{stops}");
+        let goes_on = so_far(m, &st, &rule(5, 3, st.relative_width() * 0.999), 3);
+        assert!(
+            goes_on.ends_with(": wider than the target: going on"),
+            "{goes_on}"
+        );
+        let shown: Vec<&str> = goes_on.matches('±').collect();
+        assert_eq!(shown.len(), 2);
+        assert!(
+            !goes_on.contains(&format!("±{half:.1}% against the target ±{half:.1}%")),
+            "an interval that did not stop the run never looks like the target: {goes_on}"
+        );
+    }
 }

@@ -19,11 +19,14 @@ use std::path::PathBuf;
 pub struct Recorder {
     store: RefCell<Option<Store>>,
     env: serde_json::Value,
+    command: Vec<String>,
 }
 
 impl Recorder {
-    /// Opens the store the options name (none with `--no-store`), warning if it cannot.
-    pub fn open(a: &StoreArgs) -> Recorder {
+    /// Opens the store the options name (none with `--no-store`), warning if it cannot. Every
+    /// run and series it keeps records `command`, the command line as the user typed it
+    /// (without the program name).
+    pub fn open(a: &StoreArgs, command: &[String]) -> Recorder {
         let store = if a.no_store {
             None
         } else {
@@ -31,24 +34,31 @@ impl Recorder {
                 .map_err(|e| eprintln!("fathom: warning: results will not be stored: {e}"))
                 .ok()
         };
-        Recorder::with(store)
+        Recorder::with(store, command)
     }
 
     /// Opens the store, failing if it cannot (sweeps need it to resume); none with --no-store.
-    pub fn open_required(a: &StoreArgs) -> Result<Recorder, Failure> {
+    /// `command` is as for [`Recorder::open`].
+    pub fn open_required(a: &StoreArgs, command: &[String]) -> Result<Recorder, Failure> {
         let store = if a.no_store {
             None
         } else {
             Some(Store::open(a.resolved()).map_err(|e| Failure::Runtime(e.to_string()))?)
         };
-        Ok(Recorder::with(store))
+        Ok(Recorder::with(store, command))
     }
 
-    fn with(store: Option<Store>) -> Recorder {
+    fn with(store: Option<Store>, command: &[String]) -> Recorder {
         Recorder {
             store: RefCell::new(store),
             env: env::collect(),
+            command: command.to_vec(),
         }
+    }
+
+    /// The command line as the user typed it, without the program name.
+    pub fn command(&self) -> &[String] {
+        &self.command
     }
 
     /// The database file, when there is one.
@@ -56,7 +66,8 @@ impl Recorder {
         self.store.borrow().as_ref().map(|s| s.path().to_path_buf())
     }
 
-    /// Saves one run; its id, or `None` (with a warning) if it could not be saved.
+    /// Saves one run with `args`, its own arguments (what would run it alone), and the command
+    /// line as typed; its id, or `None` (with a warning) if it could not be saved.
     pub fn save(
         &self,
         report: &Report,
@@ -68,6 +79,7 @@ impl Recorder {
         let run = NewRun {
             report,
             args,
+            command: &self.command,
             env: &self.env,
             series,
         };

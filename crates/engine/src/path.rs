@@ -4,10 +4,12 @@
 //! real path, whose bandwidth-delay product needs autotuned buffers.
 //!
 //! On a loopback path a stream test gets send buffers of [`LOOPBACK_SNDBUF`], and, unless
-//! either end's placement is set (`--affinity`, `--cpu-set`, `--threads`), worker `i` of each
+//! either end's placement is set (`--affinity`, `--cpus`, `--threads`), worker `i` of each
 //! end pinned to the `i`-th usable CPU. Both ends deal flows to workers in plan order, so each
 //! flow's receiver then runs on its sender's CPU and copies data still in that CPU's cache.
-//! Each end decides alone, from the plan and its own sockets, and both decide alike.
+//! A TCP request/response test gets the same placement: each flow's two ends then share a CPU,
+//! which answers a transaction without waking another CPU (bench/RESULTS.md, "rr placement on
+//! loopback"). Each end decides alone, from the plan and its own sockets, and both decide alike.
 
 use crate::clock;
 use crate::kind::Sockets;
@@ -38,10 +40,11 @@ pub fn choose(plan: &TestPlan, sockets: &Sockets) -> io::Result<PathDefaults> {
         Sockets::Tls(v) => v.iter().map(|(_, s, ..)| s).collect(),
         _ => return Ok(d),
     };
-    if plan.kind != KindId::Stream || v.is_empty() || !v.iter().all(|s| is_loopback(s)) {
+    let paired = matches!(plan.kind, KindId::Stream | KindId::Rr);
+    if !paired || v.is_empty() || !v.iter().all(|s| is_loopback(s)) {
         return Ok(d);
     }
-    if plan.socket.sndbuf.is_none() {
+    if plan.kind == KindId::Stream && plan.socket.sndbuf.is_none() {
         for sock in v {
             sock.set_send_buffer_size(LOOPBACK_SNDBUF as usize)?;
         }
@@ -57,9 +60,14 @@ pub fn choose(plan: &TestPlan, sockets: &Sockets) -> io::Result<PathDefaults> {
     };
     let cpus = clock::usable_cpus();
     if !placed(&plan.client) && !placed(&plan.server) && cpus.len() > 1 {
+        let why = if plan.kind == KindId::Stream {
+            "each flow's receiver runs on its sender's CPU"
+        } else {
+            "each flow's two ends share a CPU and answer without waking another"
+        };
         d.notes.push(format!(
-            "loopback path: worker i of each end on CPU i ({}), so each flow's receiver runs \
-             on its sender's CPU (--affinity, --cpu-set or --threads overrides)",
+            "loopback path: worker i of each end on CPU i ({}), so {why} (--affinity, --cpus \
+             or --threads overrides)",
             cpus.iter()
                 .map(u32::to_string)
                 .collect::<Vec<_>>()
@@ -137,10 +145,26 @@ mod tests {
     }
 
     #[test]
-    fn other_kinds_get_nothing() {
+    fn a_loopback_request_response_gets_paired_workers_and_autotuned_buffers() {
         let (_peer, socks) = loopback();
         let plan = TestPlan {
             kind: KindId::Rr,
+            ..TestPlan::default()
+        };
+        let d = choose(&plan, &socks).unwrap();
+        assert_eq!(d.sndbuf, None);
+        let cpus = clock::usable_cpus();
+        assert_eq!(d.pins.is_some(), cpus.len() > 1);
+        if cpus.len() > 1 {
+            assert!(d.notes[0].contains("two ends share a CPU"), "{:?}", d.notes);
+        }
+    }
+
+    #[test]
+    fn other_kinds_get_nothing() {
+        let (_peer, socks) = loopback();
+        let plan = TestPlan {
+            kind: KindId::Crr,
             ..TestPlan::default()
         };
         let d = choose(&plan, &socks).unwrap();

@@ -33,6 +33,34 @@ pub struct Preamble {
     pub kind: PreambleKind,
 }
 
+/// A peer's first four bytes as text when they are printable, always in hex, and what kind of
+/// server sends them first when they are well known: `"HTTP" (hex 48 54 54 50), which looks
+/// like an HTTP server`.
+fn first_bytes(m: &[u8; 4]) -> String {
+    let hex: Vec<String> = m.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = format!("hex {}", hex.join(" "));
+    let shown = if m.iter().all(|b| (0x20..0x7f).contains(b)) {
+        format!("\"{}\" ({hex})", String::from_utf8_lossy(m))
+    } else {
+        hex
+    };
+    let like = match m {
+        b"HTTP" => Some("an HTTP server"),
+        b"SSH-" => Some("an SSH server"),
+        [0x16, 0x03, ..] | [0x15, 0x03, ..] => Some("a TLS server"),
+        b"220 " | b"220-" => Some("an FTP or SMTP server"),
+        b"+OK " => Some("a POP3 server"),
+        b"* OK" => Some("an IMAP server"),
+        b"-ERR" => Some("a Redis server"),
+        b"RFB " => Some("a VNC server"),
+        _ => None,
+    };
+    match like {
+        Some(what) => format!("{shown}, which looks like {what}"),
+        None => shown,
+    }
+}
+
 /// Errors of the wire layer.
 #[derive(Debug, thiserror::Error)]
 pub enum FrameError {
@@ -40,7 +68,7 @@ pub enum FrameError {
     #[error("{0}")]
     Io(#[from] io::Error),
     /// The peer is not speaking fathom.
-    #[error("the peer is not a fathom agent or controller (bad magic {0:02x?})")]
+    #[error("the peer is not a fathom agent or controller: it sent {}", first_bytes(.0))]
     BadMagic([u8; 4]),
     /// Both speak fathom, but different protocol versions.
     #[error("protocol version mismatch: peer speaks v{peer}, this fathom speaks v{ours}; run the same fathom release on both ends")]
@@ -345,10 +373,19 @@ mod tests {
     fn preamble_checks() {
         let p = Preamble::ours(PreambleKind::Data);
         assert_eq!(Preamble::decode(p.encode()).unwrap(), p);
-        assert!(matches!(
-            Preamble::decode(*b"HTTP/1.1"),
-            Err(FrameError::BadMagic(_))
-        ));
+        let e = Preamble::decode(*b"HTTP/1.1").unwrap_err();
+        assert!(matches!(e, FrameError::BadMagic(_)));
+        assert_eq!(
+            e.to_string(),
+            "the peer is not a fathom agent or controller: it sent \"HTTP\" (hex 48 54 54 50), \
+             which looks like an HTTP server"
+        );
+        let e = Preamble::decode([0x16, 0x03, 0x01, 0x00, 0, 0, 0, 0]).unwrap_err();
+        assert!(
+            e.to_string()
+                .ends_with(": it sent hex 16 03 01 00, which looks like a TLS server"),
+            "{e}"
+        );
         let old = Preamble {
             version: PROTOCOL_VERSION + 1,
             kind: PreambleKind::Control,

@@ -1,5 +1,5 @@
 //! A deterministic synthetic run: exact counters with no timing noise, so that the renderers'
-//! output can be asserted byte for byte (and the CLI's hidden `--fake` mode can show them).
+//! output can be asserted byte for byte.
 //!
 //! The run is a 3 s stream test with 1 s intervals after a 1 s warm-up. Both ends snapshot at
 //! t = 0 (Start), 1 (WindowStart), 2, 3 (Interval), 4 (WindowEnd) and 4.5 s (Final). Flow `i`

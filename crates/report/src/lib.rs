@@ -34,6 +34,7 @@ mod table_udp;
 mod tls;
 mod udp;
 pub mod warnings;
+mod words;
 
 pub use build::build;
 pub use export::{Document, Exporter};

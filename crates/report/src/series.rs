@@ -91,6 +91,11 @@ pub struct Series {
     pub kind: String,
     /// The test options every point shares, as typed.
     pub args: Vec<String>,
+    /// The whole command line as the user typed it, without the program name (`sweep stream
+    /// --vary buffer=64K,1M -t 5s`, `study rr-payload --quick`); empty in series stored before
+    /// it was kept.
+    #[serde(default)]
+    pub command: Vec<String>,
     /// The swept options, outermost first (the last varies fastest).
     pub axes: Vec<Axis>,
     /// Most iterations per point.

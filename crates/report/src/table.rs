@@ -157,10 +157,10 @@ pub fn header(r: &Report) -> String {
         t.agent.clone()
     };
     let flows = match t.clients.len() {
-        0 | 1 => plural(t.parallel as u64, "flow"),
+        0 | 1 => crate::words::plural(t.parallel as u64, "flow"),
         n => format!(
             "{} ({} from each of {n} clients)",
-            plural(t.parallel as u64 * n as u64, "flow"),
+            crate::words::plural(t.parallel as u64 * n as u64, "flow"),
             t.parallel
         ),
     };
@@ -170,8 +170,8 @@ pub fn header(r: &Report) -> String {
     };
     let limit = match (t.duration_s, t.bytes) {
         (Some(d), _) => format!("{} window", secs(d)),
-        (None, Some(b)) => format!("{} per direction", human_bytes(b)),
-        (None, None) => "until done".to_string(),
+        (None, Some(b)) => format!("{},", crate::words::bytes_limit(t, b)),
+        (None, None) => "until done,".to_string(),
     };
     let warmup = if t.omit_s > 0.0 {
         format!("after {} warm-up", secs(t.omit_s))
@@ -469,15 +469,6 @@ fn secs(s: f64) -> String {
     let text = format!("{s:.2}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
     format!("{text} s")
-}
-
-/// "1 flow", "4 flows".
-fn plural(n: u64, what: &str) -> String {
-    if n == 1 {
-        format!("{n} {what}")
-    } else {
-        format!("{n} {what}s")
-    }
 }
 
 #[cfg(test)]

@@ -61,9 +61,10 @@ pub(crate) fn groups(groups: &[GroupResult]) -> Vec<String> {
         .iter()
         .map(|g| {
             format!(
-                "group {:<10} {:>3} hosts {:>13} ({} over {:.2} s, total bytes / overall time)",
+                "group {:<10} {:>3} {:<5} {:>13} ({} over {:.2} s, total bytes / overall time)",
                 g.name,
                 g.hosts,
+                if g.hosts == 1 { "host" } else { "hosts" },
                 rate(g.bits_per_second),
                 human_bytes(g.bytes),
                 g.seconds

@@ -47,6 +47,7 @@ pub fn collect(run: &RunData, r: &Report) -> Vec<String> {
     }
     w.extend(one_segment_buffer(&r.flows));
     w.extend(gso_uncut(run, r));
+    w.extend(shared_cpu(r));
     // Ends on one machine (loopback, a lab) see the same CPUs: warn about each machine once.
     let span_s: Vec<f64> = run
         .ends
@@ -61,6 +62,50 @@ pub fn collect(run: &RunData, r: &Report) -> Vec<String> {
         }
     }
     w
+}
+
+/// A request/response test whose two ends ran on one machine and shared a CPU: say so, since
+/// where the ends land changes transactions/s 2–3× on loopback (bench/RESULTS.md, "rr
+/// placement on loopback"). A worker's CPU is the one it was pinned to, else the one it was last
+/// seen on.
+fn shared_cpu(r: &Report) -> Option<String> {
+    let [a, b] = r.hosts.as_slice() else {
+        return None;
+    };
+    if r.test.rr.is_none() || a.hostname != b.hostname {
+        return None;
+    }
+    let cpus = |h: &crate::model::HostResult| -> Vec<(u32, bool)> {
+        h.threads
+            .iter()
+            .filter(|t| t.flows > 0)
+            .map(|t| (t.pinned_cpu.unwrap_or(t.last_cpu), t.pinned_cpu.is_some()))
+            .collect()
+    };
+    let (ours, theirs) = (cpus(a), cpus(b));
+    let mut shared: Vec<(u32, bool)> = ours
+        .iter()
+        .filter_map(|&(c, pinned)| {
+            let other = theirs.iter().find(|(t, _)| *t == c)?;
+            Some((c, pinned && other.1))
+        })
+        .collect();
+    shared.sort_unstable();
+    shared.dedup_by_key(|s| s.0);
+    if shared.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = shared.iter().map(|(c, _)| c.to_string()).collect();
+    let how = if shared.iter().all(|s| s.1) {
+        "pinned there"
+    } else {
+        "last seen there; unpinned, they may also have run apart"
+    };
+    Some(format!(
+        "both ends shared CPU {} ({how}): on one machine transactions/s change 2-3x with where \
+         the ends run; --affinity 0/1 puts them on different CPUs",
+        list.join(",")
+    ))
 }
 
 #[derive(Clone, Copy)]
@@ -213,6 +258,36 @@ mod tests {
             mss,
             ..FlowResult::default()
         }
+    }
+
+    #[test]
+    fn request_response_ends_sharing_a_cpu_are_named() {
+        let mut r = crate::build(&crate::fake::run_data(1, false));
+        assert_eq!(shared_cpu(&r), None, "a stream says nothing");
+        r.test.rr = Some(Default::default());
+        for h in &mut r.hosts {
+            h.hostname = "one".into();
+            h.threads = vec![crate::model::ThreadResult {
+                pinned_cpu: Some(0),
+                last_cpu: 0,
+                flows: 1,
+                cpu_s: 1.0,
+            }];
+        }
+        let note = shared_cpu(&r).expect("a note");
+        assert!(
+            note.starts_with("both ends shared CPU 0 (pinned there): ")
+                && note.contains("--affinity 0/1"),
+            "{note}"
+        );
+        r.hosts[1].threads[0].pinned_cpu = None;
+        let note = shared_cpu(&r).expect("a note");
+        assert!(note.contains("(last seen there; unpinned"), "{note}");
+        r.hosts[1].threads[0].last_cpu = 1;
+        assert_eq!(shared_cpu(&r), None, "apart");
+        r.hosts[1].threads[0].last_cpu = 0;
+        r.hosts[1].hostname = "two".into();
+        assert_eq!(shared_cpu(&r), None, "two machines");
     }
 
     #[test]

@@ -61,7 +61,7 @@ fn page() -> Page {
         sections: vec![
             Section::Run {
                 title: "Stream, 2 flows".into(),
-                about: about::run_lines(Some(7), &args(), &run),
+                about: about::run_lines(Some(7), &args(), &args(), &run),
                 report: run,
             },
             Section::Run {
@@ -169,9 +169,11 @@ fn a_run_says_what_ran_under_its_heading_and_its_charts() {
         );
     }
     assert_eq!(
-        h.matches("series s1: fathom -t 5\n</text>").count(),
+        h.matches("series s1: fathom sweep stream -t 5 --vary")
+            .count()
+            + h.matches("series s1: fathom sweep rr -t 5 --vary").count(),
         4,
-        "under each sweep chart"
+        "under each sweep chart, with its kind"
     );
     assert!(h.contains("series s1: fathom stream --iterations 5 --buffer 1M\n</text>"));
 }

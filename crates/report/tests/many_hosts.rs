@@ -83,7 +83,7 @@ fn a_grouped_client_gets_a_group_line_and_its_bytes() {
     let t = text(&r);
     let line = t.lines().find(|l| l.starts_with("group rack1")).expect(&t);
     assert!(
-        line.contains("1 hosts") && line.contains("total bytes / overall time"),
+        line.contains("  1 host ") && line.contains("total bytes / overall time"),
         "{line}"
     );
     assert!(

@@ -117,6 +117,43 @@ fn notes_under_a_chart_say_what_ran() {
     insta::assert_snapshot!("interval_notes_svg", text);
 }
 
+/// The notes' lines in an SVG: its texts at the left margin.
+fn note_lines(svg: &str) -> Vec<String> {
+    svg.split("<text ")
+        .filter(|t| t.starts_with("x=\"12\" ") && t.contains("text-anchor=\"start\""))
+        .filter_map(|t| t.split_once(">\n")?.1.split_once("\n</text>"))
+        .map(|(text, _)| text.to_string())
+        .collect()
+}
+
+#[test]
+fn long_notes_wrap_to_fit_the_image_width() {
+    use plotters::style::IntoFont;
+    let mut c = interval_chart(&report(1, false), "bits_per_second").unwrap();
+    c.notes = vec![
+        "run 12: fathom sweep stream --server h1 --clients h2 --vary rtt=0ms,50ms,100ms -t 5s"
+            .into(),
+        "wan h1-h2: h1 → h2: delay=25ms,jitter=2ms,loss=0.1%,queue=1000p,rate=100M,seed=7; \
+         h2 → h1: delay=25ms,jitter=2ms,loss=0.1%,queue=1000p,rate=100M,seed=7"
+            .into(),
+    ];
+    for width in [400, 640] {
+        let text = String::from_utf8(render(&c, ImageFormat::Svg, width, 380).unwrap()).unwrap();
+        let lines = note_lines(&text);
+        assert!(lines.len() > c.notes.len(), "{width}: wrapped: {lines:?}");
+        for l in &lines {
+            let drawn = ("sans-serif", 12).into_font().box_size(l).unwrap().0;
+            assert!(drawn + 12 <= width, "{width}: '{l}' is {drawn} px wide");
+        }
+        let squeeze = |t: &str| t.split_whitespace().collect::<String>();
+        assert_eq!(
+            squeeze(&lines.concat()),
+            squeeze(&c.notes.concat()),
+            "nothing is lost"
+        );
+    }
+}
+
 #[test]
 fn unknown_names_are_errors_that_list_the_known_ones() {
     let s = stream_sweep();

@@ -7,8 +7,9 @@
 //! `$HOME/.local/share/fathom/fathom.db`, else `./fathom.db`. Missing directories are created.
 //!
 //! # What it holds
-//! - `runs`: one row per test: when, kind, server, clients, the command-line arguments as typed
-//!   (JSON array), fathom's version, the plan (the report's `test`, JSON), the summary (JSON), the
+//! - `runs`: one row per test: when, kind, server, clients, the test's own arguments (JSON array:
+//!   what would run it alone), the whole command line as the user typed it (JSON array: a sweep's
+//!   or a study's for their runs; null before schema version 3), fathom's version, the plan (the report's `test`, JSON), the summary (JSON), the
 //!   whole report (JSON, for exact re-rendering), the environment the caller described (JSON:
 //!   kernel, sysctls, CPU model...), the error if any, the kind's primary figure, and, for runs of
 //!   a series, the series, point and iteration.

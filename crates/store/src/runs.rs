@@ -14,8 +14,12 @@ pub use fathom_report::listing::Place as SeriesSlot;
 pub struct NewRun<'a> {
     /// The result.
     pub report: &'a Report,
-    /// The command-line arguments as typed.
+    /// The test's own arguments, as they would be typed after `fathom` to run it alone (a
+    /// sweep's point: its kind, the shared options and the point's values).
     pub args: &'a [String],
+    /// The whole command line as the user typed it, without the program name (`sweep rr
+    /// --vary size=4,64`, `study rr-payload --quick`); empty when unknown.
+    pub command: &'a [String],
     /// The environment it ran in, as the caller describes it (kernel, sysctls that matter, CPU
     /// model, fathom version): a JSON object.
     pub env: &'a serde_json::Value,
@@ -30,8 +34,11 @@ pub struct StoredRun {
     pub id: i64,
     /// The result as saved (brought to the current JSON schema version).
     pub report: Report,
-    /// The command-line arguments as typed.
+    /// The test's own arguments, as they would be typed after `fathom` to run it alone.
     pub args: Vec<String>,
+    /// The whole command line as the user typed it, without the program name; empty for runs
+    /// saved before the store kept it (schema version 3).
+    pub command: Vec<String>,
     /// The environment, as the caller described it.
     pub env: serde_json::Value,
     /// Wall-clock start, Unix seconds.
@@ -61,6 +68,7 @@ impl Store {
     pub fn save_run(&mut self, run: &NewRun<'_>) -> Result<i64, StoreError> {
         let r = run.report;
         let args = self.encode("the arguments", run.args)?;
+        let command = self.encode("the command line", run.command)?;
         let env = self.encode("the environment", run.env)?;
         let plan = self.encode("the plan", &r.test)?;
         let summary = self.encode("the summary", &r.summary)?;
@@ -74,8 +82,9 @@ impl Store {
                 .transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.execute(
                 "INSERT INTO runs (started_unix_s, kind, server, clients, args, fathom_version,
-                     plan, summary, report, env, error, primary_value, series_id, point, iteration)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                     plan, summary, report, env, error, primary_value, series_id, point, iteration,
+                     command)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
                 params![
                     r.test.started_unix_s,
                     r.test.kind,
@@ -92,6 +101,7 @@ impl Store {
                     slot.map(|s| s.series_id),
                     slot.map(|s| s.point),
                     slot.map(|s| s.iteration),
+                    command,
                 ],
             )?;
             let id = tx.last_insert_rowid();
@@ -106,11 +116,18 @@ impl Store {
     /// Loads run `id` as it was saved; a report saved at an older JSON schema version is read
     /// into the current one.
     pub fn load_run(&self, id: i64) -> Result<StoredRun, StoreError> {
-        type Raw = (String, String, String, f64, Option<SeriesSlot>);
+        type Raw = (
+            String,
+            String,
+            String,
+            f64,
+            Option<SeriesSlot>,
+            Option<String>,
+        );
         let raw: Option<Raw> = self
             .conn
             .query_row(
-                "SELECT report, args, env, started_unix_s, series_id, point, iteration
+                "SELECT report, args, env, started_unix_s, series_id, point, iteration, command
                  FROM runs WHERE id = ?1",
                 [id],
                 |row| {
@@ -120,21 +137,27 @@ impl Store {
                         row.get(2)?,
                         row.get(3)?,
                         slot(row, 4)?,
+                        row.get(7)?,
                     ))
                 },
             )
             .optional()
             .map_err(|e| self.sql(e))?;
-        let (report, args, env, started_unix_s, series) = raw.ok_or_else(|| StoreError::NoRun {
-            path: self.path.clone(),
-            id,
-        })?;
+        let (report, args, env, started_unix_s, series, command) =
+            raw.ok_or_else(|| StoreError::NoRun {
+                path: self.path.clone(),
+                id,
+            })?;
         Ok(StoredRun {
             id,
             report: self.parsed(fathom_report::json::read(&report), || {
                 format!("run {id}'s report")
             })?,
             args: self.decode(&args, || format!("run {id}'s arguments"))?,
+            command: match command {
+                Some(c) => self.decode(&c, || format!("run {id}'s command line"))?,
+                None => Vec::new(),
+            },
             env: self.decode(&env, || format!("run {id}'s environment"))?,
             started_unix_s,
             series,

@@ -95,8 +95,14 @@ ALTER TABLE runs ADD COLUMN iteration INTEGER;
 CREATE INDEX runs_series ON runs(series_id, point, iteration);
 ";
 
+/// Version 3: each run's whole command line as typed (JSON array, the program name left out), a
+/// sweep's or a study's for their runs; null for runs saved before.
+const V3: &str = "
+ALTER TABLE runs ADD COLUMN command TEXT;
+";
+
 /// The steps, in order: step `i` takes a database from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 2] = [V1, V2];
+const MIGRATIONS: [&str; 3] = [V1, V2, V3];
 
 /// The schema version this build writes.
 pub const CURRENT: i64 = MIGRATIONS.len() as i64;

@@ -135,8 +135,9 @@ fn a_version_1_database_migrates_and_keeps_its_runs() {
     let run = store.load_run(1).unwrap();
     assert_eq!(run.report, report);
     assert_eq!(
-        (run.args, run.env, run.series),
-        (common::args(), common::env(), None)
+        (run.args, run.command, run.env, run.series),
+        (common::args(), Vec::new(), common::env(), None),
+        "a run saved before the command line was kept has none"
     );
     let listed = store.list_runs(10).unwrap();
     assert_eq!(listed.len(), 1);
@@ -216,4 +217,23 @@ fn a_negative_schema_version_is_refused() {
         Store::open(&path),
         Err(StoreError::BadVersion { found: -1, .. })
     ));
+}
+
+#[test]
+fn the_command_line_as_typed_is_kept_beside_the_runs_own_arguments() {
+    let (_dir, _path, mut store) = common::temp_store();
+    let report = common::report(1);
+    let args = ["rr", "-t", "1s", "--size=4"].map(String::from);
+    let typed = ["sweep", "rr", "--vary", "size=4,64", "-t", "1s"].map(String::from);
+    let id = store
+        .save_run(&fathom_store::NewRun {
+            report: &report,
+            args: &args,
+            command: &typed,
+            env: &common::env(),
+            series: None,
+        })
+        .unwrap();
+    let run = store.load_run(id).unwrap();
+    assert_eq!((run.args, run.command), (args.to_vec(), typed.to_vec()));
 }

@@ -38,6 +38,7 @@ fn save_in(store: &mut Store, series_id: i64, point: u32, iteration: u32) -> i64
         .save_run(&NewRun {
             report: &r,
             args: &args,
+            command: &[],
             env: &env,
             series: Some(SeriesSlot {
                 series_id,
@@ -152,6 +153,7 @@ fn a_run_cannot_point_at_a_missing_series() {
     let saved = store.save_run(&NewRun {
         report: &r,
         args: &args,
+        command: &[],
         env: &env,
         series: Some(SeriesSlot {
             series_id: 99,

@@ -115,7 +115,9 @@ fn down(name: Option<&str>) -> anyhow::Result<i32> {
         n => format!(", {}", count(n, "forwarder", "forwarders")),
     };
     print(&format!(
-        "lab {name} removed: {ns} namespaces, {agents} agents{forwarders} stopped, in {secs:.2} s\n"
+        "lab '{name}' removed: {}, {}{forwarders} stopped, in {secs:.2} s\n",
+        count(ns, "namespace", "namespaces"),
+        count(agents, "agent", "agents")
     ))?;
     Ok(0)
 }
@@ -206,7 +208,7 @@ fn up_summary(lab: &Lab, took: Duration) -> String {
         String::new()
     };
     format!(
-        "lab {name} is up in {:.2} s: {} ({range}), {}, agents on port {}\n{wans}\
+        "lab '{name}' is up in {:.2} s: {} ({range}), {}, agents on port {}\n{wans}\
          run inside a host: fathom lab exec --name {name} {} -- ip addr\n{ssh}{files}\
          remove it:         fathom lab down --name {name}\n",
         took.as_secs_f64(),

@@ -10,7 +10,7 @@ use std::fmt::Write;
 pub fn render(status: &Status) -> String {
     let health = if status.stale { "STALE" } else { "ok" };
     let mut s = format!(
-        "lab {} ({health}), state in {}\n",
+        "lab '{}' ({health}), state in {}\n",
         status.name,
         status.state_dir.display()
     );

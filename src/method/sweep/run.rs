@@ -10,14 +10,15 @@ use crate::testbed::Testbed;
 use crate::Failure;
 use fathom_report::series::{self, Param, Series, SERIES_SCHEMA_VERSION};
 
-/// A new, empty series for `sp`.
-pub fn new_series(sp: &SweepPlan) -> Series {
+/// A new, empty series for `sp`, typed as `command` (without the program name).
+pub fn new_series(sp: &SweepPlan, command: &[String]) -> Series {
     Series {
         schema_version: SERIES_SCHEMA_VERSION,
         document: "series".into(),
         fathom_version: env!("CARGO_PKG_VERSION").into(),
         kind: sp.kind.clone(),
         args: sp.base.clone(),
+        command: command.to_vec(),
         axes: sp.axes.clone(),
         iterations: sp.rule.max,
         min_iterations: sp.rule.min,
@@ -171,7 +172,7 @@ fn open_series(
             (Some(id), s, true)
         }
         None => {
-            let mut s = new_series(sp);
+            let mut s = new_series(sp, rec.command());
             let id = rec.create_series(&s, &fingerprint)?;
             s.id = id.map(|i| format!("s{i}"));
             (id, s, false)

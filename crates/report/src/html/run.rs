@@ -45,15 +45,23 @@ pub fn section(title: &str, r: &Report, about: &[String]) -> String {
 /// "stream, forward, 1 flow, 3 s window after 1 s warm-up, to 192.0.2.10:5301".
 fn describe(r: &Report) -> String {
     let t = &r.test;
-    let flows = if t.parallel == 1 { "flow" } else { "flows" };
+    let clients = t.clients.len().max(1) as u64;
+    let flows = u64::from(t.parallel) * clients;
     let mut parts = vec![
         t.kind.clone(),
         t.direction.clone(),
-        format!("{} {flows}", t.parallel),
+        match clients {
+            1 => crate::words::plural(flows, "flow"),
+            n => format!(
+                "{} ({} from each of {n} clients)",
+                crate::words::plural(flows, "flow"),
+                t.parallel
+            ),
+        },
     ];
     match (t.duration_s, t.bytes) {
         (Some(d), _) => parts.push(format!("{d} s window after {} s warm-up", t.omit_s)),
-        (None, Some(b)) => parts.push(format!("{} per direction", human_bytes(b))),
+        (None, Some(b)) => parts.push(crate::words::bytes_limit(t, b)),
         (None, None) => {}
     }
     parts.push(format!("to {}", t.agent));

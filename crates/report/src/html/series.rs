@@ -48,7 +48,11 @@ fn describe(s: &Series) -> String {
     if !axes.is_empty() {
         text.push_str(&format!("; sweeps {}", axes.join(", ")));
     }
-    text.push_str(&format!("; up to {} iterations per point", s.iterations));
+    text.push_str(&match (s.iterations, &s.confidence) {
+        (1, _) => "; one run per point".to_string(),
+        (n, Some(_)) => format!("; up to {n} iterations per point"),
+        (n, None) => format!("; {n} iterations per point"),
+    });
     if let Some(level) = s
         .points
         .iter()

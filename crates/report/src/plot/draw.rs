@@ -28,6 +28,10 @@ const PALETTE: [RGBColor; 10] = [
 const FONT: &str = "sans-serif";
 /// Height of one line of notes under the chart, pixels.
 const NOTE_LINE: u32 = 16;
+/// The notes' font size, pixels.
+const NOTE_SIZE: u32 = 12;
+/// The notes' margin, left and right, pixels.
+const NOTE_X: u32 = 12;
 /// Legend labels are cut to this many characters.
 const LEGEND_CHARS: usize = 36;
 
@@ -158,12 +162,13 @@ where
     let (x, y) = axes(c, &lines);
     let entries = legend_entries(c);
     let (w, h) = root.dim_in_pixel();
-    let root = if c.notes.is_empty() {
+    let notes = wrap_notes(&c.notes, w.saturating_sub(2 * NOTE_X));
+    let root = if notes.is_empty() {
         root.clone()
     } else {
-        let (upper, notes) =
-            root.split_vertically(h.saturating_sub(NOTE_LINE * c.notes.len() as u32 + 6));
-        draw_notes(&notes, &c.notes).map_err(err)?;
+        let (upper, below) =
+            root.split_vertically(h.saturating_sub(NOTE_LINE * notes.len() as u32 + 6));
+        draw_notes(&below, &notes).map_err(err)?;
         upper
     };
     let plot = if entries.is_empty() {
@@ -272,17 +277,53 @@ fn dashes(s: Stroke) -> Option<(i32, i32)> {
     }
 }
 
-/// What ran, one note a line, left-aligned under the chart.
+/// What ran, one line each, left-aligned under the chart.
 fn draw_notes<DB: DrawingBackend>(
     area: &Area<DB>,
-    notes: &[String],
+    lines: &[String],
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let style = font(12).pos(Pos::new(HPos::Left, VPos::Top));
-    for (i, n) in notes.iter().enumerate() {
+    let style = font(NOTE_SIZE).pos(Pos::new(HPos::Left, VPos::Top));
+    for (i, n) in lines.iter().enumerate() {
         let y = 2 + (NOTE_LINE * i as u32) as i32;
-        area.draw(&Text::new(n.as_str(), (12, y), style.clone()))?;
+        area.draw(&Text::new(n.as_str(), (NOTE_X as i32, y), style.clone()))?;
     }
     Ok(())
+}
+
+/// The notes as lines at most `width` pixels wide in the notes' font: a note too long for one
+/// line breaks at its last space that fits, else after its last comma (a WAN link's
+/// `delay=25ms,rate=1G,...`), else anywhere; its further lines are indented.
+fn wrap_notes(notes: &[String], width: u32) -> Vec<String> {
+    let style = font(NOTE_SIZE);
+    let wide = |t: &str| style.font.box_size(t).map_or(0, |b| b.0);
+    let mut out = Vec::new();
+    for note in notes {
+        let mut rest = note.as_str();
+        let mut indent = "";
+        loop {
+            let fits = |n: usize| wide(&format!("{indent}{}", &rest[..n])) <= width;
+            let ends: Vec<usize> = rest.char_indices().map(|(i, c)| i + c.len_utf8()).collect();
+            let Some(&first) = ends.first() else { break };
+            let fit = ends.iter().copied().take_while(|&n| fits(n)).last();
+            let fit = fit.unwrap_or(first);
+            if fit == rest.len() {
+                out.push(format!("{indent}{rest}"));
+                break;
+            }
+            let head = &rest[..fit];
+            let cut = [' ', ',']
+                .iter()
+                .find_map(|sep| head.rfind(*sep).map(|i| i + 1).filter(|&i| i > 1))
+                .unwrap_or(fit);
+            out.push(format!("{indent}{}", rest[..cut].trim_end()));
+            rest = rest[cut..].trim_start();
+            indent = "    ";
+            if rest.is_empty() {
+                break;
+            }
+        }
+    }
+    out
 }
 
 fn font(size: u32) -> TextStyle<'static> {

@@ -149,7 +149,11 @@ pub fn iteration_chart(s: &Series) -> Result<Chart, String> {
         },
     ];
     Ok(Chart {
-        title: format!("{} over {} iterations", sc.title, p.values.len()),
+        title: format!(
+            "{} over {}",
+            sc.title,
+            crate::words::plural(p.values.len() as u64, "iteration")
+        ),
         x_label: "iteration".into(),
         y_label: sc.label(),
         x_ticks: (1..=p.values.len())

@@ -121,6 +121,7 @@ fn series(kind: &str, primary: &str, axes: Vec<Axis>, points: Vec<Point>) -> Ser
         id: Some("s1".into()),
         kind: kind.into(),
         args: vec!["-t".into(), "5".into()],
+        command: Vec::new(),
         axes,
         iterations: 3,
         min_iterations: 3,

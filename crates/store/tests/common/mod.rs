@@ -53,6 +53,7 @@ pub fn save(store: &mut Store, report: &Report) -> i64 {
         .save_run(&NewRun {
             report,
             args: &args,
+            command: &[],
             env: &env,
             series: None,
         })

@@ -1,0 +1,24 @@
+//! Small pieces of wording the renderers share, so that the terminal and the HTML page say the
+//! same thing: a count with its noun, and what a byte-limited test moved.
+
+use crate::model::TestEcho;
+use crate::warnings::human_bytes;
+
+/// "1 flow", "4 flows".
+pub(crate) fn plural(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("{n} {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+/// What a `-n` test moves: "a 200 MB file" for a copy (one file, one way), else "200 MB per
+/// direction".
+pub(crate) fn bytes_limit(t: &TestEcho, bytes: u64) -> String {
+    if t.kind == "file" {
+        format!("a {} file", human_bytes(bytes))
+    } else {
+        format!("{} per direction", human_bytes(bytes))
+    }
+}
