@@ -11,6 +11,7 @@ mod wire;
 
 pub use wire::Wire;
 
+use crate::small_file::{read_small, MAX_SMALL_FILE};
 use fathom_proto::tls::{TlsCipher, TlsInfo, TlsOptions, TlsVersion};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
@@ -61,13 +62,16 @@ impl Identity {
 
     /// The chain in PEM file `cert` (the end entity first) and the key in PEM file `key`.
     pub fn load(cert: &Path, key: &Path) -> Result<Identity, String> {
-        let chain = CertificateDer::pem_file_iter(cert)
-            .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+        let read = |flag: &str, path: &Path| {
+            read_small(path, MAX_SMALL_FILE).map_err(|e| format!("{flag} {}: {e}", path.display()))
+        };
+        let chain = CertificateDer::pem_slice_iter(&read("--cert", cert)?)
+            .collect::<Result<Vec<_>, _>>()
             .map_err(|e| format!("--cert {}: {e}", cert.display()))?;
         if chain.is_empty() {
             return Err(format!("--cert {}: no certificate in it", cert.display()));
         }
-        let key = PrivateKeyDer::from_pem_file(key)
+        let key = PrivateKeyDer::from_pem_slice(&read("--key", key)?)
             .map_err(|e| format!("--key {}: {e}", key.display()))?;
         let id = Identity { chain, key };
         // A mismatched pair fails here, not at the first test.
