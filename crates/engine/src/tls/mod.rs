@@ -89,6 +89,8 @@ impl Identity {
 pub struct TlsEnd {
     config: Config,
     record: u32,
+    /// The one version this end offers, as written ("1.3").
+    version: &'static str,
     negotiated: Arc<OnceLock<(String, String)>>,
 }
 
@@ -174,6 +176,7 @@ impl TlsEnd {
         TlsEnd {
             config,
             record: opts.record,
+            version: opts.version.name(),
             negotiated: Arc::new(OnceLock::new()),
         }
     }
@@ -234,19 +237,48 @@ impl TlsEnd {
 }
 
 impl TlsEnd {
-    /// A handshake's failure in words: which end refused what.
+    /// A handshake's failure in words: what the other side sent or refused, or how long it
+    /// was waited for.
     fn explain(&self, e: io::Error) -> io::Error {
+        if matches!(
+            e.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+        ) {
+            return io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "the TLS handshake timed out after {} s",
+                    HANDSHAKE_TIMEOUT.as_secs()
+                ),
+            );
+        }
         let Some(tls) = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) else {
             return e;
         };
-        let what = match (&self.config, tls) {
-            (
-                Config::Client(_),
-                rustls::Error::InvalidCertificate(rustls::CertificateError::Other(_)),
-            ) => pin::REFUSED.to_string(),
-            (Config::Server(_), _) => {
+        let server = matches!(self.config, Config::Server(_));
+        let what = match tls {
+            rustls::Error::InvalidCertificate(rustls::CertificateError::Other(_)) if !server => {
+                pin::REFUSED.to_string()
+            }
+            rustls::Error::InvalidMessage(_) => {
+                format!(
+                    "the other side does not speak TLS: what it sent is not a TLS record ({tls})"
+                )
+            }
+            rustls::Error::PeerIncompatible(_) => format!(
+                "the other side offers no protocol version or cipher suite this test allows \
+                 (TLS {} only{}) ({tls})",
+                self.version,
+                if self.version == "1.3" {
+                    "; a TLS 1.2 hello is refused"
+                } else {
+                    ""
+                }
+            ),
+            rustls::Error::AlertReceived(_) if server => {
                 format!("the connecting side refused this end's certificate or session ({tls})")
             }
+            _ if server => format!("the TLS handshake failed ({tls})"),
             _ => return e,
         };
         io::Error::new(e.kind(), what)
