@@ -11,10 +11,15 @@ Phases (loopback only, every step bounded in time):
      length prefix, valid preamble then garbage frames, valid auth then invalid plans.
   4. an exact `fathom stream 127.0.0.1:PORT -n 100M --key-file K` must move 100 MiB.
   5. the agent's RSS, threads and fds (from /proc/PID) must return to idle.
+  6. issue 21's attacks (bench/robustness_attacks.py): strangers on the data ports of stream, rr
+     and crr, a controller that never reads, a source that shrinks during `file get --sendfile`,
+     a flood on `fathom launch`'s rendezvous port, `udp -P 1500` and UDP memory admission.
+     `--only attacks` runs these alone, `--only classic` phases 1-5 alone.
 
 Python 3 standard library only. The wire format is crates/proto/src/{frame,msg,plan,auth}.rs:
 an 8-byte preamble, then frames of a 4-byte big-endian length and a postcard body.
 Usage: bench/robustness.py [--fathom target/release/fathom] [--connections 100000]
+       [--only all|classic|attacks]
 """
 
 import argparse
@@ -31,6 +36,8 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+
+import robustness_attacks
 
 MAGIC = b"FTHM"
 VERSION = 6
@@ -89,6 +96,7 @@ def plan(kind="stream", flows=1, limit=("bytes", 1 << 20), omit_ns=0, interval_n
     body += option(rr, lambda r: varint(r[0]) + varint(r[1]) + varint(r[2]) + b"\x00"
                    + varint(10**8) + b"\x00")
     body += b"\x00"  # udp options: none
+    body += b"\x00"  # file options: none
     body += b"\x00"  # tls options: none (clear)
     side = option(affinity, lambda a: seq(a, varint)) + b"\x00" + option(threads, varint)
     return body + side + side
@@ -368,6 +376,7 @@ def main():
     ap.add_argument("--slow", type=int, default=80, help="slow senders (default above --max-tests 64)")
     ap.add_argument("--slow-seconds", type=int, default=40)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--only", choices=["all", "classic", "attacks"], default="all")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -378,6 +387,14 @@ def main():
         report = {"fathom": args.fathom, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
         try:
             report["idle"] = agent.figures()
+            if args.only != "classic":
+                wire = (connect, handshake, frame, varint)
+                report["attacks"] = robustness_attacks.run_all(args.fathom, agent, key_file,
+                                                               STORE_ENV, wire, plan)
+                report["after_attacks"] = settle(agent, report["idle"], 15)
+            if args.only == "attacks":
+                print(json.dumps(report, indent=1))
+                return 0
             s = connect(agent.port)
             handshake(s)
             s.sendall(setup(plan()))
