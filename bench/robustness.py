@@ -15,10 +15,15 @@ Phases (loopback only, every step bounded in time):
      requests, and descriptors 400 idle strangers made the agent hold (issue 21, item 6).
   6. an exact `fathom stream 127.0.0.1:PORT -n 100M --key-file K` must move 100 MiB.
   7. the agent's RSS, threads and fds (from /proc/PID) must return to idle.
+  8. issue 21's attacks (bench/robustness_attacks.py), run first: strangers on the data ports of
+     stream, rr and crr, a controller that never reads, a source that shrinks during
+     `file get --sendfile`, a flood on `fathom launch`'s rendezvous port, `udp -P 1500` and UDP
+     memory admission. `--only attacks` runs these alone, `--only classic` phases 1-7 alone.
 
 Python 3 standard library only. The wire format is crates/proto/src/{frame,msg,plan,auth}.rs:
 an 8-byte preamble, then frames of a 4-byte big-endian length and a postcard body.
 Usage: bench/robustness.py [--fathom target/release/fathom] [--connections 100000]
+       [--only all|classic|attacks]
 """
 
 import argparse
@@ -35,6 +40,8 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+
+import robustness_attacks
 
 MAGIC = b"FTHM"
 VERSION = 6
@@ -443,6 +450,7 @@ def main():
     ap.add_argument("--slow", type=int, default=80, help="slow senders (default above --max-tests 64)")
     ap.add_argument("--slow-seconds", type=int, default=40)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--only", choices=["all", "classic", "attacks"], default="all")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -453,6 +461,14 @@ def main():
         report = {"fathom": args.fathom, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
         try:
             report["idle"] = agent.figures()
+            if args.only != "classic":
+                wire = (connect, handshake, frame, varint)
+                report["attacks"] = robustness_attacks.run_all(args.fathom, agent, key_file,
+                                                               STORE_ENV, wire, plan)
+                report["after_attacks"] = settle(agent, report["idle"], 15)
+            if args.only == "attacks":
+                print(json.dumps(report, indent=1))
+                return 0
             s = connect(agent.port)
             handshake(s)
             s.sendall(setup(plan()))
@@ -473,7 +489,7 @@ def main():
             report["after_malformed"] = settle(agent, report["idle"], 15)
             report["never_reads"] = never_reads(agent)
             report["crr_strangers"] = crr_strangers(agent)
-            report["after_attacks"] = settle(agent, report["idle"], 15)
+            report["after_port_attacks"] = settle(agent, report["idle"], 15)
             out = subprocess.run(
                 [args.fathom, "stream", f"127.0.0.1:{agent.port}", "-n", "100M", "--key-file", key_file, "--json"],
                 capture_output=True, text=True, timeout=300, env=STORE_ENV)

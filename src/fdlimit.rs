@@ -38,23 +38,33 @@ impl Limit {
     /// Why `need` descriptors (for `what`) do not fit, or `None` when they do.
     pub fn refuse(&self, need: u64, what: &str) -> Option<String> {
         (need > self.soft).then(|| {
-            let why = if self.soft < self.hard {
-                format!("raise it with `ulimit -n {}`", self.hard)
-            } else if self.nr_open > self.hard {
-                format!(
-                    "that is the hard limit, which only a privileged user (CAP_SYS_RESOURCE) may \
-                     raise, up to fs.nr_open ({})",
-                    self.nr_open
-                )
-            } else {
-                "that is fs.nr_open, the kernel's most per process (sysctl fs.nr_open)".into()
-            };
             format!(
                 "{what} needs about {need} open files, but this process may open {} \
-                 (RLIMIT_NOFILE): {why}",
-                self.soft
+                 (RLIMIT_NOFILE): {}",
+                self.soft,
+                self.binding()
             )
         })
+    }
+
+    /// Which limit stops the soft one from rising, and what would lift it. The hard limit is
+    /// named with its value whenever it is the one that binds; fs.nr_open only when the hard
+    /// limit already reaches it (an unreadable fs.nr_open is never blamed).
+    fn binding(&self) -> String {
+        if self.soft < self.hard {
+            format!("raise it with `ulimit -n {}`", self.hard)
+        } else if self.nr_open == 0 || self.hard < self.nr_open {
+            format!(
+                "that is RLIMIT_NOFILE's hard limit ({}), which only a privileged user \
+                 (CAP_SYS_RESOURCE) may raise",
+                self.hard
+            )
+        } else {
+            format!(
+                "that is fs.nr_open ({}), the kernel's most per process (sysctl fs.nr_open)",
+                self.nr_open
+            )
+        }
     }
 }
 
@@ -80,9 +90,11 @@ pub fn explain(e: io::Error, what: &str) -> io::Error {
     match e.raw_os_error() {
         Some(libc::EMFILE) => {
             let lim = Limit::now();
-            let msg = lim
-                .refuse(lim.soft + 1, what)
-                .unwrap_or_else(|| format!("{what}: {e}"));
+            let msg = format!(
+                "{what} ran out of open files at {} (RLIMIT_NOFILE): {}",
+                lim.soft,
+                lim.binding()
+            );
             io::Error::new(e.kind(), msg)
         }
         Some(libc::ENFILE) => io::Error::new(
@@ -140,7 +152,10 @@ mod tests {
         let hard = Limit { soft: 4096, ..LIM };
         let m = hard.refuse(5000, "-P 2500").unwrap();
         assert!(
-            m.contains("CAP_SYS_RESOURCE") && m.contains("fs.nr_open (1048576)"),
+            m.ends_with(
+                "that is RLIMIT_NOFILE's hard limit (4096), which only a privileged user \
+                 (CAP_SYS_RESOURCE) may raise"
+            ),
             "{m}"
         );
         let kernel = Limit {
@@ -150,5 +165,21 @@ mod tests {
         };
         let m = kernel.refuse(2 << 20, "-P 1048576").unwrap();
         assert!(m.contains("sysctl fs.nr_open"), "{m}");
+    }
+
+    /// Under EMFILE with a hard limit of 40 the agent blamed fs.nr_open: the hard limit binds
+    /// (fs.nr_open unread or far above it), and is named with its value.
+    #[test]
+    fn a_hard_limit_of_40_is_named_not_fs_nr_open() {
+        for nr_open in [0, 1 << 20] {
+            let lim = Limit {
+                soft: 40,
+                hard: 40,
+                nr_open,
+            };
+            let m = lim.refuse(41, "this agent").unwrap();
+            assert!(m.contains("RLIMIT_NOFILE's hard limit (40)"), "{m}");
+            assert!(!m.contains("nr_open"), "{m}");
+        }
     }
 }

@@ -97,6 +97,37 @@ fn serve_refuses_to_listen_beyond_loopback_without_a_key() {
     assert!(stderr(&out).contains("--key-file"), "{}", stderr(&out));
 }
 
+/// `--cert /dev/zero` and `--key-file /dev/zero` grew the agent by about 1 GB/s: key and
+/// certificate files are read only when regular, and only up to a cap.
+#[test]
+fn serve_refuses_devices_as_key_and_certificate_files() {
+    let cert = std::env::temp_dir().join(format!("fathom-cert-{}.pem", std::process::id()));
+    std::fs::write(&cert, vec![b'A'; 2 << 20]).unwrap();
+    let big = cert.to_str().unwrap();
+    for (args, needle) in [
+        (
+            &["--cert", "/dev/zero", "--key", "/dev/zero"][..],
+            "--cert /dev/zero: not a regular file (a character device)",
+        ),
+        (
+            &["--key-file", "/dev/zero"],
+            "--key-file /dev/zero: not a regular file (a character device)",
+        ),
+        (
+            &["--cert", big, "--key", big],
+            "larger than 1024 KiB; a key or certificate is smaller",
+        ),
+    ] {
+        let out = run(
+            &[&["serve", "--listen", "127.0.0.1:0"][..], args].concat(),
+            5,
+        );
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+    }
+    std::fs::remove_file(&cert).unwrap();
+}
+
 /// A fake agent that answers with another protocol version.
 #[test]
 fn a_version_mismatch_is_a_clear_error_on_both_sides() {

@@ -87,7 +87,7 @@ fn ask(dns: &Dnsmasq, query: &str, want: usize) -> Vec<fathom_cluster::discover:
     let q: Query = query.parse().unwrap();
     let until = Instant::now() + Duration::from_secs(10);
     loop {
-        let found = q.list_at(Some(&dns.server()));
+        let found = q.list_at(Some(&dns.server()), Duration::from_secs(10));
         match found {
             Ok(a) if a.len() >= want || Instant::now() > until => return a,
             Err(e) if Instant::now() > until => panic!("{e}"),

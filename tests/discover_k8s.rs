@@ -232,7 +232,7 @@ fn endpoint_slices_page_by_page_name_the_agents_of_a_real_test() {
             r.contains("labelSelector=kubernetes.io%2Fservice-name%3Dfathom-agents"),
             "{r}"
         );
-        assert!(r.contains("limit=500"), "{r}");
+        assert!(r.contains("limit=100"), "{r}");
     }
     assert!(requests[2].contains("continue=page-2"), "{requests:?}");
 }

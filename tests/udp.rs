@@ -240,3 +240,21 @@ fn csv_has_the_datagram_columns() {
         assert_eq!(cells[columns - 4], "0", "no loss paced on loopback: {row}");
     }
 }
+
+/// UDP flows pair as many as TCP connects: `-P 1500` failed at flow 248 ("the agent did not
+/// answer the UDP hello") while the agent polled its sockets one at a time, 10 ms each.
+#[test]
+fn fifteen_hundred_flows_pair() {
+    let agent = Agent::start(&[]);
+    let target = agent.target();
+    let out = run(
+        &[
+            "udp", &target, "-P", "1500", "-n", "3000", "--pps", "10k", "--json",
+        ],
+        120,
+    );
+    let j = json(&out);
+    assert!(out.status.success(), "{} {}", stderr(&out), j["error"]);
+    assert_eq!(j["flows"].as_array().map(Vec::len), Some(1500));
+    assert_eq!(j["summary"]["udp"]["sender_datagrams"].as_u64(), Some(3000));
+}

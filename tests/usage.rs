@@ -290,7 +290,7 @@ fn every_flag_the_docs_and_messages_name_exists() {
     clap_flags(&fathom::cli::Cli::command(), &mut known);
     known.extend(["help", "version"].map(String::from));
     // Other programs' flags, named where fathom says how to use them: cargo's, srun's, mpirun's.
-    known.extend(["release", "relative", "hostfile"].map(String::from));
+    known.extend(["release", "path", "relative", "hostfile"].map(String::from));
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = vec![root.join("README.md")];
     named_in(&root.join("docs"), &mut files);

@@ -58,49 +58,54 @@ pub fn port_of(sock: &Socket) -> u16 {
 
 /// Waits for each UDP socket's hello (cookie and its own flow id), connects the socket to the
 /// sender and acknowledges with the same bytes; the controller retries until it hears back.
+/// One poll covers every socket still waiting, so pairing costs the same for the 1st flow and
+/// the 1500th (polling them one by one, 10 ms each, lost flows past the 250th).
 pub fn pair_udp(socks: Vec<Socket>, cookie: [u8; 16], stop: Arc<AtomicBool>, tx: Sender<Event>) {
     let deadline = Instant::now() + ARRIVAL_TIMEOUT;
     let flows = socks.len();
-    let mut waiting: Vec<Option<Socket>> = socks.into_iter().map(Some).collect();
-    let mut got = 0;
-    while got < flows && !stop.load(Ordering::Relaxed) {
+    let mut waiting: Vec<(u32, Socket)> = (0..).zip(socks).collect();
+    while !waiting.is_empty() && !stop.load(Ordering::Relaxed) {
         if Instant::now() > deadline {
-            let _ = tx.send(Event::Flow(Err(late(got, flows))));
+            let _ = tx.send(Event::Flow(Err(late(flows - waiting.len(), flows))));
             return;
         }
-        for (id, slot) in waiting.iter_mut().enumerate() {
-            let Some(sock) = slot.as_ref() else { continue };
-            if !readable(sock, 10) {
+        // Highest first: swap_remove moves only an entry already looked at.
+        for i in readable_among(&waiting, 100).into_iter().rev() {
+            let (id, sock) = &waiting[i];
+            if !answer_hello(sock, *id, cookie) {
                 continue;
             }
-            let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); DataHello::LEN];
-            let Ok((n, from)) = sock.recv_from(&mut buf) else {
-                continue;
+            drain(sock);
+            let (flow, sock) = waiting.swap_remove(i);
+            let arrival = Arrival {
+                flow,
+                sock,
+                tls: None,
             };
-            // SAFETY: recv_from initialized the first n bytes.
-            let bytes: Vec<u8> = buf[..n]
-                .iter()
-                .map(|b| unsafe { b.assume_init() })
-                .collect();
-            match DataHello::read_from(&mut &bytes[..]) {
-                Ok(h) if h.cookie == cookie && h.flow as usize == id => {
-                    if sock.connect(&from).is_err() || sock.send(&bytes).is_err() {
-                        continue;
-                    }
-                    drain(sock);
-                    got += 1;
-                    let arrival = Arrival {
-                        flow: h.flow,
-                        sock: slot.take().expect("checked above"),
-                        tls: None,
-                    };
-                    if tx.send(Event::Flow(Ok(arrival))).is_err() {
-                        return;
-                    }
-                }
-                _ => {}
+            if tx.send(Event::Flow(Ok(arrival))).is_err() {
+                return;
             }
         }
+    }
+}
+
+/// Reads one datagram from `sock`; if it is flow `id`'s hello, connects the socket to its sender
+/// and echoes it. True once paired.
+fn answer_hello(sock: &Socket, id: u32, cookie: [u8; 16]) -> bool {
+    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); DataHello::LEN];
+    let Ok((n, from)) = sock.recv_from_with_flags(&mut buf, libc::MSG_DONTWAIT) else {
+        return false;
+    };
+    // SAFETY: recv_from initialized the first n bytes.
+    let bytes: Vec<u8> = buf[..n]
+        .iter()
+        .map(|b| unsafe { b.assume_init() })
+        .collect();
+    match DataHello::read_from(&mut &bytes[..]) {
+        Ok(h) if h.cookie == cookie && h.flow == id => {
+            sock.connect(&from).is_ok() && sock.send(&bytes).is_ok()
+        }
+        _ => false,
     }
 }
 
@@ -109,20 +114,27 @@ pub fn pair_udp(socks: Vec<Socket>, cookie: [u8; 16], stop: Arc<AtomicBool>, tx:
 /// until the start, and that needs no second answer).
 fn drain(sock: &Socket) {
     let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); DataHello::LEN];
-    if sock.set_nonblocking(true).is_ok() {
-        while sock.recv(&mut buf).is_ok() {}
-        let _ = sock.set_nonblocking(false);
-    }
+    while sock.recv_with_flags(&mut buf, libc::MSG_DONTWAIT).is_ok() {}
 }
 
-fn readable(sock: &Socket, timeout_ms: i32) -> bool {
-    let mut p = libc::pollfd {
-        fd: sock.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd.
-    unsafe { libc::poll(&mut p, 1, timeout_ms) > 0 }
+/// The indices of the sockets in `socks` with a datagram to read, waiting up to `timeout_ms`.
+fn readable_among(socks: &[(u32, Socket)], timeout_ms: i32) -> Vec<usize> {
+    let mut polls: Vec<libc::pollfd> = socks
+        .iter()
+        .map(|(_, s)| libc::pollfd {
+            fd: s.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    // SAFETY: a valid array of pollfds and its length.
+    let n = unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, timeout_ms) };
+    if n <= 0 {
+        return Vec::new();
+    }
+    (0..polls.len())
+        .filter(|i| polls[*i].revents != 0)
+        .collect()
 }
 
 #[cfg(test)]

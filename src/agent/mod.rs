@@ -150,7 +150,7 @@ impl AgentConfig {
         if bytes > per_test {
             return Err(format!(
                 "the test would need about {} MB on this agent (threads x (write + read) plus \
-                 per-flow state); one test may use {} MB (--max-memory {} MB)",
+                 per-flow state: a UDP sender's size x batch); one test may use {} MB (--max-memory {} MB)",
                 mb(bytes),
                 mb(per_test),
                 mb(self.max_memory)

@@ -154,7 +154,7 @@ pub fn checked(plan: TestPlan) -> Result<TestPlan, String> {
     if need > TEST_MEMORY_BUDGET {
         return Err(format!(
             "--write/--threads/-P: this end would need about {} MB (threads x (write + read) plus \
-             per-flow state); one test may use {} MB",
+             per-flow state: a UDP sender's --size x --batch); one test may use {} MB",
             need >> 20,
             TEST_MEMORY_BUDGET >> 20
         ));

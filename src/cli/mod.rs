@@ -14,6 +14,7 @@ pub mod udp;
 pub mod units;
 
 use clap::{Parser, Subcommand};
+use fathom_engine::small_file::{read_small, MAX_SMALL_FILE};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -192,7 +193,8 @@ pub struct ServeArgs {
 
 /// Reads a key file: its contents, surrounding whitespace removed.
 pub fn read_key(path: &std::path::Path) -> Result<Vec<u8>, String> {
-    let text = std::fs::read(path).map_err(|e| format!("--key-file {}: {e}", path.display()))?;
+    let text = read_small(path, MAX_SMALL_FILE)
+        .map_err(|e| format!("--key-file {}: {e}", path.display()))?;
     let key = text.trim_ascii().to_vec();
     if key.is_empty() {
         return Err(format!("--key-file {}: the file is empty", path.display()));

@@ -239,11 +239,30 @@ impl Control {
     }
 }
 
-/// A clearer wording for a peer that closed or is not fathom.
+/// A clearer wording for a peer that closed, is not fathom, or did not answer in time.
 fn describe(e: FrameError) -> String {
     match e {
         FrameError::Io(x) if x.kind() == std::io::ErrorKind::UnexpectedEof => {
             "the agent closed the connection (wrong protocol version, or it refused us; see its log)".into()
+        }
+        other => waited(other, STEP_TIMEOUT),
+    }
+}
+
+/// A read that a socket timeout of `timeout` ended, in words ("timed out after 35 s"), not as
+/// the EAGAIN it is ("Resource temporarily unavailable (os error 11)"); other errors as they are.
+pub fn waited(e: FrameError, timeout: Duration) -> String {
+    match e {
+        FrameError::Io(x)
+            if matches!(
+                x.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            format!(
+                "timed out after {} s: the agent sent nothing",
+                timeout.as_secs_f64()
+            )
         }
         other => other.to_string(),
     }
@@ -261,4 +280,23 @@ fn unexpected(want: &str, got: &ToController) -> String {
         ToController::Error { message } => return message.clone(),
     };
     format!("protocol error: expected {want}, got {name}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A socket timeout showed as "Resource temporarily unavailable (os error 11)".
+    #[test]
+    fn a_socket_timeout_is_named_with_its_length() {
+        let eagain = || FrameError::Io(std::io::Error::from_raw_os_error(libc::EAGAIN));
+        assert_eq!(
+            describe(eagain()),
+            "timed out after 35 s: the agent sent nothing"
+        );
+        assert_eq!(
+            waited(eagain(), Duration::from_millis(5_500)),
+            "timed out after 5.5 s: the agent sent nothing"
+        );
+    }
 }

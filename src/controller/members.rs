@@ -127,7 +127,7 @@ impl Collector {
                         Ok(Some(ToController::Error { message })) => Event::Failed(i, message),
                         Ok(Some(_)) => continue,
                         Ok(None) => Event::Failed(i, "the agent closed the connection".into()),
-                        Err(e) => Event::Failed(i, e.to_string()),
+                        Err(e) => Event::Failed(i, super::control::waited(e, silence)),
                     };
                     let last = !matches!(ev, Event::Snap(..));
                     if tx.send(ev).is_err() || last {

@@ -9,6 +9,7 @@ mod kinds;
 pub mod measure;
 pub mod path;
 pub mod schedule;
+pub mod small_file;
 pub mod sockopt;
 mod timer;
 pub mod tls;

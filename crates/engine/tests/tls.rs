@@ -88,3 +88,58 @@ fn another_certificate_is_refused_with_a_clear_error() {
         .expect("the intruder's handshake must fail too");
     assert!(e.contains("the connecting side refused"), "{e}");
 }
+
+/// What a TLS 1.3 server end says when the connecting side sends `send` (raw bytes, or a
+/// ClientHello of `hello`'s version when `send` is empty), or nothing at all.
+fn server_error(send: &'static [u8], hello: Option<TlsVersion>) -> String {
+    let id = Identity::generate().unwrap();
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let client: Socket = TcpStream::connect(l.local_addr().unwrap()).unwrap().into();
+    let (server, _) = l.accept().unwrap();
+    let server: Socket = server.into();
+    let pinned = id.cert_der();
+    let peer = std::thread::spawn(move || {
+        use std::io::Write;
+        match hello {
+            Some(version) => {
+                let opts = TlsOptions {
+                    version,
+                    ..TlsOptions::default()
+                };
+                let _ = TlsEnd::client(pinned, &opts).unwrap().handshake(&client);
+            }
+            None => {
+                let _ = (&client).write_all(send);
+                // Silent: held open past the server's 10 s handshake timeout.
+                let mut rest = Vec::new();
+                let _ = std::io::Read::read_to_end(&mut &client, &mut rest);
+            }
+        }
+    });
+    let end = TlsEnd::server(&id, &TlsOptions::default()).unwrap();
+    let e = end.handshake(&server).err().expect("refused").to_string();
+    drop(server);
+    peer.join().unwrap();
+    e
+}
+
+/// Plaintext, a TLS 1.2 hello and silence were all reported as "the connecting side refused
+/// this end's certificate" or "Resource temporarily unavailable (os error 11)".
+#[test]
+fn a_failed_handshake_says_what_the_other_side_did() {
+    let plain = server_error(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", None);
+    assert!(
+        plain.starts_with("the other side does not speak TLS: what it sent is not a TLS record"),
+        "{plain}"
+    );
+    let old = server_error(b"", Some(TlsVersion::V12));
+    assert!(
+        old.starts_with(
+            "the other side offers no protocol version or cipher suite this test allows \
+             (TLS 1.3 only; a TLS 1.2 hello is refused)"
+        ),
+        "{old}"
+    );
+    let silent = server_error(b"", None);
+    assert_eq!(silent, "the TLS handshake timed out after 10 s");
+}

@@ -21,6 +21,13 @@ pub const GRO_BATCH: u32 = 16;
 /// Most datagrams the kernel cuts one UDP_SEGMENT message into (the kernel's UDP_MAX_SEGMENTS
 /// before Linux 6.7; later kernels allow 128).
 pub const GSO_MAX_SEGMENTS: u32 = 64;
+/// Per message of a flow's sendmmsg/recvmmsg arrays: its header, iovec, control room and what
+/// the receiver notes of it (208 bytes and a little), rounded up.
+const PER_MESSAGE_MEMORY: u64 = 256;
+/// The receiver's sequence window per flow (a bit per sequence number, 2^16 of them).
+const WINDOW_MEMORY: u64 = 8 << 10;
+/// Per datagram queued by a sender: its sequence number and flag.
+const PER_QUEUED_MEMORY: u64 = 16;
 
 /// The shape of a UDP stream.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -97,6 +104,20 @@ impl UdpOptions {
             .saturating_mul(self.batch)
             .saturating_mul(self.per_message())
             .max(1)
+    }
+
+    /// Bytes one flow holds of its own besides the worker's buffers: a sender's datagram slots
+    /// (size x batch, x segments with GSO: 64 MB at `--size 65507 --batch 1024`), its message
+    /// array and queue; a receiver's message array and sequence window. Each flow is one or the
+    /// other on an end, so this is the larger.
+    pub fn flow_memory(&self) -> u64 {
+        let batch = u64::from(self.batch.max(1));
+        let datagrams = batch * u64::from(self.per_message());
+        let sender = datagrams * u64::from(self.size)
+            + batch * PER_MESSAGE_MEMORY
+            + datagrams * PER_QUEUED_MEMORY;
+        let receiver = u64::from(self.receive_slots().0) * PER_MESSAGE_MEMORY + WINDOW_MEMORY;
+        sender.max(receiver)
     }
 
     /// Datagrams per second in all, if paced.

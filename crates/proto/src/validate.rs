@@ -5,7 +5,7 @@
 //! Also here: an estimate of the memory one end of a plan needs, which each end checks against
 //! its budget ([`TEST_MEMORY_BUDGET`], and the agent's `--max-memory`).
 
-use crate::plan::{Limit, SideOptions, TestPlan};
+use crate::plan::{KindId, Limit, SideOptions, TestPlan};
 
 /// Most flows in one plan (an agent's own `--max-flows` is usually lower).
 pub const MAX_FLOWS: usize = 1_000_000;
@@ -281,7 +281,8 @@ impl TestPlan {
         Ok(())
     }
 
-    /// Bytes one end needs at most: its worker threads' buffers and its flows' bookkeeping.
+    /// Bytes one end needs at most: its worker threads' buffers and its flows' bookkeeping and
+    /// own buffers (a UDP sender's datagram slots, a udp_rr flow's request and response).
     /// `side` is that end's options, `flows` the number of flows it runs, `cpus` its CPUs
     /// (the default thread count).
     pub fn memory_estimate(&self, side: &SideOptions, flows: usize, cpus: u32) -> u64 {
@@ -298,7 +299,13 @@ impl TestPlan {
         });
         let file_buffer = self.file.as_ref().map_or(0, |f| u64::from(f.io));
         let tls = self.tls.as_ref().map_or(0, |_| crate::tls::SESSION_MEMORY);
-        let per_flow = FLOW_OVERHEAD + in_flight * PER_IN_FLIGHT + file_buffer + tls;
+        let udp = self.udp.as_ref().map_or(0, |u| u.flow_memory());
+        let datagrams = match (self.kind, &self.rr) {
+            (KindId::UdpRr, Some(rr)) => u64::from(rr.request) + u64::from(rr.response),
+            _ => 0,
+        };
+        let per_flow =
+            FLOW_OVERHEAD + in_flight * PER_IN_FLIGHT + file_buffer + tls + udp + datagrams;
         threads
             .saturating_mul(WORKER_OVERHEAD + write + read)
             .saturating_add(flows.saturating_mul(per_flow))
@@ -449,6 +456,39 @@ mod tests {
         assert!(
             eight > 512 << 20 && eight < 530 << 20,
             "{eight}: at most one thread per flow"
+        );
+    }
+
+    /// `udp -R -P 32 --size 65507 --batch 1024` peaked at 2,167 MB on an agent that admitted it
+    /// under `--max-memory 512M`: each sending flow holds a batch of datagram slots, 64 MB here.
+    #[test]
+    fn memory_counts_udp_senders_datagram_slots() {
+        let mut p = stream();
+        p.kind = KindId::Udp;
+        p.udp = Some(crate::udp::UdpOptions {
+            size: MAX_UDP,
+            batch: 1024,
+            rate_bps: None,
+            pps: None,
+            blast: false,
+            faults: None,
+            gso: false,
+        });
+        p.write_size = p.udp.as_ref().unwrap().write_bytes();
+        p.read_size = p.udp.as_ref().unwrap().read_bytes();
+        p.flows = (0..32)
+            .map(|id| FlowPlan {
+                id,
+                dir: Direction::Reverse,
+            })
+            .collect();
+        p.validate().unwrap();
+        let need = p.memory_estimate(&SideOptions::default(), 32, 2);
+        let slots = 32 * u64::from(MAX_UDP) * 1024;
+        assert!(
+            need > slots && need < slots + (400 << 20),
+            "{} MB for 32 flows of 64 MB of slots each",
+            need >> 20
         );
     }
 }

@@ -178,7 +178,7 @@ mod tests {
             wan: Vec::new(),
         };
         let text = render(&st);
-        assert!(text.starts_with("lab t (STALE)"), "{text}");
+        assert!(text.starts_with("lab 't' (STALE)"), "{text}");
         assert!(
             text.contains("  problem: agent of host h1 is gone"),
             "{text}"

@@ -60,23 +60,31 @@ impl std::str::FromStr for Query {
 }
 
 impl Query {
-    /// Looks the name up once, asking the name server `FATHOM_DNS_SERVER` names, else the
-    /// system's; a name without records lists no agents.
-    pub fn list(&self) -> Result<Vec<Agent>, Error> {
-        self.list_at(std::env::var(SERVER_ENV).ok().as_deref())
+    /// Looks the name up once, within `within`, asking the name server `FATHOM_DNS_SERVER`
+    /// names, else the system's; a name without records lists no agents.
+    pub fn list(&self, within: Duration) -> Result<Vec<Agent>, Error> {
+        self.list_at(std::env::var(SERVER_ENV).ok().as_deref(), within)
     }
 
     /// As [`Query::list`], asking the name server at `server` (`IP[:PORT]`), else the system's.
-    pub fn list_at(&self, server: Option<&str>) -> Result<Vec<Agent>, Error> {
+    /// The whole look (the SRV records and every target's addresses) ends within `within`.
+    pub fn list_at(&self, server: Option<&str>, within: Duration) -> Result<Vec<Agent>, Error> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| Error::Runtime(format!("dns: cannot start the resolver: {e}")))?;
-        let resolver = resolver(server)?;
-        let found = runtime.block_on(self.lookup(&resolver));
+        let resolver = resolver(server, within)?;
+        let look = async { tokio::time::timeout(within, self.lookup(&resolver)).await };
+        let found = runtime.block_on(look);
         match found {
-            Err(e) if e.is_no_records_found() => Ok(Vec::new()),
-            other => other.map_err(|e| Error::Runtime(format!("dns:{}: {e}", self.name))),
+            Err(_) => Err(Error::Runtime(format!(
+                "dns:{}: no complete answer within {} (--discovery-timeout): the name server, \
+                 or the addresses of an SRV target, did not answer",
+                self.name,
+                seconds(within)
+            ))),
+            Ok(Err(e)) if e.is_no_records_found() => Ok(Vec::new()),
+            Ok(other) => other.map_err(|e| Error::Runtime(format!("dns:{}: {e}", self.name))),
         }
     }
 
@@ -120,8 +128,14 @@ fn agent(name: String, ip: IpAddr, port: Option<u16>) -> Agent {
     }
 }
 
-/// The system's resolver, or one asking only `server`; A and AAAA both asked.
-fn resolver(server: Option<&str>) -> Result<TokioResolver, Error> {
+/// `d` in seconds, as a person reads it ("5 s", "0.5 s").
+fn seconds(d: Duration) -> String {
+    format!("{} s", d.as_secs_f64())
+}
+
+/// The system's resolver, or one asking only `server`; A and AAAA both asked, each query
+/// waiting at most 5 s and never past `within`.
+fn resolver(server: Option<&str>, within: Duration) -> Result<TokioResolver, Error> {
     let mut builder = match server {
         Some(s) => Resolver::builder_with_config(
             ResolverConfig::from_name_servers(vec![name_server(s)?]),
@@ -135,7 +149,7 @@ fn resolver(server: Option<&str>) -> Result<TokioResolver, Error> {
     };
     let opts = builder.options_mut();
     opts.ip_strategy = LookupIpStrategy::Ipv4AndIpv6;
-    opts.timeout = Duration::from_secs(5);
+    opts.timeout = within.min(Duration::from_secs(5));
     builder
         .build()
         .map_err(|e| Error::Runtime(format!("dns: cannot start the resolver: {e}")))
@@ -184,6 +198,26 @@ mod tests {
         assert_eq!(
             (srv.name.as_str(), srv.addr.as_str()),
             ("node1", "10.0.0.2:9")
+        );
+    }
+
+    /// One SRV target that never resolved failed discovery after 15 s despite
+    /// `--discovery-timeout 5s`: a look ends within the time it is given.
+    #[test]
+    fn a_name_server_that_never_answers_is_given_up_on_in_time() {
+        let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let server = silent.local_addr().unwrap().to_string();
+        let q: Query = "_control._tcp.agents.example".parse().unwrap();
+        let start = std::time::Instant::now();
+        let e = q
+            .list_at(Some(&server), Duration::from_secs(2))
+            .unwrap_err();
+        let took = start.elapsed();
+        assert!(took < Duration::from_secs(4), "gave up after {took:?}");
+        assert!(
+            e.to_string()
+                .contains("no complete answer within 2 s (--discovery-timeout)"),
+            "{e}"
         );
     }
 }

@@ -10,6 +10,7 @@
 //!
 //! Which of the found agents is the server and which are clients is [`select`]'s part.
 
+mod capped;
 pub mod dns;
 pub mod hostfile;
 pub mod k8s;
@@ -17,6 +18,9 @@ pub mod select;
 pub mod slurm;
 
 use std::time::{Duration, Instant};
+
+/// The least time one look is given, even past the discovery deadline.
+const MIN_LOOK: Duration = Duration::from_millis(500);
 
 /// One agent a source names.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,12 +95,12 @@ impl std::str::FromStr for Source {
 }
 
 impl Source {
-    /// Looks once.
-    pub fn list(&self) -> Result<Found, Error> {
+    /// Looks once; a DNS look ends within `within`.
+    pub fn list(&self, within: Duration) -> Result<Found, Error> {
         match self {
             Source::Hostfile(path) => hostfile::read(path).map(ready),
             Source::Slurm => slurm::nodes().map(ready),
-            Source::Dns(q) => q.list().map(ready),
+            Source::Dns(q) => q.list(within).map(ready),
             Source::K8s(q) => q.list(),
         }
     }
@@ -150,7 +154,9 @@ where
 pub fn discover(source: &Source, expect: Option<usize>, timeout: Duration) -> Result<Found, Error> {
     let deadline = Instant::now() + timeout;
     loop {
-        let found = source.list()?;
+        // A look may take the time left, and at least a moment.
+        let left = deadline.saturating_duration_since(Instant::now());
+        let found = source.list(left.max(MIN_LOOK))?;
         let enough = expect.is_none_or(|n| found.ready.len() >= n);
         let left = deadline.saturating_duration_since(Instant::now());
         if enough || source.fixed() || left.is_zero() {

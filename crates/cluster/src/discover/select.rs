@@ -3,6 +3,7 @@
 
 use super::{Agent, Error, Found};
 use crate::hostlist;
+use std::collections::HashMap;
 
 /// Names shown in one message before "and N more".
 const SHOWN: usize = 20;
@@ -100,12 +101,18 @@ fn listed(
     missing: &mut Vec<String>,
 ) -> Result<Vec<Agent>, Error> {
     let mut clients = Vec::new();
+    // By name and address, the first agent of each; looked up once per listed name.
+    let mut by_key: HashMap<&str, &Agent> = HashMap::new();
+    for a in agents {
+        by_key.entry(a.name.as_str()).or_insert(a);
+        by_key.entry(a.addr.as_str()).or_insert(a);
+    }
     for name in hostlist::expand(list).map_err(|e| Error::Usage(format!("--clients: {e}")))? {
         if is(server, &name) {
             return Err(Error::Usage(format!("--clients: '{name}' is the server")));
         }
-        match agents.iter().find(|a| is(a, &name)) {
-            Some(a) => clients.push(a.clone()),
+        match by_key.get(name.as_str()) {
+            Some(a) => clients.push((*a).clone()),
             None => match unreachable.iter().find(|(n, _)| *n == name) {
                 Some((n, why)) => missing.push(gone_text(n, why)),
                 None => missing.push(name),

@@ -14,6 +14,7 @@ pub use rustls::Connection as Session;
 pub use shake::{shake_hands, Handshake};
 pub use wire::Wire;
 
+use crate::small_file::{read_small, MAX_SMALL_FILE};
 use fathom_proto::tls::{TlsCipher, TlsInfo, TlsOptions, TlsVersion};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
@@ -64,13 +65,16 @@ impl Identity {
 
     /// The chain in PEM file `cert` (the end entity first) and the key in PEM file `key`.
     pub fn load(cert: &Path, key: &Path) -> Result<Identity, String> {
-        let chain = CertificateDer::pem_file_iter(cert)
-            .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+        let read = |flag: &str, path: &Path| {
+            read_small(path, MAX_SMALL_FILE).map_err(|e| format!("{flag} {}: {e}", path.display()))
+        };
+        let chain = CertificateDer::pem_slice_iter(&read("--cert", cert)?)
+            .collect::<Result<Vec<_>, _>>()
             .map_err(|e| format!("--cert {}: {e}", cert.display()))?;
         if chain.is_empty() {
             return Err(format!("--cert {}: no certificate in it", cert.display()));
         }
-        let key = PrivateKeyDer::from_pem_file(key)
+        let key = PrivateKeyDer::from_pem_slice(&read("--key", key)?)
             .map_err(|e| format!("--key {}: {e}", key.display()))?;
         let id = Identity { chain, key };
         // A mismatched pair fails here, not at the first test.
@@ -88,6 +92,8 @@ impl Identity {
 pub struct TlsEnd {
     config: Config,
     record: u32,
+    /// The one version this end offers, as written ("1.3").
+    version: &'static str,
     negotiated: Arc<OnceLock<(String, String)>>,
 }
 
@@ -173,6 +179,7 @@ impl TlsEnd {
         TlsEnd {
             config,
             record: opts.record,
+            version: opts.version.name(),
             negotiated: Arc::new(OnceLock::new()),
         }
     }
@@ -233,19 +240,48 @@ impl TlsEnd {
 }
 
 impl TlsEnd {
-    /// A handshake's failure in words: which end refused what.
+    /// A handshake's failure in words: what the other side sent or refused, or how long it
+    /// was waited for.
     fn explain(&self, e: io::Error) -> io::Error {
+        if matches!(
+            e.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+        ) {
+            return io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "the TLS handshake timed out after {} s",
+                    HANDSHAKE_TIMEOUT.as_secs()
+                ),
+            );
+        }
         let Some(tls) = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) else {
             return e;
         };
-        let what = match (&self.config, tls) {
-            (
-                Config::Client(_),
-                rustls::Error::InvalidCertificate(rustls::CertificateError::Other(_)),
-            ) => pin::REFUSED.to_string(),
-            (Config::Server(_), _) => {
+        let server = matches!(self.config, Config::Server(_));
+        let what = match tls {
+            rustls::Error::InvalidCertificate(rustls::CertificateError::Other(_)) if !server => {
+                pin::REFUSED.to_string()
+            }
+            rustls::Error::InvalidMessage(_) => {
+                format!(
+                    "the other side does not speak TLS: what it sent is not a TLS record ({tls})"
+                )
+            }
+            rustls::Error::PeerIncompatible(_) => format!(
+                "the other side offers no protocol version or cipher suite this test allows \
+                 (TLS {} only{}) ({tls})",
+                self.version,
+                if self.version == "1.3" {
+                    "; a TLS 1.2 hello is refused"
+                } else {
+                    ""
+                }
+            ),
+            rustls::Error::AlertReceived(_) if server => {
                 format!("the connecting side refused this end's certificate or session ({tls})")
             }
+            _ if server => format!("the TLS handshake failed ({tls})"),
             _ => return e,
         };
         io::Error::new(e.kind(), what)
