@@ -289,8 +289,9 @@ fn every_flag_the_docs_and_messages_name_exists() {
     let mut known = std::collections::BTreeSet::new();
     clap_flags(&fathom::cli::Cli::command(), &mut known);
     known.extend(["help", "version"].map(String::from));
-    // Other programs' flags, named where fathom says how to use them: cargo's, srun's, mpirun's.
-    known.extend(["release", "path", "relative", "hostfile"].map(String::from));
+    // Other programs' flags, named where fathom says how to use them: cargo's, srun's, mpirun's,
+    // and the bench scripts' (`bench/robustness.py --only attacks`).
+    known.extend(["release", "path", "relative", "hostfile", "only"].map(String::from));
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = vec![root.join("README.md")];
     named_in(&root.join("docs"), &mut files);
