@@ -9,9 +9,7 @@ mod common;
 use common::*;
 use fathom_proto::file::{FileOptions, SendMode, Verify};
 use fathom_proto::plan::{Direction, FlowPlan, KindId, Limit, TestPlan};
-use fathom_proto::{
-    Connection, JoinPlan, Preamble, PreambleKind, ToAgent, ToController, MAX_FRAME,
-};
+use fathom_proto::{Connection, JoinPlan, ToAgent, ToController, MAX_FRAME};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
@@ -130,23 +128,12 @@ fn a_source_that_shrinks_during_a_zero_copy_get_fails_that_copy_only() {
     }
 }
 
-/// A control connection to `addr` past the handshake (no key).
+/// A control connection to `addr` past the handshake (no key), with 30 s for each reply.
 fn welcomed(addr: SocketAddr) -> Connection<TcpStream> {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    s.write_all(&Preamble::ours(PreambleKind::Control).encode())
+    let c = control::welcomed(addr);
+    c.get_ref()
+        .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
-    Preamble::read_from(&mut s).unwrap();
-    let mut c = Connection::new(s);
-    assert!(matches!(
-        c.expect(MAX_FRAME).unwrap(),
-        ToController::Challenge { .. }
-    ));
-    c.send(&ToAgent::Auth { mac: None }).unwrap();
-    assert!(matches!(
-        c.expect(MAX_FRAME).unwrap(),
-        ToController::Welcome(_)
-    ));
     c
 }
 
