@@ -1,6 +1,8 @@
 //! `fathom udp`: UDP stream options, validated into a [`TestPlan`].
 
 use super::common::CommonArgs;
+use super::error::ArgsError;
+use super::kind::{KindArgs, Sets};
 use super::stream::flows;
 use super::units::parse_size;
 use fathom_proto::plan::*;
@@ -92,7 +94,7 @@ fn parse_pps(s: &str) -> Result<f64, String> {
 
 /// Checks that this host's kernel takes UDP_SEGMENT and UDP_GRO before any test starts;
 /// `pretend_missing` fails as a kernel without them would (for tests).
-fn gso_available(pretend_missing: bool) -> Result<(), String> {
+fn gso_available(pretend_missing: bool) -> Result<(), ArgsError> {
     match pretend_missing {
         true => Err(fathom_engine::udp_offload_refused(
             "UDP_SEGMENT",
@@ -100,12 +102,12 @@ fn gso_available(pretend_missing: bool) -> Result<(), String> {
         )),
         false => fathom_engine::udp_offload_available(),
     }
-    .map_err(|e| e.to_string())
+    .map_err(|e| ArgsError::Host(e.to_string()))
 }
 
 impl UdpArgs {
     /// Validates the options into a plan of kind `udp`; errors name the flag.
-    pub fn plan(&self) -> Result<TestPlan, String> {
+    pub fn plan(&self) -> Result<TestPlan, ArgsError> {
         let c = &self.common;
         c.validate()?;
         let limit = c.limit("-n/--count", self.count, Limit::Datagrams)?;
@@ -148,5 +150,33 @@ impl UdpArgs {
             client,
             server,
         })
+    }
+}
+
+/// The plan fields the UDP stream options set.
+const SETS: &[Sets] = &[
+    Sets::by(&["limit.datagrams"], &["count"]),
+    Sets::by(&["udp", "udp.size"], &["size"]),
+    Sets::by(&["udp.batch"], &["batch"]),
+    Sets::by(&["udp.rate_bps"], &["rate"]),
+    Sets::by(&["udp.pps"], &["pps"]),
+    Sets::by(&["write_size", "read_size"], &["size", "batch"]),
+];
+
+impl KindArgs for UdpArgs {
+    fn common(&self) -> &CommonArgs {
+        &self.common
+    }
+
+    fn common_mut(&mut self) -> &mut CommonArgs {
+        &mut self.common
+    }
+
+    fn plan_for(&self, _: KindId) -> Result<TestPlan, ArgsError> {
+        self.plan()
+    }
+
+    fn sets(&self) -> &'static [Sets] {
+        SETS
     }
 }

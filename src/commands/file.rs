@@ -3,14 +3,15 @@
 
 use super::output::{self, Format};
 use crate::cli::file::FileArgs;
+use crate::cli::kind::KindArgs;
 use crate::method::Recorder;
 use crate::testbed::Testbed;
 use crate::Failure;
 
 /// Runs a file copy and prints its report.
 pub fn run(a: &FileArgs, argv: &[String]) -> Result<(), Failure> {
-    let plan = a.plan().map_err(Failure::Usage)?;
-    let c = a.common().map_err(Failure::Usage)?;
+    let plan = a.plan()?;
+    let c = a.run_common()?;
     let root = match &c.host {
         Some(_) => None,
         None => Some(files_root(a)?),

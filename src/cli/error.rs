@@ -1,0 +1,91 @@
+//! [`ArgsError`]: what is wrong with a test's options, naming the flag or the value. `main`
+//! turns it into exit 2 (bad usage) with its one-line message.
+
+use fathom_proto::validate::PlanError;
+
+/// A test's options that cannot make a plan; every message names the flag or the value.
+#[derive(Debug, thiserror::Error)]
+pub enum ArgsError {
+    /// A flag (or a positional argument) with a value that is wrong, or wrong here.
+    #[error("{flag}: {reason}")]
+    Flag {
+        /// The flag as typed, e.g. `-P/--parallel`.
+        flag: &'static str,
+        /// What is wrong, with the value.
+        reason: String,
+    },
+    /// Two flags that exclude each other.
+    #[error("{first} and {second} cannot be used together")]
+    Together {
+        /// The first flag.
+        first: &'static str,
+        /// The second flag.
+        second: &'static str,
+    },
+    /// A flag that needs another one.
+    #[error("{flag} needs {needs}")]
+    Needs {
+        /// The flag given.
+        flag: &'static str,
+        /// The flag it needs, and what that says.
+        needs: &'static str,
+    },
+    /// `--omit` with a counted test, which is measured whole.
+    #[error("--omit applies to timed tests (-t); with {count} the whole run is measured")]
+    OmitCounted {
+        /// The count's flag, e.g. `-n/--bytes`.
+        count: &'static str,
+    },
+    /// `--min-agents` above `--expect`.
+    #[error("--min-agents {min} is more than --expect {expect}")]
+    MinAboveExpect {
+        /// `--min-agents`.
+        min: u64,
+        /// `--expect`.
+        expect: u64,
+    },
+    /// This end would need more memory than one test may use.
+    #[error(
+        "--write/--threads/-P: this end would need about {need_mb} MB (threads x (write + \
+         read) plus per-flow state: a UDP sender's --size x --batch); one test may use \
+         {budget_mb} MB"
+    )]
+    Memory {
+        /// What this end would need, MB.
+        need_mb: u64,
+        /// What one test may use, MB.
+        budget_mb: u64,
+    },
+    /// A plan field the plan's own checks refuse, before it is named by its flag.
+    #[error("{}: {}", .0.field, .0.message)]
+    Plan(PlanError),
+    /// A plan field the plan's own checks refuse, named by the flag that sets it.
+    #[error("{flag}: {message}")]
+    Field {
+        /// The flags that set the field, e.g. `--sndbuf/--buffer`.
+        flag: String,
+        /// What the check says.
+        message: String,
+    },
+    /// A local file named on the command line that cannot be used.
+    #[error("{path}: {reason}")]
+    File {
+        /// The path as given.
+        path: String,
+        /// Why it cannot be used.
+        reason: String,
+    },
+    /// This host cannot do what a flag asks (its kernel lacks it); the message names the flag.
+    #[error("{0}")]
+    Host(String),
+}
+
+impl ArgsError {
+    /// `flag: reason`.
+    pub fn flag(flag: &'static str, reason: impl Into<String>) -> Self {
+        ArgsError::Flag {
+            flag,
+            reason: reason.into(),
+        }
+    }
+}
