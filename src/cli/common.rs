@@ -1,6 +1,6 @@
 //! Options every test command shares: where, how long, how many, socket options, output.
 
-use super::error::ArgsError;
+use super::error::{ArgsError, ValueError};
 use super::kind::Sets;
 use super::units::{parse_affinity, parse_count, parse_duration, parse_io_size, Affinity};
 use fathom_proto::plan::{Limit, SideOptions, SocketOptions, TestPlan};
@@ -186,13 +186,13 @@ pub fn checked(plan: TestPlan) -> Result<TestPlan, ArgsError> {
 }
 
 /// `--iterations MAX[,MIN]`.
-pub fn parse_iterations(s: &str) -> Result<(u32, u32), String> {
+pub fn parse_iterations(s: &str) -> Result<(u32, u32), ValueError> {
     let num = |x: &str| {
         x.trim()
             .parse::<u32>()
             .ok()
             .filter(|n| (1..=1000).contains(n))
-            .ok_or_else(|| format!("'{x}' is not a count from 1 to 1000"))
+            .ok_or_else(|| ValueError::NotIterations(x.into()))
     };
     let (max, min) = match s.split_once(',') {
         Some((a, b)) => (num(a)?, num(b)?),
@@ -202,22 +202,25 @@ pub fn parse_iterations(s: &str) -> Result<(u32, u32), String> {
         }
     };
     if min > max {
-        return Err(format!("MIN {min} is above MAX {max}"));
+        return Err(ValueError::MinAboveMax { min, max });
     }
     Ok((max, min))
 }
 
 /// `--confidence LEVEL[,WIDTH%]`: percent figures, e.g. 99,5% (width defaults to 5%).
-pub fn parse_confidence(s: &str) -> Result<Confidence, String> {
-    let pct = |x: &str, what: &str, lo: f64, hi: f64| {
+pub fn parse_confidence(s: &str) -> Result<Confidence, ValueError> {
+    let pct = |x: &str, what: &'static str, lo: f64, hi: f64| {
         x.trim()
             .trim_end_matches('%')
             .parse::<f64>()
             .ok()
             .filter(|v| *v > lo && *v < hi)
             .map(|v| v / 100.0)
-            .ok_or_else(|| {
-                format!("{what} '{x}' is not a percentage between {lo} and {hi}; try 99,5%")
+            .ok_or_else(|| ValueError::NotPercent {
+                what,
+                value: x.into(),
+                lo,
+                hi,
             })
     };
     let (level, width) = match s.split_once(',') {

@@ -89,3 +89,62 @@ impl ArgsError {
         }
     }
 }
+
+/// A value that is not what its option takes; clap names the option before the message
+/// ("invalid value '1x' for '--buffer <SIZE>': '1x' is not a size; ...").
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    /// A size, duration or rate as `fathom-units` reads them; its message says what one looks
+    /// like.
+    #[error(transparent)]
+    Units(#[from] fathom_units::Refusal),
+    /// A size of 0 where a socket call needs at least a byte.
+    #[error("must be at least 1 byte")]
+    ZeroSize,
+    /// A size a socket call cannot take.
+    #[error("'{0}' is too large (2G at most)")]
+    SizeTooLarge(String),
+    /// A negative count.
+    #[error("'{0}' is negative; give a count of 1 or more")]
+    Negative(String),
+    /// A count above what it can hold.
+    #[error("'{value}' is too large (at most {max})")]
+    CountTooLarge {
+        /// The value as given.
+        value: String,
+        /// The largest count.
+        max: u32,
+    },
+    /// Not a whole number.
+    #[error("'{0}' is not a whole number")]
+    NotWhole(String),
+    /// Not a CPU list.
+    #[error("'{0}' is not a CPU list; try 0, 0-3 or 0,2,4-5")]
+    NotCpuList(String),
+    /// `--iterations`: a count out of range.
+    #[error("'{0}' is not a count from 1 to 1000")]
+    NotIterations(String),
+    /// `--iterations MAX,MIN` with MIN above MAX.
+    #[error("MIN {min} is above MAX {max}")]
+    MinAboveMax {
+        /// MIN.
+        min: u32,
+        /// MAX.
+        max: u32,
+    },
+    /// `--confidence`: a level or a width that is not a percentage in range.
+    #[error("{what} '{value}' is not a percentage between {lo} and {hi}; try 99,5%")]
+    NotPercent {
+        /// "level" or "width".
+        what: &'static str,
+        /// The value as given.
+        value: String,
+        /// The bound below (excluded).
+        lo: f64,
+        /// The bound above (excluded).
+        hi: f64,
+    },
+    /// A number of datagrams, or of datagrams per second.
+    #[error("'{0}' is not a number of datagrams; try 1000, 500k or 1M")]
+    NotDatagrams(String),
+}

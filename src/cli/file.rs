@@ -119,6 +119,38 @@ impl FileArgs {
         }
     }
 
+    /// The agent's host (none: the in-process agent), and the common options naming it. With
+    /// `--server S --clients C` the copy runs between two agents (C's end is the local one,
+    /// below C's files root), and the path names no host.
+    pub fn common(&self) -> Result<CommonArgs, ArgsError> {
+        let (local, remote) = self.sides()?;
+        let mut c = self.common.clone();
+        let (host, _) = split_remote(&remote);
+        if c.server.is_some() || !c.clients.is_empty() {
+            if c.server.is_none() || c.clients.len() != 1 || host.is_some() || c.host.is_some() {
+                return Err(ArgsError::flag(
+                    "--clients",
+                    "a copy between agents takes --server S --clients C and a path without HOST",
+                ));
+            }
+            if self.op == Op::Put && local.is_some() {
+                return Err(ArgsError::flag(
+                    "--clients",
+                    "a put between agents sends generated data; give --size",
+                ));
+            }
+            return Ok(c);
+        }
+        if c.host.is_some() {
+            return Err(ArgsError::flag(
+                "file",
+                "name the agent in the path (HOST:PATH), not with HOST",
+            ));
+        }
+        c.host = host;
+        Ok(c)
+    }
+
     /// Validates the options into a plan of kind `file`; errors name the flag.
     pub fn plan(&self) -> Result<TestPlan, ArgsError> {
         let c = &self.common;
@@ -198,14 +230,6 @@ const SETS: &[Sets] = &[
 ];
 
 impl KindArgs for FileArgs {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-
-    fn common_mut(&mut self) -> &mut CommonArgs {
-        &mut self.common
-    }
-
     fn plan_for(&self, _: KindId) -> Result<TestPlan, ArgsError> {
         self.plan()
     }
@@ -214,36 +238,8 @@ impl KindArgs for FileArgs {
         SETS
     }
 
-    /// The agent's host (none: the in-process agent), and the common options naming it. With
-    /// `--server S --clients C` the copy runs between two agents (C's end is the local one,
-    /// below C's files root), and the path names no host.
-    fn run_common(&self) -> Result<CommonArgs, ArgsError> {
-        let (local, remote) = self.sides()?;
-        let mut c = self.common.clone();
-        let (host, _) = split_remote(&remote);
-        if c.server.is_some() || !c.clients.is_empty() {
-            if c.server.is_none() || c.clients.len() != 1 || host.is_some() || c.host.is_some() {
-                return Err(ArgsError::flag(
-                    "--clients",
-                    "a copy between agents takes --server S --clients C and a path without HOST",
-                ));
-            }
-            if self.op == Op::Put && local.is_some() {
-                return Err(ArgsError::flag(
-                    "--clients",
-                    "a put between agents sends generated data; give --size",
-                ));
-            }
-            return Ok(c);
-        }
-        if c.host.is_some() {
-            return Err(ArgsError::flag(
-                "file",
-                "name the agent in the path (HOST:PATH), not with HOST",
-            ));
-        }
-        c.host = host;
-        Ok(c)
+    fn run_common(&self, _: &CommonArgs) -> Result<CommonArgs, ArgsError> {
+        self.common()
     }
 
     fn discovery(&self) -> Result<(), ArgsError> {

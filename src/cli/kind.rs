@@ -51,10 +51,6 @@ impl Sets {
 
 /// What every test's options give the commands that run it; each kind's args file implements it.
 pub trait KindArgs {
-    /// The options every test shares.
-    fn common(&self) -> &CommonArgs;
-    /// The shared options, to fill in (discovery, launch).
-    fn common_mut(&mut self) -> &mut CommonArgs;
     /// Validates the options into a plan of `kind` (rr and crr share their options); errors
     /// name the flag.
     fn plan_for(&self, kind: KindId) -> Result<TestPlan, ArgsError>;
@@ -64,9 +60,10 @@ pub trait KindArgs {
     fn tls(&self) -> Option<&TlsArgs> {
         None
     }
-    /// The shared options as the test runs with them (a copy names its agent in its path).
-    fn run_common(&self) -> Result<CommonArgs, ArgsError> {
-        Ok(self.common().clone())
+    /// The shared options `common` as the test runs with them (a copy names its agent in its
+    /// path).
+    fn run_common(&self, common: &CommonArgs) -> Result<CommonArgs, ArgsError> {
+        Ok(common.clone())
     }
     /// Refuses `--agents-from` where the kind runs between ends named otherwise.
     fn discovery(&self) -> Result<(), ArgsError> {

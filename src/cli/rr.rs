@@ -77,7 +77,7 @@ pub fn parse_sizes(s: &str) -> Result<(u32, u32), ArgsError> {
         )));
     }
     let one = |p: &str| -> Result<u32, ArgsError> {
-        let v = parse_size(p).map_err(size)?;
+        let v = parse_size(p).map_err(|e| size(e.to_string()))?;
         if v == 0 {
             return Err(size("sizes must be at least 1 byte".into()));
         }
@@ -156,14 +156,6 @@ const SETS: &[Sets] = &[
 ];
 
 impl KindArgs for RrArgs {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-
-    fn common_mut(&mut self) -> &mut CommonArgs {
-        &mut self.common
-    }
-
     fn plan_for(&self, kind: KindId) -> Result<TestPlan, ArgsError> {
         self.plan(kind == KindId::Crr)
     }

@@ -102,14 +102,6 @@ const SETS: &[Sets] = &[
 ];
 
 impl KindArgs for StreamArgs {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-
-    fn common_mut(&mut self) -> &mut CommonArgs {
-        &mut self.common
-    }
-
     fn plan_for(&self, _: KindId) -> Result<TestPlan, ArgsError> {
         self.plan()
     }

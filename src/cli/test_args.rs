@@ -55,24 +55,14 @@ const OFFERED: &[(&str, Option<&str>, Option<&str>)] = &[
 ];
 
 impl TestArgs {
-    /// The test's kind (as its subcommand names it) and its options.
-    fn parts(&self) -> (KindId, &dyn KindArgs) {
+    /// The test's kind (as its subcommand names it), its options and the shared ones among them.
+    fn parts(&self) -> (KindId, &dyn KindArgs, &CommonArgs) {
         match self {
-            TestArgs::Stream(a) => (KindId::Stream, a),
-            TestArgs::Rr(a) => (KindId::Rr, a),
-            TestArgs::Crr(a) => (KindId::Crr, a),
-            TestArgs::Udp(a) => (KindId::Udp, a),
-            TestArgs::File(a) => (KindId::File, a),
-        }
-    }
-
-    /// The test's options, to fill in.
-    fn args_mut(&mut self) -> &mut dyn KindArgs {
-        match self {
-            TestArgs::Stream(a) => a,
-            TestArgs::Rr(a) | TestArgs::Crr(a) => a,
-            TestArgs::Udp(a) => a,
-            TestArgs::File(a) => a,
+            TestArgs::Stream(a) => (KindId::Stream, a, &a.common),
+            TestArgs::Rr(a) => (KindId::Rr, a, &a.common),
+            TestArgs::Crr(a) => (KindId::Crr, a, &a.common),
+            TestArgs::Udp(a) => (KindId::Udp, a, &a.common),
+            TestArgs::File(a) => (KindId::File, a, &a.common),
         }
     }
 
@@ -83,22 +73,28 @@ impl TestArgs {
 
     /// The options every test shares.
     pub fn common(&self) -> &CommonArgs {
-        self.parts().1.common()
+        self.parts().2
     }
 
     /// The shared options, to fill in (discovery, launch).
     pub fn common_mut(&mut self) -> &mut CommonArgs {
-        self.args_mut().common_mut()
+        match self {
+            TestArgs::Stream(a) => &mut a.common,
+            TestArgs::Rr(a) | TestArgs::Crr(a) => &mut a.common,
+            TestArgs::Udp(a) => &mut a.common,
+            TestArgs::File(a) => &mut a.common,
+        }
     }
 
     /// The shared options as the test runs with them.
     pub fn run_common(&self) -> Result<CommonArgs, ArgsError> {
-        self.parts().1.run_common()
+        let (_, args, common) = self.parts();
+        args.run_common(common)
     }
 
     /// Validates the options into a plan; errors name the flag.
     pub fn plan(&self) -> Result<TestPlan, ArgsError> {
-        let (kind, args) = self.parts();
+        let (kind, args, _) = self.parts();
         args.plan_for(kind).map_err(|e| match e {
             ArgsError::Plan(p) => ArgsError::Field {
                 flag: self.flag_of(p.field),
@@ -111,7 +107,7 @@ impl TestArgs {
     /// The flags that set the plan field `field`, as this test's options define them (the
     /// field's own name where none does).
     pub fn flag_of(&self, field: &str) -> String {
-        let (kind, args) = self.parts();
+        let (kind, args, _) = self.parts();
         let tls = args.tls().map_or(&[][..], |_| super::tls::SETS);
         let mut sets = args.sets().iter().chain(tls).chain(super::common::SETS);
         let tests = TestArgs::augment_subcommands(clap::Command::new("tests"));

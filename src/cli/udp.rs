@@ -1,7 +1,7 @@
 //! `fathom udp`: UDP stream options, validated into a [`TestPlan`].
 
 use super::common::CommonArgs;
-use super::error::ArgsError;
+use super::error::{ArgsError, ValueError};
 use super::kind::{KindArgs, Sets};
 use super::stream::flows;
 use super::units::parse_size;
@@ -77,18 +77,17 @@ pub struct UdpArgs {
 }
 
 /// A bit rate ("500k", "100M", "1G": 1000-based), as every part of fathom reads one.
-fn parse_rate(s: &str) -> Result<f64, String> {
+fn parse_rate(s: &str) -> Result<f64, ValueError> {
     Ok(fathom_units::rate::parse(s)? as f64)
 }
 
 /// A number of datagrams, or of datagrams per second: "1000", "500k", "1M" (1000-based).
-fn parse_count(s: &str) -> Result<u64, String> {
-    fathom_units::rate::parse_in(s, 0..=u64::MAX)
-        .map_err(|_| format!("'{s}' is not a number of datagrams; try 1000, 500k or 1M"))
+fn parse_count(s: &str) -> Result<u64, ValueError> {
+    fathom_units::rate::parse_in(s, 0..=u64::MAX).map_err(|_| ValueError::NotDatagrams(s.into()))
 }
 
 /// Datagrams per second: see [`parse_count`].
-fn parse_pps(s: &str) -> Result<f64, String> {
+fn parse_pps(s: &str) -> Result<f64, ValueError> {
     Ok(parse_count(s)? as f64)
 }
 
@@ -164,14 +163,6 @@ const SETS: &[Sets] = &[
 ];
 
 impl KindArgs for UdpArgs {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-
-    fn common_mut(&mut self) -> &mut CommonArgs {
-        &mut self.common
-    }
-
     fn plan_for(&self, _: KindId) -> Result<TestPlan, ArgsError> {
         self.plan()
     }

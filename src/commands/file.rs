@@ -3,7 +3,6 @@
 
 use super::output::{self, Format};
 use crate::cli::file::FileArgs;
-use crate::cli::kind::KindArgs;
 use crate::method::Recorder;
 use crate::testbed::Testbed;
 use crate::Failure;
@@ -11,7 +10,7 @@ use crate::Failure;
 /// Runs a file copy and prints its report.
 pub fn run(a: &FileArgs, argv: &[String]) -> Result<(), Failure> {
     let plan = a.plan()?;
-    let c = a.run_common()?;
+    let c = a.common()?;
     let root = match &c.host {
         Some(_) => None,
         None => Some(files_root(a)?),
