@@ -1,7 +1,6 @@
 //! Options every test command shares: where, how long, how many, socket options, output.
 
-use super::error::{ArgsError, ValueError};
-use super::kind::Sets;
+use super::error::{ArgsError, Sets, ValueError};
 use super::units::{parse_affinity, parse_count, parse_duration, parse_io_size, Affinity};
 use fathom_proto::plan::{Limit, SideOptions, SocketOptions, TestPlan};
 use fathom_proto::validate::{MIN_INTERVAL_NS, TEST_MEMORY_BUDGET};
@@ -171,7 +170,7 @@ impl ReadStoreArgs {
 }
 
 /// Validates a plan built from the command line (the same check the agent makes) and this
-/// end's memory need; a refused field is named by its flag in [`super::test_args::TestArgs::plan`].
+/// end's memory need; a refused field is named by its flag in `TestArgs::plan`.
 pub fn checked(plan: TestPlan) -> Result<TestPlan, ArgsError> {
     plan.validate().map_err(ArgsError::Plan)?;
     let cpus = std::thread::available_parallelism().map_or(1, |c| c.get()) as u32;

@@ -1,5 +1,6 @@
-//! [`ArgsError`]: what is wrong with a test's options, naming the flag or the value. `main`
-//! turns it into exit 2 (bad usage) with its one-line message.
+//! [`ArgsError`]: what is wrong with a test's options, naming the flag or the value (a plan
+//! field by the flags [`Sets`] says set it); [`ValueError`]: a value its option does not take.
+//! `main` turns them into exit 2 (bad usage) with their one-line message.
 
 use fathom_proto::validate::PlanError;
 
@@ -147,4 +148,47 @@ pub enum ValueError {
     /// A number of datagrams, or of datagrams per second.
     #[error("'{0}' is not a number of datagrams; try 1000, 500k or 1M")]
     NotDatagrams(String),
+}
+
+/// Plan fields and the options that set them, so that a field the plan's checks refuse is named
+/// by its flag as the args definitions spell it.
+#[derive(Debug)]
+pub struct Sets {
+    /// The plan fields, as [`fathom_proto::validate::PlanError`] names them (`rr.burst`).
+    pub fields: &'static [&'static str],
+    /// The clap ids (field names) of the options that set them, in the order named.
+    pub ids: &'static [&'static str],
+    /// What the message adds after the flags, e.g. " (this side's CPUs)".
+    pub note: &'static str,
+}
+
+impl Sets {
+    /// `fields` are set by the options `ids`.
+    pub const fn by(fields: &'static [&'static str], ids: &'static [&'static str]) -> Self {
+        Sets {
+            fields,
+            ids,
+            note: "",
+        }
+    }
+
+    /// The flags as `cmd` (the test's subcommand) defines them: `-P/--parallel`,
+    /// `--sndbuf/--buffer`, `SRC/DST` for positional arguments, then the note.
+    pub fn flags(&self, cmd: &clap::Command) -> String {
+        let named = |id: &&str| {
+            let arg = cmd.get_arguments().find(|a| a.get_id() == *id)?;
+            let value = arg
+                .get_value_names()
+                .and_then(|v| v.first())
+                .map(|v| v.to_string());
+            Some(match (arg.get_short(), arg.get_long()) {
+                (Some(s), Some(l)) => format!("-{s}/--{l}"),
+                (None, Some(l)) => format!("--{l}"),
+                (Some(s), None) => format!("-{s}"),
+                (None, None) => value.unwrap_or_else(|| id.to_uppercase()),
+            })
+        };
+        let names: Vec<String> = self.ids.iter().filter_map(named).collect();
+        format!("{}{}", names.join("/"), self.note)
+    }
 }

@@ -5,8 +5,8 @@
 //! current directory).
 
 use super::common::CommonArgs;
-use super::error::ArgsError;
-use super::kind::{KindArgs, Sets};
+use super::error::{ArgsError, Sets};
+use super::kind::KindArgs;
 use super::stream::flows;
 use super::units::parse_size;
 use fathom_proto::file::{FileOptions, SendMode, Verify, DIRECT_ALIGN};

@@ -1,53 +1,10 @@
 //! [`KindArgs`]: what a test kind's options give the commands that run it. Each kind's args
-//! file implements it; [`super::test_args::TestArgs`] holds one of them.
+//! file implements it; `TestArgs` holds one of them.
 
 use super::common::CommonArgs;
-use super::error::ArgsError;
+use super::error::{ArgsError, Sets};
 use super::tls::TlsArgs;
 use fathom_proto::plan::{KindId, TestPlan};
-
-/// Plan fields and the options that set them, so that a field the plan's checks refuse is named
-/// by its flag as the args definitions spell it.
-#[derive(Debug)]
-pub struct Sets {
-    /// The plan fields, as [`fathom_proto::validate::PlanError`] names them (`rr.burst`).
-    pub fields: &'static [&'static str],
-    /// The clap ids (field names) of the options that set them, in the order named.
-    pub ids: &'static [&'static str],
-    /// What the message adds after the flags, e.g. " (this side's CPUs)".
-    pub note: &'static str,
-}
-
-impl Sets {
-    /// `fields` are set by the options `ids`.
-    pub const fn by(fields: &'static [&'static str], ids: &'static [&'static str]) -> Self {
-        Sets {
-            fields,
-            ids,
-            note: "",
-        }
-    }
-
-    /// The flags as `cmd` (the test's subcommand) defines them: `-P/--parallel`,
-    /// `--sndbuf/--buffer`, `SRC/DST` for positional arguments, then the note.
-    pub fn flags(&self, cmd: &clap::Command) -> String {
-        let named = |id: &&str| {
-            let arg = cmd.get_arguments().find(|a| a.get_id() == *id)?;
-            let value = arg
-                .get_value_names()
-                .and_then(|v| v.first())
-                .map(|v| v.to_string());
-            Some(match (arg.get_short(), arg.get_long()) {
-                (Some(s), Some(l)) => format!("-{s}/--{l}"),
-                (None, Some(l)) => format!("--{l}"),
-                (Some(s), None) => format!("-{s}"),
-                (None, None) => value.unwrap_or_else(|| id.to_uppercase()),
-            })
-        };
-        let names: Vec<String> = self.ids.iter().filter_map(named).collect();
-        format!("{}{}", names.join("/"), self.note)
-    }
-}
 
 /// What every test's options give the commands that run it; each kind's args file implements it.
 pub trait KindArgs {

@@ -1,8 +1,8 @@
 //! `fathom rr` and `fathom crr`: request/response options, validated into a [`TestPlan`].
 
 use super::common::CommonArgs;
-use super::error::ArgsError;
-use super::kind::{KindArgs, Sets};
+use super::error::{ArgsError, Sets};
+use super::kind::KindArgs;
 use super::stream::flows;
 use super::tls::TlsArgs;
 use super::units::{parse_duration, parse_size};

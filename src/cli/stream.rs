@@ -1,8 +1,8 @@
 //! `fathom stream`: options, and their validation into a [`TestPlan`].
 
 use super::common::CommonArgs;
-use super::error::ArgsError;
-use super::kind::{KindArgs, Sets};
+use super::error::{ArgsError, Sets};
+use super::kind::KindArgs;
 use super::tls::TlsArgs;
 use super::units::{parse_io_size, parse_size};
 use fathom_proto::plan::*;

@@ -1,7 +1,6 @@
 //! The TLS options of `stream`, `rr` and `crr`: validated into the plan's [`TlsOptions`].
 
-use super::error::ArgsError;
-use super::kind::Sets;
+use super::error::{ArgsError, Sets};
 use super::units::parse_io_size;
 use fathom_proto::tls::{TlsCipher, TlsOptions, TlsVersion, MAX_RECORD};
 

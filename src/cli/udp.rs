@@ -1,8 +1,8 @@
 //! `fathom udp`: UDP stream options, validated into a [`TestPlan`].
 
 use super::common::CommonArgs;
-use super::error::{ArgsError, ValueError};
-use super::kind::{KindArgs, Sets};
+use super::error::{ArgsError, Sets, ValueError};
+use super::kind::KindArgs;
 use super::stream::flows;
 use super::units::parse_size;
 use fathom_proto::plan::*;
