@@ -215,9 +215,3 @@ pub fn read_key(path: &std::path::Path) -> Result<Vec<u8>, String> {
     }
     Ok(key)
 }
-
-impl From<error::ArgsError> for crate::Failure {
-    fn from(e: error::ArgsError) -> Self {
-        crate::Failure::Usage(e.to_string())
-    }
-}
