@@ -9,6 +9,7 @@ pub mod connect;
 pub mod controller;
 pub mod fdlimit;
 pub mod method;
+pub mod stdout;
 pub mod testbed;
 
 /// Why a command did not succeed.

@@ -12,7 +12,7 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => return usage(e, json),
     };
-    if let Err(f) = cli::discover::resolve(&mut cli.command) {
+    if let Err(f) = cli.command.discover() {
         return fail(f, json);
     }
     fathom::fdlimit::raise();
@@ -22,11 +22,7 @@ fn main() -> ExitCode {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let r = match cli.command {
-        cli::Command::Stream(a) => commands::stream::run(&a, &argv),
-        cli::Command::Rr(a) => commands::rr::run(&a, false, &argv),
-        cli::Command::Crr(a) => commands::rr::run(&a, true, &argv),
-        cli::Command::Udp(a) => commands::udp::run(&a, &argv),
-        cli::Command::File(a) => commands::file::run(&a, &argv),
+        cli::Command::Test(t) => commands::test::run_args(&t, &argv),
         cli::Command::Sweep(a) => commands::sweep::run(&a, &argv),
         cli::Command::Runs(a) => commands::runs::run(&a),
         cli::Command::Show(a) => commands::show::run(&a),

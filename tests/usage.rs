@@ -310,3 +310,40 @@ fn every_flag_the_docs_and_messages_name_exists() {
     }
     assert!(unknown.is_empty(), "no such flags: {unknown:#?}");
 }
+
+#[test]
+fn the_test_subcommands_help_is_as_recorded() {
+    // tests/help/snapshot.sh records it byte for byte; here the words are compared, so that a
+    // terminal width (COLUMNS) in the environment does not matter.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/help");
+    for args in [
+        "",
+        "stream",
+        "rr",
+        "crr",
+        "udp",
+        "file",
+        "sweep",
+        "sweep stream",
+        "sweep rr",
+        "sweep crr",
+        "sweep udp",
+        "launch",
+        "launch stream",
+        "launch rr",
+        "launch crr",
+        "launch udp",
+    ] {
+        let mut argv: Vec<&str> = args.split_whitespace().collect();
+        let name = std::iter::once("fathom")
+            .chain(argv.iter().copied())
+            .collect::<Vec<_>>();
+        let file = dir.join(format!("{}.txt", name.join("-")));
+        argv.push("--help");
+        let out = run(&argv, 30);
+        let recorded = std::fs::read_to_string(&file).expect("a recorded help");
+        let words = |t: &str| t.split_whitespace().map(String::from).collect::<Vec<_>>();
+        let shown = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(words(&shown), words(&recorded), "fathom {args} --help");
+    }
+}

@@ -1,5 +1,6 @@
 //! Options every test command shares: where, how long, how many, socket options, output.
 
+use super::error::{ArgsError, Sets, ValueError};
 use super::units::{parse_affinity, parse_count, parse_duration, parse_io_size, Affinity};
 use fathom_proto::plan::{Limit, SideOptions, SocketOptions, TestPlan};
 use fathom_proto::validate::{MIN_INTERVAL_NS, TEST_MEMORY_BUDGET};
@@ -109,6 +110,30 @@ pub struct CommonArgs {
     pub store: StoreArgs,
 }
 
+/// The plan fields the shared options set.
+pub const SETS: &[Sets] = &[
+    Sets::by(&["flows", "flows.id"], &["parallel"]),
+    Sets::by(&["limit.duration"], &["time"]),
+    Sets::by(&["omit"], &["omit"]),
+    Sets::by(&["interval"], &["interval"]),
+    Sets::by(&["socket.sndbuf"], &["sndbuf", "buffer"]),
+    Sets::by(&["socket.rcvbuf"], &["rcvbuf", "buffer"]),
+    Sets::by(&["socket.mss"], &["mss"]),
+    Sets::by(&["socket.cc"], &["cc"]),
+    Sets {
+        fields: &["client.affinity"],
+        ids: &["affinity"],
+        note: " (this side's CPUs)",
+    },
+    Sets {
+        fields: &["server.affinity"],
+        ids: &["affinity"],
+        note: " (the agent's CPUs, after /)",
+    },
+    Sets::by(&["client.cpu_set", "server.cpu_set"], &["cpus"]),
+    Sets::by(&["client.threads", "server.threads"], &["threads"]),
+];
+
 /// Where results are kept.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct StoreArgs {
@@ -145,67 +170,28 @@ impl ReadStoreArgs {
 }
 
 /// Validates a plan built from the command line (the same check the agent makes) and this
-/// end's memory need; errors name the flag.
-pub fn checked(plan: TestPlan) -> Result<TestPlan, String> {
-    plan.validate()
-        .map_err(|e| format!("{}: {}", flag_of(e.field), e.message))?;
+/// end's memory need; a refused field is named by its flag in `TestArgs::plan`.
+pub fn checked(plan: TestPlan) -> Result<TestPlan, ArgsError> {
+    plan.validate().map_err(ArgsError::Plan)?;
     let cpus = std::thread::available_parallelism().map_or(1, |c| c.get()) as u32;
     let need = plan.memory_estimate(&plan.client, plan.flows.len(), cpus);
     if need > TEST_MEMORY_BUDGET {
-        return Err(format!(
-            "--write/--threads/-P: this end would need about {} MB (threads x (write + read) plus \
-             per-flow state: a UDP sender's --size x --batch); one test may use {} MB",
-            need >> 20,
-            TEST_MEMORY_BUDGET >> 20
-        ));
+        return Err(ArgsError::Memory {
+            need_mb: need >> 20,
+            budget_mb: TEST_MEMORY_BUDGET >> 20,
+        });
     }
     Ok(plan)
 }
 
-/// The command-line flag that sets a plan field.
-fn flag_of(field: &'static str) -> &'static str {
-    match field {
-        "flows" | "flows.id" => "-P/--parallel",
-        "limit.duration" => "-t/--time",
-        "limit.bytes" => "-n/--bytes",
-        "limit.transactions" => "-n/--transactions",
-        "limit.datagrams" => "-n/--count",
-        "udp" | "udp.size" => "--size",
-        "udp.batch" => "--batch",
-        "udp.rate_bps" => "--rate",
-        "udp.pps" => "--pps",
-        "omit" => "--omit",
-        "interval" => "-i/--interval",
-        "write_size" => "--write",
-        "read_size" => "--read",
-        "rr" | "rr.request" | "rr.response" => "--size",
-        "rr.burst" => "--burst",
-        "rr.rate" => "--rate",
-        "rr.udp_timeout" => "--udp-timeout",
-        "rr.test_drop_every" => "--test-drop-every",
-        "socket.sndbuf" => "--sndbuf/--buffer",
-        "socket.rcvbuf" => "--rcvbuf/--buffer",
-        "socket.mss" => "--mss",
-        "socket.cc" => "--cc",
-        "client.affinity" => "--affinity (this side's CPUs)",
-        "server.affinity" => "--affinity (the agent's CPUs, after /)",
-        "client.cpu_set" | "server.cpu_set" => "--cpus",
-        "client.threads" | "server.threads" => "--threads",
-        "tls" => "--tls",
-        "tls.record" => "--tls-record",
-        "zerocopy" => "--zerocopy",
-        other => other,
-    }
-}
-
 /// `--iterations MAX[,MIN]`.
-pub fn parse_iterations(s: &str) -> Result<(u32, u32), String> {
+pub fn parse_iterations(s: &str) -> Result<(u32, u32), ValueError> {
     let num = |x: &str| {
         x.trim()
             .parse::<u32>()
             .ok()
             .filter(|n| (1..=1000).contains(n))
-            .ok_or_else(|| format!("'{x}' is not a count from 1 to 1000"))
+            .ok_or_else(|| ValueError::NotIterations(x.into()))
     };
     let (max, min) = match s.split_once(',') {
         Some((a, b)) => (num(a)?, num(b)?),
@@ -215,22 +201,25 @@ pub fn parse_iterations(s: &str) -> Result<(u32, u32), String> {
         }
     };
     if min > max {
-        return Err(format!("MIN {min} is above MAX {max}"));
+        return Err(ValueError::MinAboveMax { min, max });
     }
     Ok((max, min))
 }
 
 /// `--confidence LEVEL[,WIDTH%]`: percent figures, e.g. 99,5% (width defaults to 5%).
-pub fn parse_confidence(s: &str) -> Result<Confidence, String> {
-    let pct = |x: &str, what: &str, lo: f64, hi: f64| {
+pub fn parse_confidence(s: &str) -> Result<Confidence, ValueError> {
+    let pct = |x: &str, what: &'static str, lo: f64, hi: f64| {
         x.trim()
             .trim_end_matches('%')
             .parse::<f64>()
             .ok()
             .filter(|v| *v > lo && *v < hi)
             .map(|v| v / 100.0)
-            .ok_or_else(|| {
-                format!("{what} '{x}' is not a percentage between {lo} and {hi}; try 99,5%")
+            .ok_or_else(|| ValueError::NotPercent {
+                what,
+                value: x.into(),
+                lo,
+                hi,
             })
     };
     let (level, width) = match s.split_once(',') {
@@ -258,38 +247,50 @@ impl CommonArgs {
     }
 
     /// Checks the shared options; errors name the flag.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ArgsError> {
         if !self.clients.is_empty()
             && self.server_name().is_none()
             && self.discovery.agents_from.is_none()
         {
-            return Err("--clients: name the server too, with --server HOST".into());
+            return Err(ArgsError::flag(
+                "--clients",
+                "name the server too, with --server HOST",
+            ));
         }
         if self.clients.iter().any(|c| c.trim().is_empty()) {
-            return Err("--clients: an empty host name in the list".into());
+            return Err(ArgsError::flag(
+                "--clients",
+                "an empty host name in the list",
+            ));
         }
         if self.parallel == 0 {
-            return Err("-P/--parallel: must be at least 1".into());
+            return Err(ArgsError::flag("-P/--parallel", "must be at least 1"));
         }
         if self.parallel > 100_000 {
-            return Err("-P/--parallel: at most 100000".into());
+            return Err(ArgsError::flag("-P/--parallel", "at most 100000"));
         }
         if self.time == Some(0) {
-            return Err("-t/--time: must be longer than 0".into());
+            return Err(ArgsError::flag("-t/--time", "must be longer than 0"));
         }
         if let Some(t) = self.time.filter(|t| *t < MIN_INTERVAL_NS) {
-            return Err(format!(
-                "-t/--time: {} is shorter than the shortest interval ({}), so nothing would be \
+            return Err(ArgsError::flag(
+                "-t/--time",
+                format!(
+                    "{} is shorter than the shortest interval ({}), so nothing would be \
                  measured; try -t 1s",
-                fathom_units::duration::format(std::time::Duration::from_nanos(t)),
-                fathom_units::duration::format(std::time::Duration::from_nanos(MIN_INTERVAL_NS))
+                    fathom_units::duration::format(std::time::Duration::from_nanos(t)),
+                    fathom_units::duration::format(std::time::Duration::from_nanos(
+                        MIN_INTERVAL_NS
+                    ))
+                ),
             ));
         }
         if let Some(n) = self.cpus {
             let here = std::thread::available_parallelism().map_or(1, |c| c.get()) as u32;
             if n == 0 || n > here {
-                return Err(format!(
-                    "--cpus: {n} is not between 1 and this machine's {here} CPUs"
+                return Err(ArgsError::flag(
+                    "--cpus",
+                    format!("{n} is not between 1 and this machine's {here} CPUs"),
                 ));
             }
         }
@@ -299,10 +300,13 @@ impl CommonArgs {
             .as_deref()
             .filter(|_| self.runs_the_connecting_end())
         {
-            fathom_engine::sockopt::check_cc(cc)?;
+            fathom_engine::sockopt::check_cc(cc).map_err(|e| ArgsError::Host(e.to_string()))?;
         }
         if self.confidence.is_some() && self.iterations.is_none() {
-            return Err("--confidence needs --iterations MAX[,MIN] (how many runs at most)".into());
+            return Err(ArgsError::Needs {
+                flag: "--confidence",
+                needs: "--iterations MAX[,MIN] (how many runs at most)",
+            });
         }
         Ok(())
     }
@@ -315,7 +319,7 @@ impl CommonArgs {
     /// Refuses an --affinity this machine cannot honour: this side's CPUs when this process runs
     /// the connecting end (no --clients), the agent's too when it runs in-process (no host).
     /// A remote agent checks its own.
-    fn check_placement(&self) -> Result<(), String> {
+    fn check_placement(&self) -> Result<(), ArgsError> {
         let (local, remote) = self.affinity.clone().unwrap_or((None, None));
         let here = [
             (
@@ -329,29 +333,32 @@ impl CommonArgs {
         ];
         for (cpus, whose) in here {
             if let Some((cpu, usable)) = cpus.and_then(|c| fathom_engine::clock::unusable_cpu(&c)) {
-                return Err(format!(
-                    "--affinity: CPU {cpu} ({whose}) is not one this machine lets fathom use ({usable})"
+                return Err(ArgsError::flag(
+                    "--affinity",
+                    format!(
+                        "CPU {cpu} ({whose}) is not one this machine lets fathom use ({usable})"
+                    ),
                 ));
             }
         }
         Ok(())
     }
 
-    /// The limit: `count` (given with the flag `flag`, made a limit by `make`), else the time.
+    /// The limit: `count` (given with the flag `count_flag`, made a limit by `make`), else the
+    /// time.
     pub fn limit(
         &self,
-        flag: &str,
+        count_flag: &'static str,
         count: Option<u64>,
         make: fn(u64) -> Limit,
-    ) -> Result<Limit, String> {
+    ) -> Result<Limit, ArgsError> {
         match count {
-            Some(0) => Err(format!("{flag}: must be at least 1")),
-            Some(_) if self.time.is_some() => {
-                Err(format!("-t/--time and {flag} cannot be used together"))
-            }
-            Some(_) if self.omit > 0 => Err(format!(
-                "--omit applies to timed tests (-t); with {flag} the whole run is measured"
-            )),
+            Some(0) => Err(ArgsError::flag(count_flag, "must be at least 1")),
+            Some(_) if self.time.is_some() => Err(ArgsError::Together {
+                first: "-t/--time",
+                second: count_flag,
+            }),
+            Some(_) if self.omit > 0 => Err(ArgsError::OmitCounted { count: count_flag }),
             Some(n) => Ok(make(n)),
             None => Ok(Limit::Time {
                 duration_ns: self.time.unwrap_or(10_000_000_000),

@@ -3,8 +3,8 @@
 //! once, before any plan is built, so a test's connections count the found clients. An agent
 //! listed but not answering counts as missing, as one not found does.
 
+use super::error::ArgsError;
 use super::units::parse_duration;
-use super::Command;
 use crate::Failure;
 use fathom_cluster::discover::select::{self, Choice, Chosen};
 use fathom_cluster::discover::{self, Error, Source};
@@ -42,12 +42,15 @@ pub struct DiscoveryArgs {
 
 impl DiscoveryArgs {
     /// Checks the counts agree; errors name the flags.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ArgsError> {
         match (self.min_agents, self.expect) {
-            (Some(m), Some(n)) if m > n => {
-                Err(format!("--min-agents {m} is more than --expect {n}"))
+            (Some(min), Some(expect)) if min > expect => {
+                Err(ArgsError::MinAboveExpect { min, expect })
             }
-            (Some(_), None) => Err("--min-agents needs --expect N (how many to wait for)".into()),
+            (Some(_), None) => Err(ArgsError::Needs {
+                flag: "--min-agents",
+                needs: "--expect N (how many to wait for)",
+            }),
             _ => Ok(()),
         }
     }
@@ -58,42 +61,23 @@ impl DiscoveryArgs {
     }
 }
 
-/// Finds the agents of the command's `--agents-from`, if any, and keeps them in its options.
-pub fn resolve(command: &mut Command) -> Result<(), Failure> {
-    use super::method::SweepTest;
-    let common = match command {
-        Command::Stream(a) => &mut a.common,
-        Command::Rr(a) | Command::Crr(a) => &mut a.common,
-        Command::Udp(a) => &mut a.common,
-        Command::File(a) if a.common.discovery.agents_from.is_some() => {
-            return Err(Failure::Usage(
-                "--agents-from: file copies run between two named ends; name the agent in the path"
-                    .into(),
-            ))
-        }
-        Command::Launch(a) if a.test.common().discovery.agents_from.is_some() => {
-            return Err(Failure::Usage(
-                "--agents-from: under launch the ranks find each other; drop it".into(),
-            ))
-        }
-        Command::Sweep(a) => match &mut a.test {
-            SweepTest::Stream(s) => &mut s.test.common,
-            SweepTest::Rr(s) | SweepTest::Crr(s) => &mut s.test.common,
-            SweepTest::Udp(s) => &mut s.test.common,
-        },
-        _ => return Ok(()),
-    };
-    let Some(source) = common.discovery.agents_from.clone() else {
+/// Finds the agents of `d`'s `--agents-from`, if any, and keeps them in `d`; `server` and
+/// `clients` are the test's --server and --clients, which pick among them.
+pub fn resolve(
+    d: &mut DiscoveryArgs,
+    server: Option<&str>,
+    clients: &[String],
+) -> Result<(), Failure> {
+    let Some(source) = d.agents_from.clone() else {
         return Ok(());
     };
-    let d = &common.discovery;
-    d.validate().map_err(Failure::Usage)?;
+    d.validate()?;
     let choice = Choice {
         expect: d.expect.map(|n| n as usize),
         min_agents: d.min_agents.map(|n| n as usize),
         server_index: d.server_index,
-        server: common.server.clone(),
-        clients: (!common.clients.is_empty()).then(|| common.clients.join(",")),
+        server: server.map(String::from),
+        clients: (!clients.is_empty()).then(|| clients.join(",")),
     };
     let timeout = Duration::from_nanos(d.discovery_timeout);
     let found = discover::discover(&source, choice.expect, timeout).map_err(failure)?;
@@ -102,7 +86,7 @@ pub fn resolve(command: &mut Command) -> Result<(), Failure> {
     if let Some(w) = &chosen.warning {
         eprintln!("fathom: warning: {w}");
     }
-    common.discovery.found = Some(chosen);
+    d.found = Some(chosen);
     Ok(())
 }
 

@@ -5,6 +5,8 @@
 //! current directory).
 
 use super::common::CommonArgs;
+use super::error::{ArgsError, Sets};
+use super::kind::KindArgs;
 use super::stream::flows;
 use super::units::parse_size;
 use fathom_proto::file::{FileOptions, SendMode, Verify, DIRECT_ALIGN};
@@ -98,63 +100,80 @@ pub fn split_remote(s: &str) -> (Option<String>, String) {
 
 impl FileArgs {
     /// (local path, the agent's side as typed) for the operation; `None` local with --size.
-    fn sides(&self) -> Result<(Option<String>, String), String> {
+    fn sides(&self) -> Result<(Option<String>, String), ArgsError> {
+        let err = ArgsError::flag;
         match (self.op, &self.dst, self.size) {
             (Op::Put, None, Some(_)) => Ok((None, self.src.clone())),
             (Op::Put, Some(d), None) => Ok((Some(self.src.clone()), d.clone())),
-            (Op::Put, Some(_), Some(_)) => {
-                Err("--size: generated data has no source file; give only the destination".into())
-            }
-            (Op::Put, None, None) => {
-                Err("file put: give SRC and [HOST:]PATH, or --size SIZE and [HOST:]PATH".into())
-            }
+            (Op::Put, Some(_), Some(_)) => Err(err(
+                "--size",
+                "generated data has no source file; give only the destination",
+            )),
+            (Op::Put, None, None) => Err(err(
+                "file put",
+                "give SRC and [HOST:]PATH, or --size SIZE and [HOST:]PATH",
+            )),
             (Op::Get, Some(d), None) => Ok((Some(d.clone()), self.src.clone())),
-            (Op::Get, _, Some(_)) => Err("--size: only a put generates data".into()),
-            (Op::Get, None, None) => Err("file get: give [HOST:]PATH and DST".into()),
+            (Op::Get, _, Some(_)) => Err(err("--size", "only a put generates data")),
+            (Op::Get, None, None) => Err(err("file get", "give [HOST:]PATH and DST")),
         }
     }
 
     /// The agent's host (none: the in-process agent), and the common options naming it. With
     /// `--server S --clients C` the copy runs between two agents (C's end is the local one,
     /// below C's files root), and the path names no host.
-    pub fn common(&self) -> Result<CommonArgs, String> {
+    pub fn common(&self) -> Result<CommonArgs, ArgsError> {
         let (local, remote) = self.sides()?;
         let mut c = self.common.clone();
         let (host, _) = split_remote(&remote);
         if c.server.is_some() || !c.clients.is_empty() {
             if c.server.is_none() || c.clients.len() != 1 || host.is_some() || c.host.is_some() {
-                return Err("--clients: a copy between agents takes --server S --clients C and a path without HOST".into());
+                return Err(ArgsError::flag(
+                    "--clients",
+                    "a copy between agents takes --server S --clients C and a path without HOST",
+                ));
             }
             if self.op == Op::Put && local.is_some() {
-                return Err(
-                    "--clients: a put between agents sends generated data; give --size".into(),
-                );
+                return Err(ArgsError::flag(
+                    "--clients",
+                    "a put between agents sends generated data; give --size",
+                ));
             }
             return Ok(c);
         }
         if c.host.is_some() {
-            return Err("file: name the agent in the path (HOST:PATH), not with HOST".into());
+            return Err(ArgsError::flag(
+                "file",
+                "name the agent in the path (HOST:PATH), not with HOST",
+            ));
         }
         c.host = host;
         Ok(c)
     }
 
     /// Validates the options into a plan of kind `file`; errors name the flag.
-    pub fn plan(&self) -> Result<TestPlan, String> {
+    pub fn plan(&self) -> Result<TestPlan, ArgsError> {
         let c = &self.common;
         c.validate()?;
         let (local, remote) = self.sides()?;
         let io = self.io.unwrap_or(DEFAULT_IO);
         if io == 0 || io > u64::from(fathom_proto::validate::MAX_IO) {
-            return Err(format!("--io: {io} bytes; give 1 byte to 64M"));
+            return Err(ArgsError::flag(
+                "--io",
+                format!("{io} bytes; give 1 byte to 64M"),
+            ));
         }
         if self.direct && !io.is_multiple_of(u64::from(DIRECT_ALIGN)) {
-            return Err(format!(
-                "--io: {io} bytes is not a multiple of {DIRECT_ALIGN}, as --direct needs"
+            return Err(ArgsError::flag(
+                "--io",
+                format!("{io} bytes is not a multiple of {DIRECT_ALIGN}, as --direct needs"),
             ));
         }
         if self.direct && (self.sendfile || self.splice) {
-            return Err("--direct: reads through the page cache are what --sendfile and --splice use; pick one".into());
+            return Err(ArgsError::flag(
+                "--direct",
+                "reads through the page cache are what --sendfile and --splice use; pick one",
+            ));
         }
         let size = match (self.op, &local, self.size) {
             (Op::Put, _, Some(n)) => Some(n),
@@ -202,6 +221,38 @@ impl FileArgs {
     }
 }
 
+/// The plan fields a copy's options set.
+const SETS: &[Sets] = &[
+    Sets::by(&["file.io", "write_size", "read_size"], &["io"]),
+    Sets::by(&["file.size", "limit.bytes"], &["size"]),
+    Sets::by(&["file.path", "file.local"], &["src", "dst"]),
+    Sets::by(&["file.direct"], &["direct"]),
+];
+
+impl KindArgs for FileArgs {
+    fn plan_for(&self, _: KindId) -> Result<TestPlan, ArgsError> {
+        self.plan()
+    }
+
+    fn sets(&self) -> &'static [Sets] {
+        SETS
+    }
+
+    fn run_common(&self, _: &CommonArgs) -> Result<CommonArgs, ArgsError> {
+        self.common()
+    }
+
+    fn discovery(&self) -> Result<(), ArgsError> {
+        match self.common.discovery.agents_from {
+            Some(_) => Err(ArgsError::flag(
+                "--agents-from",
+                "file copies run between two named ends; name the agent in the path",
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The memory-to-memory stream beside a copy: the same flows and I/O size, moving the bytes the
 /// copy moved.
 pub fn stream_beside(copy: &TestPlan, bytes: u64) -> TestPlan {
@@ -215,10 +266,14 @@ pub fn stream_beside(copy: &TestPlan, bytes: u64) -> TestPlan {
 }
 
 /// The size of a put's source, which must be a regular file.
-fn source_size(src: &str) -> Result<u64, String> {
-    let m = std::fs::metadata(src).map_err(|e| format!("{src}: {e}"))?;
+fn source_size(src: &str) -> Result<u64, ArgsError> {
+    let err = |reason: String| ArgsError::File {
+        path: src.into(),
+        reason,
+    };
+    let m = std::fs::metadata(src).map_err(|e| err(e.to_string()))?;
     if !m.is_file() {
-        return Err(format!("{src}: not a regular file"));
+        return Err(err("not a regular file".into()));
     }
     Ok(m.len())
 }

@@ -1,14 +1,10 @@
 //! `fathom launch TEST ...`: the options of a test run by a launcher's processes (srun,
 //! mpirun/mpiexec), one rank each.
 
-use super::common::CommonArgs;
-use super::rr::RrArgs;
-use super::stream::StreamArgs;
-use super::udp::UdpArgs;
+use super::error::ArgsError;
+use super::test_args::{Extra, Offered, Place};
 use super::units::parse_duration;
-use clap::Subcommand;
 use fathom_cluster::rendezvous::DEFAULT_PORT;
-use fathom_proto::plan::TestPlan;
 
 /// Longest `--rendezvous-timeout`.
 const MAX_RENDEZVOUS_NS: u64 = 3600 * 1_000_000_000;
@@ -48,84 +44,44 @@ pub struct LaunchArgs {
     pub test: LaunchTest,
 }
 
-/// The tests `fathom launch` runs.
-#[derive(Subcommand, Debug, Clone)]
-pub enum LaunchTest {
-    /// Bulk transfer over TCP from every client rank to the server rank.
-    Stream(StreamArgs),
-    /// Request/response between every client rank and the server rank.
-    Rr(RrArgs),
-    /// Connect/request/response/close between every client rank and the server rank.
-    Crr(RrArgs),
-    /// A UDP datagram stream from every client rank to the server rank.
-    Udp(UdpArgs),
-}
+/// `fathom launch TEST ...`: the test every rank takes part in; launch adds no options to it.
+pub type LaunchTest = Offered<()>;
 
-impl LaunchTest {
-    /// The test's shared options.
-    pub fn common(&self) -> &CommonArgs {
-        match self {
-            LaunchTest::Stream(a) => &a.common,
-            LaunchTest::Rr(a) | LaunchTest::Crr(a) => &a.common,
-            LaunchTest::Udp(a) => &a.common,
-        }
+impl Extra for () {
+    const PLACE: Place = Place::Launch;
+
+    fn augment(cmd: clap::Command) -> clap::Command {
+        cmd
     }
 
-    /// The test's shared options, to name the server and clients in.
-    pub fn common_mut(&mut self) -> &mut CommonArgs {
-        match self {
-            LaunchTest::Stream(a) => &mut a.common,
-            LaunchTest::Rr(a) | LaunchTest::Crr(a) => &mut a.common,
-            LaunchTest::Udp(a) => &mut a.common,
-        }
-    }
-
-    /// The test's plan; errors name the flag.
-    pub fn plan(&self) -> Result<TestPlan, String> {
-        match self {
-            LaunchTest::Stream(a) => a.plan(),
-            LaunchTest::Rr(a) => a.plan(false),
-            LaunchTest::Crr(a) => a.plan(true),
-            LaunchTest::Udp(a) => a.plan(),
-        }
-    }
-
-    /// Checks that this host can run the test's kernel TLS, if it asks for it.
-    pub fn check_ktls(&self) -> Result<(), String> {
-        match self {
-            LaunchTest::Stream(a) => a.tls.check_ktls(),
-            LaunchTest::Rr(a) | LaunchTest::Crr(a) => a.tls.check_ktls(),
-            LaunchTest::Udp(_) => Ok(()),
-        }
-    }
-
-    fn compare_clear(&self) -> bool {
-        match self {
-            LaunchTest::Stream(a) => a.tls.compare_clear,
-            LaunchTest::Rr(a) | LaunchTest::Crr(a) => a.tls.compare_clear,
-            LaunchTest::Udp(_) => false,
-        }
+    fn from_matches(_: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(())
     }
 }
 
 impl LaunchArgs {
     /// Checks the options every rank can check alone (the test's plan included); errors name
     /// the flag.
-    pub fn check(&self) -> Result<(), String> {
-        let c = self.test.common();
+    pub fn check(&self) -> Result<(), ArgsError> {
+        let c = self.test.test.common();
         if c.server_name().is_some() || !c.clients.is_empty() || c.lab.is_some() {
-            return Err(
-                "HOST/--server/--clients/--lab: under launch the ranks' agents are the \
-                        server (--server-rank) and the clients"
-                    .into(),
-            );
+            return Err(ArgsError::flag(
+                "HOST/--server/--clients/--lab",
+                "under launch the ranks' agents are the server (--server-rank) and the clients",
+            ));
         }
-        if self.test.compare_clear() {
-            return Err("--compare-clear: not available under launch".into());
+        if self.test.test.tls().is_some_and(|t| t.compare_clear) {
+            return Err(ArgsError::flag(
+                "--compare-clear",
+                "not available under launch",
+            ));
         }
         if self.rendezvous_timeout == 0 || self.rendezvous_timeout > MAX_RENDEZVOUS_NS {
-            return Err("--rendezvous-timeout: must be longer than 0 and at most 1h".into());
+            return Err(ArgsError::flag(
+                "--rendezvous-timeout",
+                "must be longer than 0 and at most 1h",
+            ));
         }
-        self.test.plan().map(drop)
+        self.test.test.plan().map(drop)
     }
 }

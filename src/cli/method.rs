@@ -2,9 +2,8 @@
 //! `study`.
 
 use super::common::{ReadStoreArgs, StoreArgs};
-use super::rr::RrArgs;
-use super::stream::StreamArgs;
-use fathom_proto::plan::KindId;
+use super::test_args::{Extra, Offered, Place};
+use clap::{Args, FromArgMatches};
 use std::path::PathBuf;
 
 /// `fathom sweep KIND ...`.
@@ -26,51 +25,8 @@ pub struct SweepArgs {
     pub test: SweepTest,
 }
 
-/// The tests a sweep can run.
-#[derive(clap::Subcommand, Debug)]
-pub enum SweepTest {
-    /// Sweep a stream test.
-    Stream(SweepStream),
-    /// Sweep a request/response test.
-    Rr(SweepRr),
-    /// Sweep a connect/request/response test.
-    Crr(SweepRr),
-    /// Sweep a UDP stream test.
-    Udp(SweepUdp),
-}
-
-/// `fathom sweep udp`.
-#[derive(clap::Args, Debug)]
-pub struct SweepUdp {
-    /// The UDP stream test's options.
-    #[command(flatten)]
-    pub test: super::udp::UdpArgs,
-    /// What to vary.
-    #[command(flatten)]
-    pub sweep: VaryArgs,
-}
-
-/// `fathom sweep stream`.
-#[derive(clap::Args, Debug)]
-pub struct SweepStream {
-    /// The stream test's options.
-    #[command(flatten)]
-    pub test: StreamArgs,
-    /// What to vary.
-    #[command(flatten)]
-    pub sweep: VaryArgs,
-}
-
-/// `fathom sweep rr|crr`.
-#[derive(clap::Args, Debug)]
-pub struct SweepRr {
-    /// The request/response test's options.
-    #[command(flatten)]
-    pub test: RrArgs,
-    /// What to vary.
-    #[command(flatten)]
-    pub sweep: VaryArgs,
-}
+/// `fathom sweep TEST ...`: the test with its options, and the sweep's own.
+pub type SweepTest = Offered<VaryArgs>;
 
 /// The sweep's own options.
 #[derive(clap::Args, Debug, Clone)]
@@ -83,21 +39,28 @@ pub struct VaryArgs {
     pub resume: bool,
 }
 
+impl Extra for VaryArgs {
+    const PLACE: Place = Place::Sweep;
+
+    fn augment(cmd: clap::Command) -> clap::Command {
+        VaryArgs::augment_args(cmd)
+    }
+
+    fn from_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        VaryArgs::from_arg_matches(m)
+    }
+}
+
 impl SweepTest {
     /// The test's command (its kind's, as the descriptor names it), whether --json and --csv
     /// were given, the sweep's options and the store.
     pub fn parts(&self) -> (&'static str, bool, bool, &VaryArgs, &StoreArgs) {
-        let (kind, common, sweep) = match self {
-            SweepTest::Stream(s) => (KindId::Stream, &s.test.common, &s.sweep),
-            SweepTest::Rr(s) => (KindId::Rr, &s.test.common, &s.sweep),
-            SweepTest::Crr(s) => (KindId::Crr, &s.test.common, &s.sweep),
-            SweepTest::Udp(s) => (KindId::Udp, &s.test.common, &s.sweep),
-        };
+        let common = self.test.common();
         (
-            kind.descriptor().command,
+            self.test.kind().descriptor().command,
             common.json,
             common.csv,
-            sweep,
+            &self.extra,
             &common.store,
         )
     }

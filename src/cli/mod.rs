@@ -2,12 +2,15 @@
 
 pub mod common;
 pub mod discover;
+pub mod error;
 pub mod file;
+pub mod kind;
 pub mod lab;
 pub mod launch;
 pub mod method;
 pub mod rr;
 pub mod stream;
+pub mod test_args;
 pub mod tls;
 pub mod topology_help;
 pub mod udp;
@@ -47,16 +50,9 @@ Examples:
 /// The subcommands.
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Bulk transfer over TCP: throughput, CPU, TCP internals.
-    Stream(stream::StreamArgs),
-    /// Request/response (TCP, or UDP with --udp): transactions/s and latency percentiles.
-    Rr(rr::RrArgs),
-    /// Connect/request/response/close: a new TCP connection per transaction.
-    Crr(rr::RrArgs),
-    /// A UDP datagram stream: packet rate, loss, duplicates, reordering and jitter.
-    Udp(udp::UdpArgs),
-    /// Copy a file to or from an agent's disk, and say where the time went.
-    File(file::FileArgs),
+    /// The tests: stream, rr, crr, udp and file.
+    #[command(flatten)]
+    Test(test_args::TestArgs),
     /// Run a test at every combination of option values (a sweep), stored as a series.
     Sweep(method::SweepArgs),
     /// List stored runs (or series), newest first.
@@ -88,6 +84,24 @@ pub enum Command {
         after_help = "Example:\n  fathom man --out ~/.local/share/man/man1 && man fathom-stream"
     )]
     Man(ManArgs),
+}
+
+impl Command {
+    /// Finds the agents of a test's `--agents-from`, if any, and keeps them in its options.
+    pub fn discover(&mut self) -> Result<(), crate::Failure> {
+        let test = match self {
+            Command::Test(t) => t,
+            Command::Sweep(a) => &mut a.test.test,
+            Command::Launch(a) if a.test.test.common().discovery.agents_from.is_some() => {
+                return Err(crate::Failure::Usage(
+                    "--agents-from: under launch the ranks find each other; drop it".into(),
+                ))
+            }
+            _ => return Ok(()),
+        };
+        let c = test.discovery_mut()?;
+        discover::resolve(&mut c.discovery, c.server.as_deref(), &c.clients)
+    }
 }
 
 const COMPLETIONS_HELP: &str = "\

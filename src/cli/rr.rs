@@ -1,7 +1,10 @@
 //! `fathom rr` and `fathom crr`: request/response options, validated into a [`TestPlan`].
 
 use super::common::CommonArgs;
+use super::error::{ArgsError, Sets};
+use super::kind::KindArgs;
 use super::stream::flows;
+use super::tls::TlsArgs;
 use super::units::{parse_duration, parse_size};
 use fathom_proto::plan::*;
 
@@ -64,23 +67,24 @@ pub struct RrArgs {
 }
 
 /// Parses `REQ[,RESP]`.
-pub fn parse_sizes(s: &str) -> Result<(u32, u32), String> {
+pub fn parse_sizes(s: &str) -> Result<(u32, u32), ArgsError> {
+    let size = |reason: String| ArgsError::flag("--size", reason);
     let parts: Vec<&str> = s.split(',').collect();
     if parts.len() > 2 {
-        return Err(format!(
-            "--size: '{s}' has {} sizes; give REQ or REQ,RESP",
+        return Err(size(format!(
+            "'{s}' has {} sizes; give REQ or REQ,RESP",
             parts.len()
-        ));
+        )));
     }
-    let one = |p: &str| -> Result<u32, String> {
-        let v = parse_size(p).map_err(|e| format!("--size: {e}"))?;
+    let one = |p: &str| -> Result<u32, ArgsError> {
+        let v = parse_size(p).map_err(|e| size(e.to_string()))?;
         if v == 0 {
-            return Err("--size: sizes must be at least 1 byte".into());
+            return Err(size("sizes must be at least 1 byte".into()));
         }
         u32::try_from(v)
             .ok()
             .filter(|v| *v <= 64 << 20)
-            .ok_or_else(|| format!("--size: '{p}' is above 64M"))
+            .ok_or_else(|| size(format!("'{p}' is above 64M")))
     };
     let req = one(parts[0])?;
     let resp = parts.get(1).map(|p| one(p)).transpose()?.unwrap_or(req);
@@ -89,21 +93,24 @@ pub fn parse_sizes(s: &str) -> Result<(u32, u32), String> {
 
 impl RrArgs {
     /// Validates the options into a plan of kind `rr` (or `udp_rr` with --udp) or `crr`.
-    pub fn plan(&self, crr: bool) -> Result<TestPlan, String> {
+    pub fn plan(&self, crr: bool) -> Result<TestPlan, ArgsError> {
         let c = &self.common;
         c.validate()?;
         let (request, response) = parse_sizes(&self.size)?;
         let kind = match (crr, self.udp) {
-            (true, true) => return Err("--udp: crr is TCP only; use rr --udp".into()),
+            (true, true) => return Err(ArgsError::flag("--udp", "crr is TCP only; use rr --udp")),
             (true, false) => KindId::Crr,
             (false, true) => KindId::UdpRr,
             (false, false) => KindId::Rr,
         };
         if crr && self.reverse {
-            return Err("-R/--reverse: crr connects from this side only".into());
+            return Err(ArgsError::flag(
+                "-R/--reverse",
+                "crr connects from this side only",
+            ));
         }
         if !self.udp && (self.udp_timeout.is_some() || self.test_drop_every.is_some()) {
-            return Err("--udp-timeout: applies to --udp only".into());
+            return Err(ArgsError::flag("--udp-timeout", "applies to --udp only"));
         }
         let limit = c.limit("-n/--transactions", self.transactions, Limit::Transactions)?;
         let mut socket = c.socket();
@@ -138,6 +145,30 @@ impl RrArgs {
     }
 }
 
+/// The plan fields the request/response options set.
+const SETS: &[Sets] = &[
+    Sets::by(&["limit.transactions"], &["transactions"]),
+    Sets::by(&["rr", "rr.request", "rr.response"], &["size"]),
+    Sets::by(&["rr.burst"], &["burst"]),
+    Sets::by(&["rr.rate"], &["rate"]),
+    Sets::by(&["rr.udp_timeout"], &["udp_timeout"]),
+    Sets::by(&["rr.test_drop_every"], &["test_drop_every"]),
+];
+
+impl KindArgs for RrArgs {
+    fn plan_for(&self, kind: KindId) -> Result<TestPlan, ArgsError> {
+        self.plan(kind == KindId::Crr)
+    }
+
+    fn sets(&self) -> &'static [Sets] {
+        SETS
+    }
+
+    fn tls(&self) -> Option<&TlsArgs> {
+        Some(&self.tls)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,8 +177,9 @@ mod tests {
     fn sizes() {
         assert_eq!(parse_sizes("1").unwrap(), (1, 1));
         assert_eq!(parse_sizes("100,8K").unwrap(), (100, 8192));
-        assert!(parse_sizes("0").unwrap_err().contains("at least 1"));
-        assert!(parse_sizes("1,2,3").unwrap_err().contains("3 sizes"));
+        let err = |s| parse_sizes(s).unwrap_err().to_string();
+        assert!(err("0").contains("at least 1"));
+        assert!(err("1,2,3").contains("3 sizes"));
         assert!(parse_sizes("1x").is_err());
     }
 }

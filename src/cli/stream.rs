@@ -1,6 +1,9 @@
 //! `fathom stream`: options, and their validation into a [`TestPlan`].
 
 use super::common::CommonArgs;
+use super::error::{ArgsError, Sets};
+use super::kind::KindArgs;
+use super::tls::TlsArgs;
 use super::units::{parse_io_size, parse_size};
 use fathom_proto::plan::*;
 
@@ -65,7 +68,7 @@ pub fn flows(parallel: u32, reverse: bool, bidir: bool) -> Vec<FlowPlan> {
 
 impl StreamArgs {
     /// Validates the options into a plan; errors name the flag.
-    pub fn plan(&self) -> Result<TestPlan, String> {
+    pub fn plan(&self) -> Result<TestPlan, ArgsError> {
         let c = &self.common;
         c.validate()?;
         let limit = c.limit("-n/--bytes", self.bytes, Limit::Bytes)?;
@@ -87,5 +90,27 @@ impl StreamArgs {
             client,
             server,
         })
+    }
+}
+
+/// The plan fields the stream options set.
+const SETS: &[Sets] = &[
+    Sets::by(&["limit.bytes"], &["bytes"]),
+    Sets::by(&["write_size"], &["write"]),
+    Sets::by(&["read_size"], &["read"]),
+    Sets::by(&["zerocopy"], &["zerocopy"]),
+];
+
+impl KindArgs for StreamArgs {
+    fn plan_for(&self, _: KindId) -> Result<TestPlan, ArgsError> {
+        self.plan()
+    }
+
+    fn sets(&self) -> &'static [Sets] {
+        SETS
+    }
+
+    fn tls(&self) -> Option<&TlsArgs> {
+        Some(&self.tls)
     }
 }

@@ -1,10 +1,17 @@
 //! The TLS options of `stream`, `rr` and `crr`: validated into the plan's [`TlsOptions`].
 
+use super::error::{ArgsError, Sets};
 use super::units::parse_io_size;
 use fathom_proto::tls::{TlsCipher, TlsOptions, TlsVersion, MAX_RECORD};
 
 /// Where the kernel lists the TCP upper-layer protocols it offers (kTLS is "tls").
 const AVAILABLE_ULP: &str = "/proc/sys/net/ipv4/tcp_available_ulp";
+
+/// The plan fields the TLS options set.
+pub const SETS: &[Sets] = &[
+    Sets::by(&["tls"], &["tls"]),
+    Sets::by(&["tls.record"], &["tls_record"]),
+];
 
 /// `--tls` and its companions; any of them turns TLS on.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -33,7 +40,7 @@ pub struct TlsArgs {
 
 impl TlsArgs {
     /// The plan's TLS options (`None`: clear); errors name the flag.
-    pub fn options(&self) -> Result<Option<TlsOptions>, String> {
+    pub fn options(&self) -> Result<Option<TlsOptions>, ArgsError> {
         let on = self.tls
             || self.tls_version.is_some()
             || self.cipher.is_some()
@@ -46,7 +53,12 @@ impl TlsArgs {
         let version = match self.tls_version.as_deref() {
             None | Some("1.3") => TlsVersion::V13,
             Some("1.2") => TlsVersion::V12,
-            Some(v) => return Err(format!("--tls-version: '{v}' is not 1.2 or 1.3")),
+            Some(v) => {
+                return Err(ArgsError::flag(
+                    "--tls-version",
+                    format!("'{v}' is not 1.2 or 1.3"),
+                ))
+            }
         };
         let cipher = self
             .cipher
@@ -54,7 +66,10 @@ impl TlsArgs {
             .map(|c| {
                 TlsCipher::parse(c).ok_or_else(|| {
                     let all: Vec<_> = TlsCipher::ALL.iter().map(|c| c.name()).collect();
-                    format!("--cipher: '{c}' is not one of {}", all.join(", "))
+                    ArgsError::flag(
+                        "--cipher",
+                        format!("'{c}' is not one of {}", all.join(", ")),
+                    )
                 })
             })
             .transpose()?;
@@ -66,23 +81,26 @@ impl TlsArgs {
     }
 
     /// With `--ktls`: the runtime check that the kernel offers kTLS (an error says why not).
-    pub fn check_ktls(&self) -> Result<(), String> {
+    pub fn check_ktls(&self) -> Result<(), ArgsError> {
         if !self.ktls {
             return Ok(());
         }
         let ulps = std::fs::read_to_string(AVAILABLE_ULP).unwrap_or_default();
         if !ulps.split_whitespace().any(|u| u == "tls") {
-            return Err(format!(
-                "--ktls: this kernel offers no kTLS ({AVAILABLE_ULP} lists '{}', no 'tls'; \
-                 load the tls module where it exists, or run without --ktls)",
-                ulps.trim()
+            return Err(ArgsError::flag(
+                "--ktls",
+                format!(
+                    "this kernel offers no kTLS ({AVAILABLE_ULP} lists '{}', no 'tls'; \
+                     load the tls module where it exists, or run without --ktls)",
+                    ulps.trim()
+                ),
             ));
         }
-        Err(
-            "--ktls: this kernel offers kTLS, but fathom does not hand sessions to it yet; \
-             run without --ktls"
-                .into(),
-        )
+        Err(ArgsError::flag(
+            "--ktls",
+            "this kernel offers kTLS, but fathom does not hand sessions to it yet; \
+             run without --ktls",
+        ))
     }
 }
 
@@ -108,6 +126,7 @@ mod tests {
         assert!(bogus
             .options()
             .unwrap_err()
+            .to_string()
             .starts_with("--cipher: 'bogus'"));
     }
 }

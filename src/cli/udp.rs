@@ -1,6 +1,8 @@
 //! `fathom udp`: UDP stream options, validated into a [`TestPlan`].
 
 use super::common::CommonArgs;
+use super::error::{ArgsError, Sets, ValueError};
+use super::kind::KindArgs;
 use super::stream::flows;
 use super::units::parse_size;
 use fathom_proto::plan::*;
@@ -75,24 +77,23 @@ pub struct UdpArgs {
 }
 
 /// A bit rate ("500k", "100M", "1G": 1000-based), as every part of fathom reads one.
-fn parse_rate(s: &str) -> Result<f64, String> {
+fn parse_rate(s: &str) -> Result<f64, ValueError> {
     Ok(fathom_units::rate::parse(s)? as f64)
 }
 
 /// A number of datagrams, or of datagrams per second: "1000", "500k", "1M" (1000-based).
-fn parse_count(s: &str) -> Result<u64, String> {
-    fathom_units::rate::parse_in(s, 0..=u64::MAX)
-        .map_err(|_| format!("'{s}' is not a number of datagrams; try 1000, 500k or 1M"))
+fn parse_count(s: &str) -> Result<u64, ValueError> {
+    fathom_units::rate::parse_in(s, 0..=u64::MAX).map_err(|_| ValueError::NotDatagrams(s.into()))
 }
 
 /// Datagrams per second: see [`parse_count`].
-fn parse_pps(s: &str) -> Result<f64, String> {
+fn parse_pps(s: &str) -> Result<f64, ValueError> {
     Ok(parse_count(s)? as f64)
 }
 
 /// Checks that this host's kernel takes UDP_SEGMENT and UDP_GRO before any test starts;
 /// `pretend_missing` fails as a kernel without them would (for tests).
-fn gso_available(pretend_missing: bool) -> Result<(), String> {
+fn gso_available(pretend_missing: bool) -> Result<(), ArgsError> {
     match pretend_missing {
         true => Err(fathom_engine::udp_offload_refused(
             "UDP_SEGMENT",
@@ -100,12 +101,12 @@ fn gso_available(pretend_missing: bool) -> Result<(), String> {
         )),
         false => fathom_engine::udp_offload_available(),
     }
-    .map_err(|e| e.to_string())
+    .map_err(|e| ArgsError::Host(e.to_string()))
 }
 
 impl UdpArgs {
     /// Validates the options into a plan of kind `udp`; errors name the flag.
-    pub fn plan(&self) -> Result<TestPlan, String> {
+    pub fn plan(&self) -> Result<TestPlan, ArgsError> {
         let c = &self.common;
         c.validate()?;
         let limit = c.limit("-n/--count", self.count, Limit::Datagrams)?;
@@ -148,5 +149,25 @@ impl UdpArgs {
             client,
             server,
         })
+    }
+}
+
+/// The plan fields the UDP stream options set.
+const SETS: &[Sets] = &[
+    Sets::by(&["limit.datagrams"], &["count"]),
+    Sets::by(&["udp", "udp.size"], &["size"]),
+    Sets::by(&["udp.batch"], &["batch"]),
+    Sets::by(&["udp.rate_bps"], &["rate"]),
+    Sets::by(&["udp.pps"], &["pps"]),
+    Sets::by(&["write_size", "read_size"], &["size", "batch"]),
+];
+
+impl KindArgs for UdpArgs {
+    fn plan_for(&self, _: KindId) -> Result<TestPlan, ArgsError> {
+        self.plan()
+    }
+
+    fn sets(&self) -> &'static [Sets] {
+        SETS
     }
 }

@@ -1,38 +1,41 @@
 //! Parsers for the command line's values: sizes and durations (read by `fathom-units`, as every
 //! part of fathom reads them), socket I/O sizes, CPU lists ("0-3,6") and `--affinity`.
 
+use super::error::ValueError;
+
 /// A size in bytes: "65536", "64K", "1.5M", "2G" (K = 1024). Errors say what a size looks like.
-pub fn parse_size(s: &str) -> Result<u64, String> {
+pub fn parse_size(s: &str) -> Result<u64, ValueError> {
     Ok(fathom_units::size::parse(s)?)
 }
 
 /// A size that must fit a socket call: 1 byte up to 2 GB - 1.
-pub fn parse_io_size(s: &str) -> Result<u32, String> {
+pub fn parse_io_size(s: &str) -> Result<u32, ValueError> {
     let v = parse_size(s)?;
     if v == 0 {
-        return Err("must be at least 1 byte".into());
+        return Err(ValueError::ZeroSize);
     }
     u32::try_from(v)
         .ok()
         .filter(|v| *v <= i32::MAX as u32)
-        .ok_or_else(|| format!("'{s}' is too large (2G at most)"))
+        .ok_or_else(|| ValueError::SizeTooLarge(s.into()))
 }
 
 /// A count such as `-P N`: a whole number (the plan's checks refuse the ones too small). A
 /// negative or malformed count is named as such, not as a number outside `u32`'s range.
-pub fn parse_count(s: &str) -> Result<u32, String> {
+pub fn parse_count(s: &str) -> Result<u32, ValueError> {
     let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
     match s.strip_prefix('-') {
-        Some(rest) if digits(rest) => Err(format!("'{s}' is negative; give a count of 1 or more")),
-        _ if digits(s) => s
-            .parse()
-            .map_err(|_| format!("'{s}' is too large (at most {})", u32::MAX)),
-        _ => Err(format!("'{s}' is not a whole number")),
+        Some(rest) if digits(rest) => Err(ValueError::Negative(s.into())),
+        _ if digits(s) => s.parse().map_err(|_| ValueError::CountTooLarge {
+            value: s.into(),
+            max: u32::MAX,
+        }),
+        _ => Err(ValueError::NotWhole(s.into())),
     }
 }
 
 /// A duration in ns: "10" (seconds), "10s", "500ms", "1.5s", "2m", "100us".
-pub fn parse_duration(s: &str) -> Result<u64, String> {
+pub fn parse_duration(s: &str) -> Result<u64, ValueError> {
     Ok(fathom_units::duration::parse(
         s,
         fathom_units::duration::Bare::Seconds,
@@ -40,8 +43,8 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
 }
 
 /// A CPU list: "0", "0-3", "0,2,4-5".
-pub fn parse_cpulist(s: &str) -> Result<Vec<u32>, String> {
-    let bad = || format!("'{s}' is not a CPU list; try 0, 0-3 or 0,2,4-5");
+pub fn parse_cpulist(s: &str) -> Result<Vec<u32>, ValueError> {
+    let bad = || ValueError::NotCpuList(s.into());
     let mut out = Vec::new();
     for part in s.split(',') {
         let part = part.trim();
@@ -64,7 +67,7 @@ pub fn parse_cpulist(s: &str) -> Result<Vec<u32>, String> {
 pub type Affinity = (Option<Vec<u32>>, Option<Vec<u32>>);
 
 /// `--affinity LOCAL[/REMOTE]`: the controller's CPUs and, after a slash, the agent's.
-pub fn parse_affinity(s: &str) -> Result<Affinity, String> {
+pub fn parse_affinity(s: &str) -> Result<Affinity, ValueError> {
     let (l, r) = match s.split_once('/') {
         Some((l, r)) => (l, Some(r)),
         None => (s, None),
@@ -89,10 +92,16 @@ mod tests {
         assert_eq!(parse_size("64K").unwrap(), 65_536);
         assert_eq!(parse_size("1.5k").unwrap(), 1536);
         assert_eq!(parse_size("7").unwrap(), 7);
-        assert!(parse_size("1x").unwrap_err().contains("'1x' is not a size"));
+        assert!(parse_size("1x")
+            .unwrap_err()
+            .to_string()
+            .contains("'1x' is not a size"));
         assert!(parse_size("").is_err());
         assert!(parse_size("0.3").is_err());
-        assert_eq!(parse_io_size("0").unwrap_err(), "must be at least 1 byte");
+        assert_eq!(
+            parse_io_size("0").unwrap_err().to_string(),
+            "must be at least 1 byte"
+        );
         assert!(parse_io_size("4G").is_err());
     }
 
@@ -102,7 +111,10 @@ mod tests {
         assert_eq!(parse_duration("500ms").unwrap(), 500_000_000);
         assert_eq!(parse_duration("1.5s").unwrap(), 1_500_000_000);
         assert_eq!(parse_duration("2m").unwrap(), 120_000_000_000);
-        assert!(parse_duration("-1").unwrap_err().contains("negative"));
+        assert!(parse_duration("-1")
+            .unwrap_err()
+            .to_string()
+            .contains("negative"));
         assert!(parse_duration("10x").is_err());
         assert_eq!(
             parse_duration("5sec").unwrap(),

@@ -9,8 +9,8 @@ use crate::Failure;
 
 /// Runs a file copy and prints its report.
 pub fn run(a: &FileArgs, argv: &[String]) -> Result<(), Failure> {
-    let plan = a.plan().map_err(Failure::Usage)?;
-    let c = a.common().map_err(Failure::Usage)?;
+    let plan = a.plan()?;
+    let c = a.common()?;
     let root = match &c.host {
         Some(_) => None,
         None => Some(files_root(a)?),

@@ -5,6 +5,7 @@
 use crate::agent::{Agent, AgentConfig};
 use crate::cli::launch::LaunchArgs;
 use crate::cli::read_key;
+use crate::cli::test_args::TestArgs;
 use crate::controller::{Target, Topology};
 use crate::testbed::Testbed;
 use crate::Failure;
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant};
 
 /// Runs this process's part of the launch; the exit code every rank exits with.
 pub fn run(a: &LaunchArgs, argv: &[String]) -> Result<u8, Failure> {
-    a.check().map_err(Failure::Usage)?;
+    a.check()?;
     let env = |k: &str| std::env::var(k).ok();
     let me = rank::detect(env).map_err(Failure::Usage)?;
     if me.size < 2 {
@@ -32,12 +33,12 @@ pub fn run(a: &LaunchArgs, argv: &[String]) -> Result<u8, Failure> {
             me.size - 1
         )));
     }
-    let key = a.test.common().key_file.as_deref().map(read_key);
+    let key = a.test.test.common().key_file.as_deref().map(read_key);
     let key = key.transpose().map_err(Failure::Usage)?;
     let launch = rank::launch_id(env);
     let (given, port) = rank0_address(a).map_err(Failure::Usage)?;
     if me.rank == 0 {
-        let v6 = a.test.common().ipv6 || given.is_some_and(|h| h.contains(':'));
+        let v6 = a.test.test.common().ipv6 || given.is_some_and(|h| h.contains(':'));
         lead(a, &me, (v6, port), key, &launch, argv).map(|()| 0)
     } else {
         let host = match given {
@@ -82,7 +83,7 @@ fn lead(
         own_port,
         key.is_none().then_some(own_key),
     );
-    let mut test = a.test.clone();
+    let mut test = a.test.test.clone();
     let c = test.common_mut();
     if !c.quiet && !c.json && !c.csv {
         eprintln!(
@@ -106,13 +107,13 @@ fn lead(
 
 /// Runs the test on the gathered agents, as `fathom TEST --server --clients` would.
 fn run_test(
-    test: &crate::cli::launch::LaunchTest,
+    test: &TestArgs,
     topo: Topology,
     key: Option<Vec<u8>>,
     argv: &[String],
 ) -> Result<(), Failure> {
-    let plan = test.plan().map_err(Failure::Usage)?;
-    test.check_ktls().map_err(Failure::Runtime)?;
+    let plan = test.plan()?;
+    super::test::check_ktls(test)?;
     let bed = Testbed::on(test.common(), topo, key);
     super::test::run_on(bed, test.common(), plan, argv)
 }
@@ -206,7 +207,7 @@ fn follow(
 fn rank0_host(a: &LaunchArgs, me: &Rank) -> Result<String, String> {
     match rank::rank0(me, |k| std::env::var(k).ok())? {
         Some(Rank0::Host(h)) => Ok(h),
-        Some(Rank0::Loopback) if a.test.common().ipv6 => Ok("::1".into()),
+        Some(Rank0::Loopback) if a.test.test.common().ipv6 => Ok("::1".into()),
         Some(Rank0::Loopback) => Ok("127.0.0.1".into()),
         None => Err(format!(
             "the launcher's environment ({}) does not say where rank 0 runs (no Slurm node \

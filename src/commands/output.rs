@@ -1,10 +1,10 @@
 //! Writing results: the chosen exporter to stdout; a closed pipe is not an error.
 
+pub use crate::stdout::write_stdout;
 use fathom_report::csv::Csv;
 use fathom_report::json::Json;
 use fathom_report::table::Table;
 use fathom_report::Exporter;
-use std::io::Write;
 
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,10 +56,4 @@ where
     } else {
         Table.export(doc)
     });
-}
-
-/// Writes to stdout, ignoring a reader that went away (`| head`).
-pub fn write_stdout(bytes: &[u8]) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(bytes).and_then(|_| out.flush());
 }

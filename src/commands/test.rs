@@ -1,8 +1,10 @@
-//! Running one test: [`run`] is what `stream`, `rr` and `crr` do with one plan, once or
-//! `--iterations` times, on a [`Testbed`].
+//! Running one test: [`run_args`] is what `stream`, `rr`, `crr`, `udp` and `file` do; [`run`]
+//! runs one plan, once or `--iterations` times, on a [`Testbed`].
 
 use super::output::{self, Format};
 use crate::cli::common::{CommonArgs, StoreArgs};
+use crate::cli::test_args::TestArgs;
+use crate::cli::tls::TlsArgs;
 use crate::method::iterate::{self, now_unix_s, Rule, Slot};
 use crate::method::Recorder;
 use crate::testbed::Testbed;
@@ -10,6 +12,26 @@ use crate::Failure;
 use fathom_proto::plan::TestPlan;
 use fathom_report::series::{Series, SERIES_SCHEMA_VERSION};
 use fathom_report::Report;
+
+/// `fathom stream|rr|crr|udp|file`: validates the test's options, runs it and prints its report.
+pub fn run_args(t: &TestArgs, argv: &[String]) -> Result<(), Failure> {
+    if let TestArgs::File(a) = t {
+        return super::file::run(a, argv);
+    }
+    let plan = t.plan()?;
+    check_ktls(t)?;
+    if t.tls().is_some_and(|tls| tls.compare_clear) {
+        return super::compare_clear::run(t.common(), plan, argv);
+    }
+    run(t.common(), plan, argv)
+}
+
+/// With `--ktls`: whether this host's kernel can take the test's TLS sessions.
+pub fn check_ktls(t: &TestArgs) -> Result<(), Failure> {
+    t.tls()
+        .map_or(Ok(()), TlsArgs::check_ktls)
+        .map_err(|e| Failure::Runtime(e.to_string()))
+}
 
 /// Runs `plan` as the shared options say (once, or `--iterations` times), stores and prints it.
 /// A single run prints its interval lines as they close (unless `--quiet`, `--json` or `--csv`:

@@ -1,6 +1,7 @@
 //! The live one-line progress display on stderr (only when stderr is a terminal), and the
 //! writer that prints interval lines on stdout without mixing with it.
 
+use crate::stdout::write_stdout;
 use fathom_proto::sample::Snapshot;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -79,7 +80,7 @@ impl Progress {
 
     /// Writes `text` on stdout, the line cleared meanwhile so that the two never mix.
     pub fn print(&self, text: &str) {
-        let write = || crate::commands::output::write_stdout(text.as_bytes());
+        let write = || write_stdout(text.as_bytes());
         match &self.bar {
             Some(b) => b.suspend(write),
             None => write(),

@@ -219,11 +219,10 @@ fn parse_point(args: &[String]) -> Result<(TestPlan, CommonArgs), String> {
     let argv = std::iter::once("fathom".to_string()).chain(args.iter().cloned());
     let cli = Cli::try_parse_from(argv).map_err(|e| first_line(&e))?;
     match cli.command {
-        Command::Stream(a) => Ok((a.plan()?, a.common)),
-        Command::Rr(a) => Ok((a.plan(false)?, a.common)),
-        Command::Crr(a) => Ok((a.plan(true)?, a.common)),
-        Command::Udp(a) => Ok((a.plan()?, a.common)),
-        Command::File(a) => Ok((a.plan()?, a.common()?)),
+        Command::Test(t) => {
+            let plan = t.plan().map_err(|e| e.to_string())?;
+            Ok((plan, t.run_common().map_err(|e| e.to_string())?))
+        }
         _ => Err("only stream, rr, crr, udp and file can be swept".into()),
     }
 }

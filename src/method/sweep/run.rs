@@ -237,7 +237,7 @@ fn apply_pseudo(bed: &Testbed, params: &[Param]) -> Result<(), String> {
     for p in params.iter().filter(|p| PSEUDO.contains(&p.name.as_str())) {
         set.push(match p.name.as_str() {
             "rtt" => {
-                let ns = crate::cli::units::parse_duration(&p.value)?;
+                let ns = crate::cli::units::parse_duration(&p.value).map_err(|e| e.to_string())?;
                 format!("delay={}us", ns / 2_000)
             }
             _ => format!("{}={}", p.name, p.value),
