@@ -1,5 +1,5 @@
 //! Golden tests of every kind: the table, CSV and JSON of the fake run as stream, rr, crr,
-//! udp_rr, udp, file and a TLS stream, byte for byte, so that reshaping a kind's sections
+//! udp_rr, udp, file, and TLS over stream and crr, byte for byte, so that reshaping a kind's sections
 //! cannot change what any kind prints.
 
 mod common;
@@ -24,7 +24,11 @@ fn runs() -> Vec<(&'static str, RunData)> {
         ("udp_rr", kinds::request_response(KindId::UdpRr, 1)),
         ("udp", kinds::udp()),
         ("file", kinds::file()),
-        ("tls_stream", kinds::tls_stream(2)),
+        ("tls_stream", kinds::tls(fake::run_data(2, false))),
+        (
+            "tls_crr",
+            kinds::tls(kinds::request_response(KindId::Crr, 2)),
+        ),
     ]
 }
 

@@ -154,11 +154,11 @@ pub fn file() -> RunData {
     run
 }
 
-/// The fake stream run (`flows` flows, one way) over TLS 1.3 with 16 KiB records: each wire
-/// byte count 2% over the application's, one handshake per flow.
-pub fn tls_stream(flows: u32) -> RunData {
-    let mut run = super::run_data(flows, false);
+/// `run` over TLS 1.3 with 16 KiB records: each wire byte count 2% over the application's, one
+/// handshake per flow.
+pub fn tls(mut run: RunData) -> RunData {
     run.plan.tls = Some(TlsOptions::default());
+    let flows = run.plan.flows.len() as u64;
     for end in &mut run.ends {
         let client = end.role == Role::Client;
         end.info.tls = Some(TlsInfo {
@@ -166,9 +166,7 @@ pub fn tls_stream(flows: u32) -> RunData {
             suite: "TLS13_AES_256_GCM_SHA384".into(),
             record: 16_384,
             handshake_ns: if client {
-                (0..flows)
-                    .map(|i| 900_000 + 100_000 * u64::from(i))
-                    .collect()
+                (0..flows).map(|i| 900_000 + 100_000 * i).collect()
             } else {
                 Vec::new()
             },
