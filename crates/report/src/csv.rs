@@ -54,7 +54,7 @@ pub const UDP_COLUMNS: [&str; 6] = [
 
 /// The report's intervals as CSV.
 pub fn render(r: &Report) -> Vec<u8> {
-    let udp = r.test.udp.is_some();
+    let udp = r.test.udp().is_some();
     let mut w = ::csv::Writer::from_writer(Vec::new());
     let header = COLUMNS
         .iter()
@@ -62,9 +62,7 @@ pub fn render(r: &Report) -> Vec<u8> {
         .map(|c| c.to_string())
         .collect::<Vec<_>>();
     let rows = std::iter::once(header).chain(r.intervals.iter().flat_map(|iv| {
-        let sum = sum_row(iv)
-            .into_iter()
-            .chain(udp_cells(udp, iv.udp.as_ref()));
+        let sum = sum_row(iv).into_iter().chain(udp_cells(udp, iv.udp()));
         std::iter::once(sum.collect()).chain(iv.flows.iter().map(move |f| {
             flow_row(r, iv, f)
                 .into_iter()

@@ -160,7 +160,7 @@ pub fn fill(v: &View<'_>, summary: &mut Summary) {
         stream_bits_per_second: None,
     };
     f.bottleneck = bottleneck(&f, summary.seconds, o.send != SendMode::Copy);
-    summary.file = Some(f);
+    summary.section = Some(crate::model::KindSummary::File(f));
 }
 
 /// The stage that held the copy back: the one blocked for the largest share of the copy

@@ -48,7 +48,7 @@ pub fn rest(r: &Report) -> Vec<u8> {
 
 /// The lines after the interval table: flows, hosts, WAN links, summary, warnings, error.
 fn after_intervals(r: &Report) -> Vec<String> {
-    let (rr, udp) = (r.summary.rr.is_some(), r.summary.udp.is_some());
+    let (rr, udp) = (r.summary.rr().is_some(), r.summary.udp().is_some());
     let mut lines = Vec::new();
     if !r.flows.is_empty() && r.flows.len() <= FLOW_TABLE_MAX {
         lines.push(String::new());
@@ -96,14 +96,14 @@ pub enum Columns {
 impl Columns {
     /// The columns a finished report's intervals show.
     pub fn of(r: &Report) -> Columns {
-        if r.summary.rr.is_some() {
+        if r.summary.rr().is_some() {
             let lossy = r
                 .intervals
                 .iter()
-                .flat_map(|iv| &iv.rr)
+                .filter_map(Interval::rr)
                 .any(|rr| rr.lost.is_some());
             Columns::Rr { lossy }
-        } else if r.summary.udp.is_some() {
+        } else if r.summary.udp().is_some() {
             Columns::Udp
         } else {
             Columns::Stream
@@ -308,13 +308,13 @@ fn summary(r: &Report) -> Vec<String> {
     if let Some(t) = &s.tls {
         tls(t, &mut item);
     }
-    if let Some(rr) = &s.rr {
+    if let Some(rr) = s.rr() {
         table_rr::summary(r, rr, &mut item);
         item("cpu local", cpu(&s.cpu.local));
         item("cpu remote", cpu(&s.cpu.remote));
         return lines;
     }
-    if let Some(u) = &s.udp {
+    if let Some(u) = s.udp() {
         table_udp::summary(r, u, &mut item);
         item("recv buffer", buffers(&s.buffers, r).1);
         item("cpu local", cpu(&s.cpu.local));
@@ -339,7 +339,7 @@ fn summary(r: &Report) -> Vec<String> {
         ),
     );
     item("retransmits", s.retransmits.to_string());
-    if let Some(f) = &s.file {
+    if let Some(f) = s.file() {
         crate::file::table(f, s.bits_per_second, &mut item);
     }
     for d in &s.directions {
@@ -355,7 +355,7 @@ fn summary(r: &Report) -> Vec<String> {
     let (send, recv) = buffers(&s.buffers, r);
     item("send buffer", send);
     item("recv buffer", recv);
-    if r.summary.rr.is_none() {
+    if r.summary.rr().is_none() {
         item("segs per ack", format!("{:.2}", t.data_segs_per_ack));
     }
     item(

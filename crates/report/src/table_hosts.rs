@@ -8,7 +8,7 @@ use crate::warnings::human_bytes;
 /// One line per host of a multi-host test, then the cross-host figures. Request/response
 /// kinds show each host's transactions/s where the others show its throughput.
 pub(crate) fn hosts(r: &Report) -> Vec<String> {
-    let rr = r.summary.rr.is_some();
+    let rr = r.summary.rr().is_some();
     let (first, second) = if rr {
         ("tx/s", "")
     } else {

@@ -16,7 +16,7 @@ pub fn head(lossy: bool) -> String {
 
 /// One interval's line, under `label` (its time span, or a host's name).
 pub fn row(label: &str, iv: &Interval, lossy: bool) -> String {
-    let rr = iv.rr.clone().unwrap_or_default();
+    let rr = iv.rr().cloned().unwrap_or_default();
     let mut line = format!(
         "{:>11} {:>12} {:>10} {:>10}",
         label,
@@ -38,7 +38,7 @@ pub fn flows(list: &[FlowResult], connected: bool) -> Vec<String> {
         "flow", "dir", "transactions", "tx/s", "retr", "rtt", "cwnd"
     )];
     lines.extend(list.iter().map(|f| {
-        let rr = f.rr.clone().unwrap_or_default();
+        let rr = f.rr().cloned().unwrap_or_default();
         format!(
             "{:>4} {:^3} {:>12} {:>12} {:>6} {:>9} {:>7}",
             f.id,
@@ -64,7 +64,7 @@ pub fn flows(list: &[FlowResult], connected: bool) -> Vec<String> {
 /// The summary lines particular to request/response (`s`, the summary's rr section); `item`
 /// prints one labelled line.
 pub fn summary(r: &Report, s: &RrSummary, item: &mut dyn FnMut(&str, String)) {
-    let t = r.test.rr.clone().unwrap_or_default();
+    let t = r.test.rr().cloned().unwrap_or_default();
     let tx = s.transactions;
     let size = match (t.request_size, t.response_size) {
         (q, p) if q == p => format!("{q}-byte request and response"),

@@ -29,7 +29,7 @@ pub fn head() -> String {
 
 /// One interval's line, under `label` (its time span, or a host's name).
 pub fn row(label: &str, iv: &Interval) -> String {
-    let u = iv.udp.clone().unwrap_or_default();
+    let u = iv.udp().cloned().unwrap_or_default();
     format!(
         "{:>11} {:>10} {:>10} {:>13} {:>8} {:>9} {:>10} {:>7}",
         label,
@@ -50,7 +50,7 @@ pub fn flows(list: &[FlowResult]) -> Vec<String> {
         "flow", "dir", "datagrams", "dgrams/s", "receiver", "lost", "dup", "reorder", "jitter"
     )];
     lines.extend(list.iter().map(|f| {
-        let u = f.udp.clone().unwrap_or_default();
+        let u = f.udp().cloned().unwrap_or_default();
         format!(
             "{:>4} {:^3} {:>10} {:>10} {:>13} {:>8} {:>6} {:>8} {:>9}",
             f.id,
@@ -69,7 +69,7 @@ pub fn flows(list: &[FlowResult]) -> Vec<String> {
 
 /// The summary lines particular to a UDP stream; `item` prints one labelled line.
 pub fn summary(r: &Report, u: &UdpSummary, item: &mut dyn FnMut(&str, String)) {
-    let t = r.test.udp.clone().unwrap_or_default();
+    let t = r.test.udp().cloned().unwrap_or_default();
     item(
         "datagrams",
         format!(
