@@ -2,6 +2,7 @@
 //! output (documented in docs/output.md, schema in docs/schema/result.schema.json): change a
 //! field here and the schema version with it.
 
+pub mod file;
 mod hosts;
 pub mod kind;
 pub mod rr;
@@ -44,6 +45,8 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<GroupResult>,
 }
+
+impl crate::export::Document for Report {}
 
 /// The test's parameters.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]

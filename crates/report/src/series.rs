@@ -114,6 +114,8 @@ pub struct Series {
     pub complete: bool,
 }
 
+impl crate::export::Document for Series {}
+
 /// The names of the metrics studies chart, as [`metrics`] writes them.
 pub mod metric {
     /// Receivers' throughput, bits/s.

@@ -1,8 +1,8 @@
 //! The terminal table's multi-host parts: one row per host, the cross-host aggregate, one line
 //! per group of client hosts, and the lab's WAN links with what their forwarders cost.
 
+use crate::cells::{pct, rate, wan_line};
 use crate::model::{GroupResult, Report};
-use crate::table::{pct, rate, wan_line};
 use crate::warnings::human_bytes;
 
 /// One line per host of a multi-host test, then the cross-host figures. Request/response

@@ -1,8 +1,48 @@
 //! The terminal table's request/response parts: intervals with transactions and latency, the
 //! per-flow rows, and the summary lines a latency study reads.
 
+use crate::cells::{arrow, cpu_lines, pct, rtt};
 use crate::model::{FlowResult, Interval, Latency, Report, RrSummary};
-use crate::table::{arrow, pct, rtt};
+use crate::section::{Item, Section};
+
+/// The request/response section; `lossy` adds the lost column (UDP request/response).
+#[derive(Debug)]
+pub struct Rr {
+    lossy: bool,
+}
+
+static RR: Rr = Rr { lossy: false };
+static RR_LOSSY: Rr = Rr { lossy: true };
+
+/// The request/response section, with the lost column when `lossy`.
+pub fn section(lossy: bool) -> &'static dyn Section {
+    if lossy {
+        &RR_LOSSY
+    } else {
+        &RR
+    }
+}
+
+impl Section for Rr {
+    fn head(&self) -> String {
+        head(self.lossy)
+    }
+
+    fn row(&self, label: &str, iv: &Interval) -> String {
+        row(label, iv, self.lossy)
+    }
+
+    fn flows(&self, r: &Report) -> Vec<String> {
+        flows(&r.flows, r.test.kind == "rr")
+    }
+
+    fn summary(&self, r: &Report, item: &mut Item<'_>) {
+        if let Some(rr) = r.summary.rr() {
+            summary(r, rr, item);
+        }
+        cpu_lines(r, item);
+    }
+}
 
 /// The interval table's column heads: transactions/s, median and 99th-percentile latency,
 /// losses (when `lossy`), CPU.
@@ -63,7 +103,7 @@ pub fn flows(list: &[FlowResult], connected: bool) -> Vec<String> {
 
 /// The summary lines particular to request/response (`s`, the summary's rr section); `item`
 /// prints one labelled line.
-pub fn summary(r: &Report, s: &RrSummary, item: &mut dyn FnMut(&str, String)) {
+pub fn summary(r: &Report, s: &RrSummary, item: &mut Item<'_>) {
     let t = r.test.rr().cloned().unwrap_or_default();
     let tx = s.transactions;
     let size = match (t.request_size, t.response_size) {

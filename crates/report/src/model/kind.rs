@@ -7,10 +7,10 @@
 //! writes only its own key. The enums below are the registry: a kind with a section adds one
 //! variant to each record it extends.
 
+use super::file::{FileStages, FileSummary};
 use super::rr::{RrFlow, RrInterval, RrSummary, RrTest};
 use super::udp::{UdpFlow, UdpInterval, UdpSummary, UdpTest};
 use super::{FlowResult, Interval, Summary, TestEcho};
-use crate::file::{FileStages, FileSummary};
 use serde::de::{Deserialize, Deserializer, Error as _};
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
