@@ -37,23 +37,17 @@ fn text(bytes: Vec<u8>) -> String {
 }
 
 #[test]
-fn table_of_every_kind() {
+fn table_csv_and_json_of_every_kind() {
+    let formats: [(&str, fn(&Report) -> Vec<u8>); 3] = [
+        ("table", table::render),
+        ("csv", csv::render),
+        ("json", json::render),
+    ];
     for (name, run) in runs() {
-        insta::assert_snapshot!(format!("table_{name}"), text(table::render(&report(&run))));
-    }
-}
-
-#[test]
-fn csv_of_every_kind() {
-    for (name, run) in runs() {
-        insta::assert_snapshot!(format!("csv_{name}"), text(csv::render(&report(&run))));
-    }
-}
-
-#[test]
-fn json_of_every_kind() {
-    for (name, run) in runs() {
-        insta::assert_snapshot!(format!("json_{name}"), text(json::render(&report(&run))));
+        let r = report(&run);
+        for (format, render) in formats {
+            insta::assert_snapshot!(format!("{format}_{name}"), text(render(&r)));
+        }
     }
 }
 
