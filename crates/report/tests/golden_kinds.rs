@@ -32,13 +32,16 @@ fn runs() -> Vec<(&'static str, RunData)> {
     ]
 }
 
+/// A renderer: a report in, bytes out.
+type Render = fn(&Report) -> Vec<u8>;
+
 fn text(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).expect("renderers write UTF-8")
 }
 
 #[test]
 fn table_csv_and_json_of_every_kind() {
-    let formats: [(&str, fn(&Report) -> Vec<u8>); 3] = [
+    let formats: [(&str, Render); 3] = [
         ("table", table::render),
         ("csv", csv::render),
         ("json", json::render),
