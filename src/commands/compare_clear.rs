@@ -57,7 +57,7 @@ struct Ratios {
 
 fn figures(r: &Report) -> Figures {
     let s = &r.summary;
-    match &s.rr {
+    match s.rr() {
         Some(rr) => Figures {
             rate: rr.transactions_per_second,
             cpu_local: rr.cpu_us_per_transaction.local,

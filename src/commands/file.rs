@@ -6,6 +6,7 @@ use crate::cli::file::FileArgs;
 use crate::method::Recorder;
 use crate::testbed::Testbed;
 use crate::Failure;
+use fathom_report::model::KindSummary;
 
 /// Runs a file copy and prints its report.
 pub fn run(a: &FileArgs, argv: &[String]) -> Result<(), Failure> {
@@ -23,14 +24,14 @@ pub fn run(a: &FileArgs, argv: &[String]) -> Result<(), Failure> {
             &plan,
             report.summary.total_bytes_received,
         ))?;
-        if let Some(f) = report.summary.file.as_mut() {
+        if let Some(KindSummary::File(f)) = report.summary.section.as_mut() {
             f.stream_bits_per_second = Some(beside.summary.bits_per_second);
         }
     }
     Recorder::open(&c.store, argv).save(&report, argv, None);
     output::print(&report, format);
     super::test::exit_status(&report, format)?;
-    match report.summary.file.as_ref().and_then(|f| f.checksum_match) {
+    match report.summary.file().and_then(|f| f.checksum_match) {
         Some(true) => Ok(()),
         _ if format == Format::Table => {
             Err(Failure::Runtime("the copy's checksum did not match".into()))

@@ -49,7 +49,8 @@ pub fn run(a: &PlotArgs) -> Result<(), Failure> {
             chart
         }
     };
-    let bytes = plot::render(&chart, format, a.width, a.height).map_err(Failure::Runtime)?;
+    let bytes = plot::render(&chart, format, a.width, a.height)
+        .map_err(|e| Failure::Runtime(e.to_string()))?;
     std::fs::write(&a.output, bytes)
         .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", a.output.display())))?;
     eprintln!("fathom: wrote {}", a.output.display());
@@ -59,7 +60,8 @@ pub fn run(a: &PlotArgs) -> Result<(), Failure> {
 /// A run's interval chart of `metric` (default: its main figure).
 pub fn run_chart(report: &Report, metric: Option<&str>) -> Result<Chart, Failure> {
     let default = fathom_report::series::primary_metric(&report.test.kind);
-    plot::interval_chart(report, metric.unwrap_or(default)).map_err(Failure::Usage)
+    plot::interval_chart(report, metric.unwrap_or(default))
+        .map_err(|e| Failure::Usage(e.to_string()))
 }
 
 /// A series' chart: `metric` (default: its main figure) or latency percentiles against `x`
@@ -75,7 +77,7 @@ pub fn series_chart(
         (Some(x), _) => x.to_string(),
         (None, Some(a)) => a.name.clone(),
         (None, None) if !latency && metric.is_none() => {
-            return plot::iteration_chart(s).map_err(Failure::Usage)
+            return plot::iteration_chart(s).map_err(|e| Failure::Usage(e.to_string()))
         }
         (None, None) => {
             return Err(Failure::Usage(format!(
@@ -86,8 +88,9 @@ pub fn series_chart(
         }
     };
     if latency {
-        plot::latency_chart(s, &x).map_err(Failure::Usage)
+        plot::latency_chart(s, &x).map_err(|e| Failure::Usage(e.to_string()))
     } else {
-        plot::sweep_chart(s, &x, metric.unwrap_or(&s.primary_metric)).map_err(Failure::Usage)
+        plot::sweep_chart(s, &x, metric.unwrap_or(&s.primary_metric))
+            .map_err(|e| Failure::Usage(e.to_string()))
     }
 }

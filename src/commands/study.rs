@@ -191,10 +191,11 @@ fn write_outputs(
             ));
         }
         for (stem, chart) in charts {
-            let mut chart = chart.map_err(Failure::Runtime)?;
+            let mut chart = chart.map_err(|e| Failure::Runtime(e.to_string()))?;
             chart.notes = fathom_report::about::series_lines(s);
             for (ext, f) in [("svg", ImageFormat::Svg), ("png", ImageFormat::Png)] {
-                let bytes = plot::render(&chart, f, 960, 540).map_err(Failure::Runtime)?;
+                let bytes = plot::render(&chart, f, 960, 540)
+                    .map_err(|e| Failure::Runtime(e.to_string()))?;
                 write(format!("{stem}.{ext}"), &bytes)?;
             }
         }

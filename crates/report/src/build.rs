@@ -326,7 +326,7 @@ fn host(v: &View<'_>, i: usize, flows: &[FlowResult]) -> HostResult {
         transactions_per_second: v.run.plan.kind.descriptor().is_rr().then(|| {
             total(
                 mine()
-                    .filter_map(|f| f.rr.as_ref())
+                    .filter_map(FlowResult::rr)
                     .map(|r| r.transactions_per_second),
             )
         }),
@@ -391,8 +391,9 @@ pub(crate) fn echo(run: &RunData) -> TestEcho {
         mss: p.socket.mss,
         sndbuf: p.socket.sndbuf,
         rcvbuf: p.socket.rcvbuf,
-        rr: rr_echo(p),
-        udp: crate::udp::echo(p),
+        section: rr_echo(p)
+            .map(KindTest::Rr)
+            .or_else(|| crate::udp::echo(p).map(KindTest::Udp)),
         tls: crate::tls::echo(p),
         quickack: p.socket.quickack,
         busy_poll: p.socket.busy_poll,

@@ -29,6 +29,8 @@ pub struct Comparison {
     pub rows: Vec<Row>,
 }
 
+impl crate::export::Document for Comparison {}
+
 /// One compared figure.
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct Row {

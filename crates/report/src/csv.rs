@@ -1,12 +1,13 @@
 //! CSV output for spreadsheets: a header line, then one row per interval for all flows together
 //! (flow `sum`, direction `all`) followed by one row per flow when the interval carries per-flow
 //! records. Numbers are plain decimals, never NaN; a figure that has no per-flow meaning (host
-//! CPU) is left empty on flow rows. A UDP stream's rows carry six more columns
-//! ([`UDP_COLUMNS`]), from its intervals' datagram accounting (empty on flow rows).
+//! CPU) is left empty on flow rows. A kind's section may add columns: a UDP stream's rows carry
+//! six more ([`UDP_COLUMNS`]), from its intervals' datagram accounting (empty on flow rows).
 
 use crate::export::Exporter;
-use crate::model::{FlowInterval, Interval, Report, UdpInterval};
+use crate::model::{FlowInterval, Interval, Report};
 use crate::series::Series;
+use crate::words::num;
 
 /// The CSV exporter: a report's intervals ([`render`]) or a series' points ([`render_series`]).
 #[derive(Clone, Copy, Debug, Default)]
@@ -41,34 +42,23 @@ pub const COLUMNS: [&str; 13] = [
     "cpu_remote_pct",
 ];
 
-/// The UDP stream's columns after [`COLUMNS`]: datagrams read, their rate, and the receivers'
-/// sequence accounting (empty where the datagrams carried no sequence number or send time).
-pub const UDP_COLUMNS: [&str; 6] = [
-    "datagrams",
-    "datagrams_per_second",
-    "lost",
-    "duplicates",
-    "reordered",
-    "jitter_us",
-];
+pub use crate::table_udp::UDP_COLUMNS;
 
-/// The report's intervals as CSV.
+/// The report's intervals as CSV, with its kind's section's columns after the common ones.
 pub fn render(r: &Report) -> Vec<u8> {
-    let udp = r.test.udp.is_some();
+    let section = crate::sections::of_test(r);
     let mut w = ::csv::Writer::from_writer(Vec::new());
     let header = COLUMNS
         .iter()
-        .chain(udp.then_some(&UDP_COLUMNS).into_iter().flatten())
+        .chain(section.csv_heads())
         .map(|c| c.to_string())
         .collect::<Vec<_>>();
     let rows = std::iter::once(header).chain(r.intervals.iter().flat_map(|iv| {
-        let sum = sum_row(iv)
-            .into_iter()
-            .chain(udp_cells(udp, iv.udp.as_ref()));
+        let sum = sum_row(iv).into_iter().chain(section.csv_cells(Some(iv)));
         std::iter::once(sum.collect()).chain(iv.flows.iter().map(move |f| {
             flow_row(r, iv, f)
                 .into_iter()
-                .chain(udp_cells(udp, None))
+                .chain(section.csv_cells(None))
                 .collect()
         }))
     }));
@@ -77,23 +67,6 @@ pub fn render(r: &Report) -> Vec<u8> {
             .expect("writing CSV to memory cannot fail");
     }
     w.into_inner().expect("flushing CSV to memory cannot fail")
-}
-
-/// The UDP cells of a row: none unless `udp`; empty without the interval's figures `u`.
-fn udp_cells(udp: bool, u: Option<&UdpInterval>) -> Vec<String> {
-    let opt = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
-    match (udp, u) {
-        (false, _) => Vec::new(),
-        (true, None) => vec![String::new(); UDP_COLUMNS.len()],
-        (true, Some(u)) => vec![
-            u.datagrams.to_string(),
-            num(u.datagrams_per_second),
-            opt(u.lost),
-            opt(u.duplicates),
-            opt(u.reordered),
-            u.jitter_us.map_or(String::new(), num),
-        ],
-    }
 }
 
 /// All flows of one interval.
@@ -137,15 +110,6 @@ fn flow_row(r: &Report, iv: &Interval, f: &FlowInterval) -> [String; 13] {
         String::new(),
         String::new(),
     ]
-}
-
-/// A plain decimal (Rust's shortest exact form, never an exponent); 0 for a non-finite value.
-fn num(v: f64) -> String {
-    if v.is_finite() {
-        v.to_string()
-    } else {
-        "0".into()
-    }
 }
 
 /// A series as CSV: one row per point — its options, then for every metric its n, mean, CI

@@ -4,15 +4,14 @@
 //! [`crate::csv::Csv`] and [`crate::html::Html`]. Plots are drawn by [`crate::plot::render`]
 //! instead: a chart has a size and an image format, and drawing it can fail.
 //!
-//! The documents: a run's [`Report`], a [`Series`], a [`Comparison`], the store's
-//! [`RunListing`] and [`SeriesListing`], and a [`StudyDocument`]. Each is pinned by a schema
-//! under `docs/schema/` and described in `docs/output.md`.
+//! The documents: a run's [`Report`](crate::Report), a [`Series`](crate::series::Series), a
+//! [`Comparison`](crate::comparison::Comparison), the store's
+//! [`RunListing`](crate::listing::RunListing) and
+//! [`SeriesListing`](crate::listing::SeriesListing), and a
+//! [`StudyDocument`](crate::study::StudyDocument); each declares itself a [`Document`] where
+//! it is defined. Each is pinned by a schema under `docs/schema/` and described in
+//! `docs/output.md`.
 
-use crate::comparison::Comparison;
-use crate::listing::{RunListing, SeriesListing};
-use crate::series::Series;
-use crate::study::StudyDocument;
-use crate::Report;
 use serde::Serialize;
 
 /// Writes documents of type `D` in one format.
@@ -23,10 +22,3 @@ pub trait Exporter<D: ?Sized> {
 
 /// A JSON document fathom prints: it has a schema under `docs/schema/`.
 pub trait Document: Serialize {}
-
-impl Document for Report {}
-impl Document for Series {}
-impl Document for Comparison {}
-impl Document for RunListing {}
-impl Document for SeriesListing {}
-impl Document for StudyDocument {}

@@ -8,6 +8,8 @@
 //! reads 330 MB: 880 Mbit/s. Both hosts have 2 CPUs and 100 clock ticks per second; the
 //! controller's host is 40% busy, the agent's 46%.
 
+pub mod kinds;
+
 use crate::run::{EndData, Role, RunData};
 use fathom_proto::plan::{
     Direction, FlowPlan, KindId, Limit, SideOptions, SocketOptions, TestPlan,

@@ -2,58 +2,14 @@
 //! written), each end's time blocked in its disk and in the network, the checksum's verdict,
 //! how much of the source was in the page cache, and the stage that held the copy back.
 
-use crate::model::Summary;
+pub use crate::model::file::{FileStages, FileSummary};
+use crate::model::{KindSummary, Summary};
 use crate::run::View;
 use fathom_proto::file::{FileCounters, SendMode};
 use fathom_proto::sample::Snapshot;
-use serde::{Deserialize, Serialize};
 
 /// A stage's share of the copy's time above which it is named the bottleneck.
 const BOTTLENECK_SHARE: f64 = 0.5;
-
-/// Bytes and time at each stage of a copy (`summary.file`, `intervals[].file`); bytes summed
-/// over the ranges, times their mean.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct FileStages {
-    /// Bytes the sender read from its disk (0 for generated data).
-    pub disk_read_bytes: u64,
-    /// Bytes the receiver wrote to its disk.
-    pub disk_written_bytes: u64,
-    /// Sender's time blocked in disk reads, s (sendfile and splice read inside the send: then
-    /// only the checksum's reads).
-    pub sender_disk_s: f64,
-    /// Sender's time in network sends, waiting included, s.
-    pub sender_net_s: f64,
-    /// Receiver's time blocked in disk writes, s.
-    pub receiver_disk_s: f64,
-    /// Receiver's time in network receives, waiting included, s.
-    pub receiver_net_s: f64,
-}
-
-/// Where a file copy's time went (`summary.file`).
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct FileSummary {
-    /// The checksum ("xxh3" or "sha256").
-    pub verify: String,
-    /// True when every range's digest matched; null when a range never completed.
-    pub checksum_match: Option<bool>,
-    /// Bytes sent.
-    pub sent_bytes: u64,
-    /// Bytes received.
-    pub received_bytes: u64,
-    /// Disk and network, over the whole copy.
-    #[serde(flatten)]
-    pub stages: FileStages,
-    /// Time to stable storage and the rename into place, s (apart from the copy's rate).
-    pub sync_s: f64,
-    /// Percent of the source in the page cache at the start; null for generated data.
-    pub cached_percent: Option<f64>,
-    /// "sender's disk", "receiver's disk", "network", or "CPU".
-    pub bottleneck: String,
-    /// With `--compare-stream`: the memory-to-memory stream of the same path and size, run
-    /// after the copy, bits/s.
-    pub stream_bits_per_second: Option<f64>,
-}
 
 /// The copy's figures a series keeps, by name: each end's share of the copy's time blocked in its
 /// disk and in the network (`seconds`: the copy's measured time).
@@ -160,7 +116,7 @@ pub fn fill(v: &View<'_>, summary: &mut Summary) {
         stream_bits_per_second: None,
     };
     f.bottleneck = bottleneck(&f, summary.seconds, o.send != SendMode::Copy);
-    summary.file = Some(f);
+    summary.section = Some(KindSummary::File(f));
 }
 
 /// The stage that held the copy back: the one blocked for the largest share of the copy
@@ -185,53 +141,5 @@ fn bottleneck(f: &FileSummary, seconds: f64, zero_copy: bool) -> String {
     match stages.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
         Some((name, t)) if t / seconds > BOTTLENECK_SHARE => (*name).into(),
         _ => "CPU (no stage waited over half the time)".into(),
-    }
-}
-
-/// The section's lines for the terminal table.
-pub(crate) fn table(f: &FileSummary, copy_bps: f64, item: &mut dyn FnMut(&str, String)) {
-    let verdict = match f.checksum_match {
-        Some(true) => "match",
-        Some(false) => "MISMATCH",
-        None => "incomplete",
-    };
-    item("checksum", format!("{} {verdict}", f.verify));
-    item(
-        "file bytes",
-        format!(
-            "read {}, sent {}, received {}, written {}",
-            f.stages.disk_read_bytes, f.sent_bytes, f.received_bytes, f.stages.disk_written_bytes
-        ),
-    );
-    item(
-        "sending end",
-        format!(
-            "disk read {:.3} s, network send {:.3} s",
-            f.stages.sender_disk_s, f.stages.sender_net_s
-        ),
-    );
-    item(
-        "receiving end",
-        format!(
-            "disk write {:.3} s, network receive {:.3} s, sync+rename {:.3} s",
-            f.stages.receiver_disk_s, f.stages.receiver_net_s, f.sync_s
-        ),
-    );
-    if let Some(c) = f.cached_percent {
-        item(
-            "page cache",
-            format!("{c:.0}% of the source cached at the start"),
-        );
-    }
-    item("bottleneck", f.bottleneck.clone());
-    if let Some(bps) = f.stream_bits_per_second {
-        item(
-            "stream beside",
-            format!(
-                "{} memory to memory on the same path; the copy ran at {:.0}% of it",
-                crate::table::rate(bps),
-                100.0 * crate::build::ratio(copy_bps, bps)
-            ),
-        );
     }
 }

@@ -7,7 +7,7 @@ mod series;
 
 use crate::export::Exporter;
 use crate::model::Report;
-use crate::plot::{self, Chart, ImageFormat};
+use crate::plot::{self, Chart, ImageFormat, PlotError};
 use crate::series::Series;
 
 /// A report page.
@@ -139,18 +139,21 @@ pub(crate) fn esc(s: &str) -> String {
 
 /// Charts as a grid of inline SVG figures; a chart that cannot be made shows why.
 /// The charts of `list`, each with `notes` under it (what ran), or why it could not be drawn.
-pub(crate) fn charts(list: Vec<Result<Chart, String>>, notes: &[String]) -> String {
+pub(crate) fn charts(list: Vec<Result<Chart, PlotError>>, notes: &[String]) -> String {
     let mut h = String::from("<div class=\"charts\">\n");
     for c in list {
         let figure = c.and_then(|mut c| {
             c.notes = notes.to_vec();
             let svg = plot::render(&c, ImageFormat::Svg, CHART_SIZE.0, CHART_SIZE.1)?;
-            let svg = String::from_utf8(svg).map_err(|e| e.to_string())?;
+            let svg = String::from_utf8(svg).map_err(|e| PlotError::Draw(e.to_string()))?;
             Ok(inline_svg(&svg, &c.title))
         });
         match figure {
             Ok(svg) => h.push_str(&format!("<figure class=\"chart\">{svg}</figure>\n")),
-            Err(e) => h.push_str(&format!("<p class=\"note\">No chart: {}</p>\n", esc(&e))),
+            Err(e) => h.push_str(&format!(
+                "<p class=\"note\">No chart: {}</p>\n",
+                esc(&e.to_string())
+            )),
         }
     }
     h.push_str("</div>\n");

@@ -6,7 +6,7 @@
 
 use crate::build::{rate, ratio, segs_per_ack, tcp_delta};
 use crate::cpu::cpu_between;
-use crate::model::{FlowInterval, Interval, RrInterval, PER_FLOW_INTERVALS_MAX};
+use crate::model::{FlowInterval, Interval, KindInterval, RrInterval, PER_FLOW_INTERVALS_MAX};
 use crate::run::{RunData, View};
 use fathom_proto::kind::Figure;
 use fathom_proto::plan::{Limit, TestPlan};
@@ -193,10 +193,14 @@ fn interval(v: &View<'_>, cuts: &Cuts<'_>, k: usize, client: usize) -> Interval 
         rr_interval(v, all, k, &mut iv);
     }
     if run.plan.udp.is_some() {
-        iv.udp = Some(crate::udp::interval(v, |e| span(&all[e].0, k)));
+        iv.section = Some(KindInterval::Udp(crate::udp::interval(v, |e| {
+            span(&all[e].0, k)
+        })));
     }
     if run.plan.file.is_some() {
-        iv.file = Some(crate::file::interval(v, |e| span(&all[e].0, k)));
+        iv.section = Some(KindInterval::File(crate::file::interval(v, |e| {
+            span(&all[e].0, k)
+        })));
     }
     iv
 }
@@ -283,7 +287,7 @@ fn rr_interval(v: &View<'_>, all: &[(Vec<&Snapshot>, usize)], k: usize, iv: &mut
         crate::rr::merge_into(&mut hist, std::slice::from_ref(b));
     }
     let l = crate::rr::latency(&hist);
-    iv.rr = Some(RrInterval {
+    iv.section = Some(KindInterval::Rr(RrInterval {
         transactions_per_second: tps,
         latency_p50_us: l.as_ref().map(|l| l.p50),
         latency_p99_us: l.as_ref().map(|l| l.p99),
@@ -294,5 +298,5 @@ fn rr_interval(v: &View<'_>, all: &[(Vec<&Snapshot>, usize)], k: usize, iv: &mut
             .descriptor()
             .adds(Figure::Lost)
             .then_some(lost),
-    });
+    }));
 }

@@ -5,6 +5,7 @@
 
 pub mod about;
 pub mod build;
+mod cells;
 pub mod comparison;
 mod cpu;
 pub mod csv;
@@ -22,14 +23,18 @@ pub mod model;
 pub mod plot;
 mod rr;
 pub mod run;
+mod section;
+mod sections;
 pub mod series;
 pub mod settings;
 pub mod stats;
 pub mod study;
 pub mod table;
+mod table_file;
 mod table_hosts;
 mod table_rr;
 pub mod table_series;
+mod table_stream;
 mod table_udp;
 mod tls;
 mod udp;

@@ -17,6 +17,8 @@ pub struct RunListing {
     pub runs: Vec<RunLine>,
 }
 
+impl crate::export::Document for RunListing {}
+
 /// One stored run in a listing.
 #[derive(Serialize, Debug, Clone, PartialEq)]
 pub struct RunLine {
@@ -59,6 +61,8 @@ pub struct SeriesListing {
     /// The series, newest first.
     pub series: Vec<SeriesLine>,
 }
+
+impl crate::export::Document for SeriesListing {}
 
 /// One stored series in a listing.
 #[derive(Serialize, Debug, Clone, PartialEq)]

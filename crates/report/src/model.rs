@@ -2,12 +2,15 @@
 //! output (documented in docs/output.md, schema in docs/schema/result.schema.json): change a
 //! field here and the schema version with it.
 
+pub mod file;
 mod hosts;
+pub mod kind;
 pub mod rr;
 pub mod tls;
 pub mod udp;
 
 pub use hosts::{GroupResult, HostResult, ThreadResult, WanLinkResult};
+pub use kind::{KindFlow, KindInterval, KindSummary, KindTest};
 pub use rr::{Latency, RrFlow, RrInterval, RrSummary, RrTest, SegmentsPerTransaction};
 use serde::{Deserialize, Serialize};
 pub use udp::{UdpFlow, UdpInterval, UdpSummary, UdpTest};
@@ -42,6 +45,8 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<GroupResult>,
 }
+
+impl crate::export::Document for Report {}
 
 /// The test's parameters.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
@@ -82,10 +87,10 @@ pub struct TestEcho {
     pub sndbuf: Option<u32>,
     /// Requested SO_RCVBUF.
     pub rcvbuf: Option<u32>,
-    /// Request/response kinds: their options.
-    pub rr: Option<RrTest>,
-    /// UDP stream kinds: datagram size, batch and pacing.
-    pub udp: Option<UdpTest>,
+    /// The kind's own options (request/response: sizes and pacing; UDP stream: datagram size,
+    /// batch and pacing), under the kind's key.
+    #[serde(flatten, with = "kind::keyed")]
+    pub section: Option<KindTest>,
     /// TLS tests: the options as run.
     pub tls: Option<tls::TlsTest>,
     /// TCP_QUICKACK re-armed after every read.
@@ -133,12 +138,11 @@ pub struct Summary {
     pub buffers: Buffers,
     /// TCP internals summed or averaged over the flows.
     pub tcp: TcpSummary,
-    /// Request/response kinds: transactions, latency and what they cost.
-    pub rr: Option<RrSummary>,
-    /// UDP stream kinds: datagrams, loss, reordering, jitter and where the missing went.
-    pub udp: Option<UdpSummary>,
-    /// File copies: bytes at each stage, where the time went, the checksum's verdict.
-    pub file: Option<crate::file::FileSummary>,
+    /// The kind's own figures (request/response: transactions, latency and their cost; UDP
+    /// stream: datagrams, loss and where the missing went; file copy: its stages and checksum),
+    /// under the kind's key.
+    #[serde(flatten, with = "kind::keyed")]
+    pub section: Option<KindSummary>,
     /// TLS tests: what the sessions negotiated and what encryption cost.
     pub tls: Option<tls::TlsSummary>,
 }
@@ -319,10 +323,9 @@ pub struct FlowResult {
     pub rcvbuf_end: u32,
     /// Congestion control.
     pub cc: String,
-    /// Request/response kinds: the flow's transactions.
-    pub rr: Option<RrFlow>,
-    /// UDP stream kinds: the flow's datagrams.
-    pub udp: Option<UdpFlow>,
+    /// The kind's own figures of the flow (transactions, datagrams), under the kind's key.
+    #[serde(flatten, with = "kind::keyed")]
+    pub section: Option<KindFlow>,
     /// Sender's address.
     pub sender: String,
     /// Receiver's address.
@@ -360,18 +363,16 @@ pub struct Interval {
     pub cpu_remote: f64,
     /// Per flow (present when the test has at most [`PER_FLOW_INTERVALS_MAX`] flows).
     pub flows: Vec<FlowInterval>,
-    /// Request/response kinds: transactions and latency.
-    pub rr: Option<RrInterval>,
-    /// UDP stream kinds: datagrams, loss and jitter.
-    pub udp: Option<UdpInterval>,
-    /// File copies: bytes and time at each stage in this interval.
-    pub file: Option<crate::file::FileStages>,
+    /// The kind's own figures of the interval (transactions and latency; datagrams, loss and
+    /// jitter; bytes and time at each stage of a copy), under the kind's key.
+    #[serde(flatten, with = "kind::keyed")]
+    pub section: Option<KindInterval>,
 }
 
 impl Interval {
     /// The figure named `metric` (a series metric name), if the interval has it.
     pub fn metric(&self, metric: &str) -> Option<f64> {
-        let rr = self.rr.as_ref();
+        let rr = self.rr();
         match metric {
             "bits_per_second" => Some(self.bits_per_second),
             "rtt_us" => Some(self.rtt_us),
@@ -380,7 +381,7 @@ impl Interval {
             "transactions_per_second" => rr.map(|r| r.transactions_per_second),
             "latency_p50_us" => rr?.latency_p50_us,
             "latency_p99_us" => rr?.latency_p99_us,
-            "datagrams_per_second" => self.udp.as_ref().map(|u| u.datagrams_per_second),
+            "datagrams_per_second" => self.udp().map(|u| u.datagrams_per_second),
             _ => None,
         }
     }

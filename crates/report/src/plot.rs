@@ -5,6 +5,7 @@
 //! system fonts.
 
 mod draw;
+mod error;
 mod intervals;
 mod sweep;
 mod ticks;
@@ -13,6 +14,7 @@ pub(crate) mod units;
 use std::path::Path;
 
 pub use draw::render;
+pub use error::PlotError;
 pub use intervals::{interval_chart, interval_metrics};
 pub use sweep::{iteration_chart, latency_chart, sweep_chart};
 
@@ -27,7 +29,7 @@ pub enum ImageFormat {
 
 impl ImageFormat {
     /// The format a file name asks for, by its extension (`.svg`, `.png`, any case).
-    pub fn from_path(path: &Path) -> Result<ImageFormat, String> {
+    pub fn from_path(path: &Path) -> Result<ImageFormat, PlotError> {
         let ext = path
             .extension()
             .and_then(|e| e.to_str())
@@ -35,10 +37,7 @@ impl ImageFormat {
         match ext.as_deref() {
             Some("svg") => Ok(ImageFormat::Svg),
             Some("png") => Ok(ImageFormat::Png),
-            _ => Err(format!(
-                "'{}': cannot tell the image format; name the file .svg or .png",
-                path.display()
-            )),
+            _ => Err(PlotError::UnknownFormat(path.to_path_buf())),
         }
     }
 }

@@ -3,7 +3,8 @@
 
 use crate::build::{busy_us, ratio, tcp_delta};
 use crate::model::{
-    FlowResult, Latency, RrFlow, RrSummary, SegmentsPerTransaction, ServiceDemand, Summary,
+    FlowResult, KindFlow, KindSummary, Latency, RrFlow, RrSummary, SegmentsPerTransaction,
+    ServiceDemand, Summary,
 };
 use crate::run::View;
 use fathom_proto::kind::Figure;
@@ -73,10 +74,10 @@ pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
             Some((_, n)) => *n += t,
             None => per_asker.push((l.sender.0, t)),
         }
-        flow.rr = Some(RrFlow {
+        flow.section = Some(KindFlow::Rr(RrFlow {
             transactions: t,
             transactions_per_second: ratio(t as f64, aw.seconds()),
-        });
+        }));
     }
     let mut hist = empty();
     let mut tps = 0.0;
@@ -96,7 +97,7 @@ pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
     };
     let kind = run.plan.kind.descriptor();
     let latency_us = latency(&hist);
-    summary.rr = Some(RrSummary {
+    summary.section = Some(KindSummary::Rr(RrSummary {
         transactions: tx,
         transactions_per_second: tps,
         connections_per_second: kind.adds(Figure::ConnectionsPerSecond).then_some(tps),
@@ -113,5 +114,5 @@ pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
                 request: ratio(tcp.segs_out as f64, tx as f64),
                 response: ratio(tcp.segs_in as f64, tx as f64),
             }),
-    });
+    }));
 }

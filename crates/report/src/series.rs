@@ -104,7 +104,7 @@ pub struct Series {
     pub min_iterations: u32,
     /// The early-stop rule, when given.
     pub confidence: Option<Confidence>,
-    /// The metric the rule and the headline use ("bits_per_second", "transactions_per_second").
+    /// The metric the rule and the headline use (metric::BITS_PER_SECOND, "transactions_per_second").
     pub primary_metric: String,
     /// The points, in the order run.
     pub points: Vec<Point>,
@@ -112,6 +112,24 @@ pub struct Series {
     pub started_unix_s: f64,
     /// True once every point has run.
     pub complete: bool,
+}
+
+impl crate::export::Document for Series {}
+
+/// The names of the metrics studies chart, as [`metrics`] writes them.
+pub mod metric {
+    /// Receivers' throughput, bits/s.
+    pub const BITS_PER_SECOND: &str = "bits_per_second";
+    /// Busy CPU-seconds of every machine per 10^9 bytes received.
+    pub const CPU_S_PER_GB: &str = "cpu_s_per_gb";
+    /// Busy CPU of the controller's host, %.
+    pub const CPU_LOCAL_PERCENT: &str = "cpu_local_percent";
+    /// Retransmitted segments in the window.
+    pub const RETRANSMITS: &str = "retransmits";
+    /// Transactions per second.
+    pub const TRANSACTIONS_PER_SECOND: &str = "transactions_per_second";
+    /// Datagrams per second read.
+    pub const DATAGRAMS_PER_SECOND: &str = "datagrams_per_second";
 }
 
 /// A window shorter than this measures no CPU worth a figure: ten ticks of /proc/stat's usual
@@ -129,8 +147,8 @@ pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
         ("sender_bits_per_second", s.sender_bits_per_second),
         ("aggregate_bits_per_second", s.aggregate_bits_per_second),
         ("seconds", s.seconds),
-        ("retransmits", s.retransmits as f64),
-        ("cpu_local_percent", s.cpu.local.total),
+        (metric::RETRANSMITS, s.retransmits as f64),
+        (metric::CPU_LOCAL_PERCENT, s.cpu.local.total),
         ("cpu_remote_percent", s.cpu.remote.total),
         ("busiest_cpu_local_percent", s.cpu.local.busiest_cpu.total),
         (
@@ -146,7 +164,7 @@ pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
     ];
     let cpu_s = machine_cpu_s(r);
     if gb > 0.0 && s.seconds >= MIN_CPU_WINDOW_S && cpu_s > 0.0 {
-        m.push(("cpu_s_per_gb", cpu_s / gb));
+        m.push((metric::CPU_S_PER_GB, cpu_s / gb));
     }
     if r.wan.iter().any(|w| w.forwarder_cpu_s.is_some()) {
         let capacity = s.seconds * r.hosts.first().map_or(1, |h| h.cpus.max(1)) as f64;
@@ -167,8 +185,8 @@ pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
             windows.iter().sum::<f64>() / windows.len() as f64,
         ));
     }
-    if let Some(rr) = &s.rr {
-        m.push(("transactions_per_second", rr.transactions_per_second));
+    if let Some(rr) = s.rr() {
+        m.push((metric::TRANSACTIONS_PER_SECOND, rr.transactions_per_second));
         if let Some(c) = rr.connections_per_second {
             m.push(("connections_per_second", c));
         }
@@ -186,10 +204,10 @@ pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
             rr.cpu_us_per_transaction.local,
         ));
     }
-    if let Some(u) = &s.udp {
+    if let Some(u) = s.udp() {
         m.extend(crate::udp::metrics(u));
     }
-    if let Some(f) = &s.file {
+    if let Some(f) = s.file() {
         m.extend(crate::file::metrics(f, s.seconds));
     }
     m.into_iter().filter(|(_, v)| v.is_finite()).collect()

@@ -21,6 +21,8 @@ pub struct StudyDocument {
     pub files: Vec<String>,
 }
 
+impl crate::export::Document for StudyDocument {}
+
 impl StudyDocument {
     /// The document of study `study` (quick or not) with its findings, series and files.
     pub fn new(

@@ -1,14 +1,14 @@
 //! The terminal table's multi-host parts: one row per host, the cross-host aggregate, one line
 //! per group of client hosts, and the lab's WAN links with what their forwarders cost.
 
+use crate::cells::{pct, rate, wan_line};
 use crate::model::{GroupResult, Report};
-use crate::table::{pct, rate, wan_line};
 use crate::warnings::human_bytes;
 
 /// One line per host of a multi-host test, then the cross-host figures. Request/response
 /// kinds show each host's transactions/s where the others show its throughput.
 pub(crate) fn hosts(r: &Report) -> Vec<String> {
-    let rr = r.summary.rr.is_some();
+    let rr = r.summary.rr().is_some();
     let (first, second) = if rr {
         ("tx/s", "")
     } else {

@@ -1,8 +1,48 @@
 //! The terminal table's request/response parts: intervals with transactions and latency, the
 //! per-flow rows, and the summary lines a latency study reads.
 
+use crate::cells::{arrow, cpu_lines, pct, rtt};
 use crate::model::{FlowResult, Interval, Latency, Report, RrSummary};
-use crate::table::{arrow, pct, rtt};
+use crate::section::{Item, Section};
+
+/// The request/response section; `lossy` adds the lost column (UDP request/response).
+#[derive(Debug)]
+pub struct Rr {
+    lossy: bool,
+}
+
+static RR: Rr = Rr { lossy: false };
+static RR_LOSSY: Rr = Rr { lossy: true };
+
+/// The request/response section, with the lost column when `lossy`.
+pub fn section(lossy: bool) -> &'static dyn Section {
+    if lossy {
+        &RR_LOSSY
+    } else {
+        &RR
+    }
+}
+
+impl Section for Rr {
+    fn head(&self) -> String {
+        head(self.lossy)
+    }
+
+    fn row(&self, label: &str, iv: &Interval) -> String {
+        row(label, iv, self.lossy)
+    }
+
+    fn flows(&self, r: &Report) -> Vec<String> {
+        flows(&r.flows, r.test.kind == "rr")
+    }
+
+    fn summary(&self, r: &Report, item: &mut Item<'_>) {
+        if let Some(rr) = r.summary.rr() {
+            summary(r, rr, item);
+        }
+        cpu_lines(r, item);
+    }
+}
 
 /// The interval table's column heads: transactions/s, median and 99th-percentile latency,
 /// losses (when `lossy`), CPU.
@@ -16,7 +56,7 @@ pub fn head(lossy: bool) -> String {
 
 /// One interval's line, under `label` (its time span, or a host's name).
 pub fn row(label: &str, iv: &Interval, lossy: bool) -> String {
-    let rr = iv.rr.clone().unwrap_or_default();
+    let rr = iv.rr().cloned().unwrap_or_default();
     let mut line = format!(
         "{:>11} {:>12} {:>10} {:>10}",
         label,
@@ -38,7 +78,7 @@ pub fn flows(list: &[FlowResult], connected: bool) -> Vec<String> {
         "flow", "dir", "transactions", "tx/s", "retr", "rtt", "cwnd"
     )];
     lines.extend(list.iter().map(|f| {
-        let rr = f.rr.clone().unwrap_or_default();
+        let rr = f.rr().cloned().unwrap_or_default();
         format!(
             "{:>4} {:^3} {:>12} {:>12} {:>6} {:>9} {:>7}",
             f.id,
@@ -63,8 +103,8 @@ pub fn flows(list: &[FlowResult], connected: bool) -> Vec<String> {
 
 /// The summary lines particular to request/response (`s`, the summary's rr section); `item`
 /// prints one labelled line.
-pub fn summary(r: &Report, s: &RrSummary, item: &mut dyn FnMut(&str, String)) {
-    let t = r.test.rr.clone().unwrap_or_default();
+pub fn summary(r: &Report, s: &RrSummary, item: &mut Item<'_>) {
+    let t = r.test.rr().cloned().unwrap_or_default();
     let tx = s.transactions;
     let size = match (t.request_size, t.response_size) {
         (q, p) if q == p => format!("{q}-byte request and response"),

@@ -1,8 +1,68 @@
 //! The terminal table's UDP stream parts: intervals with datagrams/s, rate, loss and jitter,
 //! the per-flow rows, and the summary lines (loss, reordering, jitter, where the missing went).
 
+use crate::cells::{arrow, buffers, cpu_lines, pct, rate, rtt};
 use crate::model::{FlowResult, Interval, Report, UdpSummary};
-use crate::table::{arrow, pct, rate, rtt};
+use crate::section::{Item, Section};
+use crate::words::num;
+
+/// The UDP stream's CSV columns after the common ones: datagrams read, their rate, and the
+/// receivers' sequence accounting (empty where the datagrams carried no sequence number or
+/// send time).
+pub const UDP_COLUMNS: [&str; 6] = [
+    "datagrams",
+    "datagrams_per_second",
+    "lost",
+    "duplicates",
+    "reordered",
+    "jitter_us",
+];
+
+/// The UDP stream section.
+#[derive(Debug)]
+pub struct Udp;
+
+impl Section for Udp {
+    fn head(&self) -> String {
+        head()
+    }
+
+    fn row(&self, label: &str, iv: &Interval) -> String {
+        row(label, iv)
+    }
+
+    fn flows(&self, r: &Report) -> Vec<String> {
+        flows(&r.flows)
+    }
+
+    fn summary(&self, r: &Report, item: &mut Item<'_>) {
+        if let Some(u) = r.summary.udp() {
+            summary(r, u, item);
+        }
+        item("recv buffer", buffers(&r.summary.buffers, r).1);
+        cpu_lines(r, item);
+    }
+
+    fn csv_heads(&self) -> &'static [&'static str] {
+        &UDP_COLUMNS
+    }
+
+    /// An interval's datagram figures; empty on flow rows.
+    fn csv_cells(&self, iv: Option<&Interval>) -> Vec<String> {
+        let opt = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
+        match iv.and_then(Interval::udp) {
+            None => vec![String::new(); UDP_COLUMNS.len()],
+            Some(u) => vec![
+                u.datagrams.to_string(),
+                num(u.datagrams_per_second),
+                opt(u.lost),
+                opt(u.duplicates),
+                opt(u.reordered),
+                u.jitter_us.map_or(String::new(), num),
+            ],
+        }
+    }
+}
 
 /// "-" for a figure the datagram size could not carry.
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -29,7 +89,7 @@ pub fn head() -> String {
 
 /// One interval's line, under `label` (its time span, or a host's name).
 pub fn row(label: &str, iv: &Interval) -> String {
-    let u = iv.udp.clone().unwrap_or_default();
+    let u = iv.udp().cloned().unwrap_or_default();
     format!(
         "{:>11} {:>10} {:>10} {:>13} {:>8} {:>9} {:>10} {:>7}",
         label,
@@ -50,7 +110,7 @@ pub fn flows(list: &[FlowResult]) -> Vec<String> {
         "flow", "dir", "datagrams", "dgrams/s", "receiver", "lost", "dup", "reorder", "jitter"
     )];
     lines.extend(list.iter().map(|f| {
-        let u = f.udp.clone().unwrap_or_default();
+        let u = f.udp().cloned().unwrap_or_default();
         format!(
             "{:>4} {:^3} {:>10} {:>10} {:>13} {:>8} {:>6} {:>8} {:>9}",
             f.id,
@@ -68,8 +128,8 @@ pub fn flows(list: &[FlowResult]) -> Vec<String> {
 }
 
 /// The summary lines particular to a UDP stream; `item` prints one labelled line.
-pub fn summary(r: &Report, u: &UdpSummary, item: &mut dyn FnMut(&str, String)) {
-    let t = r.test.udp.clone().unwrap_or_default();
+pub fn summary(r: &Report, u: &UdpSummary, item: &mut Item<'_>) {
+    let t = r.test.udp().cloned().unwrap_or_default();
     item(
         "datagrams",
         format!(

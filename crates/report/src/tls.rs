@@ -4,7 +4,8 @@
 use crate::model::tls::{HandshakeTimes, TlsSummary, TlsTest};
 use crate::model::{ServiceDemand, Summary};
 use crate::run::View;
-use fathom_proto::plan::{KindId, TestPlan};
+use fathom_proto::kind::Figure;
+use fathom_proto::plan::TestPlan;
 
 /// Service demand (µs per 1024 bytes) to seconds per 10^9 bytes.
 const US_PER_KB_TO_S_PER_GB: f64 = 1e9 / 1024.0 / 1e6;
@@ -29,7 +30,13 @@ pub fn fill(v: &View<'_>, s: &mut Summary) {
         .filter_map(|e| e.info.tls.as_ref())
         .collect();
     let negotiated = infos.iter().find(|i| !i.version.is_empty());
-    let crr = v.run.plan.kind == KindId::Crr;
+    // A kind with a connection per transaction (crr) makes a full handshake per transaction.
+    let crr = v
+        .run
+        .plan
+        .kind
+        .descriptor()
+        .adds(Figure::ConnectionsPerSecond);
     let client_times: Vec<u64> = v
         .run
         .ends
@@ -46,7 +53,7 @@ pub fn fill(v: &View<'_>, s: &mut Summary) {
         record_size: opts.record,
         handshake_us: times(&client_times),
         handshakes_per_second: if crr {
-            s.rr.as_ref().map(|r| r.transactions_per_second)
+            s.rr().map(|r| r.transactions_per_second)
         } else {
             None
         },
@@ -56,7 +63,7 @@ pub fn fill(v: &View<'_>, s: &mut Summary) {
             .zip(wire)
             .filter(|(a, _)| *a > 0)
             .map(|(a, w)| (w as f64 - a as f64) / a as f64 * 100.0),
-        cpu_s_per_gb: s.rr.is_none().then_some(ServiceDemand {
+        cpu_s_per_gb: s.rr().is_none().then_some(ServiceDemand {
             local: sd.local * US_PER_KB_TO_S_PER_GB,
             remote: sd.remote * US_PER_KB_TO_S_PER_GB,
         }),

@@ -3,7 +3,10 @@
 
 use crate::build::{busy_us, ratio};
 use crate::model::udp::{Missing, OneWayDelay, PerEnd};
-use crate::model::{FlowResult, ServiceDemand, Summary, UdpFlow, UdpInterval, UdpSummary, UdpTest};
+use crate::model::{
+    FlowResult, KindFlow, KindSummary, ServiceDemand, Summary, UdpFlow, UdpInterval, UdpSummary,
+    UdpTest,
+};
 use crate::run::{View, Window};
 use fathom_proto::plan::{Limit, TestPlan};
 use fathom_proto::sample::Snapshot;
@@ -123,7 +126,7 @@ pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
         add(&mut total.0, s);
         add(&mut total.1, r);
         total.1.reorder_max = total.1.reorder_max.max(r.reorder_max);
-        flow.udp = Some(UdpFlow {
+        flow.section = Some(KindFlow::Udp(UdpFlow {
             datagrams: r.datagrams,
             datagrams_per_second: rate,
             sender_datagrams: s.datagrams_sent,
@@ -133,7 +136,7 @@ pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
             reorder_max_distance: seq.then_some(r.reorder_max),
             jitter_us: stamped.then_some(r.jitter_ns as f64 / 1e3),
             socket_rxq_overflow: r.rxq_overflow,
-        });
+        }));
     }
     let (s, r) = total;
     let missing = missing(v, &all, &s, r);
@@ -145,7 +148,7 @@ pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
             ratio(busy_us(&run.ends[i], &w) * 1e3, r.datagrams as f64)
         })
     };
-    summary.udp = Some(UdpSummary {
+    summary.section = Some(KindSummary::Udp(UdpSummary {
         datagrams: r.datagrams,
         datagrams_per_second: rx_rate,
         sender_datagrams: s.datagrams_sent,
@@ -171,7 +174,7 @@ pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
             remote: per_datagram(0),
         },
         missing,
-    });
+    }));
 }
 
 /// The mean one-way delay over the flows' stamped datagrams, each flow's transits corrected by

@@ -4,7 +4,8 @@ mod bound;
 
 use crate::model::{FlowResult, Report};
 use crate::run::RunData;
-use fathom_proto::plan::{Direction, KindId, TestPlan};
+use fathom_proto::kind::{Figure, Transport};
+use fathom_proto::plan::{Direction, TestPlan};
 use fathom_proto::sample::{BufferLimits, EndpointInfo};
 
 /// Share of the window beyond which a limit is worth a warning, %.
@@ -72,7 +73,7 @@ fn shared_cpu(r: &Report) -> Option<String> {
     let [a, b] = r.hosts.as_slice() else {
         return None;
     };
-    if r.test.rr.is_none() || a.hostname != b.hostname {
+    if r.test.rr().is_none() || a.hostname != b.hostname {
         return None;
     }
     let cpus = |h: &crate::model::HostResult| -> Vec<(u32, bool)> {
@@ -174,9 +175,12 @@ fn clamp(w: &mut Vec<String>, end: &str, e: &EndpointInfo, which: Buf, req: Opti
 /// (any application with these settings sees it), but it is the socket options', not the path's.
 fn nagle_held(plan: &TestPlan, r: &Report) -> Option<String> {
     let rate = plan.rr.as_ref()?.rate?;
-    let p50 = r.summary.rr.as_ref()?.latency_us.as_ref()?.p50;
+    let p50 = r.summary.rr()?.latency_us.as_ref()?.p50;
     let s = &plan.socket;
-    if plan.kind != KindId::Rr || s.nodelay || s.quickack || rate <= 0.0 {
+    // One TCP connection carrying every transaction (rr, not crr nor udp_rr).
+    let d = plan.kind.descriptor();
+    let one_tcp_connection = d.transport == Transport::Tcp && !d.adds(Figure::ConnectionsPerSecond);
+    if !one_tcp_connection || s.nodelay || s.quickack || rate <= 0.0 {
         return None;
     }
     let askers = [Direction::Forward, Direction::Reverse]
@@ -264,7 +268,7 @@ mod tests {
     fn request_response_ends_sharing_a_cpu_are_named() {
         let mut r = crate::build(&crate::fake::run_data(1, false));
         assert_eq!(shared_cpu(&r), None, "a stream says nothing");
-        r.test.rr = Some(Default::default());
+        r.test.section = Some(crate::model::KindTest::Rr(Default::default()));
         for h in &mut r.hosts {
             h.hostname = "one".into();
             h.threads = vec![crate::model::ThreadResult {

@@ -22,3 +22,12 @@ pub(crate) fn bytes_limit(t: &TestEcho, bytes: u64) -> String {
         format!("{} per direction", human_bytes(bytes))
     }
 }
+
+/// A plain decimal (Rust's shortest exact form, never an exponent); 0 for a non-finite value.
+pub(crate) fn num(v: f64) -> String {
+    if v.is_finite() {
+        v.to_string()
+    } else {
+        "0".into()
+    }
+}

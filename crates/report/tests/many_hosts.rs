@@ -4,7 +4,7 @@
 mod common;
 
 use common::report;
-use fathom_report::model::{HostResult, RrSummary};
+use fathom_report::model::{HostResult, KindSummary, RrSummary};
 use fathom_report::{table, Report};
 
 /// The fake run as if five clients had run `-P 2` each against a server.
@@ -40,7 +40,7 @@ fn the_header_counts_the_flows_of_every_client() {
 #[test]
 fn request_response_hosts_show_transactions_per_second() {
     let mut r = five_clients();
-    r.summary.rr = Some(RrSummary::default());
+    r.summary.section = Some(KindSummary::Rr(RrSummary::default()));
     for (i, h) in r.hosts.iter_mut().enumerate() {
         h.transactions_per_second = Some(1000.0 * (i + 1) as f64);
         h.bits_per_second = 8000.0;
@@ -92,37 +92,13 @@ fn a_grouped_client_gets_a_group_line_and_its_bytes() {
     );
 }
 
-/// The fake run as a request/response test whose every flow completes 1,000 transactions a
-/// second at both ends.
-fn request_response_run() -> fathom_report::run::RunData {
-    let mut run = fathom_report::fake::run_data(2, false);
-    run.plan.kind = fathom_proto::plan::KindId::Rr;
-    run.plan.rr = Some(fathom_proto::plan::RrOptions {
-        request: 1,
-        response: 1,
-        burst: 1,
-        rate: None,
-        udp_timeout_ns: 2_000_000,
-        test_drop_every: None,
-    });
-    for end in &mut run.ends {
-        for snap in &mut end.snaps {
-            let t = snap.t_ns as u64 / 1_000_000;
-            snap.flows.iter_mut().for_each(|f| f.transactions = t);
-        }
-    }
-    run
-}
-
 #[test]
 fn each_host_shows_the_transactions_of_its_own_flows() {
-    let r = fathom_report::build(&request_response_run());
-    let summary = r
-        .summary
-        .rr
-        .as_ref()
-        .expect("rr summary")
-        .transactions_per_second;
+    let r = fathom_report::build(&fathom_report::fake::kinds::request_response(
+        fathom_proto::plan::KindId::Rr,
+        2,
+    ));
+    let summary = r.summary.rr().expect("rr summary").transactions_per_second;
     assert!((summary - 2000.0).abs() < 1e-6, "{summary}");
     for h in &r.hosts {
         let tps = h

@@ -10,15 +10,15 @@ use fathom_report::{fake, json, model, Report};
 fn rr_report() -> Report {
     let mut r = report(2, false);
     r.test.kind = "udp_rr".into();
-    r.test.rr = Some(model::RrTest {
+    r.test.section = Some(model::KindTest::Rr(model::RrTest {
         request_size: 64,
         response_size: 1024,
         burst: Some(4),
         rate: None,
         transactions: Some(1000),
         udp_timeout_ms: Some(2.5),
-    });
-    r.summary.rr = Some(model::RrSummary {
+    }));
+    r.summary.section = Some(model::KindSummary::Rr(model::RrSummary {
         transactions: 990,
         transactions_per_second: 495.0,
         connections_per_second: None,
@@ -40,20 +40,20 @@ fn rr_report() -> Report {
             remote: 4.0,
         },
         segments_per_transaction: None,
-    });
+    }));
     for f in &mut r.flows {
-        f.rr = Some(model::RrFlow {
+        f.section = Some(model::KindFlow::Rr(model::RrFlow {
             transactions: 495,
             transactions_per_second: 247.5,
-        });
+        }));
     }
     for i in &mut r.intervals {
-        i.rr = Some(model::RrInterval {
+        i.section = Some(model::KindInterval::Rr(model::RrInterval {
             transactions_per_second: 500.0,
             latency_p50_us: Some(20.0),
             latency_p99_us: None,
             lost: Some(3),
-        });
+        }));
     }
     r
 }

@@ -43,10 +43,10 @@ fn run() -> fathom_report::RunData {
 #[test]
 fn lost_is_one_number_in_the_summary_the_flows_and_the_missing_account() {
     let r = build(&run());
-    let u = r.summary.udp.as_ref().expect("udp summary");
+    let u = r.summary.udp().expect("udp summary");
     assert_eq!(u.missing.datagrams, 30, "{u:?}");
     assert_eq!(u.lost, Some(30), "{u:?}");
-    assert_eq!(r.flows[0].udp.as_ref().unwrap().lost, Some(30));
+    assert_eq!(r.flows[0].udp().unwrap().lost, Some(30));
     let text = String::from_utf8(table::render(&r)).unwrap();
     let lost = text
         .lines()

@@ -21,7 +21,7 @@ pub fn insert_intervals(
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
     )?;
     for (idx, iv) in intervals.iter().enumerate() {
-        let rr = iv.rr.as_ref();
+        let rr = iv.rr();
         stmt.execute(params![
             run_id,
             int(idx as u64),
@@ -80,8 +80,8 @@ pub fn insert_flows(conn: &Connection, run_id: i64, flows: &[FlowResult]) -> rus
             f.sndbuf,
             f.rcvbuf,
             f.cc,
-            f.rr.as_ref().map(|r| int(r.transactions)),
-            f.rr.as_ref().map(|r| r.transactions_per_second),
+            f.rr().map(|r| int(r.transactions)),
+            f.rr().map(|r| r.transactions_per_second),
             f.sender,
             f.receiver,
         ])?;

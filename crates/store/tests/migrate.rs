@@ -168,7 +168,7 @@ fn a_request_response_run_saved_at_json_schema_1_keeps_its_figures() {
     let run = Store::open(&old).unwrap().load_run(1).unwrap();
     assert_eq!(run.report, report);
     assert_eq!(
-        run.report.summary.rr.map(|rr| rr.transactions_per_second),
+        run.report.summary.rr().map(|rr| rr.transactions_per_second),
         Some(1234.5)
     );
 }

@@ -4,6 +4,7 @@
 
 use crate::search::Search;
 use crate::shape::{parse_ms, parse_size};
+use fathom_proto::kind::Pattern;
 use fathom_proto::plan::KindId;
 use fathom_report::series::{Axis, Param};
 
@@ -46,6 +47,25 @@ pub struct SweepSpec {
     /// When set, the sweep runs across lab links that IPsec (kernel ESP) encrypts with this
     /// algorithm ("aes-256-gcm").
     pub ipsec: Option<String>,
+}
+
+impl Default for SweepSpec {
+    /// One iteration of a plain stream test, its throughput charted; no axes, no search, no
+    /// IPsec: studies fill in what their sweep sets.
+    fn default() -> Self {
+        SweepSpec {
+            title: String::new(),
+            kind: KindId::Stream,
+            args: Vec::new(),
+            axes: Vec::new(),
+            iterations: 1,
+            x_axis: String::new(),
+            metric: fathom_report::series::metric::BITS_PER_SECOND.into(),
+            more_metrics: Vec::new(),
+            search: None,
+            ipsec: None,
+        }
+    }
 }
 
 impl SweepSpec {
@@ -97,15 +117,14 @@ impl SweepSpec {
                 .find(|p| p.name == n)
                 .map(|p| p.value.as_str())
         };
-        // A count of bytes: `-n`, or swept (`bytes`; a file copy's `size`).
-        let swept = if self.kind == KindId::File {
-            "size"
-        } else {
-            "bytes"
-        };
+        // A count of bytes: `-n`, or swept (`bytes`; a file copy's `size`). Of the stream
+        // pattern's kinds, the memory-to-memory stream has `--bytes` and the copy `--size`;
+        // other patterns' `--size` is a message size.
+        let streamed = self.kind.descriptor().pattern == Pattern::Stream;
         let Some(bytes) = get(&["-n", "--bytes"])
             .map(String::as_str)
-            .or_else(|| param(swept))
+            .or_else(|| param("bytes"))
+            .or_else(|| param("size").filter(|_| streamed))
             .and_then(parse_size)
         else {
             return DEFAULT_TIME_S + omit;
@@ -156,9 +175,7 @@ mod tests {
             iterations,
             x_axis: "rcvbuf".into(),
             metric: "seconds".into(),
-            more_metrics: Vec::new(),
-            search: None,
-            ipsec: None,
+            ..SweepSpec::default()
         }
     }
 

@@ -3,7 +3,7 @@
 //! interval charts.
 
 use super::{charts, esc, notes, table};
-use crate::model::{Report, Summary};
+use crate::model::{Interval, Report, Summary};
 use crate::plot::interval_chart;
 use crate::table::rate;
 use crate::warnings::human_bytes;
@@ -72,7 +72,7 @@ fn describe(r: &Report) -> String {
 fn summary(s: &Summary) -> Vec<(&'static str, String)> {
     let pct = |v: f64| format!("{v:.1}%");
     let mut rows = Vec::new();
-    if let Some(rr) = &s.rr {
+    if let Some(rr) = s.rr() {
         let tps = rr.transactions_per_second;
         rows.push(("Transactions/s", format!("{tps:.0}")));
         rows.push(("Transactions", rr.transactions.to_string()));
@@ -108,7 +108,7 @@ fn summary(s: &Summary) -> Vec<(&'static str, String)> {
     let cpu = &s.cpu;
     rows.push(("CPU, local", pct(cpu.local.total)));
     rows.push(("CPU, remote", pct(cpu.remote.total)));
-    match s.rr.as_ref().map(|rr| &rr.cpu_us_per_transaction) {
+    match s.rr().map(|rr| &rr.cpu_us_per_transaction) {
         Some(d) => {
             rows.push(("CPU per transaction, local", format!("{:.1} µs", d.local)));
             rows.push(("CPU per transaction, remote", format!("{:.1} µs", d.remote)));
@@ -169,11 +169,11 @@ fn chart_metrics(r: &Report) -> Vec<&'static str> {
         return Vec::new();
     }
     let mut m = Vec::new();
-    if iv.iter().any(|i| i.rr.is_some()) {
+    if iv.iter().any(|i| i.rr().is_some()) {
         m.push("transactions_per_second");
         if iv
             .iter()
-            .flat_map(|i| &i.rr)
+            .filter_map(Interval::rr)
             .any(|rr| rr.latency_p99_us.is_some())
         {
             m.push("latency_p99_us");

@@ -2,7 +2,7 @@
 //! bitmap that is then encoded as PNG. The legend sits right of the plot so it never hides data.
 
 use super::ticks::{log_y_axis, x_axis, y_axis, Axis, Ticked};
-use super::{Chart, ImageFormat, Line, Mark, PlotPoint, Stroke};
+use super::{Chart, ImageFormat, Line, Mark, PlotError, PlotPoint, Stroke};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::register_font;
@@ -36,13 +36,14 @@ const NOTE_X: u32 = 12;
 const LEGEND_CHARS: usize = 36;
 
 /// `c` drawn as an image of `width` × `height` pixels.
-pub fn render(c: &Chart, f: ImageFormat, width: u32, height: u32) -> Result<Vec<u8>, String> {
+pub fn render(c: &Chart, f: ImageFormat, width: u32, height: u32) -> Result<Vec<u8>, PlotError> {
     if !SIDE.contains(&width) || !SIDE.contains(&height) {
-        return Err(format!(
-            "image size {width}x{height}: each side must be {} to {} pixels",
-            SIDE.start(),
-            SIDE.end()
-        ));
+        return Err(PlotError::Size {
+            width,
+            height,
+            min: *SIDE.start(),
+            max: *SIDE.end(),
+        });
     }
     fonts()?;
     match f {
@@ -51,7 +52,7 @@ pub fn render(c: &Chart, f: ImageFormat, width: u32, height: u32) -> Result<Vec<
             {
                 let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
                 draw(&root, c)?;
-                root.present().map_err(|e| e.to_string())?;
+                root.present().map_err(draw_error)?;
             }
             Ok(svg.into_bytes())
         }
@@ -61,7 +62,7 @@ pub fn render(c: &Chart, f: ImageFormat, width: u32, height: u32) -> Result<Vec<
                 let root =
                     BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area();
                 draw(&root, c)?;
-                root.present().map_err(|e| e.to_string())?;
+                root.present().map_err(draw_error)?;
             }
             encode_png(&rgb, width, height)
         }
@@ -69,7 +70,7 @@ pub fn render(c: &Chart, f: ImageFormat, width: u32, height: u32) -> Result<Vec<
 }
 
 /// Registers the embedded DejaVu Sans once per process.
-fn fonts() -> Result<(), String> {
+fn fonts() -> Result<(), PlotError> {
     static DONE: OnceLock<bool> = OnceLock::new();
     let ok = DONE.get_or_init(|| {
         register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok()
@@ -78,18 +79,18 @@ fn fonts() -> Result<(), String> {
     if *ok {
         Ok(())
     } else {
-        Err("the embedded font could not be loaded".into())
+        Err(PlotError::Font)
     }
 }
 
-fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, String> {
+fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, PlotError> {
     let mut out = Vec::new();
     let mut enc = png::Encoder::new(&mut out, width, height);
     enc.set_color(png::ColorType::Rgb);
     enc.set_depth(png::BitDepth::Eight);
-    let mut w = enc.write_header().map_err(|e| e.to_string())?;
-    w.write_image_data(rgb).map_err(|e| e.to_string())?;
-    w.finish().map_err(|e| e.to_string())?;
+    let mut w = enc.write_header().map_err(draw_error)?;
+    w.write_image_data(rgb).map_err(draw_error)?;
+    w.finish().map_err(draw_error)?;
     Ok(out)
 }
 
@@ -151,12 +152,17 @@ fn axes(c: &Chart, lines: &[Vec<PlotPoint>]) -> (Axis, Axis) {
 
 type Area<DB> = DrawingArea<DB, Shift>;
 
+/// A drawing or encoding library's error, with its own message.
+fn draw_error(e: impl std::fmt::Display) -> PlotError {
+    PlotError::Draw(e.to_string())
+}
+
 /// `c` on `root`: the legend on the right when there is one, the axes, then the data.
-fn draw<DB: DrawingBackend>(root: &Area<DB>, c: &Chart) -> Result<(), String>
+fn draw<DB: DrawingBackend>(root: &Area<DB>, c: &Chart) -> Result<(), PlotError>
 where
     DB::ErrorType: 'static,
 {
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| draw_error(e);
     root.fill(&WHITE).map_err(err)?;
     let lines = usable(c);
     let (x, y) = axes(c, &lines);

@@ -3,7 +3,7 @@
 //! packets per second, the classic picture of how many ACKs a stream of data draws.
 
 use super::units::scale;
-use super::{Chart, Line, PlotPoint, Shade};
+use super::{Chart, Line, PlotError, PlotPoint, Shade};
 use crate::model::{Interval, Report};
 
 /// The metrics [`interval_chart`] draws.
@@ -25,15 +25,15 @@ pub fn interval_metrics() -> &'static [&'static str] {
 }
 
 /// `metric` over `r`'s intervals (x = each interval's end, seconds since the test started).
-pub fn interval_chart(r: &Report, metric: &str) -> Result<Chart, String> {
+pub fn interval_chart(r: &Report, metric: &str) -> Result<Chart, PlotError> {
     if !METRICS.contains(&metric) {
-        return Err(format!(
-            "no interval metric '{metric}'; choose one of: {}",
-            METRICS.join(", ")
-        ));
+        return Err(PlotError::NoIntervalMetric {
+            metric: metric.into(),
+            choices: METRICS.join(", "),
+        });
     }
     if r.intervals.is_empty() {
-        return Err("the report has no intervals".into());
+        return Err(PlotError::NoIntervals);
     }
     let raw = if metric == "packets" {
         packets(&r.intervals)?
@@ -92,15 +92,13 @@ fn warm_up(intervals: &[Interval]) -> Option<Shade> {
 }
 
 /// (end, value) of every interval that has `metric`.
-fn one(intervals: &[Interval], metric: &str) -> Result<Vec<(f64, f64)>, String> {
+fn one(intervals: &[Interval], metric: &str) -> Result<Vec<(f64, f64)>, PlotError> {
     let values: Vec<(f64, f64)> = intervals
         .iter()
         .filter_map(|i| Some((i.end, i.metric(metric)?)))
         .collect();
     if values.is_empty() {
-        return Err(format!(
-            "the report's intervals have no {metric} (request/response tests have transactions and latency)"
-        ));
+        return Err(PlotError::IntervalsLack(metric.into()));
     }
     Ok(values)
 }
@@ -110,7 +108,7 @@ type RawLines = Vec<(String, Vec<(f64, f64)>)>;
 
 /// Data packets/s (data segments sent, over every flow) and ACK packets/s (each flow's data
 /// segments over its data segments per ACK, where known), per interval.
-fn packets(intervals: &[Interval]) -> Result<RawLines, String> {
+fn packets(intervals: &[Interval]) -> Result<RawLines, PlotError> {
     let (mut data, mut acks) = (Vec::new(), Vec::new());
     for i in intervals {
         let len = i.end - i.start;
@@ -128,10 +126,7 @@ fn packets(intervals: &[Interval]) -> Result<RawLines, String> {
         }
     }
     if data.iter().all(|(_, v)| *v == 0.0) {
-        return Err(
-            "the report's intervals have no per-flow segment counts (kept for TCP tests of up to 64 flows)"
-                .into(),
-        );
+        return Err(PlotError::NoSegmentCounts);
     }
     let mut lines = vec![("data packets".to_string(), data)];
     if !acks.is_empty() {

@@ -3,7 +3,7 @@
 //! iterations alone, run by run.
 
 use super::units::{axis_value, scale};
-use super::{Chart, Line, Mark, PlotPoint, Stroke};
+use super::{Chart, Line, Mark, PlotError, PlotPoint, Stroke};
 use crate::series::{Axis, Point, Series};
 use crate::stats::describe;
 
@@ -20,14 +20,14 @@ const PERCENTILES: [(&str, &str); 3] = [
 ];
 
 /// `metric`'s mean (with its confidence interval) against the swept option `x_axis`.
-pub fn sweep_chart(s: &Series, x_axis: &str, metric: &str) -> Result<Chart, String> {
+pub fn sweep_chart(s: &Series, x_axis: &str, metric: &str) -> Result<Chart, PlotError> {
     let (axis, x) = positions(s, x_axis)?;
     let names = metric_names(s);
     if !names.iter().any(|n| n == metric) {
-        return Err(format!(
-            "no metric '{metric}' in this series; it has: {}",
-            list(&names)
-        ));
+        return Err(PlotError::NoSeriesMetric {
+            metric: metric.into(),
+            has: list(&names),
+        });
     }
     let sc = scale(metric, largest(s, &[metric]));
     let lines: Vec<Line> = groups(s, x_axis)
@@ -67,7 +67,7 @@ fn wide(lines: &[Line]) -> bool {
 /// The median, 90th and 99th percentile latencies against the swept option `x_axis` (the payload
 /// size, typically), per combination of the other options: one color per combination, one
 /// stroke and mark per percentile, so that neither is told by color alone.
-pub fn latency_chart(s: &Series, x_axis: &str) -> Result<Chart, String> {
+pub fn latency_chart(s: &Series, x_axis: &str) -> Result<Chart, PlotError> {
     let (axis, x) = positions(s, x_axis)?;
     let names = metric_names(s);
     let present: Vec<(&str, &str)> = PERCENTILES
@@ -75,10 +75,7 @@ pub fn latency_chart(s: &Series, x_axis: &str) -> Result<Chart, String> {
         .filter(|(m, _)| names.iter().any(|n| n == m))
         .collect();
     if present.is_empty() {
-        return Err(format!(
-            "this series has no latency percentiles (a request/response test has them); it has: {}",
-            list(&names)
-        ));
+        return Err(PlotError::NoLatency(list(&names)));
     }
     let metrics: Vec<&str> = present.iter().map(|(m, _)| *m).collect();
     let sc = scale("latency", largest(s, &metrics));
@@ -113,10 +110,10 @@ pub fn latency_chart(s: &Series, x_axis: &str) -> Result<Chart, String> {
 /// A series that sweeps nothing (`--iterations` alone): each run's main figure against the
 /// iteration number, and the mean of the runs so far with its Student-t interval as an error
 /// bar, narrowing as the runs add up.
-pub fn iteration_chart(s: &Series) -> Result<Chart, String> {
+pub fn iteration_chart(s: &Series) -> Result<Chart, PlotError> {
     let metric = s.primary_metric.as_str();
     let Some(p) = s.points.first().filter(|_| s.axes.is_empty()) else {
-        return Err("this series sweeps options: plot it against one of them (--x)".into());
+        return Err(PlotError::SweepsOptions);
     };
     let level = p.metric(metric).map_or(0.95, |st| st.ci_level);
     let sc = scale(metric, p.values.iter().fold(0.0, |m, v| v.abs().max(m)));
@@ -182,16 +179,16 @@ impl Positions {
     }
 }
 
-fn positions<'a>(s: &'a Series, x_axis: &str) -> Result<(&'a Axis, Positions), String> {
+fn positions<'a>(s: &'a Series, x_axis: &str) -> Result<(&'a Axis, Positions), PlotError> {
     let axis = s.axes.iter().find(|a| a.name == x_axis).ok_or_else(|| {
         let names: Vec<String> = s.axes.iter().map(|a| a.name.clone()).collect();
         if names.is_empty() {
-            format!("no swept option '{x_axis}': this series sweeps nothing (iterations only)")
+            PlotError::NothingSwept(x_axis.into())
         } else {
-            format!(
-                "no swept option '{x_axis}'; the series sweeps: {}",
-                list(&names)
-            )
+            PlotError::NoSuchAxis {
+                axis: x_axis.into(),
+                swept: list(&names),
+            }
         }
     })?;
     let numeric = axis.values.iter().all(|v| axis_value(v).is_some());

@@ -16,10 +16,12 @@ pub fn report(flows: u32) -> Report {
 pub fn rr_report(tps: f64) -> Report {
     let mut r = report(1);
     r.test.kind = "rr".into();
-    r.summary.rr = Some(fathom_report::model::RrSummary {
-        transactions_per_second: tps,
-        ..Default::default()
-    });
+    r.summary.section = Some(fathom_report::model::KindSummary::Rr(
+        fathom_report::model::RrSummary {
+            transactions_per_second: tps,
+            ..Default::default()
+        },
+    ));
     r
 }
 

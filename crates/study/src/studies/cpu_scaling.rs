@@ -7,7 +7,7 @@ use crate::curve::{curve, number_x, values, Curve};
 use crate::spec::{axis, SweepSpec};
 use crate::{say, shape, Study};
 use fathom_proto::plan::KindId;
-use fathom_report::series::Series;
+use fathom_report::series::{metric, Series};
 
 /// The study.
 pub(crate) const STUDY: Study = Study {
@@ -19,8 +19,6 @@ pub(crate) const STUDY: Study = Study {
     findings,
 };
 
-const BPS: &str = "bits_per_second";
-const CPU_PER_GB: &str = "cpu_s_per_gb";
 /// A step smaller than this gain counts as no longer scaling.
 const MIN_GAIN: f64 = 0.10;
 
@@ -46,10 +44,12 @@ fn sweeps(quick: bool, cpus: u32) -> Vec<SweepSpec> {
         axes: vec![axis("cpus", &counts), axis("parallel", &["1", "10"])],
         iterations: iterations(quick),
         x_axis: "cpus".into(),
-        metric: BPS.into(),
-        more_metrics: vec![CPU_PER_GB.into(), "cpu_local_percent".into()],
-        search: None,
-        ipsec: None,
+        metric: metric::BITS_PER_SECOND.into(),
+        more_metrics: vec![
+            metric::CPU_S_PER_GB.into(),
+            metric::CPU_LOCAL_PERCENT.into(),
+        ],
+        ..SweepSpec::default()
     }]
 }
 
@@ -60,9 +60,21 @@ fn findings(series: &[Series]) -> Vec<String> {
     };
     for p in values(s, "parallel") {
         let label = say::plural(&p, "connection", "connections");
-        let bps = curve(s, "cpus", BPS, &[("parallel", &p)], number_x);
+        let bps = curve(
+            s,
+            "cpus",
+            metric::BITS_PER_SECOND,
+            &[("parallel", &p)],
+            number_x,
+        );
         out.push(speedup(&label, &bps));
-        let cost = curve(s, "cpus", CPU_PER_GB, &[("parallel", &p)], number_x);
+        let cost = curve(
+            s,
+            "cpus",
+            metric::CPU_S_PER_GB,
+            &[("parallel", &p)],
+            number_x,
+        );
         out.extend(cpu_cost(&label, &cost));
         out.extend(plateau(&label, &bps));
     }

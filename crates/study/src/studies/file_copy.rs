@@ -9,7 +9,7 @@ use crate::curve::{curve, size_x, values, Curve};
 use crate::spec::{args, axis, SweepSpec};
 use crate::{say, shape, Study};
 use fathom_proto::plan::KindId;
-use fathom_report::series::Series;
+use fathom_report::series::{metric, Series};
 
 /// The study.
 pub(crate) const STUDY: Study = Study {
@@ -39,10 +39,9 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
             axes: vec![axis("size", sizes), axis("io", &IO)],
             iterations: iterations(quick),
             x_axis: "io".into(),
-            metric: "bits_per_second".into(),
-            more_metrics: vec!["cpu_s_per_gb".into()],
-            search: None,
-            ipsec: None,
+            metric: metric::BITS_PER_SECOND.into(),
+            more_metrics: vec![metric::CPU_S_PER_GB.into()],
+            ..SweepSpec::default()
         },
         SweepSpec {
             title: "Memory-to-memory stream of the same sizes (the ceiling)".into(),
@@ -51,10 +50,9 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
             axes: vec![axis("bytes", sizes)],
             iterations: iterations(quick),
             x_axis: "bytes".into(),
-            metric: "bits_per_second".into(),
+            metric: metric::BITS_PER_SECOND.into(),
             more_metrics: Vec::new(),
-            search: None,
-            ipsec: None,
+            ..SweepSpec::default()
         },
     ]
 }
@@ -63,11 +61,11 @@ fn findings(series: &[Series]) -> Vec<String> {
     let [copies, streams, ..] = series else {
         return vec!["The copy or the stream sweep is missing: nothing to compare.".into()];
     };
-    let ceiling = curve(streams, "bytes", "bits_per_second", &[], size_x);
+    let ceiling = curve(streams, "bytes", metric::BITS_PER_SECOND, &[], size_x);
     values(copies, "size")
         .iter()
         .map(|size| {
-            let c = curve(copies, "io", "bits_per_second", &[("size", size)], size_x);
+            let c = curve(copies, "io", metric::BITS_PER_SECOND, &[("size", size)], size_x);
             let file = size_label(size);
             let Some(b) = shape::best(&c.ys) else {
                 return format!("{file} files: no copy succeeded.");

@@ -6,7 +6,7 @@ use crate::curve::{curve, number_x};
 use crate::spec::{axis, SweepSpec};
 use crate::{say, shape, Study};
 use fathom_proto::plan::KindId;
-use fathom_report::series::Series;
+use fathom_report::series::{metric, Series};
 
 /// The study.
 pub(crate) const STUDY: Study = Study {
@@ -20,7 +20,6 @@ pub(crate) const STUDY: Study = Study {
 
 const FULL: [&str; 6] = ["1", "10", "100", "500", "1000", "2000"];
 const QUICK: [&str; 4] = ["1", "10", "100", "500"];
-const BPS: &str = "bits_per_second";
 
 fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
     vec![SweepSpec {
@@ -30,10 +29,9 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
         axes: vec![axis("parallel", if quick { &QUICK } else { &FULL })],
         iterations: iterations(quick),
         x_axis: "parallel".into(),
-        metric: BPS.into(),
-        more_metrics: vec!["cpu_s_per_gb".into(), "retransmits".into()],
-        search: None,
-        ipsec: None,
+        metric: metric::BITS_PER_SECOND.into(),
+        more_metrics: vec![metric::CPU_S_PER_GB.into(), metric::RETRANSMITS.into()],
+        ..SweepSpec::default()
     }]
 }
 
@@ -45,7 +43,7 @@ fn findings(series: &[Series]) -> Vec<String> {
     let Some(s) = series.first() else {
         return Vec::new();
     };
-    let c = curve(s, "parallel", BPS, &[], number_x);
+    let c = curve(s, "parallel", metric::BITS_PER_SECOND, &[], number_x);
     let last = c.len().saturating_sub(1);
     let (Some(b), Some(k)) = (shape::best(&c.ys), shape::knee(&c.ys, KNEE)) else {
         return vec![if c.is_empty() {

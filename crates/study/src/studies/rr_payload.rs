@@ -8,7 +8,7 @@ use crate::curve::{curve, metric, size_x, values};
 use crate::spec::{args, axis, SweepSpec};
 use crate::{say, shape, Study};
 use fathom_proto::plan::KindId;
-use fathom_report::series::Series;
+use fathom_report::series::{metric, Series};
 
 /// The study.
 pub(crate) const STUDY: Study = Study {
@@ -22,7 +22,6 @@ pub(crate) const STUDY: Study = Study {
 
 const FULL: [&str; 7] = ["4", "40", "100", "250", "536", "1024", "1460"];
 const QUICK: [&str; 4] = ["4", "100", "536", "1460"];
-const TPS: &str = "transactions_per_second";
 const P50: &str = "latency_p50_us";
 
 fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
@@ -40,10 +39,9 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
         ],
         iterations: iterations(quick),
         x_axis: "size".into(),
-        metric: TPS.into(),
+        metric: metric::TRANSACTIONS_PER_SECOND.into(),
         more_metrics: vec![P50.into(), "latency_p99_us".into()],
-        search: None,
-        ipsec: None,
+        ..SweepSpec::default()
     }]
 }
 
@@ -92,13 +90,25 @@ fn findings(series: &[Series]) -> Vec<String> {
 /// Transactions/s at `size` with `quickack`, and its p50 latency when measured.
 fn tps_p50(s: &Series, size: &str, quickack: &str) -> Option<(f64, Option<f64>)> {
     let p = crate::curve::point(s, &[("size", size), ("quickack", quickack)])?;
-    Some((metric(p, TPS)?, metric(p, P50)))
+    Some((metric(p, metric::TRANSACTIONS_PER_SECOND)?, metric(p, P50)))
 }
 
 /// At how many sizes delayed ACK on beats off, and the average difference.
 fn delayed_vs_quick(s: &Series) -> Option<String> {
-    let delayed = curve(s, "size", TPS, &[("quickack", "off")], size_x);
-    let quick = curve(s, "size", TPS, &[("quickack", "on")], size_x);
+    let delayed = curve(
+        s,
+        "size",
+        metric::TRANSACTIONS_PER_SECOND,
+        &[("quickack", "off")],
+        size_x,
+    );
+    let quick = curve(
+        s,
+        "size",
+        metric::TRANSACTIONS_PER_SECOND,
+        &[("quickack", "on")],
+        size_x,
+    );
     let gains: Vec<f64> = delayed
         .labels
         .iter()
@@ -120,7 +130,7 @@ fn delayed_vs_quick(s: &Series) -> Option<String> {
 fn separated(s: &Series, sizes: &[String]) -> String {
     let stat = |size: &str, q: &str| {
         crate::curve::point(s, &[("size", size), ("quickack", q)])?
-            .metric(TPS)
+            .metric(metric::TRANSACTIONS_PER_SECOND)
             .filter(|st| st.n > 1)
             .cloned()
     };

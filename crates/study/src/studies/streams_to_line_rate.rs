@@ -9,7 +9,7 @@ use crate::search::Search;
 use crate::spec::{args, axis, SweepSpec, UNAVAILABLE};
 use crate::{say, shape, Study};
 use fathom_proto::plan::KindId;
-use fathom_report::series::{Point, Series};
+use fathom_report::series::{metric, Point, Series};
 
 /// The study.
 pub(crate) const STUDY: Study = Study {
@@ -21,9 +21,6 @@ pub(crate) const STUDY: Study = Study {
     findings,
 };
 
-const BPS: &str = "bits_per_second";
-const CPU_PER_GB: &str = "cpu_s_per_gb";
-const CPU_LOCAL: &str = "cpu_local_percent";
 const CPU_REMOTE: &str = "cpu_remote_percent";
 const CPU_EMULATOR: &str = "emulator_cpu_percent";
 /// The share of the link's rate the aggregate must reach.
@@ -68,11 +65,15 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
                 axes: vec![axis("rate", &[rate]), axis("parallel", &steps)],
                 iterations: iterations(quick),
                 x_axis: "parallel".into(),
-                metric: BPS.into(),
-                more_metrics: vec![CPU_PER_GB.into(), CPU_LOCAL.into(), CPU_REMOTE.into()],
+                metric: metric::BITS_PER_SECOND.into(),
+                more_metrics: vec![
+                    metric::CPU_S_PER_GB.into(),
+                    metric::CPU_LOCAL_PERCENT.into(),
+                    CPU_REMOTE.into(),
+                ],
                 search: Some(Search {
                     axis: "parallel".into(),
-                    metric: BPS.into(),
+                    metric: metric::BITS_PER_SECOND.into(),
                     target,
                     max,
                 }),
@@ -136,7 +137,7 @@ fn findings(series: &[Series]) -> Vec<String> {
 
 /// The mode's sentences: where it reaches 90% (or that it never does), then one stream.
 fn mode_findings(s: &Series, m: &str, rate: f64, link: &str, fills: &mut Vec<Fill>) -> Vec<String> {
-    let c = curve(s, "parallel", BPS, &[], number_x);
+    let c = curve(s, "parallel", metric::BITS_PER_SECOND, &[], number_x);
     if c.is_empty() {
         return vec![format!("{m}: no point succeeded.")];
     }
@@ -161,7 +162,7 @@ fn mode_findings(s: &Series, m: &str, rate: f64, link: &str, fills: &mut Vec<Fil
             fills.push(Fill {
                 mode: m.to_string(),
                 streams: c.xs[i],
-                cpu_per_gb: p.and_then(|p| metric(p, CPU_PER_GB)),
+                cpu_per_gb: p.and_then(|p| metric(p, metric::CPU_S_PER_GB)),
             });
         }
         None => {
@@ -176,7 +177,7 @@ fn mode_findings(s: &Series, m: &str, rate: f64, link: &str, fills: &mut Vec<Fil
     }
     if c.labels[0] == "1" {
         let cost = point(s, &[("parallel", "1")])
-            .and_then(|p| metric(p, CPU_PER_GB))
+            .and_then(|p| metric(p, metric::CPU_S_PER_GB))
             .map_or(String::new(), |g| {
                 format!(" at {} CPU-seconds per GB", say::num(g))
             });
@@ -204,7 +205,7 @@ fn cpu_there(p: Option<&Point>) -> String {
             say::percent(e)
         )
     });
-    match (cpu(CPU_LOCAL), cpu(CPU_REMOTE)) {
+    match (cpu(metric::CPU_LOCAL_PERCENT), cpu(CPU_REMOTE)) {
         (Some(l), Some(r)) if say::percent(l) == say::percent(r) => format!(
             "CPU there: {} (both ends share this machine's CPUs{emulator})",
             say::percent(l)

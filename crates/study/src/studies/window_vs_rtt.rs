@@ -7,7 +7,7 @@ use crate::curve::{curve, metric, point, size_x, values, Curve};
 use crate::spec::{args, axis, SweepSpec};
 use crate::{say, shape, Study};
 use fathom_proto::plan::KindId;
-use fathom_report::series::Series;
+use fathom_report::series::{metric, Series};
 
 /// The study.
 pub(crate) const STUDY: Study = Study {
@@ -20,7 +20,6 @@ pub(crate) const STUDY: Study = Study {
 };
 
 const SECONDS: &str = "seconds";
-const BPS: &str = "bits_per_second";
 const WINDOW: &str = "window_bytes";
 /// Below this share of its window/RTT bound, a window's shortfall is explained.
 const SHORT: f64 = 0.8;
@@ -51,9 +50,8 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
         iterations: iterations(quick),
         x_axis: "rcvbuf".into(),
         metric: SECONDS.into(),
-        more_metrics: vec![BPS.into()],
-        search: None,
-        ipsec: None,
+        more_metrics: vec![metric::BITS_PER_SECOND.into()],
+        ..SweepSpec::default()
     }]
 }
 
@@ -172,7 +170,8 @@ fn bound(at: &str, s: &Series, rtt: &str, ms: f64) -> Vec<String> {
             shape::parse_size(w).map(|b| b as f64)
         };
         let Some(window) = window else { continue };
-        let Some(share) = metric(p, BPS).and_then(|bps| shape::ratio(bps, window * 8.0 / rtt_s))
+        let Some(share) = metric(p, metric::BITS_PER_SECOND)
+            .and_then(|bps| shape::ratio(bps, window * 8.0 / rtt_s))
         else {
             continue;
         };

@@ -7,7 +7,7 @@ use crate::curve::{curve, size_x, values, Curve};
 use crate::spec::{axis, SweepSpec};
 use crate::{say, shape, Study};
 use fathom_proto::plan::KindId;
-use fathom_report::series::Series;
+use fathom_report::series::{metric, Series};
 
 /// The study.
 pub(crate) const STUDY: Study = Study {
@@ -36,21 +36,26 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
         ],
         iterations: iterations(quick),
         x_axis: "write".into(),
-        metric: "bits_per_second".into(),
-        more_metrics: vec!["cpu_s_per_gb".into()],
-        search: None,
-        ipsec: None,
+        metric: metric::BITS_PER_SECOND.into(),
+        more_metrics: vec![metric::CPU_S_PER_GB.into()],
+        ..SweepSpec::default()
     }]
 }
 
 fn findings(series: &[Series]) -> Vec<String> {
-    let mut out = Vec::new();
     let Some(s) = series.first() else {
-        return out;
+        return Vec::new();
     };
+    let mut out = Vec::new();
     let mut curves: Vec<(String, Curve)> = Vec::new();
     for p in values(s, "parallel") {
-        let c = curve(s, "write", "bits_per_second", &[("parallel", &p)], size_x);
+        let c = curve(
+            s,
+            "write",
+            metric::BITS_PER_SECOND,
+            &[("parallel", &p)],
+            size_x,
+        );
         let label = say::plural(&p, "writer", "writers");
         out.push(knee_sentence(&label, &c, "write size", say::rate));
         if let Some(smallest) = smallest_vs_best(&c) {

@@ -1,0 +1,63 @@
+//! The file copy's section of the terminal table: a stream's, with the copy's lines after the
+//! retransmits (checksum, bytes and time at each stage, page cache, bottleneck).
+
+use crate::build::ratio;
+use crate::cells::rate;
+use crate::model::file::FileSummary;
+use crate::section::Item;
+use crate::table_stream::Stream;
+
+/// The file copy's section: a stream's, with the copy's lines after the retransmits.
+pub static FILE: Stream = Stream::with(|r, item| {
+    if let Some(f) = r.summary.file() {
+        lines(f, r.summary.bits_per_second, item);
+    }
+});
+
+/// The copy's lines: checksum, bytes and time at each stage, page cache, bottleneck.
+fn lines(f: &FileSummary, copy_bps: f64, item: &mut Item<'_>) {
+    let verdict = match f.checksum_match {
+        Some(true) => "match",
+        Some(false) => "MISMATCH",
+        None => "incomplete",
+    };
+    item("checksum", format!("{} {verdict}", f.verify));
+    item(
+        "file bytes",
+        format!(
+            "read {}, sent {}, received {}, written {}",
+            f.stages.disk_read_bytes, f.sent_bytes, f.received_bytes, f.stages.disk_written_bytes
+        ),
+    );
+    item(
+        "sending end",
+        format!(
+            "disk read {:.3} s, network send {:.3} s",
+            f.stages.sender_disk_s, f.stages.sender_net_s
+        ),
+    );
+    item(
+        "receiving end",
+        format!(
+            "disk write {:.3} s, network receive {:.3} s, sync+rename {:.3} s",
+            f.stages.receiver_disk_s, f.stages.receiver_net_s, f.sync_s
+        ),
+    );
+    if let Some(c) = f.cached_percent {
+        item(
+            "page cache",
+            format!("{c:.0}% of the source cached at the start"),
+        );
+    }
+    item("bottleneck", f.bottleneck.clone());
+    if let Some(bps) = f.stream_bits_per_second {
+        item(
+            "stream beside",
+            format!(
+                "{} memory to memory on the same path; the copy ran at {:.0}% of it",
+                rate(bps),
+                100.0 * ratio(copy_bps, bps)
+            ),
+        );
+    }
+}

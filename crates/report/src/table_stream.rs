@@ -1,0 +1,152 @@
+//! The plain stream's section of the terminal table: bit rates and TCP state per interval and
+//! per flow, and the summary of bytes, CPU, buffers and TCP internals. It is every stream-like
+//! kind's base (a file copy adds its lines after the retransmits).
+
+use crate::cells::{arrow, buffers, cpu_lines, direction, pct, rate, rtt, secs};
+use crate::model::{FlowResult, Interval, Report};
+use crate::section::{Item, Section};
+use crate::warnings::human_bytes;
+
+/// A stream-like kind's section: the plain stream's, with the kind's own summary lines after
+/// the retransmits (a file copy's).
+#[derive(Debug)]
+pub struct Stream {
+    after_retransmits: fn(&Report, &mut Item<'_>),
+}
+
+/// The plain stream's section.
+pub static STREAM: Stream = Stream::with(|_, _| {});
+
+impl Stream {
+    /// The stream's section with `after_retransmits` adding a kind's lines.
+    pub const fn with(after_retransmits: fn(&Report, &mut Item<'_>)) -> Stream {
+        Stream { after_retransmits }
+    }
+}
+
+impl Section for Stream {
+    fn head(&self) -> String {
+        stream_head()
+    }
+
+    fn row(&self, label: &str, iv: &Interval) -> String {
+        stream_row(label, iv)
+    }
+
+    fn flows(&self, r: &Report) -> Vec<String> {
+        stream_flows(&r.flows)
+    }
+
+    fn summary(&self, r: &Report, item: &mut Item<'_>) {
+        stream_summary(r, item, &mut |item| (self.after_retransmits)(r, item));
+    }
+}
+
+/// The stream interval table's column heads.
+fn stream_head() -> String {
+    format!(
+        "{:>11} {:>13} {:>13} {:>6} {:>9} {:>7} {:>10} {:>7}",
+        "time", "receiver", "sender", "retr", "rtt", "cwnd", "cpu local", "remote"
+    )
+}
+
+/// One stream interval's line under `label`.
+fn stream_row(label: &str, iv: &Interval) -> String {
+    format!(
+        "{:>11} {:>13} {:>13} {:>6} {:>9} {:>7} {:>10} {:>7}",
+        label,
+        rate(iv.bits_per_second),
+        rate(iv.sender_bits_per_second),
+        iv.retransmits,
+        rtt(iv.rtt_us),
+        iv.cwnd,
+        pct(iv.cpu_local),
+        pct(iv.cpu_remote),
+    )
+}
+
+/// One line per flow over the measured window.
+fn stream_flows(list: &[FlowResult]) -> Vec<String> {
+    let row = |c: [&str; 12]| {
+        format!(
+            "{:>4} {:^3} {:>13} {:>13} {:>10} {:>6} {:>9} {:>7} {:>9} {:>9} {:>8} {:>8}",
+            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11]
+        )
+    };
+    let head = [
+        "flow", "dir", "receiver", "sender", "bytes", "retr", "rtt", "cwnd", "segs/ack",
+        "rwnd-lim", "sndbuf", "rcvbuf",
+    ];
+    let mut lines = vec![row(head)];
+    lines.extend(list.iter().map(|f| {
+        row([
+            &f.id.to_string(),
+            arrow(&f.direction),
+            &rate(f.bits_per_second),
+            &rate(f.sender_bits_per_second),
+            &human_bytes(f.bytes),
+            &f.retransmits.to_string(),
+            &rtt(f.rtt_us.into()),
+            &f.cwnd.to_string(),
+            &format!("{:.2}", f.data_segs_per_ack),
+            &pct(f.rwnd_limited_pct),
+            &human_bytes(f.sndbuf.into()),
+            &human_bytes(f.rcvbuf.into()),
+        ])
+    }));
+    lines
+}
+
+/// A stream's summary lines; `after_retransmits` adds a kind's own lines there (a copy's).
+fn stream_summary(
+    r: &Report,
+    item: &mut Item<'_>,
+    after_retransmits: &mut dyn FnMut(&mut Item<'_>),
+) {
+    let s = &r.summary;
+    let t = &s.tcp;
+    item(
+        "receiver",
+        format!(
+            "{}  (sender {})",
+            rate(s.bits_per_second),
+            rate(s.sender_bits_per_second)
+        ),
+    );
+    item(
+        "bytes",
+        format!(
+            "{} received in {}, {} sent",
+            human_bytes(s.bytes),
+            secs(s.seconds),
+            human_bytes(s.sender_bytes)
+        ),
+    );
+    item("retransmits", s.retransmits.to_string());
+    after_retransmits(item);
+    for d in &s.directions {
+        item(&d.direction, direction(d));
+    }
+    cpu_lines(r, item);
+    let sd = &s.service_demand_us_per_kb;
+    item(
+        "service demand",
+        format!("local {:.3} µs/KB, remote {:.3} µs/KB", sd.local, sd.remote),
+    );
+    let (send, recv) = buffers(&s.buffers, r);
+    item("send buffer", send);
+    item("recv buffer", recv);
+    item("segs per ack", format!("{:.2}", t.data_segs_per_ack));
+    item(
+        "rtt",
+        format!("{} (variation {})", rtt(t.rtt_us), rtt(t.rttvar_us)),
+    );
+    item(
+        "limited by",
+        format!(
+            "receive window {}, send buffer {} of the window",
+            pct(t.rwnd_limited_pct),
+            pct(t.sndbuf_limited_pct)
+        ),
+    );
+}
