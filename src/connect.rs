@@ -26,12 +26,49 @@ pub struct ServerData {
     pub cert: Option<Vec<u8>>,
 }
 
+/// Why the connecting side could not set up a test's data path; each names the flow and the
+/// address at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// The TLS client could not be built.
+    #[error("{0}")]
+    Tls(String),
+    /// A TLS test whose server named no certificate to pin.
+    #[error("the agent named no certificate for a TLS test")]
+    NoCertificate,
+    /// The plan's kind is not one this build has.
+    #[error("{0}")]
+    Kind(std::io::Error),
+    /// A TCP data connection failed.
+    #[error("data connection {flow} to {to}: {source}")]
+    Tcp {
+        /// The flow.
+        flow: u32,
+        /// The server's data address.
+        to: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A UDP flow could not be paired with the server's socket.
+    #[error("UDP flow {flow} to {to}: {source}")]
+    Udp {
+        /// The flow.
+        flow: u32,
+        /// The server's socket for it.
+        to: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
 /// The connecting end of `plan`'s TLS, pinning `cert` (`None` for a clear test).
-pub fn tls_client(plan: &TestPlan, cert: Option<Vec<u8>>) -> Result<Option<TlsEnd>, String> {
+pub fn tls_client(plan: &TestPlan, cert: Option<Vec<u8>>) -> Result<Option<TlsEnd>, ConnectError> {
     match (&plan.tls, cert) {
         (None, _) => Ok(None),
-        (Some(opts), Some(cert)) => TlsEnd::client(cert, opts).map(Some),
-        (Some(_), None) => Err("the agent named no certificate for a TLS test".into()),
+        (Some(opts), Some(cert)) => TlsEnd::client(cert, opts)
+            .map(Some)
+            .map_err(ConnectError::Tls),
+        (Some(_), None) => Err(ConnectError::NoCertificate),
     }
 }
 
@@ -41,7 +78,7 @@ pub fn connect(
     plan: &TestPlan,
     ids: &[u32],
     bind: Option<IpAddr>,
-) -> Result<Sockets, String> {
+) -> Result<Sockets, ConnectError> {
     let tcp = SocketAddr::new(server.ip, server.port);
     let own = || plan.flows.iter().filter(|f| ids.contains(&f.id));
     let dial = Dialer {
@@ -49,13 +86,17 @@ pub fn connect(
         plan,
         bind,
     };
-    let kind = kind(plan.kind).map_err(|e| e.to_string())?;
+    let kind = kind(plan.kind).map_err(ConnectError::Kind)?;
     match kind.wiring() {
         Wiring::TcpPerFlow => own()
             .map(|f| {
                 dial.tcp(tcp, f.id)
                     .map(|s| (*f, s))
-                    .map_err(|e| format!("data connection {} to {tcp}: {e}", f.id))
+                    .map_err(|source| ConnectError::Tcp {
+                        flow: f.id,
+                        to: tcp,
+                        source,
+                    })
             })
             .collect::<Result<_, _>>()
             .map(Sockets::Tcp),
@@ -66,7 +107,11 @@ pub fn connect(
                 let to = SocketAddr::new(server.ip, port);
                 dial.udp(to, f.id)
                     .map(|s| (*f, s))
-                    .map_err(|e| format!("UDP flow {} to {to}: {e}", f.id))
+                    .map_err(|source| ConnectError::Udp {
+                        flow: f.id,
+                        to,
+                        source,
+                    })
             })
             .collect::<Result<_, _>>()
             .map(Sockets::Udp),

@@ -192,7 +192,7 @@ fn topology(
             "'{name}' is a lab host, and several labs are running ({several}); pick one with --lab"
         ))),
         _ => Target::lab_or_resolve(name, lab.as_ref().ok().and_then(Option::as_ref), ipv6)
-            .map_err(Failure::Runtime),
+            .map_err(|e| Failure::Runtime(e.to_string())),
     };
     let server = resolve(server)?;
     let clients = c
@@ -215,7 +215,8 @@ fn topology(
 
 /// A test's failure: bad usage when an end refused the test's values (a congestion control
 /// that host does not offer), else a runtime failure.
-fn failure(e: String) -> Failure {
+fn failure(e: impl ToString) -> Failure {
+    let e = e.to_string();
     if e.contains(CC_REFUSED) {
         Failure::Usage(e)
     } else {

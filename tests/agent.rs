@@ -58,8 +58,7 @@ fn a_killed_controller_frees_its_test_within_a_second_and_the_agent_serves_the_n
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let out = run(&["stream", &agent.target(), "-n", "1M", "--json"], 60);
-    assert!(out.status.success(), "{}", stderr(&out));
+    run_ok(&["stream", &agent.target(), "-n", "1M", "--json"], 60);
 }
 
 #[test]
@@ -183,6 +182,5 @@ fn malformed_messages_get_an_error_and_the_agent_keeps_serving() {
         let line = agent.next_log_line();
         assert!(line.contains("refused"), "{line}");
     }
-    let out = run(&["stream", &agent.target(), "-n", "1M", "--json"], 60);
-    assert!(out.status.success(), "{}", stderr(&out));
+    run_ok(&["stream", &agent.target(), "-n", "1M", "--json"], 60);
 }

@@ -16,14 +16,25 @@ fn hostfile(name: &str, text: &str) -> String {
     path
 }
 
-fn u(v: &serde_json::Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+/// A 1 MB stream across the agents of `source`, expecting 3 and going on with 2.
+fn two_of_three(source: &str) -> [&str; 10] {
+    [
+        "stream",
+        "--agents-from",
+        source,
+        "--expect",
+        "3",
+        "--min-agents",
+        "2",
+        "-n",
+        "1M",
+        "--json",
+    ]
 }
 
 #[test]
 fn hostfile_agents_run_a_test_with_exact_bytes_and_per_group_rows() {
-    let agents: Vec<Agent> = (0..4).map(|_| Agent::start(&[])).collect();
-    let t: Vec<String> = agents.iter().map(Agent::target).collect();
+    let (_agents, t) = agents(4);
     let path = hostfile(
         "hosts-groups",
         &format!(
@@ -32,12 +43,10 @@ fn hostfile_agents_run_a_test_with_exact_bytes_and_per_group_rows() {
         ),
     );
     let source = format!("hostfile:{path}");
-    let out = run(
+    let j = run_json(
         &["stream", "--agents-from", &source, "-n", "8M", "--json"],
         120,
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let j = json(&out);
     assert_valid(&j, "a discovered multi-host stream");
     assert_eq!(u(&j["summary"]["bytes"]), 8 << 20);
     let hosts = j["hosts"].as_array().unwrap();
@@ -59,7 +68,7 @@ fn hostfile_agents_run_a_test_with_exact_bytes_and_per_group_rows() {
         u(&hosts[1]["bytes"]) + u(&hosts[2]["bytes"])
     );
     assert_eq!(u(&g[0]["bytes"]) + u(&g[1]["bytes"]), 8 << 20);
-    let table = run(
+    let table = run_ok(
         &[
             "stream",
             "--agents-from",
@@ -72,7 +81,6 @@ fn hostfile_agents_run_a_test_with_exact_bytes_and_per_group_rows() {
         ],
         120,
     );
-    assert!(table.status.success(), "{}", stderr(&table));
     let text = String::from_utf8_lossy(&table.stdout);
     assert!(
         text.contains("group rack2") && !text.contains("group rack1"),
@@ -83,8 +91,7 @@ fn hostfile_agents_run_a_test_with_exact_bytes_and_per_group_rows() {
 
 #[test]
 fn a_server_picked_by_index_and_clients_by_host_list() {
-    let agents: Vec<Agent> = (0..3).map(|_| Agent::start(&[])).collect();
-    let t: Vec<String> = agents.iter().map(Agent::target).collect();
+    let (_agents, t) = agents(3);
     let path = hostfile("hosts-pick", &format!("{}\n{}\n{}\n", t[0], t[1], t[2]));
     let source = format!("hostfile:{path}");
     let args = [
@@ -97,9 +104,7 @@ fn a_server_picked_by_index_and_clients_by_host_list() {
         "600",
         "--json",
     ];
-    let out = run(&args, 120);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let j = json(&out);
+    let j = run_json(&args, 120);
     assert_eq!(j["hosts"][0]["name"], t[2].as_str());
     assert_eq!(j["test"]["clients"].as_array().unwrap().len(), 2);
     assert_eq!(u(&j["summary"]["rr"]["transactions"]), 600);
@@ -137,12 +142,11 @@ fn bad_sources_are_usage_errors_in_one_line() {
 
 #[test]
 fn too_few_agents_fail_naming_them_unless_min_agents_allows() {
-    let agents: Vec<Agent> = (0..2).map(|_| Agent::start(&[])).collect();
-    let t: Vec<String> = agents.iter().map(Agent::target).collect();
+    let (_agents, t) = agents(2);
     let path = hostfile("hosts-few", &format!("{}\n{}\n", t[0], t[1]));
     let source = format!("hostfile:{path}");
     let named = format!("node[07-08],{}", t[1]);
-    let few = run(
+    let err = run_exit(
         &[
             "stream",
             "--agents-from",
@@ -153,24 +157,11 @@ fn too_few_agents_fail_naming_them_unless_min_agents_allows() {
             "1M",
         ],
         30,
+        1,
     );
-    let err = stderr(&few);
-    assert_eq!(few.status.code(), Some(1), "{err}");
     assert!(err.contains("missing: node07, node08"), "{err}");
-    let args = [
-        "stream",
-        "--agents-from",
-        &source,
-        "--expect",
-        "3",
-        "--min-agents",
-        "2",
-        "-n",
-        "1M",
-        "--json",
-    ];
-    let out = run(&args, 60);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let args = two_of_three(&source);
+    let out = run_ok(&args, 60);
     assert!(stderr(&out).contains("warning: expected 3 agents, found 2; missing: 1 not listed"));
     assert_eq!(u(&json(&out)["summary"]["bytes"]), 1 << 20);
     std::fs::remove_file(path).unwrap();
@@ -204,16 +195,13 @@ fn slurm_reads_the_job_node_list() {
 
 #[test]
 fn udp_and_sweeps_take_the_found_agents_too() {
-    let agents: Vec<Agent> = (0..3).map(|_| Agent::start(&[])).collect();
-    let t: Vec<String> = agents.iter().map(Agent::target).collect();
+    let (_agents, t) = agents(3);
     let path = hostfile("hosts-udp", &format!("{}\n{}\n{}\n", t[0], t[1], t[2]));
     let source = format!("hostfile:{path}");
-    let udp = run(
+    let j = run_json(
         &["udp", "--agents-from", &source, "-n", "2000", "--json"],
         120,
     );
-    assert!(udp.status.success(), "{}", stderr(&udp));
-    let j = json(&udp);
     assert_eq!(j["hosts"].as_array().unwrap().len(), 3);
     assert_eq!(
         j["flows"].as_array().unwrap().len(),
@@ -231,9 +219,7 @@ fn udp_and_sweeps_take_the_found_agents_too() {
         "parallel=1,2",
         "--json",
     ];
-    let sweep = run(&args, 120);
-    assert!(sweep.status.success(), "{}", stderr(&sweep));
-    let doc = json(&sweep);
+    let doc = run_json(&args, 120);
     assert_eq!(doc["points"].as_array().unwrap().len(), 2);
     assert_eq!(doc["complete"], true);
     std::fs::remove_file(path).unwrap();
@@ -241,8 +227,7 @@ fn udp_and_sweeps_take_the_found_agents_too() {
 
 #[test]
 fn an_agent_that_cannot_be_reached_is_missing_and_min_agents_goes_on_without_it() {
-    let agents: Vec<Agent> = (0..2).map(|_| Agent::start(&[])).collect();
-    let t: Vec<String> = agents.iter().map(Agent::target).collect();
+    let (_agents, t) = agents(2);
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let gone = closed.local_addr().unwrap().to_string();
     drop(closed);
@@ -256,18 +241,7 @@ fn an_agent_that_cannot_be_reached_is_missing_and_min_agents_goes_on_without_it(
         "{err}"
     );
     assert!(err.contains("--min-agents"), "{err}");
-    let args = [
-        "stream",
-        "--agents-from",
-        &source,
-        "--expect",
-        "3",
-        "--min-agents",
-        "2",
-        "-n",
-        "1M",
-        "--json",
-    ];
+    let args = two_of_three(&source);
     let out = run(&args, 60);
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");

@@ -185,8 +185,7 @@ fn idle_connections_neither_block_tests_nor_take_a_thread_each() {
         agent.threads(),
         idle.len()
     );
-    let out = run(&["stream", &agent.target(), "-n", "1M", "--json"], 60);
-    assert!(out.status.success(), "{}", stderr(&out));
+    run_ok(&["stream", &agent.target(), "-n", "1M", "--json"], 60);
 }
 
 /// D8: out of descriptors, accept() neither spins nor stops serving.
@@ -220,8 +219,7 @@ fn running_out_of_descriptors_does_not_spin() {
     );
     drop(idle);
     std::thread::sleep(Duration::from_millis(300));
-    let out = run(&["stream", &agent.target(), "-n", "1M", "--json"], 60);
-    assert!(out.status.success(), "{}", stderr(&out));
+    run_ok(&["stream", &agent.target(), "-n", "1M", "--json"], 60);
 }
 
 /// The lab's readiness probe (connect, close) is not logged as a refusal.
@@ -233,8 +231,7 @@ fn a_readiness_probe_is_not_logged_as_a_refusal() {
     partial.write_all(b"FTH").unwrap();
     drop(partial);
     std::thread::sleep(Duration::from_millis(200));
-    let out = run(&["stream", &agent.target(), "-n", "1M", "--json"], 60);
-    assert!(out.status.success(), "{}", stderr(&out));
+    run_ok(&["stream", &agent.target(), "-n", "1M", "--json"], 60);
     let line = agent.next_log_line();
     assert!(line.contains("completed"), "{line}");
 }

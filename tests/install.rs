@@ -25,8 +25,7 @@ fn completions_are_generated_for_each_shell() {
 
 #[test]
 fn the_manual_pages_are_generated() {
-    let out = run(&["man"], 30);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run_ok(&["man"], 30);
     let page = String::from_utf8_lossy(&out.stdout);
     assert!(
         page.starts_with(".ie") || page.contains(".TH fathom"),
@@ -34,8 +33,7 @@ fn the_manual_pages_are_generated() {
     );
     assert!(page.contains("stream"), "{page}");
     let dir = tempfile::tempdir().unwrap();
-    let out = run(&["man", "--out", &dir.path().display().to_string()], 30);
-    assert!(out.status.success(), "{}", stderr(&out));
+    run_ok(&["man", "--out", &dir.path().display().to_string()], 30);
     for name in ["fathom.1", "fathom-stream.1", "fathom-lab-up.1"] {
         let text = std::fs::read_to_string(dir.path().join(name)).unwrap_or_default();
         assert!(text.contains(".TH"), "{name}: {text}");

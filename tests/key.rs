@@ -10,8 +10,7 @@ fn a_new_key_is_private_random_hex_and_never_overwrites() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     for f in [&a, &b] {
-        let out = run(&["key", "new", f.to_str().unwrap()], 10);
-        assert!(out.status.success(), "{}", stderr(&out));
+        run_ok(&["key", "new", f.to_str().unwrap()], 10);
     }
     let key = std::fs::read_to_string(&a).unwrap();
     assert_eq!(key.len(), 64, "{key}");
@@ -34,11 +33,10 @@ fn an_agent_and_a_controller_share_a_new_key() {
     assert!(run(&["key", "new", k], 10).status.success());
     let agent = Agent::start(&["--key-file", k]);
     let target = agent.target();
-    let with = run(
+    run_ok(
         &["rr", &target, "-n", "100", "--key-file", k, "--no-store"],
         60,
     );
-    assert!(with.status.success(), "{}", stderr(&with));
     let without = run(&["rr", &target, "-n", "100", "--no-store"], 60);
     assert!(!without.status.success());
     assert!(

@@ -235,9 +235,7 @@ fn a_sweep_of_rtt_puts_the_lab_links_back_when_it_ends_or_is_stopped() {
         "rtt=0ms,50ms",
         "--no-store",
     ];
-    let out = run(&sweep, 120);
-    let log = stderr(&out);
-    assert_eq!(out.status.code(), Some(0), "{log}");
+    let log = run_exit(&sweep, 120, 0);
     assert!(log.contains("WAN links put back"), "{log}");
     assert_eq!(wan_params(&name), before, "after a finished sweep");
 

@@ -8,9 +8,7 @@ use common::*;
 
 #[test]
 fn an_unknown_algorithm_is_a_usage_error() {
-    let out = run(&["lab", "up", "--hosts", "2", "--ipsec", "des"], 30);
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = run_exit(&["lab", "up", "--hosts", "2", "--ipsec", "des"], 30, 2);
     assert!(
         err.contains("'des' is not one of aes-128-gcm, aes-256-gcm, aes-128-ccm"),
         "{err}"

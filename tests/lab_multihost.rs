@@ -56,7 +56,7 @@ fn f(v: &Value) -> f64 {
 #[test]
 fn five_clients_two_connections_each_over_namespace_hosts() {
     let Some(lab) = Lab::up("a", 6) else { return };
-    let out = run(
+    let j = run_json(
         &across(
             "h1",
             "h2,h3,h4,h5,h6",
@@ -64,8 +64,6 @@ fn five_clients_two_connections_each_over_namespace_hosts() {
         ),
         120,
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let j = json(&out);
     let hosts = j["hosts"].as_array().unwrap();
     assert_eq!(
         hosts
@@ -137,12 +135,10 @@ fn a_test_across_the_wan_emulator_records_its_parameters_and_counters() {
     let Some(lab) = Lab::up_with("d", &["--hosts", "2", "--wan", "delay=5ms"]) else {
         return;
     };
-    let out = run(
+    let j = run_json(
         &across("h2", "h1", &["stream", "--lab", &lab.name, "-t", "1"]),
         120,
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let j = json(&out);
     let wan = j["wan"].as_array().unwrap();
     assert_eq!(wan.len(), 1, "{}", j["wan"]);
     assert!(
@@ -167,7 +163,7 @@ fn a_test_across_the_wan_emulator_records_its_parameters_and_counters() {
 #[test]
 fn every_host_of_a_request_response_test_shows_its_transactions() {
     let Some(lab) = Lab::up("e", 3) else { return };
-    let out = run(
+    let j = run_json(
         &across(
             "h1",
             "h2,h3",
@@ -175,8 +171,6 @@ fn every_host_of_a_request_response_test_shows_its_transactions() {
         ),
         120,
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let j = json(&out);
     let hosts = j["hosts"].as_array().unwrap();
     let tps: Vec<f64> = hosts
         .iter()

@@ -83,11 +83,10 @@ fn quiet_prints_only_the_table_after_the_run() {
 
 #[test]
 fn json_stays_one_document() {
-    let out = run(
+    let out = run_ok(
         &["rr", "-t", "1", "-i", "200ms", "--json", "--no-store"],
         60,
     );
-    assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(json(&out)["intervals"].as_array().map(Vec::len), Some(5));
 }
 
@@ -108,8 +107,7 @@ fn per_host_lines_follow_each_interval_of_a_multi_host_run() {
         "--per-host",
         "--no-store",
     ];
-    let out = run(&args, 60);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run_ok(&args, 60);
     let text = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = text.lines().collect();
     let at: Vec<usize> = (0..lines.len())

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{fathom, json, run, stderr};
+use common::{fathom, json, run, run_ok, stderr};
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -339,8 +339,7 @@ fn an_interrupted_sweep_resumes_without_rerunning_its_points() {
 
     let mut resume: Vec<&str> = args.to_vec();
     resume.extend(["--resume", "--json"]);
-    let out = run(&resume, 60);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run_ok(&resume, 60);
     let log = stderr(&out);
     assert!(
         log.contains("resuming series s1: 1 of 3 points done"),

@@ -237,6 +237,7 @@ fn run(addr: SocketAddr, plan: TestPlan) -> Result<(), String> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let r = controller::run(&topo, plan, &RunOptions::default(), &AtomicBool::new(false));
+        let r = r.map_err(|e| e.to_string());
         drop(tx.send(r.and_then(|run| run.error.map_or(Ok(()), Err))));
     });
     rx.recv_timeout(HANG)

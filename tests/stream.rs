@@ -4,16 +4,9 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-fn u(v: &Value) -> u64 {
-    v.as_u64()
-        .unwrap_or_else(|| panic!("not an unsigned integer: {v}"))
-}
-
 #[test]
 fn byte_count_moves_exactly_that_many_bytes_at_both_ends() {
-    let out = run(&["stream", "-n", "100M", "-P", "3", "--json"], 120);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let j = json(&out);
+    let j = run_json(&["stream", "-n", "100M", "-P", "3", "--json"], 120);
     let s = &j["summary"];
     for field in [
         "bytes",
@@ -33,8 +26,7 @@ fn byte_count_moves_exactly_that_many_bytes_at_both_ends() {
 
 #[test]
 fn bidir_byte_count_moves_that_many_each_way_and_reverse_is_received_locally() {
-    let out = run(&["stream", "-n", "10M", "--bidir", "--json"], 120);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run_ok(&["stream", "-n", "10M", "--bidir", "--json"], 120);
     let j = json(&out);
     let dirs = j["summary"]["directions"].as_array().unwrap();
     assert_eq!(dirs.len(), 2);
@@ -56,9 +48,7 @@ fn buffer_above_rmem_max_reports_effective_size_and_clamp() {
         .parse()
         .unwrap();
     let ask = (rmem_max * 2).to_string();
-    let out = run(&["stream", "-t", "1", "--buffer", &ask, "--json"], 60);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let j = json(&out);
+    let j = run_json(&["stream", "-t", "1", "--buffer", &ask, "--json"], 60);
     let b = &j["summary"]["buffers"];
     assert_eq!(b["clamped"], true);
     assert_eq!(u(&b["requested"]["recv"]), rmem_max * 2);
@@ -83,14 +73,12 @@ fn buffer_above_rmem_max_reports_effective_size_and_clamp() {
 
 #[test]
 fn json_holds_flows_summing_to_the_summary_and_intervals_covering_the_window() {
-    let out = run(
+    let j = run_json(
         &[
             "stream", "-t", "2", "--omit", "0.5s", "-i", "0.3s", "-P", "2", "--json",
         ],
         60,
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let j = json(&out);
     let s = &j["summary"];
     let flows = j["flows"].as_array().unwrap();
     assert_eq!(
@@ -149,8 +137,7 @@ fn json_output_validates_against_the_schema() {
 
 #[test]
 fn csv_has_a_header_and_interval_rows() {
-    let out = run(&["stream", "-t", "1", "-i", "0.25s", "--csv"], 60);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run_ok(&["stream", "-t", "1", "-i", "0.25s", "--csv"], 60);
     let text = String::from_utf8(out.stdout).unwrap();
     let mut lines = text.lines();
     assert!(lines.next().unwrap().starts_with("start,end,flow"));
@@ -159,18 +146,14 @@ fn csv_has_a_header_and_interval_rows() {
 
 #[test]
 fn a_thousand_flows_work() {
-    let out = run(&["stream", "-P", "1000", "-t", "2", "--json"], 120);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let j = json(&out);
+    let j = run_json(&["stream", "-P", "1000", "-t", "2", "--json"], 120);
     assert_eq!(j["flows"].as_array().unwrap().len(), 1000);
     assert!(u(&j["summary"]["bytes"]) > 0);
 }
 
 #[test]
 fn ipv6_runs_over_the_ipv6_loopback() {
-    let out = run(&["stream", "-6", "-n", "1M", "--json"], 60);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let j = json(&out);
+    let j = run_json(&["stream", "-6", "-n", "1M", "--json"], 60);
     assert!(
         j["flows"][0]["sender"]
             .as_str()
@@ -183,8 +166,7 @@ fn ipv6_runs_over_the_ipv6_loopback() {
 
 #[test]
 fn the_table_shows_the_summary() {
-    let out = run(&["stream", "-t", "1"], 60);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run_ok(&["stream", "-t", "1"], 60);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("bit/s"), "{text}");
     assert!(text.contains("cpu"), "{text}");

@@ -125,9 +125,7 @@ fn compare_clear_runs_both_and_reports_the_ratios() {
         "1",
         "--json",
     ];
-    let out = run(&args, 120);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let j = json(&out);
+    let j = run_json(&args, 120);
     assert_eq!(j["document"], "tls-comparison", "{j}");
     assert_eq!(j["rounds"].as_u64(), Some(1));
     for key in ["tls", "clear", "ratio"] {

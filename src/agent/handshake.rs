@@ -8,10 +8,12 @@ use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Most connections in the handshake at once.
 pub const MAX_HANDSHAKES: usize = 64;
+/// The whole handshake (preamble, challenge, authentication) must complete within this.
+pub const HANDSHAKE: Duration = Duration::from_secs(10);
 
 /// Ends one connection's handshake from outside its thread.
 type CutOff = Box<dyn FnOnce() + Send>;
@@ -94,7 +96,7 @@ fn late() -> io::Error {
         io::ErrorKind::TimedOut,
         format!(
             "the handshake did not complete within {} s",
-            super::session::HANDSHAKE.as_secs()
+            HANDSHAKE.as_secs()
         ),
     )
 }

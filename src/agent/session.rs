@@ -3,7 +3,7 @@
 //! the test ends, the controller closes, or the controller falls silent.
 
 use super::arrival::Arrival;
-use super::handshake::{left_early, Deadline, Pass};
+use super::handshake::{left_early, Deadline, Pass, HANDSHAKE};
 use super::stream::ControlStream;
 use super::test::Test;
 use super::{AgentConfig, Slot};
@@ -26,8 +26,6 @@ const SILENCE: Duration = Duration::from_secs(3);
 /// Most controller messages read ahead of the session; then the reader waits (and the
 /// controller's writes with it), so a controller cannot queue without bound.
 const CTRL_QUEUE: usize = 64;
-/// The whole handshake (preamble, challenge, authentication) must complete within this.
-pub const HANDSHAKE: Duration = Duration::from_secs(10);
 
 /// What the session thread reacts to.
 pub enum Event {

@@ -155,7 +155,7 @@ impl Test {
         self.memory = Some(cfg.admit(&j.plan, &j.plan.client, j.flows.len())?);
         self.files_root = cfg.files_root.clone();
         self.plan = Some(Arc::new(j.plan.clone()));
-        self.tls = connect::tls_client(&j.plan, j.cert.clone())?;
+        self.tls = connect::tls_client(&j.plan, j.cert.clone()).map_err(|e| e.to_string())?;
         let server = ServerData {
             ip: j.server,
             port: j.port,
@@ -163,7 +163,8 @@ impl Test {
             cookie: j.cookie,
             cert: j.cert,
         };
-        let sockets = connect::connect(&server, &j.plan, &j.flows, None)?;
+        let sockets =
+            connect::connect(&server, &j.plan, &j.flows, None).map_err(|e| e.to_string())?;
         self.prepare(Side::Client, j.flows, sockets)
     }
 

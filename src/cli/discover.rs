@@ -96,7 +96,8 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Whether a found agent's control port accepts a connection (the agent lets a connection that
 /// sends nothing go).
 fn answers(agent: &discover::Agent) -> Result<(), String> {
-    let target = crate::controller::Target::resolve(&agent.addr, None)?;
+    let target =
+        crate::controller::Target::resolve(&agent.addr, None).map_err(|e| e.to_string())?;
     std::net::TcpStream::connect_timeout(&target.addr, PROBE_TIMEOUT)
         .map(drop)
         .map_err(|e| e.to_string())

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 pub fn run(a: &LaunchArgs, argv: &[String]) -> Result<u8, Failure> {
     a.check()?;
     let env = |k: &str| std::env::var(k).ok();
-    let me = rank::detect(env).map_err(Failure::Usage)?;
+    let me = rank::detect(env).map_err(|e| Failure::Usage(e.to_string()))?;
     if me.size < 2 {
         return Err(Failure::Usage(format!(
             "launch needs at least 2 processes (a server and a client); the launcher started {}",
@@ -76,7 +76,7 @@ fn lead(
     let t = Instant::now();
     let ranks = root
         .gather(Duration::from_nanos(a.rendezvous_timeout))
-        .map_err(Failure::Runtime)?;
+        .map_err(|e| Failure::Runtime(e.to_string()))?;
     let topo = topology(
         a.server_rank,
         ranks,
@@ -205,7 +205,7 @@ fn follow(
 
 /// Where a non-zero rank finds rank 0 without --controller: what the launcher's environment says.
 fn rank0_host(a: &LaunchArgs, me: &Rank) -> Result<String, String> {
-    match rank::rank0(me, |k| std::env::var(k).ok())? {
+    match rank::rank0(me, |k| std::env::var(k).ok()).map_err(|e| e.to_string())? {
         Some(Rank0::Host(h)) => Ok(h),
         Some(Rank0::Loopback) if a.test.test.common().ipv6 => Ok("::1".into()),
         Some(Rank0::Loopback) => Ok("127.0.0.1".into()),

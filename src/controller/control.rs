@@ -1,6 +1,7 @@
 //! The controller's end of a control connection: handshake, key proof, clock probes, and the
 //! request/answer steps before a test starts.
 
+use super::error::{ControlError, Problem};
 use crate::connect::ServerData;
 use fathom_engine::clock;
 use fathom_proto::plan::TestPlan;
@@ -15,6 +16,15 @@ use std::time::Duration;
 
 /// How long the agent may take to answer a step before the test starts.
 const STEP_TIMEOUT: Duration = Duration::from_secs(35);
+
+/// The sending half of a control connection, shared with the threads that heartbeat it.
+pub type Sender = Arc<Mutex<Connection<TcpStream>>>;
+
+/// Sends one message on a shared control connection.
+pub(super) fn send(sender: &Sender, m: &ToAgent) -> Result<(), FrameError> {
+    let mut w = sender.lock().unwrap_or_else(|p| p.into_inner());
+    w.send(m)
+}
 
 /// A live control connection.
 pub struct Control {
@@ -37,21 +47,26 @@ pub struct ClockSync {
 
 impl Control {
     /// Connects, checks versions and proves the key. `name` is how errors refer to the agent.
-    pub fn open(stream: TcpStream, name: &str, key: Option<&[u8]>) -> Result<Control, String> {
-        let e = |what: &dyn std::fmt::Display| format!("agent at {name}: {what}");
+    pub fn open(
+        stream: TcpStream,
+        name: &str,
+        key: Option<&[u8]>,
+    ) -> Result<Control, ControlError> {
+        let e = |problem: Problem| ControlError::Agent {
+            agent: name.to_string(),
+            problem,
+        };
+        let io = |x: std::io::Error| e(Problem::Io(x));
+        let read = |x: FrameError| e(Problem::Read(describe(x)));
         let _ = stream.set_nodelay(true);
-        stream
-            .set_read_timeout(Some(STEP_TIMEOUT))
-            .map_err(|x| e(&x))?;
+        stream.set_read_timeout(Some(STEP_TIMEOUT)).map_err(io)?;
         (&stream)
             .write_all(&Preamble::ours(PreambleKind::Control).encode())
-            .map_err(|x| e(&x))?;
-        let theirs = Preamble::read_from(&mut &stream).map_err(|x| e(&describe(x)))?;
-        theirs.check_version().map_err(|x| e(&x))?;
-        let reader = Connection::new(stream.try_clone().map_err(|x| e(&x))?);
-        let writer = Arc::new(Mutex::new(Connection::new(
-            stream.try_clone().map_err(|x| e(&x))?,
-        )));
+            .map_err(io)?;
+        let theirs = Preamble::read_from(&mut &stream).map_err(read)?;
+        theirs.check_version().map_err(|x| e(Problem::Wire(x)))?;
+        let reader = Connection::new(stream.try_clone().map_err(io)?);
+        let writer = Arc::new(Mutex::new(Connection::new(stream.try_clone().map_err(io)?)));
         let mut c = Control {
             name: name.to_string(),
             stream,
@@ -62,19 +77,16 @@ impl Control {
         let (nonce, key_required) = match c
             .reader
             .expect::<ToController>(fathom_proto::MAX_FRAME)
-            .map_err(|x| e(&describe(x)))?
+            .map_err(read)?
         {
             ToController::Challenge {
                 nonce,
                 key_required,
             } => (nonce, key_required),
-            ToController::Error { message } => return Err(e(&message)),
-            other => return Err(e(&unexpected("Challenge", &other))),
+            other => return Err(e(unexpected("Challenge", other))),
         };
         if key_required && key.is_none() {
-            return Err(e(
-                &"this agent requires a key: pass --key-file with the agent's key",
-            ));
+            return Err(e(Problem::NeedsKey));
         }
         c.send(&ToAgent::Auth {
             mac: key.map(|k| auth::answer(k, &nonce)),
@@ -82,11 +94,11 @@ impl Control {
         match c
             .reader
             .expect::<ToController>(fathom_proto::MAX_FRAME)
-            .map_err(|x| e(&describe(x)))?
+            .map_err(read)?
         {
             ToController::Welcome(h) => c.host = h,
-            ToController::Error { message } => return Err(e(&format!("refused: {message}"))),
-            other => return Err(e(&unexpected("Welcome", &other))),
+            ToController::Error { message } => return Err(e(Problem::Refused(message))),
+            other => return Err(e(unexpected("Welcome", other))),
         }
         Ok(c)
     }
@@ -97,47 +109,49 @@ impl Control {
         name: &str,
         key: Option<&[u8]>,
         timeout: Duration,
-    ) -> Result<Control, String> {
-        let stream = TcpStream::connect_timeout(&addr, timeout).map_err(|x| {
-            let hint = if x.kind() == std::io::ErrorKind::ConnectionRefused {
-                " (is `fathom serve` running there?)"
-            } else {
-                ""
-            };
-            format!("cannot reach the agent at {name}: {x}{hint}")
+    ) -> Result<Control, ControlError> {
+        let stream = TcpStream::connect_timeout(&addr, timeout).map_err(|source| {
+            ControlError::Unreachable {
+                agent: name.to_string(),
+                source,
+            }
         })?;
         Self::open(stream, name, key)
     }
 
     /// Sends a message (safe to call from several threads).
-    pub fn send(&self, m: &ToAgent) -> Result<(), String> {
-        let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        w.send(m)
-            .map_err(|x| format!("agent at {}: {x}", self.name))
+    pub fn send(&self, m: &ToAgent) -> Result<(), ControlError> {
+        send(&self.writer, m).map_err(|x| self.problem(Problem::Wire(x)))
+    }
+
+    /// `problem`, as this agent's.
+    fn problem(&self, problem: Problem) -> ControlError {
+        ControlError::Agent {
+            agent: self.name.clone(),
+            problem,
+        }
     }
 
     /// A sender usable from another thread (heartbeats).
-    pub fn sender(&self) -> Arc<Mutex<Connection<TcpStream>>> {
+    pub fn sender(&self) -> Sender {
         self.writer.clone()
     }
 
     /// Receives the next message; an agent `Error` becomes `Err`.
-    pub fn recv(&mut self, expecting: &str) -> Result<ToController, String> {
+    pub fn recv(&mut self, expecting: &'static str) -> Result<ToController, ControlError> {
         match self.reader.expect::<ToController>(fathom_proto::MAX_FRAME) {
-            Ok(ToController::Error { message }) => {
-                Err(format!("agent at {}: {message}", self.name))
-            }
+            Ok(ToController::Error { message }) => Err(self.problem(Problem::Said(message))),
             Ok(m) => Ok(m),
-            Err(x) => Err(format!(
-                "agent at {} (waiting for {expecting}): {}",
-                self.name,
-                describe(x)
-            )),
+            Err(x) => Err(ControlError::Waiting {
+                agent: self.name.clone(),
+                expecting,
+                reason: describe(x),
+            }),
         }
     }
 
     /// Estimates the agent's clock offset: several probes, the minimum-RTT one wins.
-    pub fn sync(&mut self, probes: usize) -> Result<ClockSync, String> {
+    pub fn sync(&mut self, probes: usize) -> Result<ClockSync, ControlError> {
         let mut best = ClockSync {
             offset_ns: 0,
             rtt_ns: u64::MAX,
@@ -149,11 +163,7 @@ impl Control {
             let m = self.recv("TimeReply")?;
             let t4 = clock::now_ns();
             let ToController::TimeReply { t1, t2, t3 } = m else {
-                return Err(format!(
-                    "agent at {}: {}",
-                    self.name,
-                    unexpected("TimeReply", &m)
-                ));
+                return Err(self.problem(unexpected("TimeReply", m)));
             };
             let rtt = (t4 - t1).saturating_sub(t3.saturating_sub(t2));
             if rtt < best.rtt_ns {
@@ -168,7 +178,11 @@ impl Control {
     }
 
     /// Sends the plan to the server agent; returns what it opened, reachable at `ip`.
-    pub fn setup(&mut self, plan: &TestPlan, ip: std::net::IpAddr) -> Result<ServerData, String> {
+    pub fn setup(
+        &mut self,
+        plan: &TestPlan,
+        ip: std::net::IpAddr,
+    ) -> Result<ServerData, ControlError> {
         self.send(&ToAgent::Setup(Box::new(plan.clone())))?;
         match self.recv("Ready")? {
             ToController::Ready {
@@ -183,11 +197,7 @@ impl Control {
                 cookie,
                 cert,
             }),
-            other => Err(format!(
-                "agent at {}: {}",
-                self.name,
-                unexpected("Ready", &other)
-            )),
+            other => Err(self.problem(unexpected("Ready", other))),
         }
     }
 
@@ -197,7 +207,7 @@ impl Control {
         plan: &TestPlan,
         ids: Vec<u32>,
         server: &ServerData,
-    ) -> Result<Vec<FlowInfo>, String> {
+    ) -> Result<Vec<FlowInfo>, ControlError> {
         let udp_ports = if server.udp_ports.is_empty() {
             Vec::new()
         } else {
@@ -221,14 +231,10 @@ impl Control {
     }
 
     /// Waits until the agent has every data connection.
-    pub fn connected(&mut self) -> Result<Vec<FlowInfo>, String> {
+    pub fn connected(&mut self) -> Result<Vec<FlowInfo>, ControlError> {
         match self.recv("Connected")? {
             ToController::Connected(infos) => Ok(infos),
-            other => Err(format!(
-                "agent at {}: {}",
-                self.name,
-                unexpected("Connected", &other)
-            )),
+            other => Err(self.problem(unexpected("Connected", other))),
         }
     }
 
@@ -268,8 +274,9 @@ pub fn waited(e: FrameError, timeout: Duration) -> String {
     }
 }
 
-fn unexpected(want: &str, got: &ToController) -> String {
-    let name = match got {
+/// An answer that is not the one `want`ed: the agent's own error when it sent one.
+fn unexpected(want: &'static str, got: ToController) -> Problem {
+    let got = match got {
         ToController::Challenge { .. } => "Challenge",
         ToController::Welcome(_) => "Welcome",
         ToController::TimeReply { .. } => "TimeReply",
@@ -277,9 +284,9 @@ fn unexpected(want: &str, got: &ToController) -> String {
         ToController::Connected(_) => "Connected",
         ToController::Snapshot(_) => "Snapshot",
         ToController::Done(_) => "Done",
-        ToController::Error { message } => return message.clone(),
+        ToController::Error { message } => return Problem::Said(message),
     };
-    format!("protocol error: expected {want}, got {name}")
+    Problem::Unexpected { want, got }
 }
 
 #[cfg(test)]

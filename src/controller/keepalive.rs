@@ -2,7 +2,7 @@
 //! heartbeats every agent while the test runs and while it sets up flows (thousands of
 //! connections take longer than that).
 
-use super::members::Sender;
+use super::control::{send, Sender};
 use fathom_proto::ToAgent;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -18,7 +18,7 @@ pub(super) fn beat(senders: &[Sender], stop: &AtomicBool) {
         if last.elapsed() >= EVERY {
             last = Instant::now();
             for s in senders {
-                let _ = super::send(s, &ToAgent::Heartbeat);
+                let _ = send(s, &ToAgent::Heartbeat);
             }
         }
     }

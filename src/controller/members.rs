@@ -2,21 +2,19 @@
 //! over control connections), and the collector that starts them at one instant and gathers
 //! their snapshots, ending everything when one fails.
 
-use super::control::{ClockSync, Control};
+use super::control::{send, ClockSync, Control, Sender};
+use super::error::ControlError;
 use super::progress::Progress;
 use fathom_engine::{Aborter, Prepared};
 use fathom_proto::sample::{EndpointInfo, FlowInfo, Snapshot};
-use fathom_proto::{Connection, ToAgent, ToController};
+use fathom_proto::{ToAgent, ToController};
 use fathom_report::live::Live;
 use fathom_report::{EndData, Role, RunData};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-/// A control connection shared between threads.
-pub type Sender = Arc<Mutex<Connection<TcpStream>>>;
 
 /// How long the ends may take to stop after an abort before the controller gives up on them.
 const ABORT_GRACE: Duration = Duration::from_secs(3);
@@ -41,7 +39,7 @@ impl Member {
     }
 
     /// Waits for an agent's `Connected`.
-    pub fn connected(&mut self) -> Result<Vec<FlowInfo>, String> {
+    pub fn connected(&mut self) -> Result<Vec<FlowInfo>, ControlError> {
         match self {
             Member::Remote(c, _) => c.connected(),
             Member::Local(p) => Ok(p.flow_infos().to_vec()),
@@ -95,7 +93,7 @@ impl Collector {
     }
 
     /// Starts end `i` at `t0` (the controller's clock).
-    pub fn start(&mut self, i: usize, m: Member, t0: u64) -> Result<(), String> {
+    pub fn start(&mut self, i: usize, m: Member, t0: u64) -> Result<(), ControlError> {
         let tx = self.tx.clone();
         let r = match m {
             Member::Local(p) => {
@@ -105,7 +103,7 @@ impl Collector {
                         t0,
                         Box::new(move |s| drop(snap_tx.send(Event::Snap(i, Box::new(s))))),
                     )
-                    .map_err(|e| format!("cannot start the test: {e}"))?;
+                    .map_err(ControlError::Start)?;
                 let aborter = running.aborter();
                 let joiner = std::thread::spawn(move || {
                     drop(tx.send(Event::Done(i, Box::new(running.join()))))
@@ -239,7 +237,7 @@ impl Collector {
         for r in &self.running {
             match r {
                 Running::Local { aborter, .. } => aborter.abort(),
-                Running::Remote { sender, .. } => drop(super::send(
+                Running::Remote { sender, .. } => drop(send(
                     sender,
                     &ToAgent::Abort {
                         reason: reason.into(),
@@ -255,7 +253,7 @@ impl Collector {
             if which(e) {
                 match r {
                     Running::Local { aborter, .. } => aborter.finish(),
-                    Running::Remote { sender, .. } => drop(super::send(sender, &ToAgent::Finish)),
+                    Running::Remote { sender, .. } => drop(send(sender, &ToAgent::Finish)),
                 }
             }
         }
@@ -286,7 +284,7 @@ impl Collector {
                     stream,
                     reader,
                 } => {
-                    let _ = super::send(&sender, &ToAgent::Close);
+                    let _ = send(&sender, &ToAgent::Close);
                     let _ = stream.shutdown(std::net::Shutdown::Both);
                     let _ = reader.join();
                 }

@@ -6,17 +6,18 @@
 //! it, naming the host that failed.
 
 mod control;
+mod error;
 mod keepalive;
 mod members;
 mod progress;
 mod target;
 
+pub use error::{ControlError, Problem, TargetError};
 pub use target::{Target, Topology};
 
 use control::{ClockSync, Control};
 use fathom_engine::{clock, Prepared, Side};
 use fathom_proto::plan::{Direction, Limit, TestPlan};
-use fathom_proto::ToAgent;
 use fathom_report::{EndData, Role, RunData};
 use members::{Collector, Member};
 use std::net::IpAddr;
@@ -51,7 +52,7 @@ pub fn run(
     mut plan: TestPlan,
     opts: &RunOptions,
     interrupted: &AtomicBool,
-) -> Result<RunData, String> {
+) -> Result<RunData, ControlError> {
     check_fd_limit(topo, &plan)?;
     let mut server = connect(&topo.server, opts)?;
     let mut clients: Vec<Option<(Control, ClockSync)>> = Vec::new();
@@ -75,7 +76,7 @@ pub fn run(
     let ready = server.setup(&plan, topo.server.addr.ip())?;
     let plan = Arc::new(plan);
 
-    let senders: Vec<members::Sender> = std::iter::once(server.sender())
+    let senders: Vec<control::Sender> = std::iter::once(server.sender())
         .chain(clients.iter().flatten().map(|(c, _)| c.sender()))
         .collect();
     let (ends, members) = keepalive::during(&senders, || {
@@ -123,7 +124,7 @@ fn open_flows(
     mut clients: Vec<Option<(Control, ClockSync)>>,
     shares: &[Vec<u32>],
     ready: &crate::connect::ServerData,
-) -> Result<(Vec<EndData>, Vec<Member>), String> {
+) -> Result<(Vec<EndData>, Vec<Member>), ControlError> {
     let mut ends = vec![EndData {
         name: topo.server.name.clone(),
         group: topo.server.group.clone(),
@@ -144,7 +145,7 @@ fn open_flows(
             socks,
             tls,
         )
-        .map_err(|e| format!("cannot set up the flows: {e}"))?;
+        .map_err(ControlError::Setup)?;
         ends.push(EndData {
             name: "local".into(),
             role: Role::Client,
@@ -178,10 +179,7 @@ fn open_flows(
         .map(|f| f.id)
         .eq(plan.flows.iter().map(|f| f.id))
     {
-        return Err(format!(
-            "agent at {}: its flows do not match the plan's",
-            topo.server.name
-        ));
+        return Err(ControlError::FlowsMismatch(topo.server.name.clone()));
     }
     ends[0].info.flows = server_flows;
     Ok((ends, members))
@@ -189,7 +187,7 @@ fn open_flows(
 
 /// Refuses, before anything opens, a test whose ends in this process need more descriptors than
 /// it may open.
-fn check_fd_limit(topo: &Topology, plan: &TestPlan) -> Result<(), String> {
+fn check_fd_limit(topo: &Topology, plan: &TestPlan) -> Result<(), ControlError> {
     let ends = u64::from(topo.server.embedded) + u64::from(topo.clients.is_empty());
     let flows = plan.flows.len() as u64;
     let what = match ends {
@@ -199,26 +197,27 @@ fn check_fd_limit(topo: &Topology, plan: &TestPlan) -> Result<(), String> {
     let limit = crate::fdlimit::Limit::now();
     match limit.refuse(flows * ends + crate::fdlimit::SPARE, &what) {
         Some(m) if ends == 2 && limit.refuse(flows + crate::fdlimit::SPARE, "").is_none() => {
-            Err(format!(
+            Err(ControlError::FdLimit(format!(
                 "{m}; or run the agent as a process of its own (`fathom serve`, then `fathom \
                  stream 127.0.0.1`): each end then needs half"
-            ))
+            )))
         }
-        Some(m) if ends > 0 => Err(m),
+        Some(m) if ends > 0 => Err(ControlError::FdLimit(m)),
         _ => Ok(()),
     }
 }
 
 /// Opens the control connection to `t`: directly, or from inside its lab namespace.
-fn connect(t: &Target, opts: &RunOptions) -> Result<Control, String> {
+fn connect(t: &Target, opts: &RunOptions) -> Result<Control, ControlError> {
     let key = t.key.as_deref().or(opts.key.as_deref());
     match &t.netns {
         Some(ns) => {
-            let stream = fathom_lab::connect_in(ns, t.addr, CONNECT_TIMEOUT).map_err(|e| {
-                format!(
-                    "cannot reach the agent of lab host {} ({}): {e}",
-                    t.name, t.addr
-                )
+            let stream = fathom_lab::connect_in(ns, t.addr, CONNECT_TIMEOUT).map_err(|source| {
+                ControlError::UnreachableInLab {
+                    agent: t.name.clone(),
+                    addr: t.addr,
+                    source,
+                }
             })?;
             Control::open(stream, &t.name, key)
         }
@@ -249,12 +248,6 @@ fn askers_of(plan: &TestPlan) -> Option<Role> {
             Role::Server
         }
     })
-}
-
-/// Sends one message on a shared control connection.
-fn send(sender: &members::Sender, m: &ToAgent) -> Result<(), String> {
-    let mut w = sender.lock().unwrap_or_else(|p| p.into_inner());
-    w.send(m).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Where the agent is: "HOST", "HOST:PORT", "[v6]:PORT", or nothing (the embedded agent).
 
+use super::error::TargetError;
 use fathom_proto::DEFAULT_PORT;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
@@ -32,12 +33,12 @@ pub struct Topology {
 
 impl Target {
     /// A lab host's agent, if `name` is a host of `lab`.
-    pub fn in_lab(name: &str, lab: &fathom_lab::Lab) -> Result<Option<Target>, String> {
+    pub fn in_lab(name: &str, lab: &fathom_lab::Lab) -> Result<Option<Target>, TargetError> {
         let Some(host) = lab.host(name) else {
             return Ok(None);
         };
         let addr = host.agent_addr();
-        let key = crate::cli::read_key(&lab.key_file())?;
+        let key = crate::cli::read_key(&lab.key_file()).map_err(TargetError::LabKey)?;
         Ok(Some(Target {
             addr,
             name: name.to_string(),
@@ -53,7 +54,7 @@ impl Target {
         spec: &str,
         lab: Option<&fathom_lab::Lab>,
         ipv6: Option<bool>,
-    ) -> Result<Target, String> {
+    ) -> Result<Target, TargetError> {
         match lab.map(|l| Self::in_lab(spec, l)).transpose()?.flatten() {
             Some(t) => Ok(t),
             None => Self::resolve(spec, ipv6),
@@ -61,16 +62,19 @@ impl Target {
     }
 
     /// Resolves `spec`; `ipv6` restricts the family (Some(true) = v6 only, Some(false) = v4 only).
-    pub fn resolve(spec: &str, ipv6: Option<bool>) -> Result<Target, String> {
+    pub fn resolve(spec: &str, ipv6: Option<bool>) -> Result<Target, TargetError> {
         let (host, port) = split_host_port(spec)?;
         let addrs: Vec<SocketAddr> = (host.as_str(), port)
             .to_socket_addrs()
-            .map_err(|e| format!("cannot resolve host '{host}': {e}"))?
+            .map_err(|source| TargetError::Resolve {
+                host: host.clone(),
+                source,
+            })?
             .filter(|a| ipv6.is_none_or(|v6| a.is_ipv6() == v6))
             .collect();
-        let addr = *addrs.first().ok_or_else(|| {
-            let fam = if ipv6 == Some(true) { "IPv6" } else { "IPv4" };
-            format!("host '{host}' has no {fam} address")
+        let addr = *addrs.first().ok_or_else(|| TargetError::NoAddress {
+            family: if ipv6 == Some(true) { "IPv6" } else { "IPv4" },
+            host,
         })?;
         Ok(Target {
             addr,
@@ -84,19 +88,21 @@ impl Target {
 }
 
 /// Splits "host", "host:port", "[v6]", "[v6]:port", or a bare IPv6 address.
-fn split_host_port(spec: &str) -> Result<(String, u16), String> {
+fn split_host_port(spec: &str) -> Result<(String, u16), TargetError> {
     let port = |p: &str| {
-        p.parse::<u16>()
-            .map_err(|_| format!("'{spec}': '{p}' is not a port number"))
+        p.parse::<u16>().map_err(|_| TargetError::Port {
+            spec: spec.into(),
+            port: p.into(),
+        })
     };
     if let Some(rest) = spec.strip_prefix('[') {
         let (h, tail) = rest
             .split_once(']')
-            .ok_or_else(|| format!("'{spec}': missing ']'"))?;
+            .ok_or_else(|| TargetError::Bracket(spec.into()))?;
         return match tail.strip_prefix(':') {
             Some(p) => Ok((h.to_string(), port(p)?)),
             None if tail.is_empty() => Ok((h.to_string(), DEFAULT_PORT)),
-            None => Err(format!("'{spec}' is not HOST[:PORT]")),
+            None => Err(TargetError::NotHostPort(spec.into())),
         };
     }
     if spec.parse::<IpAddr>().is_ok() {
@@ -104,8 +110,8 @@ fn split_host_port(spec: &str) -> Result<(String, u16), String> {
     }
     match spec.rsplit_once(':') {
         Some((h, p)) if !h.is_empty() => Ok((h.to_string(), port(p)?)),
-        Some(_) => Err(format!("'{spec}' is not HOST[:PORT]")),
-        None if spec.is_empty() => Err("the host is empty".into()),
+        Some(_) => Err(TargetError::NotHostPort(spec.into())),
+        None if spec.is_empty() => Err(TargetError::Empty),
         None => Ok((spec.to_string(), DEFAULT_PORT)),
     }
 }

@@ -27,6 +27,28 @@ pub fn run(args: &[&str], secs: u64) -> Output {
     run_program(env!("CARGO_BIN_EXE_fathom"), args, secs)
 }
 
+/// Runs fathom with `args` (bounded) and asserts that it succeeded, its stderr in the message.
+pub fn run_ok(args: &[&str], secs: u64) -> Output {
+    let out = run(args, secs);
+    assert!(out.status.success(), "{}", stderr(&out));
+    out
+}
+
+/// Runs fathom with `args` (bounded), asserts that it succeeded, and parses its one JSON
+/// document.
+pub fn run_json(args: &[&str], secs: u64) -> serde_json::Value {
+    json(&run_ok(args, secs))
+}
+
+/// Runs fathom with `args` (bounded) and asserts that it exited with `code`; returns its
+/// stderr.
+pub fn run_exit(args: &[&str], secs: u64, code: i32) -> String {
+    let out = run(args, secs);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(code), "{err}");
+    err
+}
+
 /// Runs `fathom lab ARGS` (bounded); returns the exit code, stdout and stderr.
 pub fn lab(args: &[&str]) -> (i32, String, String) {
     let out = run(&[&["lab"][..], args].concat(), 120);
@@ -134,6 +156,18 @@ pub fn run_and_lose_a_host(args: &[&str], kill: impl FnOnce()) -> Output {
 /// Standard error as text.
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// `n` agents with no flags, and their targets (`127.0.0.1:PORT`).
+pub fn agents(n: usize) -> (Vec<Agent>, Vec<String>) {
+    let agents: Vec<Agent> = (0..n).map(|_| Agent::start(&[])).collect();
+    let targets = agents.iter().map(Agent::target).collect();
+    (agents, targets)
+}
+
+/// The count `v` holds.
+pub fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
 
 /// A `fathom serve` child on an ephemeral loopback port, killed (by its PID) when dropped.

@@ -11,18 +11,62 @@ pub const MAX_HOSTS: usize = 100_000;
 /// Longest name (a DNS name's limit).
 pub const MAX_NAME: usize = 253;
 
+/// Why a host list is refused; each names the list, item or name at fault.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HostlistError {
+    /// Two commas with nothing between them, or an empty list.
+    #[error("'{0}': an empty host name in the list")]
+    EmptyName(String),
+    /// The list names no host at all.
+    #[error("'{0}': no host in the list")]
+    NoHost(String),
+    /// A name longer than [`MAX_NAME`].
+    #[error("'{0}' is longer than {MAX_NAME} bytes")]
+    LongName(String),
+    /// The list or item expands to more than [`MAX_HOSTS`] names.
+    #[error("'{0}' names more than {MAX_HOSTS} hosts")]
+    TooMany(String),
+    /// A `[` inside a bracket.
+    #[error("'{0}': a bracket inside a bracket")]
+    Nested(String),
+    /// A `]` with no `[` before it.
+    #[error("'{0}': a ']' without its '['")]
+    Unopened(String),
+    /// A `[` never closed.
+    #[error("'{0}': a '[' without its ']'")]
+    Unclosed(String),
+    /// A bracket whose inside is not ranges of numbers.
+    #[error("'{item}': '[{inside}]' is not a range like [01-64] or [1,3,5-7]")]
+    NotRange {
+        /// The list item.
+        item: String,
+        /// The bracket's inside.
+        inside: String,
+    },
+    /// A range whose end is below its start.
+    #[error("'{item}': the range {lo}-{hi} runs backwards")]
+    Backwards {
+        /// The list item.
+        item: String,
+        /// The range's start, as written.
+        lo: String,
+        /// The range's end, as written.
+        hi: String,
+    },
+}
+
 /// The names in `list`, in order, duplicates kept (Slurm keeps them too).
 ///
 /// ```
 /// use fathom_cluster::hostlist::expand;
 /// assert_eq!(expand("n[08-10],login").unwrap(), ["n08", "n09", "n10", "login"]);
 /// ```
-pub fn expand(list: &str) -> Result<Vec<String>, String> {
+pub fn expand(list: &str) -> Result<Vec<String>, HostlistError> {
     let mut hosts = Vec::new();
     for item in split_top(list)? {
         let item = item.trim();
         if item.is_empty() {
-            return Err(format!("'{list}': an empty host name in the list"));
+            return Err(HostlistError::EmptyName(list.into()));
         }
         let mut names = vec![String::new()];
         for part in parts(item)? {
@@ -33,11 +77,11 @@ pub fn expand(list: &str) -> Result<Vec<String>, String> {
         }
         for n in &names {
             if n.len() > MAX_NAME {
-                return Err(format!("'{n}' is longer than {MAX_NAME} bytes"));
+                return Err(HostlistError::LongName(n.clone()));
             }
         }
         if hosts.len() + names.len() > MAX_HOSTS {
-            return Err(format!("'{list}' names more than {MAX_HOSTS} hosts"));
+            return Err(HostlistError::TooMany(list.into()));
         }
         hosts.extend(names);
     }
@@ -45,13 +89,13 @@ pub fn expand(list: &str) -> Result<Vec<String>, String> {
 }
 
 /// The first name of `list`, without expanding the rest (a launcher's rank 0 host).
-pub fn first(list: &str) -> Result<String, String> {
+pub fn first(list: &str) -> Result<String, HostlistError> {
     let item = split_top(list)?
         .into_iter()
         .next()
         .map(str::trim)
         .filter(|i| !i.is_empty())
-        .ok_or_else(|| format!("'{list}': no host in the list"))?;
+        .ok_or_else(|| HostlistError::NoHost(list.into()))?;
     let mut name = String::new();
     for part in parts(item)? {
         match part {
@@ -69,14 +113,14 @@ enum Part<'a> {
 }
 
 /// Splits at the commas outside brackets.
-fn split_top(list: &str) -> Result<Vec<&str>, String> {
+fn split_top(list: &str) -> Result<Vec<&str>, HostlistError> {
     let (mut items, mut depth, mut start) = (Vec::new(), 0, 0);
     for (i, c) in list.char_indices() {
         match c {
             '[' if depth == 0 => depth = 1,
-            '[' => return Err(format!("'{list}': a bracket inside a bracket")),
+            '[' => return Err(HostlistError::Nested(list.into())),
             ']' if depth == 1 => depth = 0,
-            ']' => return Err(format!("'{list}': a ']' without its '['")),
+            ']' => return Err(HostlistError::Unopened(list.into())),
             ',' if depth == 0 => {
                 items.push(&list[start..i]);
                 start = i + 1;
@@ -85,18 +129,21 @@ fn split_top(list: &str) -> Result<Vec<&str>, String> {
         }
     }
     if depth != 0 {
-        return Err(format!("'{list}': a '[' without its ']'"));
+        return Err(HostlistError::Unclosed(list.into()));
     }
     items.push(&list[start..]);
     Ok(items)
 }
 
 /// An item's text and bracket parts, in order (brackets are balanced: [`split_top`] checked).
-fn parts(item: &str) -> Result<Vec<Part<'_>>, String> {
+fn parts(item: &str) -> Result<Vec<Part<'_>>, HostlistError> {
     let mut out = Vec::new();
     let mut rest = item;
     while let Some(open) = rest.find('[') {
-        let close = open + rest[open..].find(']').ok_or_else(|| unbalanced(item))?;
+        let close = open
+            + rest[open..]
+                .find(']')
+                .ok_or_else(|| HostlistError::Unclosed(item.into()))?;
         if open > 0 {
             out.push(Part::Text(&rest[..open]));
         }
@@ -109,17 +156,16 @@ fn parts(item: &str) -> Result<Vec<Part<'_>>, String> {
     Ok(out)
 }
 
-fn unbalanced(item: &str) -> String {
-    format!("'{item}': a '[' without its ']'")
-}
-
 /// The numbers a bracket names, in order, each as text with its padding.
-fn ranges(item: &str, inside: &str) -> Result<Vec<String>, String> {
+fn ranges(item: &str, inside: &str) -> Result<Vec<String>, HostlistError> {
     let mut out = Vec::new();
     for r in inside.split(',') {
         let r = r.trim();
         let (lo, hi) = r.split_once('-').unwrap_or((r, r));
-        let bad = || format!("'{item}': '[{inside}]' is not a range like [01-64] or [1,3,5-7]");
+        let bad = || HostlistError::NotRange {
+            item: item.into(),
+            inside: inside.into(),
+        };
         if lo.is_empty()
             || hi.is_empty()
             || !lo.bytes().chain(hi.bytes()).all(|b| b.is_ascii_digit())
@@ -131,10 +177,14 @@ fn ranges(item: &str, inside: &str) -> Result<Vec<String>, String> {
             hi.parse().map_err(|_| bad())?,
         );
         if a > b {
-            return Err(format!("'{item}': the range {lo}-{hi} runs backwards"));
+            return Err(HostlistError::Backwards {
+                item: item.into(),
+                lo: lo.into(),
+                hi: hi.into(),
+            });
         }
         if b - a >= MAX_HOSTS as u64 || out.len() as u64 + (b - a) >= MAX_HOSTS as u64 {
-            return Err(format!("'{item}' names more than {MAX_HOSTS} hosts"));
+            return Err(HostlistError::TooMany(item.into()));
         }
         let width = lo.len();
         out.extend((a..=b).map(|n| format!("{n:0width$}")));
@@ -143,9 +193,9 @@ fn ranges(item: &str, inside: &str) -> Result<Vec<String>, String> {
 }
 
 /// Every name in `names` followed by every number in `nums`, in order.
-fn combine(names: Vec<String>, nums: &[String], list: &str) -> Result<Vec<String>, String> {
+fn combine(names: Vec<String>, nums: &[String], list: &str) -> Result<Vec<String>, HostlistError> {
     if names.len().saturating_mul(nums.len()) > MAX_HOSTS {
-        return Err(format!("'{list}' names more than {MAX_HOSTS} hosts"));
+        return Err(HostlistError::TooMany(list.into()));
     }
     Ok(names
         .iter()
@@ -196,7 +246,7 @@ mod tests {
             ("n[0-99999999999]", "more than"),
             ("a[0-999]b[0-999]", "more than"),
         ] {
-            let e = expand(list).unwrap_err();
+            let e = expand(list).unwrap_err().to_string();
             assert!(e.contains(why), "{list}: {e}");
         }
         assert!(first("").is_err());

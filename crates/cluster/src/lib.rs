@@ -5,6 +5,7 @@
 //! (`node[01-64]`, `rack[1-2]-n[1-4]`); [`discover`] finds the agents (`--agents-from`);
 //! [`rank`] reads a process's rank from its launcher's environment, and [`rendezvous`] is how
 //! the processes of `fathom launch` find rank 0.
+#![forbid(unsafe_code)]
 
 pub mod discover;
 pub mod hostlist;

@@ -14,6 +14,45 @@ use crate::hostlist;
 /// The most processes a launch may have.
 pub const MAX_SIZE: u32 = 100_000;
 
+/// Why the environment gives no usable rank; each names the variable at fault.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RankError {
+    /// No launcher's rank variable is set.
+    #[error(
+        "no launcher's rank in the environment: looked for {RANK_VARIABLES}; run under srun or \
+         mpirun/mpiexec"
+    )]
+    NoLauncher,
+    /// The rank variable is set, none of its size variables is.
+    #[error("{rank} is set but the size is not: none of {}", .sizes.join(", "))]
+    NoSize {
+        /// The rank variable.
+        rank: &'static str,
+        /// The size variables looked for.
+        sizes: &'static [&'static str],
+    },
+    /// A count out of its range, or not a number.
+    #[error("{name}='{value}' is not a number from {lo} to {hi}")]
+    BadNumber {
+        /// The variable.
+        name: &'static str,
+        /// Its value.
+        value: String,
+        /// The least it may be.
+        lo: u32,
+        /// The most it may be.
+        hi: u32,
+    },
+    /// A Slurm node list that is not a host list.
+    #[error("{name}: {error}")]
+    NodeList {
+        /// The variable.
+        name: &'static str,
+        /// What is wrong with its list.
+        error: hostlist::HostlistError,
+    },
+}
+
 /// Which launcher's variables gave the rank.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Launcher {
@@ -64,7 +103,7 @@ pub const RANK_VARIABLES: &str =
      PMI_SIZE, PMIX_SIZE, SLURM_STEP_NUM_TASKS or SLURM_NTASKS for the size)";
 
 /// Reads the rank and size from the environment `var` looks up.
-pub fn detect(var: impl Fn(&str) -> Option<String>) -> Result<Rank, String> {
+pub fn detect(var: impl Fn(&str) -> Option<String>) -> Result<Rank, RankError> {
     let sources: [(Launcher, &str, &[&str]); 4] = [
         (
             Launcher::OpenMpi,
@@ -95,11 +134,9 @@ pub fn detect(var: impl Fn(&str) -> Option<String>) -> Result<Rank, String> {
         let (size_var, size) = size_vars
             .iter()
             .find_map(|v| var(v).map(|s| (*v, s)))
-            .ok_or_else(|| {
-                format!(
-                    "{rank_var} is set but the size is not: none of {}",
-                    size_vars.join(", ")
-                )
+            .ok_or(RankError::NoSize {
+                rank: rank_var,
+                sizes: size_vars,
             })?;
         let size = number(size_var, &size, 1, MAX_SIZE)?;
         let rank = number(rank_var, &rank, 0, size - 1)?;
@@ -109,16 +146,13 @@ pub fn detect(var: impl Fn(&str) -> Option<String>) -> Result<Rank, String> {
             launcher,
         });
     }
-    Err(format!(
-        "no launcher's rank in the environment: looked for {RANK_VARIABLES}; run under srun or \
-         mpirun/mpiexec"
-    ))
+    Err(RankError::NoLauncher)
 }
 
 /// Where rank 0 runs: under Slurm the first node of the step's (else the job's) node list, which
 /// holds rank 0 with Slurm's block and cyclic distributions (not with `-m arbitrary` or
 /// `--relative`); under Open MPI loopback when every process is on this node; else unknown.
-pub fn rank0(r: &Rank, var: impl Fn(&str) -> Option<String>) -> Result<Option<Rank0>, String> {
+pub fn rank0(r: &Rank, var: impl Fn(&str) -> Option<String>) -> Result<Option<Rank0>, RankError> {
     if r.launcher == Launcher::Slurm {
         for list_var in [
             "SLURM_STEP_NODELIST",
@@ -128,7 +162,10 @@ pub fn rank0(r: &Rank, var: impl Fn(&str) -> Option<String>) -> Result<Option<Ra
             if let Some(list) = var(list_var) {
                 return hostlist::first(&list)
                     .map(|h| Some(Rank0::Host(h)))
-                    .map_err(|e| format!("{list_var}: {e}"));
+                    .map_err(|error| RankError::NodeList {
+                        name: list_var,
+                        error,
+                    });
             }
         }
     }
@@ -157,13 +194,18 @@ pub fn launch_id(var: impl Fn(&str) -> Option<String>) -> String {
 }
 
 /// Reads a count from `value` (the variable `name`'s), within `lo..=hi`.
-fn number(name: &str, value: &str, lo: u32, hi: u32) -> Result<u32, String> {
+fn number(name: &'static str, value: &str, lo: u32, hi: u32) -> Result<u32, RankError> {
     value
         .trim()
         .parse::<u32>()
         .ok()
         .filter(|n| (lo..=hi).contains(n))
-        .ok_or_else(|| format!("{name}='{value}' is not a number from {lo} to {hi}"))
+        .ok_or_else(|| RankError::BadNumber {
+            name,
+            value: value.into(),
+            lo,
+            hi,
+        })
 }
 
 #[cfg(test)]
@@ -180,7 +222,7 @@ mod tests {
     }
 
     fn rank(pairs: &[(&str, &str)]) -> Result<Rank, String> {
-        detect(env(pairs))
+        detect(env(pairs)).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -301,7 +343,9 @@ mod tests {
             ("SLURM_NTASKS", "2"),
             ("SLURM_STEP_NODELIST", "n[1-"),
         ];
-        let e = rank0(&rank(&bad).unwrap(), env(&bad)).unwrap_err();
+        let e = rank0(&rank(&bad).unwrap(), env(&bad))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("SLURM_STEP_NODELIST: "), "{e}");
     }
 

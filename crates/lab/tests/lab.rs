@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::*;
-use fathom_lab::{connect_in, down, status, AgentCommand, Error, Lab, Topology, UpOptions};
+use fathom_lab::{down, status, AgentCommand, Error, Lab, Topology, UpOptions};
 
 const SECOND: Duration = Duration::from_secs(1);
 
@@ -41,35 +41,31 @@ fn up_exec_down_round_trip_leaves_nothing() {
     );
 
     // h1 reaches h3's agent through the switch.
-    connect_in(&lab.host("h1").unwrap().netns, h3.agent_addr(), SECOND).unwrap();
-    let sh = |script: &str| ["sh", "-c", script].map(String::from).to_vec();
+    reach(&lab, "h1", "h3");
     assert_eq!(
-        lab.exec("h1", &sh("getent hosts h3 | grep -q '^10.77.0.3 '"))
-            .unwrap(),
+        shell(&lab, "h1", "getent hosts h3 | grep -q '^10.77.0.3 '"),
         0,
         "host names resolve inside the lab"
     );
     assert_eq!(
-        lab.exec(
+        shell(
+            &lab,
             "h2",
-            &sh("ip -o addr show dev eth0 | grep -q 'inet 10.77.0.2/16'")
-        )
-        .unwrap(),
+            "ip -o addr show dev eth0 | grep -q 'inet 10.77.0.2/16'"
+        ),
         0
     );
     assert_eq!(
-        lab.exec("h2", &sh("ip -o link show lo | grep -q LOWER_UP"))
-            .unwrap(),
+        shell(&lab, "h2", "ip -o link show lo | grep -q LOWER_UP"),
         0
     );
     assert_eq!(
-        lab.exec("sw1", &sh("ip -o link show h1 | grep -q 'master sw1'"))
-            .unwrap(),
+        shell(&lab, "sw1", "ip -o link show h1 | grep -q 'master sw1'"),
         0
     );
-    assert_eq!(lab.exec("h1", &sh("exit 7")).unwrap(), 7);
+    assert_eq!(shell(&lab, "h1", "exit 7"), 7);
     assert!(matches!(
-        lab.exec("h9", &sh("true")),
+        lab.exec("h9", &["true".to_string()]),
         Err(Error::NoSuchNode { .. })
     ));
 
@@ -118,19 +114,14 @@ fn two_labs_coexist_on_the_same_subnet() {
     for lab in [&lab_a, &lab_b] {
         let h2 = lab.host("h2").unwrap();
         assert_eq!(h2.address().to_string(), "10.77.0.2");
-        connect_in(&lab.host("h1").unwrap().netns, h2.agent_addr(), SECOND).unwrap();
+        reach(lab, "h1", "h2");
     }
     let pids_a = agent_pids(&lab_a);
     drop(guard_a);
     assert_gone(&a, &pids_a, &root_before);
     let st = status(&b).unwrap();
     assert!(!st.stale, "{:?}", st.problems);
-    connect_in(
-        &lab_b.host("h1").unwrap().netns,
-        lab_b.host("h2").unwrap().agent_addr(),
-        SECOND,
-    )
-    .unwrap();
+    reach(&lab_b, "h1", "h2");
 }
 
 #[test]
@@ -186,35 +177,28 @@ fn link_rate_and_mtu_are_applied() {
     let _guard = LabGuard(name.clone());
     let topology = Topology::star(2, Some("192.168.7.0/24"), Some(9000), Some("100M")).unwrap();
     let lab = Lab::up(&topology, &standin_options(&name)).unwrap();
-    let sh = |script: &str| ["sh", "-c", script].map(String::from).to_vec();
     assert_eq!(
-        lab.exec(
+        shell(
+            &lab,
             "h1",
-            &sh("tc qdisc show dev eth0 | grep -q 'tbf .*rate 100Mbit'")
-        )
-        .unwrap(),
+            "tc qdisc show dev eth0 | grep -q 'tbf .*rate 100Mbit'"
+        ),
         0
     );
     assert_eq!(
-        lab.exec(
+        shell(
+            &lab,
             "sw1",
-            &sh("tc qdisc show dev h2 | grep -q 'tbf .*rate 100Mbit'")
-        )
-        .unwrap(),
+            "tc qdisc show dev h2 | grep -q 'tbf .*rate 100Mbit'"
+        ),
         0
     );
     assert_eq!(
-        lab.exec("h2", &sh("ip -o link show eth0 | grep -q 'mtu 9000'"))
-            .unwrap(),
+        shell(&lab, "h2", "ip -o link show eth0 | grep -q 'mtu 9000'"),
         0
     );
     assert_eq!(lab.host("h2").unwrap().address().to_string(), "192.168.7.2");
-    connect_in(
-        &lab.host("h1").unwrap().netns,
-        lab.host("h2").unwrap().agent_addr(),
-        SECOND,
-    )
-    .unwrap();
+    reach(&lab, "h1", "h2");
 }
 
 #[test]
@@ -405,7 +389,7 @@ fn the_real_fathom_agent_runs_in_every_host() {
     let opts = UpOptions::new(&name, AgentCommand::fathom(std::path::Path::new(&exe)));
     let lab = Lab::up(&Topology::star(3, None, None, None).unwrap(), &opts).unwrap();
     for host in lab.hosts() {
-        connect_in(&lab.host("h1").unwrap().netns, host.agent_addr(), SECOND).unwrap();
+        reach(&lab, "h1", &host.name);
     }
     assert!(!status(&name).unwrap().stale);
     let pids = agent_pids(&lab);

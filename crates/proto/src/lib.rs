@@ -39,6 +39,7 @@
 //! most [`PRE_AUTH_FRAME`] bytes, and the whole handshake has one deadline; after it, frames of
 //! up to [`MAX_FRAME`]. Both ends check a plan with [`plan::TestPlan::validate`] (in
 //! [`validate`]) before anything runs.
+#![forbid(unsafe_code)]
 
 pub mod auth;
 pub mod file;

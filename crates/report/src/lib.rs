@@ -2,6 +2,7 @@
 //! from the endpoints' snapshots, the documents over several runs (series, comparisons, store
 //! listings, studies), and pure exporters, one per format (a document in, bytes out; see
 //! [`export`]).
+#![forbid(unsafe_code)]
 
 pub mod about;
 pub mod build;

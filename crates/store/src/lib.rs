@@ -29,6 +29,7 @@
 //! saves each run with its [`SeriesSlot`], and updates the document after each point. After an
 //! interruption, [`Store::find_incomplete_series`] finds it again by fingerprint and
 //! [`Store::series_runs`] lists the runs already done, which need not run again.
+#![forbid(unsafe_code)]
 
 mod error;
 mod path;

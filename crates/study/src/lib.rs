@@ -3,6 +3,7 @@
 //! values, percentage gains), never a canned sentence. The runner in the `fathom` binary runs
 //! the sweeps, stores them and draws the charts; this crate only says what to run and what the
 //! results mean.
+#![forbid(unsafe_code)]
 
 mod certainty;
 pub mod curve;

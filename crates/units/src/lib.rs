@@ -6,6 +6,7 @@
 //!
 //! A value is a number (digits and a decimal point) followed by a unit. A value that cannot be
 //! read gives a [`Refusal`]: it names the value and says what a good one looks like.
+#![forbid(unsafe_code)]
 
 pub mod duration;
 pub mod percent;

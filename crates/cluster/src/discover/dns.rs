@@ -6,7 +6,7 @@
 //! The resolver is the system's (`/etc/resolv.conf`) unless `FATHOM_DNS_SERVER=IP[:PORT]`
 //! names the one name server to ask.
 
-use super::{Agent, Error};
+use super::{Agent, Error, SourceError};
 use hickory_resolver::config::{
     ConnectionConfig, LookupIpStrategy, NameServerConfig, ResolverConfig,
 };
@@ -30,27 +30,26 @@ pub struct Query {
 }
 
 impl std::str::FromStr for Query {
-    type Err = String;
+    type Err = SourceError;
 
-    fn from_str(s: &str) -> Result<Query, String> {
+    fn from_str(s: &str) -> Result<Query, SourceError> {
         let (name, port) = match s.rsplit_once(':') {
             Some((n, p)) => {
-                let p = p
-                    .parse::<u16>()
-                    .ok()
-                    .filter(|p| *p > 0)
-                    .ok_or_else(|| format!("dns:{s}: '{p}' is not a port number"))?;
+                let p = p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| {
+                    SourceError::DnsPort {
+                        query: s.into(),
+                        port: p.into(),
+                    }
+                })?;
                 (n, Some(p))
             }
             None => (s, None),
         };
         if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == ',') {
-            return Err(format!("dns:{s}: name a DNS name, dns:NAME[:PORT]"));
+            return Err(SourceError::DnsName(s.into()));
         }
         if name.starts_with('_') && port.is_some() {
-            return Err(format!(
-                "dns:{s}: SRV records carry their ports; drop ':PORT'"
-            ));
+            return Err(SourceError::SrvPort(s.into()));
         }
         Ok(Query {
             name: name.to_string(),

@@ -7,7 +7,7 @@
 //! is one agent (Open MPI adds the slots up).
 
 use super::{Agent, Error};
-use crate::hostlist;
+use crate::hostlist::{self, HostlistError};
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -19,18 +19,35 @@ pub fn read(path: &Path) -> Result<Vec<Agent>, Error> {
         .map_err(|(line, e)| Error::Usage(format!("hostfile {} line {line}: {e}", path.display())))
 }
 
+/// What is wrong with one line of a hostfile.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LineError {
+    /// A word after the host that is not a known `key=value`.
+    #[error("'{0}' is not slots=N, max_slots=N or group=NAME")]
+    UnknownWord(String),
+    /// A `slots=` or `max_slots=` that is not a count above 0.
+    #[error("'{0}': the count must be a whole number above 0")]
+    BadCount(String),
+    /// The host is not a host list.
+    #[error(transparent)]
+    Hosts(#[from] HostlistError),
+    /// The file names more than [`hostlist::MAX_HOSTS`] hosts.
+    #[error("more than {} hosts", hostlist::MAX_HOSTS)]
+    TooMany,
+}
+
 /// The agents of a hostfile's text; an error names its line (from 1).
-pub fn parse(text: &str) -> Result<Vec<Agent>, (usize, String)> {
+pub fn parse(text: &str) -> Result<Vec<Agent>, (usize, LineError)> {
     let mut agents: Vec<Agent> = Vec::new();
     let mut seen = HashSet::new();
     for (i, raw) in text.lines().enumerate() {
-        let fail = |e: String| (i + 1, e);
+        let fail = |e: LineError| (i + 1, e);
         for agent in line(raw).map_err(fail)? {
             if seen.insert(agent.addr.clone()) {
                 agents.push(agent);
             }
             if agents.len() > hostlist::MAX_HOSTS {
-                return Err(fail(format!("more than {} hosts", hostlist::MAX_HOSTS)));
+                return Err(fail(LineError::TooMany));
             }
         }
     }
@@ -38,7 +55,7 @@ pub fn parse(text: &str) -> Result<Vec<Agent>, (usize, String)> {
 }
 
 /// The agents of one line (none for a blank or comment line).
-fn line(raw: &str) -> Result<Vec<Agent>, String> {
+fn line(raw: &str) -> Result<Vec<Agent>, LineError> {
     let (body, comment) = raw.split_once('#').unwrap_or((raw, ""));
     let mut words = body.split_whitespace();
     let Some(host) = words.next() else {
@@ -52,11 +69,7 @@ fn line(raw: &str) -> Result<Vec<Agent>, String> {
         match word.split_once('=') {
             Some(("slots" | "max_slots" | "max-slots", n)) => count(word, n)?,
             Some(("group", g)) if !g.is_empty() => group = Some(g.to_string()),
-            _ => {
-                return Err(format!(
-                    "'{word}' is not slots=N, max_slots=N or group=NAME"
-                ))
-            }
+            _ => return Err(LineError::UnknownWord(word.into())),
         }
     }
     Ok(hosts(host)?
@@ -70,7 +83,7 @@ fn line(raw: &str) -> Result<Vec<Agent>, String> {
 }
 
 /// The names a host word stands for: a bracketed IPv6 address as it is, else a host list.
-fn hosts(word: &str) -> Result<Vec<String>, String> {
+fn hosts(word: &str) -> Result<Vec<String>, HostlistError> {
     if word.starts_with('[') && word.contains(':') {
         return Ok(vec![word.to_string()]);
     }
@@ -78,12 +91,10 @@ fn hosts(word: &str) -> Result<Vec<String>, String> {
 }
 
 /// Checks a `slots=N`.
-fn count(word: &str, n: &str) -> Result<(), String> {
+fn count(word: &str, n: &str) -> Result<(), LineError> {
     match n.parse::<u32>() {
         Ok(n) if n > 0 => Ok(()),
-        _ => Err(format!(
-            "'{word}': the count must be a whole number above 0"
-        )),
+        _ => Err(LineError::BadCount(word.into())),
     }
 }
 
@@ -126,7 +137,7 @@ mod tests {
     fn bad_lines_are_named() {
         assert_eq!(parse("a\nb slots=0\n").unwrap_err().0, 2);
         assert_eq!(parse("a\n\nb cpus=2\n").unwrap_err().0, 3);
-        assert!(parse("n[1-\n").unwrap_err().1.contains("'['"));
+        assert!(parse("n[1-\n").unwrap_err().1.to_string().contains("'['"));
         let e = read(Path::new("/nonexistent/hosts")).unwrap_err();
         assert!(matches!(e, Error::Usage(m) if m.starts_with("hostfile /nonexistent/hosts: ")));
     }

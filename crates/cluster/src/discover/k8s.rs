@@ -9,7 +9,7 @@
 //! named); its group in per-group results is its zone (`group=node`: its node).
 
 use super::capped::Capped;
-use super::{Agent, Error, Found};
+use super::{Agent, Error, Found, SourceError};
 use crate::hostlist::MAX_HOSTS;
 use serde::Deserialize;
 use std::collections::HashSet;
@@ -48,9 +48,9 @@ pub struct Query {
 }
 
 impl std::str::FromStr for Query {
-    type Err = String;
+    type Err = SourceError;
 
-    fn from_str(s: &str) -> Result<Query, String> {
+    fn from_str(s: &str) -> Result<Query, SourceError> {
         let (mut selector, mut namespace, mut by_node) = (None::<String>, None, false);
         let mut in_selector = false;
         for item in s.split(',') {
@@ -71,14 +71,14 @@ impl std::str::FromStr for Query {
                     }
                 }
                 _ => {
-                    return Err(format!(
-                    "k8s:{s}: '{item}' is not svc=NAME, selector=LABELS, ns=NS or group=zone|node"
-                ))
+                    return Err(SourceError::K8sItem {
+                        query: s.into(),
+                        item: item.into(),
+                    })
                 }
             }
         }
-        let selector =
-            selector.ok_or_else(|| format!("k8s:{s}: name svc=NAME or selector=LABELS"))?;
+        let selector = selector.ok_or_else(|| SourceError::K8sSelector(s.into()))?;
         Ok(Query {
             selector,
             namespace,

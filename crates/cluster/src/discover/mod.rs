@@ -45,20 +45,56 @@ pub struct Found {
 }
 
 /// Why discovery failed: bad usage (exit 2) or a failure at run time (exit 1).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
     /// The source or its file is wrong: the user must fix the command or the file.
+    #[error("{0}")]
     Usage(String),
     /// The source could not be read, or did not name enough agents.
+    #[error("{0}")]
     Runtime(String),
 }
 
-impl std::fmt::Display for Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Error::Usage(m) | Error::Runtime(m) => f.write_str(m),
-        }
-    }
+/// Why an `--agents-from` source does not parse; each carries the text at fault.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SourceError {
+    /// `hostfile` without its path.
+    #[error("hostfile: name the file, hostfile:PATH")]
+    NoPath,
+    /// `slurm:` with something after it.
+    #[error("'{0}': slurm takes nothing after it")]
+    SlurmArgs(String),
+    /// Not a known source.
+    #[error(
+        "'{0}' is not a source; try k8s:svc=NAME[,ns=NS], k8s:selector=LABELS, \
+         dns:NAME[:PORT], hostfile:PATH or slurm"
+    )]
+    Unknown(String),
+    /// A `dns:` port that is not a port number.
+    #[error("dns:{query}: '{port}' is not a port number")]
+    DnsPort {
+        /// The text after `dns:`.
+        query: String,
+        /// The port as written.
+        port: String,
+    },
+    /// A `dns:` source without a usable name.
+    #[error("dns:{0}: name a DNS name, dns:NAME[:PORT]")]
+    DnsName(String),
+    /// A port on an SRV name.
+    #[error("dns:{0}: SRV records carry their ports; drop ':PORT'")]
+    SrvPort(String),
+    /// A `k8s:` item that is not a known key.
+    #[error("k8s:{query}: '{item}' is not svc=NAME, selector=LABELS, ns=NS or group=zone|node")]
+    K8sItem {
+        /// The text after `k8s:`.
+        query: String,
+        /// The item at fault.
+        item: String,
+    },
+    /// A `k8s:` source naming neither a service nor a selector.
+    #[error("k8s:{0}: name svc=NAME or selector=LABELS")]
+    K8sSelector(String),
 }
 
 /// Where the agents are listed (`--agents-from`).
@@ -75,21 +111,18 @@ pub enum Source {
 }
 
 impl std::str::FromStr for Source {
-    type Err = String;
+    type Err = SourceError;
 
-    fn from_str(s: &str) -> Result<Source, String> {
+    fn from_str(s: &str) -> Result<Source, SourceError> {
         let (kind, rest) = s.split_once(':').unwrap_or((s, ""));
         match kind {
             "hostfile" if !rest.is_empty() => Ok(Source::Hostfile(rest.into())),
-            "hostfile" => Err("hostfile: name the file, hostfile:PATH".into()),
+            "hostfile" => Err(SourceError::NoPath),
             "slurm" if rest.is_empty() => Ok(Source::Slurm),
-            "slurm" => Err(format!("'{s}': slurm takes nothing after it")),
+            "slurm" => Err(SourceError::SlurmArgs(s.into())),
             "dns" => rest.parse().map(Source::Dns),
             "k8s" => rest.parse().map(Source::K8s),
-            _ => Err(format!(
-                "'{s}' is not a source; try k8s:svc=NAME[,ns=NS], k8s:selector=LABELS, \
-                 dns:NAME[:PORT], hostfile:PATH or slurm"
-            )),
+            _ => Err(SourceError::Unknown(s.into())),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! `SLURM_NODELIST`), one agent per node on the default port.
 
 use super::{Agent, Error};
-use crate::hostlist;
+use crate::hostlist::{self, HostlistError};
 
 /// The job's nodes, in Slurm's order.
 pub fn nodes() -> Result<Vec<Agent>, Error> {
@@ -18,7 +18,7 @@ pub fn nodes() -> Result<Vec<Agent>, Error> {
 }
 
 /// The agents of a Slurm node list.
-pub fn from_list(list: &str) -> Result<Vec<Agent>, String> {
+pub fn from_list(list: &str) -> Result<Vec<Agent>, HostlistError> {
     Ok(hostlist::expand(list)?
         .into_iter()
         .map(|n| Agent {

@@ -2,7 +2,8 @@
 //! it, then wait for the test's exit code while rank 0 keeps saying it is alive.
 
 use super::{
-    exchange_preambles, recv, Registration, ToRank, HANDSHAKE, RANK_DOMAIN, ROOT_DOMAIN, SILENCE,
+    exchange_preambles, recv, JoinError, Registration, ToRank, HANDSHAKE, RANK_DOMAIN, ROOT_DOMAIN,
+    SILENCE,
 };
 use fathom_proto::{auth, Connection, FrameError};
 use std::io;
@@ -39,36 +40,31 @@ pub struct Joined {
 /// Reaches rank 0 at the addresses `resolve` gives (asked again at every attempt, since rank 0's
 /// name may not resolve yet), retrying until `j.timeout`; then starts the agent with
 /// `start_agent(address rank 0 was reached from, the agent's key)`, which answers the agent's
-/// port, and registers it.
+/// port (or why it did not start), and registers it.
 pub fn join(
     j: &Joining,
     resolve: impl Fn() -> io::Result<Vec<SocketAddr>>,
     start_agent: impl FnOnce(IpAddr, &[u8]) -> Result<u16, String>,
-) -> Result<Joined, String> {
+) -> Result<Joined, JoinError> {
     let deadline = Instant::now() + j.timeout;
     let (mut conn, nonce, key_required) = reach(j, &resolve, deadline)?;
-    let lost = |e: FrameError| format!("rank 0 at {}: {e}", j.root);
+    let root = || j.root.to_string();
+    let lost = |source: FrameError| JoinError::Lost {
+        root: root(),
+        source,
+    };
     let stream = conn.get_ref();
     let _ = stream.set_read_timeout(Some(HANDSHAKE));
-    let here = stream.local_addr().map_err(|e| e.to_string())?.ip();
-    match (key_required, j.key) {
-        (false, Some(_)) => {
-            return Err(format!(
-                "rank 0 at {} runs without --key-file, this rank has one: give all ranks the same",
-                j.root
-            ))
-        }
-        (true, None) => {
-            return Err(format!(
-                "rank 0 at {} requires --key-file: give all ranks the same",
-                j.root
-            ))
-        }
-        _ => {}
+    let here = stream.local_addr().map_err(JoinError::Local)?.ip();
+    if key_required != j.key.is_some() {
+        return Err(JoinError::KeyMismatch {
+            root: root(),
+            rank0_has_key: key_required,
+        });
     }
     let own: [u8; 32] = auth::random();
     let agent_key = j.key.unwrap_or(&own);
-    let port = start_agent(here, agent_key)?;
+    let port = start_agent(here, agent_key).map_err(JoinError::Agent)?;
     let mine = auth::nonce();
     conn.send(&Registration {
         rank: j.rank,
@@ -85,15 +81,17 @@ pub fn join(
         ToRank::Accepted { mac } => {
             if let Some(k) = j.key {
                 if !mac.is_some_and(|m| auth::verify_in(ROOT_DOMAIN, k, &mine, &m)) {
-                    return Err(format!(
-                        "rank 0 at {} did not prove it holds the key (--key-file)",
-                        j.root
-                    ));
+                    return Err(JoinError::NoProof(root()));
                 }
             }
         }
-        ToRank::Refused { message } => return Err(message),
-        other => return Err(format!("rank 0 at {}: unexpected {other:?}", j.root)),
+        ToRank::Refused { message } => return Err(JoinError::Refused(message)),
+        other => {
+            return Err(JoinError::Unexpected {
+                root: root(),
+                message: format!("{other:?}"),
+            })
+        }
     }
     Ok(Joined {
         conn,
@@ -107,7 +105,7 @@ fn reach(
     j: &Joining,
     resolve: &impl Fn() -> io::Result<Vec<SocketAddr>>,
     deadline: Instant,
-) -> Result<(Connection<TcpStream>, [u8; 32], bool), String> {
+) -> Result<(Connection<TcpStream>, [u8; 32], bool), JoinError> {
     let mut last = String::from("no attempt");
     loop {
         match resolve() {
@@ -116,19 +114,24 @@ fn reach(
                     match attempt(a, deadline) {
                         Ok(Attempt::Reached(c, nonce, key)) => return Ok((c, nonce, key)),
                         Ok(Attempt::Retry(e)) => last = format!("{a}: {e}"),
-                        Err(e) => return Err(format!("rank 0 at {} ({a}): {e}", j.root)),
+                        Err(reason) => {
+                            return Err(JoinError::NotRank0 {
+                                root: j.root.to_string(),
+                                addr: a,
+                                reason,
+                            })
+                        }
                     }
                 }
             }
             Err(e) => last = format!("cannot resolve: {e}"),
         }
         if Instant::now() + RETRY >= deadline {
-            return Err(format!(
-                "rank 0 did not answer at {} within {} s (last: {last}); is rank 0 there? \
-                 name it with --controller HOST[:PORT]",
-                j.root,
-                j.timeout.as_secs_f64()
-            ));
+            return Err(JoinError::NoAnswer {
+                root: j.root.to_string(),
+                secs: j.timeout.as_secs_f64(),
+                last,
+            });
         }
         std::thread::sleep(RETRY);
     }
@@ -169,34 +172,36 @@ fn attempt(a: SocketAddr, deadline: Instant) -> Result<Attempt, String> {
 impl Joined {
     /// Waits for the test's exit code; an error when rank 0 closes without one or falls
     /// silent for [`SILENCE`].
-    pub fn wait(mut self) -> Result<u8, String> {
+    pub fn wait(mut self) -> Result<u8, JoinError> {
         let _ = self.conn.get_ref().set_read_timeout(Some(SILENCE));
         loop {
             match self.conn.recv::<ToRank>(fathom_proto::PRE_AUTH_FRAME) {
                 Ok(Some(ToRank::Alive)) => {}
                 Ok(Some(ToRank::Exit { code })) => return Ok(code),
                 Ok(Some(other)) => {
-                    return Err(format!("rank 0 at {}: unexpected {other:?}", self.root))
+                    return Err(JoinError::Unexpected {
+                        root: self.root,
+                        message: format!("{other:?}"),
+                    })
                 }
-                Ok(None) => {
-                    return Err(format!(
-                        "lost rank 0 at {}: it closed the connection without an exit code",
-                        self.root
-                    ))
-                }
+                Ok(None) => return Err(JoinError::Closed(self.root)),
                 Err(FrameError::Io(e))
                     if matches!(
                         e.kind(),
                         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
                     ) =>
                 {
-                    return Err(format!(
-                        "lost rank 0 at {}: nothing from it for {} s",
-                        self.root,
-                        SILENCE.as_secs()
-                    ))
+                    return Err(JoinError::Silent {
+                        root: self.root,
+                        secs: SILENCE.as_secs(),
+                    })
                 }
-                Err(e) => return Err(format!("lost rank 0 at {}: {e}", self.root)),
+                Err(source) => {
+                    return Err(JoinError::Gone {
+                        root: self.root,
+                        source,
+                    })
+                }
             }
         }
     }

@@ -28,9 +28,11 @@
 //! within [`HANDSHAKE`] while it registers, and within [`SILENCE`] after: a rank that hears
 //! nothing from rank 0 that long gives up.
 
+mod error;
 mod member;
 mod root;
 
+pub use error::{GatherError, JoinError, Refusal};
 pub use member::{join, Joined, Joining};
 pub use root::{Registered, Root};
 

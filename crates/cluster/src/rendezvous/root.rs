@@ -1,6 +1,7 @@
 //! Rank 0's side: listen, take one registration from every other rank within a timeout, keep
 //! their connections alive while the test runs, and tell them its exit code.
 
+use super::error::{GatherError, Refusal};
 use super::{
     clean_name, exchange_preambles, recv, Registration, ToRank, HANDSHAKE, HEARTBEAT, MAX_KEY,
     MAX_PENDING, RANK_DOMAIN, ROOT_DOMAIN,
@@ -107,7 +108,7 @@ impl Root {
 
     /// Waits until every other rank registered, at most `timeout`; the error names the
     /// missing ranks (and the last refusal, if any).
-    pub fn gather(&self, timeout: Duration) -> Result<Vec<Registered>, String> {
+    pub fn gather(&self, timeout: Duration) -> Result<Vec<Registered>, GatherError> {
         let deadline = Instant::now() + timeout;
         let mut pending: VecDeque<Pending> = VecDeque::new();
         loop {
@@ -184,41 +185,16 @@ impl Drop for Root {
     }
 }
 
-/// The timeout's message: which ranks did not register, and the last refusal.
-fn missing(reg: &Registry, timeout: Duration) -> String {
-    let absent: Vec<u32> = (1..reg.ranks.len() as u32)
-        .filter(|&r| reg.ranks[r as usize].is_none())
-        .collect();
-    let mut m = format!(
-        "{} of {} ranks did not register within {} s: {} (see --rendezvous-timeout)",
-        absent.len(),
-        reg.ranks.len() - 1,
-        timeout.as_secs_f64(),
-        ranges(&absent)
-    );
-    if let Some((n, last)) = &reg.refused {
-        m.push_str(&format!("; {n} registration(s) refused, the last: {last}"));
+/// The timeout's error: which ranks did not register, and the last refusal.
+fn missing(reg: &Registry, timeout: Duration) -> GatherError {
+    GatherError {
+        absent: (1..reg.ranks.len() as u32)
+            .filter(|&r| reg.ranks[r as usize].is_none())
+            .collect(),
+        expected: reg.ranks.len() - 1,
+        secs: timeout.as_secs_f64(),
+        refused: reg.refused.clone(),
     }
-    m
-}
-
-/// Ranks as ranges: `1-3, 7`.
-fn ranges(ranks: &[u32]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < ranks.len() {
-        let mut j = i;
-        while j + 1 < ranks.len() && ranks[j + 1] == ranks[j] + 1 {
-            j += 1;
-        }
-        out.push(if i == j {
-            ranks[i].to_string()
-        } else {
-            format!("{}-{}", ranks[i], ranks[j])
-        });
-        i = j + 1;
-    }
-    out.join(", ")
 }
 
 /// One connection's registration; a refusal is recorded and sent to the peer.
@@ -245,19 +221,18 @@ fn register(
             nonce,
             key_required: expect.key.is_some(),
         })
-        .map_err(|e| e.to_string())
-        .and_then(|_| recv::<Registration, _>(&mut conn).map_err(|e| e.to_string()))
+        .and_then(|_| recv::<Registration, _>(&mut conn))
+        .map_err(Refusal::from)
         .and_then(|r| check(&r, &nonce, expect).map(|()| r));
     let mut reg = lock(registry);
     done.store(true, Ordering::SeqCst);
     let refusal = match outcome {
         Ok(r) => match reg.ranks.get(r.rank as usize) {
-            Some(Some((first, _))) => format!(
-                "rank {} registered twice: from {} and from {}",
-                r.rank,
-                first.agent.ip(),
-                peer.ip()
-            ),
+            Some(Some((first, _))) => Refusal::Twice {
+                rank: r.rank,
+                first: first.agent.ip(),
+                again: peer.ip(),
+            },
             _ => match accept(&r, peer, &stream, expect) {
                 Ok(entry) => {
                     reg.ranks[r.rank as usize] = Some(entry);
@@ -281,43 +256,41 @@ fn register(
 }
 
 /// Checks a registration against what rank 0 expects.
-fn check(r: &Registration, nonce: &[u8; 32], expect: &Expect) -> Result<(), String> {
+fn check(r: &Registration, nonce: &[u8; 32], expect: &Expect) -> Result<(), Refusal> {
     if let Some(key) = &expect.key {
         if !r
             .mac
             .is_some_and(|m| auth::verify_in(RANK_DOMAIN, key, nonce, &m))
         {
-            return Err("wrong or missing key (--key-file)".into());
+            return Err(Refusal::WrongKey);
         }
     } else if !r
         .key
         .as_ref()
         .is_some_and(|k| (16..=MAX_KEY).contains(&k.len()))
     {
-        return Err("no agent key of 16 to 64 bytes, and rank 0 has no --key-file".into());
+        return Err(Refusal::NoAgentKey);
     }
     if r.size != expect.size {
-        return Err(format!(
-            "its launch has {} processes, rank 0's has {}",
-            r.size, expect.size
-        ));
+        return Err(Refusal::Size {
+            theirs: r.size,
+            ours: expect.size,
+        });
     }
     if r.launch != expect.launch {
-        return Err(format!(
-            "it belongs to launch '{}', rank 0 to '{}'",
-            clean_name(&r.launch),
-            expect.launch
-        ));
+        return Err(Refusal::Launch {
+            theirs: clean_name(&r.launch),
+            ours: expect.launch.clone(),
+        });
     }
     if r.rank == 0 || r.rank >= expect.size {
-        return Err(format!(
-            "rank {} is not from 1 to {}",
-            r.rank,
-            expect.size - 1
-        ));
+        return Err(Refusal::Rank {
+            rank: r.rank,
+            max: expect.size - 1,
+        });
     }
     if r.port == 0 {
-        return Err("its agent's port is 0".into());
+        return Err(Refusal::PortZero);
     }
     Ok(())
 }
@@ -328,15 +301,13 @@ fn accept(
     peer: SocketAddr,
     stream: &TcpStream,
     expect: &Expect,
-) -> Result<(Registered, TcpStream), String> {
+) -> Result<(Registered, TcpStream), Refusal> {
     let mac = expect
         .key
         .as_ref()
         .map(|k| auth::answer_in(ROOT_DOMAIN, k, &r.nonce));
-    let root_ip = stream.local_addr().map_err(|e| e.to_string())?.ip();
-    Connection::new(stream)
-        .send(&ToRank::Accepted { mac })
-        .map_err(|e| e.to_string())?;
+    let root_ip = stream.local_addr()?.ip();
+    Connection::new(stream).send(&ToRank::Accepted { mac })?;
     let entry = Registered {
         rank: r.rank,
         host: clean_name(&r.host),
@@ -344,7 +315,7 @@ fn accept(
         key: r.key.clone().filter(|_| expect.key.is_none()),
         root_ip,
     };
-    Ok((entry, stream.try_clone().map_err(|e| e.to_string())?))
+    Ok((entry, stream.try_clone()?))
 }
 
 /// Says Alive to every registered rank each [`HEARTBEAT`] until `stop`.
@@ -368,16 +339,4 @@ fn heartbeats(registry: Arc<Mutex<Registry>>, stop: Arc<AtomicBool>) -> io::Resu
 
 fn lock(m: &Mutex<Registry>) -> std::sync::MutexGuard<'_, Registry> {
     m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::ranges;
-
-    #[test]
-    fn missing_ranks_read_as_ranges() {
-        assert_eq!(ranges(&[1, 2, 3, 7, 9, 10]), "1-3, 7, 9-10");
-        assert_eq!(ranges(&[5]), "5");
-        assert_eq!(ranges(&[]), "");
-    }
 }

@@ -47,8 +47,9 @@ fn rank(
                 assert!(k.len() >= 16);
                 Ok(40000 + rank as u16)
             },
-        )?;
-        joined.wait()
+        )
+        .map_err(|e| e.to_string())?;
+        joined.wait().map_err(|e| e.to_string())
     })
 }
 
@@ -93,7 +94,10 @@ fn a_wrong_key_is_refused_and_named_at_the_timeout() {
     let (root, addr) = root(3, Some(b"0123456789abcdef"));
     let good = rank(addr, 1, 3, Some(b"0123456789abcdef"));
     let bad = rank(addr, 2, 3, Some(b"fedcba9876543210"));
-    let e = root.gather(Duration::from_millis(1500)).unwrap_err();
+    let e = root
+        .gather(Duration::from_millis(1500))
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("1 of 2 ranks did not register within 1.5 s: 2"),
         "{e}"
@@ -127,7 +131,7 @@ fn wrong_size_duplicate_rank_and_no_key_are_refused() {
             .unwrap()
             .unwrap_err();
         assert!(keyed.contains("runs without --key-file"), "{keyed}");
-        let e = gather.join().unwrap().unwrap_err();
+        let e = gather.join().unwrap().unwrap_err().to_string();
         assert!(e.contains("did not register within 3 s: 2 (see --rendezvous-timeout); 3 registration(s) refused"), "{e}");
         first
     });
@@ -219,7 +223,12 @@ fn a_flood_of_idle_strangers_does_not_keep_ranks_out() {
         let t = Instant::now();
         let ranks: Vec<_> = (1..3).map(|r| rank(addr, r, 3, Some(KEY))).collect();
         let got = gather.join().unwrap();
-        assert_eq!(got.map(|g| g.len()), Ok(2), "with {} idle", idle.len());
+        assert_eq!(
+            got.map(|g| g.len()).ok(),
+            Some(2),
+            "with {} idle",
+            idle.len()
+        );
         assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
         ranks
     });

@@ -10,6 +10,7 @@
 //! to each of the nodes it joins; it forwards frames between them through the user-space WAN
 //! emulator as a transparent layer-2 box, so the two nodes share one subnet as if linked directly.
 
+mod error;
 mod file;
 mod subnet;
 mod validate;
@@ -21,6 +22,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, IoContext, Result};
+pub use error::TopologyError;
 pub use file::{HostEntry, LabSection, LinkEntry, SwitchEntry, TopologyFile, WanEntry};
 pub use subnet::Subnet;
 pub use wan::Wan;
@@ -217,7 +219,7 @@ impl Topology {
 
     /// Checks a topology as read and resolves its interfaces and addresses.
     pub fn from_file(file: TopologyFile) -> Result<Topology> {
-        validate::validate(file).map_err(Error::Topology)
+        validate::validate(file).map_err(|e| Error::Topology(e.to_string()))
     }
 }
 
@@ -234,6 +236,7 @@ fn one_line(text: &str, error: &toml::de::Error) -> String {
 }
 
 /// A link's rate in bits per second: 1K to 10T (a tbf on both ends).
-fn parse_rate(text: &str) -> std::result::Result<u64, String> {
-    fathom_units::rate::parse_in(text, 1_000..=10_000_000_000_000).map_err(|e| format!("rate {e}"))
+fn parse_rate(text: &str) -> std::result::Result<u64, TopologyError> {
+    fathom_units::rate::parse_in(text, 1_000..=10_000_000_000_000)
+        .map_err(|e| TopologyError::Rate(e.to_string()))
 }

@@ -4,6 +4,8 @@ use std::fmt;
 use std::net::Ipv4Addr;
 use std::str::FromStr;
 
+use super::error::TopologyError;
+
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// An IPv4 subnet whose host bits are zero, with a prefix of 1–30 bits.
@@ -49,10 +51,13 @@ impl Subnet {
 }
 
 impl FromStr for Subnet {
-    type Err = String;
+    type Err = TopologyError;
 
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = |why: &str| format!("subnet '{s}': {why}");
+    fn from_str(s: &str) -> Result<Self, TopologyError> {
+        let bad = |why: &str| TopologyError::Subnet {
+            text: s.into(),
+            why: why.into(),
+        };
         let (addr, len) = s
             .split_once('/')
             .ok_or_else(|| bad("expected ADDRESS/PREFIX, e.g. 10.77.0.0/16"))?;
@@ -127,6 +132,9 @@ mod tests {
             assert!(bad.parse::<Subnet>().is_err(), "{bad}");
         }
         let err = "10.77.0.1/16".parse::<Subnet>().unwrap_err();
-        assert!(err.contains("did you mean 10.77.0.0/16"), "{err}");
+        assert!(
+            err.to_string().contains("did you mean 10.77.0.0/16"),
+            "{err}"
+        );
     }
 }

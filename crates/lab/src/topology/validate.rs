@@ -11,6 +11,7 @@
 use std::collections::{HashMap, HashSet};
 use std::net::Ipv4Addr;
 
+use super::error::TopologyError;
 use super::wan::{self, Wan};
 use super::{parse_rate, HostSpec, Interface, Link, LinkEnd, Subnet, SwitchSpec, Topology};
 use super::{HostEntry, LinkEntry, TopologyFile, WanEntry, DEFAULT_MTU, DEFAULT_SUBNET};
@@ -18,7 +19,7 @@ use crate::name::check_node_name;
 use crate::Error;
 
 /// A Linux bridge takes at most this many ports.
-const MAX_BRIDGE_PORTS: usize = 1024;
+pub(super) const MAX_BRIDGE_PORTS: usize = 1024;
 
 /// What a node name refers to, with its index.
 #[derive(Clone, Copy)]
@@ -45,7 +46,7 @@ struct Wiring<'a> {
 }
 
 /// Checks `file` and resolves it into a [`Topology`]; the error is one line.
-pub(super) fn validate(file: TopologyFile) -> Result<Topology, String> {
+pub(super) fn validate(file: TopologyFile) -> Result<Topology, TopologyError> {
     let subnet: Subnet = file
         .lab
         .subnet
@@ -54,7 +55,7 @@ pub(super) fn validate(file: TopologyFile) -> Result<Topology, String> {
         .parse()?;
     let default_mtu = check_mtu(file.lab.mtu.unwrap_or(DEFAULT_MTU))?;
     if file.hosts.is_empty() {
-        return Err("no [[host]]: a lab needs at least one host".to_string());
+        return Err(TopologyError::NoHost);
     }
     let switches = file
         .switches
@@ -66,7 +67,7 @@ pub(super) fn validate(file: TopologyFile) -> Result<Topology, String> {
                 subnet: own.unwrap_or(subnet),
             })
         })
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>, TopologyError>>()?;
     let mut wiring = Wiring {
         nodes: index_nodes(&file)?,
         switches: &switches,
@@ -82,7 +83,11 @@ pub(super) fn validate(file: TopologyFile) -> Result<Topology, String> {
         let [a, b] = two_ends(&entry.ends, &format!("link {}", index + 1))?;
         wiring
             .wire(entry, [&a, &b])
-            .map_err(|e| format!("link {a}-{b}: {e}"))?;
+            .map_err(|e| TopologyError::Link {
+                a: a.clone(),
+                b: b.clone(),
+                error: Box::new(e),
+            })?;
     }
     let mut wans: Vec<Wan> = Vec::with_capacity(file.wans.len());
     for (index, entry) in file.wans.iter().enumerate() {
@@ -90,11 +95,12 @@ pub(super) fn validate(file: TopologyFile) -> Result<Topology, String> {
         let name = wan::name_of(entry, [&a, &b])?;
         let wan = wiring
             .wire_wan(entry, index, name.clone(), [a, b])
-            .map_err(|e| format!("wan {name}: {e}"))?;
+            .map_err(|e| TopologyError::Wan {
+                name: name.clone(),
+                error: Box::new(e),
+            })?;
         if wans.iter().any(|w| w.name == wan.name) {
-            return Err(format!(
-                "duplicate wan name '{name}'; give one of them another `name`"
-            ));
+            return Err(TopologyError::DuplicateWan(name));
         }
         wans.push(wan);
     }
@@ -103,10 +109,7 @@ pub(super) fn validate(file: TopologyFile) -> Result<Topology, String> {
         .iter()
         .position(|&n| n > MAX_BRIDGE_PORTS)
     {
-        return Err(format!(
-            "switch {} has more than {MAX_BRIDGE_PORTS} links",
-            switches[s].name
-        ));
+        return Err(TopologyError::SwitchPorts(switches[s].name.clone()));
     }
     let hosts = file
         .hosts
@@ -114,7 +117,7 @@ pub(super) fn validate(file: TopologyFile) -> Result<Topology, String> {
         .zip(&wiring.host_subnets)
         .enumerate()
         .map(|(h, (entry, subnets))| address_host(h, entry, subnets))
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>, TopologyError>>()?;
     check_unique_addresses(&hosts)?;
     let links = wiring.links;
     Ok(Topology {
@@ -127,13 +130,12 @@ pub(super) fn validate(file: TopologyFile) -> Result<Topology, String> {
 }
 
 /// The two node names of an `ends` entry of `what` (`link 3`, `wan 1`).
-fn two_ends(ends: &[String], what: &str) -> Result<[String; 2], String> {
-    <[String; 2]>::try_from(ends.to_vec())
-        .map_err(|_| format!("{what}: 'ends' needs exactly two node names"))
+fn two_ends(ends: &[String], what: &str) -> Result<[String; 2], TopologyError> {
+    <[String; 2]>::try_from(ends.to_vec()).map_err(|_| TopologyError::Ends(what.into()))
 }
 
 /// Maps every node name to its kind, checking names and their uniqueness.
-fn index_nodes(file: &TopologyFile) -> Result<HashMap<&str, Node>, String> {
+fn index_nodes(file: &TopologyFile) -> Result<HashMap<&str, Node>, TopologyError> {
     let hosts = file
         .hosts
         .iter()
@@ -147,20 +149,20 @@ fn index_nodes(file: &TopologyFile) -> Result<HashMap<&str, Node>, String> {
     let mut nodes = HashMap::new();
     for (name, kind) in hosts.chain(switches) {
         check_node_name(name).map_err(|e| match e {
-            Error::Topology(message) => message,
-            other => other.to_string(),
+            Error::Topology(message) => TopologyError::NodeName(message),
+            other => TopologyError::NodeName(other.to_string()),
         })?;
         if nodes.insert(name, kind).is_some() {
-            return Err(format!("duplicate node name '{name}'"));
+            return Err(TopologyError::DuplicateNode(name.into()));
         }
     }
     for index in 0..file.wans.len() {
         let router = wan::router_name(index);
         if nodes.contains_key(router.as_str()) {
-            return Err(format!(
-                "node name '{router}' is taken by the router of [[wan]] number {}; rename the node",
-                index + 1
-            ));
+            return Err(TopologyError::RouterName {
+                router,
+                number: index + 1,
+            });
         }
     }
     Ok(nodes)
@@ -168,7 +170,7 @@ fn index_nodes(file: &TopologyFile) -> Result<HashMap<&str, Node>, String> {
 
 impl Wiring<'_> {
     /// Resolves one link between nodes `a` and `b`.
-    fn wire(&mut self, entry: &LinkEntry, [a, b]: [&str; 2]) -> Result<(), String> {
+    fn wire(&mut self, entry: &LinkEntry, [a, b]: [&str; 2]) -> Result<(), TopologyError> {
         let (na, nb, subnet) = self.join(a, b)?;
         let mtu = check_mtu(entry.mtu.unwrap_or(self.default_mtu))?;
         let rate_bps = entry.rate.as_deref().map(parse_rate).transpose()?;
@@ -189,7 +191,7 @@ impl Wiring<'_> {
         index: usize,
         name: String,
         [a, b]: [String; 2],
-    ) -> Result<Wan, String> {
+    ) -> Result<Wan, TopologyError> {
         let (na, nb, subnet) = self.join(&a, &b)?;
         let [a_to_b, b_to_a] = wan::params_of(entry)?;
         let mtu = check_mtu(entry.mtu.unwrap_or(self.default_mtu))?;
@@ -220,34 +222,29 @@ impl Wiring<'_> {
 
     /// Checks that nodes `a` and `b` may be joined (by a link or a WAN link) and records it;
     /// returns both nodes and the subnet of the segment they share.
-    fn join(&mut self, a: &str, b: &str) -> Result<(Node, Node, Subnet), String> {
+    fn join(&mut self, a: &str, b: &str) -> Result<(Node, Node, Subnet), TopologyError> {
         let node = |name: &str| {
             self.nodes
                 .get(name)
                 .copied()
-                .ok_or_else(|| format!("unknown node '{name}'"))
+                .ok_or_else(|| TopologyError::UnknownNode(name.into()))
         };
         let (na, nb) = (node(a)?, node(b)?);
         if a == b {
-            return Err("a link needs two different nodes".to_string());
+            return Err(TopologyError::SameNode);
         }
         let pair = if a < b { (a, b) } else { (b, a) };
         if !self.pairs.insert((pair.0.to_string(), pair.1.to_string())) {
-            return Err(format!(
-                "duplicate: {a} and {b} are already joined by a link or WAN link"
-            ));
+            return Err(TopologyError::AlreadyJoined(a.into(), b.into()));
         }
         let subnet = match (na, nb) {
             (Node::Switch(x), Node::Switch(y)) => {
                 if self.switches[x].subnet != self.switches[y].subnet {
-                    return Err("linked switches must share a subnet".to_string());
+                    return Err(TopologyError::SwitchSubnets);
                 }
                 let (rx, ry) = (self.segment(x), self.segment(y));
                 if rx == ry {
-                    return Err(
-                        "it closes a loop of switches, which would carry broadcasts forever"
-                            .to_string(),
-                    );
+                    return Err(TopologyError::SwitchLoop);
                 }
                 self.joined[rx] = ry;
                 self.switches[x].subnet
@@ -287,35 +284,46 @@ impl Wiring<'_> {
 }
 
 /// Addresses host number `h` (0-based) whose links are in `subnets`.
-fn address_host(h: usize, entry: &HostEntry, subnets: &[Subnet]) -> Result<HostSpec, String> {
+fn address_host(
+    h: usize,
+    entry: &HostEntry,
+    subnets: &[Subnet],
+) -> Result<HostSpec, TopologyError> {
     let name = &entry.name;
     if subnets.is_empty() {
-        return Err(format!("host {name} has no [[link]] or [[wan]]"));
+        return Err(TopologyError::Unlinked(name.clone()));
     }
     let mut seen = HashSet::new();
     let mut interfaces = Vec::with_capacity(subnets.len());
     for (i, &subnet) in subnets.iter().enumerate() {
         if !seen.insert(subnet) {
-            return Err(format!("host {name} has two links into subnet {subnet}"));
+            return Err(TopologyError::TwoLinks {
+                host: name.clone(),
+                subnet,
+            });
         }
         let address = match (&entry.address, i) {
             (Some(text), 0) => {
-                let addr: Ipv4Addr = text
-                    .parse()
-                    .map_err(|_| format!("host {name}: address '{text}' is not an IPv4 address"))?;
+                let addr: Ipv4Addr = text.parse().map_err(|_| TopologyError::NotIpv4 {
+                    host: name.clone(),
+                    text: text.clone(),
+                })?;
                 if !subnet.is_host(addr) {
-                    return Err(format!(
-                        "host {name}: address {addr} is not a host address of {subnet}"
-                    ));
+                    return Err(TopologyError::NotHostAddress {
+                        host: name.clone(),
+                        addr,
+                        subnet,
+                    });
                 }
                 addr
             }
-            _ => subnet.host(h as u32 + 1).ok_or_else(|| {
-                format!(
-                    "subnet {subnet} has no room for host {name} (host number {})",
-                    h + 1
-                )
-            })?,
+            _ => subnet
+                .host(h as u32 + 1)
+                .ok_or_else(|| TopologyError::NoRoom {
+                    subnet,
+                    host: name.clone(),
+                    number: h + 1,
+                })?,
         };
         interfaces.push(Interface {
             name: format!("eth{i}"),
@@ -330,25 +338,26 @@ fn address_host(h: usize, entry: &HostEntry, subnets: &[Subnet]) -> Result<HostS
 }
 
 /// Fails if two interfaces share an address.
-fn check_unique_addresses(hosts: &[HostSpec]) -> Result<(), String> {
+fn check_unique_addresses(hosts: &[HostSpec]) -> Result<(), TopologyError> {
     let mut owners: HashMap<Ipv4Addr, &str> = HashMap::new();
     for host in hosts {
         for i in &host.interfaces {
             if let Some(other) = owners.insert(i.address, &host.name) {
-                return Err(format!(
-                    "address {} is given to both {other} and {}",
-                    i.address, host.name
-                ));
+                return Err(TopologyError::SharedAddress {
+                    addr: i.address,
+                    first: other.into(),
+                    second: host.name.clone(),
+                });
             }
         }
     }
     Ok(())
 }
 
-fn check_mtu(mtu: u32) -> Result<u32, String> {
+fn check_mtu(mtu: u32) -> Result<u32, TopologyError> {
     if (68..=65535).contains(&mtu) {
         Ok(mtu)
     } else {
-        Err(format!("mtu {mtu}: must be 68 to 65535"))
+        Err(TopologyError::Mtu(mtu))
     }
 }

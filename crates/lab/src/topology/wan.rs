@@ -3,10 +3,11 @@
 use fathom_wan::LinkParams;
 use serde::{Deserialize, Serialize};
 
+use super::error::TopologyError;
 use super::WanEntry;
 
 /// Longest WAN link name (it names a control socket file too).
-const MAX_WAN_NAME: usize = 32;
+pub(super) const MAX_WAN_NAME: usize = 32;
 
 /// A WAN link: a router node running the WAN emulator, joined by a veth pair to each of two
 /// nodes and forwarding frames between them as a transparent layer-2 box.
@@ -32,7 +33,7 @@ pub(super) fn router_name(index: usize) -> String {
 }
 
 /// The name of a `[[wan]]` joining `a` and `b`: its own, checked, or `<a>-<b>`.
-pub(super) fn name_of(entry: &WanEntry, [a, b]: [&str; 2]) -> Result<String, String> {
+pub(super) fn name_of(entry: &WanEntry, [a, b]: [&str; 2]) -> Result<String, TopologyError> {
     let Some(name) = &entry.name else {
         return Ok(format!("{a}-{b}"));
     };
@@ -45,25 +46,29 @@ pub(super) fn name_of(entry: &WanEntry, [a, b]: [&str; 2]) -> Result<String, Str
     if ok {
         Ok(name.clone())
     } else {
-        Err(format!(
-            "wan name '{name}': use 1-{MAX_WAN_NAME} letters, digits, '_' or '-', starting with \
-             a letter or digit"
-        ))
+        Err(TopologyError::WanName(name.clone()))
     }
 }
 
 /// The parameters of both directions: `params`, with `a_to_b` / `b_to_a` changed on top.
 /// An error names the entry's key and the parameter at fault.
-pub(super) fn params_of(entry: &WanEntry) -> Result<[LinkParams; 2], String> {
-    let both: LinkParams = entry
-        .params
-        .as_deref()
-        .unwrap_or("")
-        .parse()
-        .map_err(|e| format!("params: {e}"))?;
-    let direction = |key: &str, text: &Option<String>| {
+pub(super) fn params_of(entry: &WanEntry) -> Result<[LinkParams; 2], TopologyError> {
+    let both: LinkParams =
+        entry
+            .params
+            .as_deref()
+            .unwrap_or("")
+            .parse()
+            .map_err(|e: fathom_wan::ParamsError| TopologyError::WanParams {
+                key: "params",
+                message: e.to_string(),
+            })?;
+    let direction = |key: &'static str, text: &Option<String>| {
         both.updated(text.as_deref().unwrap_or(""))
-            .map_err(|e| format!("{key}: {e}"))
+            .map_err(|e| TopologyError::WanParams {
+                key,
+                message: e.to_string(),
+            })
     };
     Ok([
         direction("a_to_b", &entry.a_to_b)?,

@@ -150,3 +150,20 @@ pub fn agent_pids(lab: &Lab) -> Vec<u32> {
         .map(|a| a.pid)
         .collect()
 }
+
+/// Connects from host `from`'s namespace to host `to`'s agent within a second, or panics.
+pub fn reach(lab: &Lab, from: &str, to: &str) {
+    let to = lab.host(to).unwrap().agent_addr();
+    fathom_lab::connect_in(
+        &lab.host(from).unwrap().netns,
+        to,
+        std::time::Duration::from_secs(1),
+    )
+    .unwrap();
+}
+
+/// The exit status of `sh -c script` run in `node` of `lab`.
+pub fn shell(lab: &Lab, node: &str, script: &str) -> i32 {
+    let sh = ["sh", "-c", script].map(String::from).to_vec();
+    lab.exec(node, &sh).unwrap()
+}
