@@ -2,7 +2,7 @@
 //! one socket per flow, options set before connect; for UDP kinds each socket is paired with the
 //! server's by a hello datagram the server echoes.
 
-use fathom_engine::kind::{kind, Wiring};
+use fathom_engine::kind::{Kind, Wiring};
 use fathom_engine::tls::TlsEnd;
 use fathom_engine::{sockopt, Sockets};
 use fathom_proto::plan::TestPlan;
@@ -49,7 +49,7 @@ pub fn connect(
         plan,
         bind,
     };
-    let kind = kind(plan.kind).map_err(|e| e.to_string())?;
+    let kind = Kind::of(plan.kind.id()).map_err(|e| e.to_string())?;
     match kind.wiring() {
         Wiring::TcpPerFlow => own()
             .map(|f| {

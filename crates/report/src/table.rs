@@ -117,7 +117,7 @@ impl Columns {
             Columns::Rr {
                 lossy: d.adds(fathom_proto::kind::Figure::Lost),
             }
-        } else if plan.udp.is_some() {
+        } else if plan.udp().is_some() {
             Columns::Udp
         } else {
             Columns::Stream

@@ -29,7 +29,7 @@ pub fn fill(v: &View<'_>, s: &mut Summary) {
         .filter_map(|e| e.info.tls.as_ref())
         .collect();
     let negotiated = infos.iter().find(|i| !i.version.is_empty());
-    let crr = v.run.plan.kind == KindId::Crr;
+    let crr = v.run.plan.kind.id() == KindId::Crr;
     let client_times: Vec<u64> = v
         .run
         .ends

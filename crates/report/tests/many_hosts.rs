@@ -96,8 +96,7 @@ fn a_grouped_client_gets_a_group_line_and_its_bytes() {
 /// second at both ends.
 fn request_response_run() -> fathom_report::run::RunData {
     let mut run = fathom_report::fake::run_data(2, false);
-    run.plan.kind = fathom_proto::plan::KindId::Rr;
-    run.plan.rr = Some(fathom_proto::plan::RrOptions {
+    run.plan.kind = fathom_proto::plan::KindPlan::Rr(fathom_proto::plan::RrOptions {
         request: 1,
         response: 1,
         burst: 1,

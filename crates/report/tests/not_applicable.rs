@@ -2,20 +2,20 @@
 //! meaningful data-segments-per-ACK (its ACKs ride on the answers, so the ratio was about the
 //! transaction count), and crr and UDP flows have no RTT or congestion window.
 
-use fathom_proto::plan::{KindId, RrOptions};
+use fathom_proto::plan::{KindId, KindPlan, RrOptions};
 use fathom_report::{build, fake, table};
 
 fn report(kind: KindId) -> fathom_report::Report {
     let mut run = fake::run_data(2, false);
-    run.plan.kind = kind;
-    run.plan.rr = Some(RrOptions {
+    let rr = RrOptions {
         request: 1,
         response: 1,
         burst: 1,
         rate: None,
         udp_timeout_ns: 2_000_000,
         test_drop_every: None,
-    });
+    };
+    run.plan.kind = KindPlan::request_response(kind, rr).unwrap_or_default();
     build(&run)
 }
 

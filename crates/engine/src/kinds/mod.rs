@@ -21,18 +21,32 @@ mod udp;
 pub use udp::{offload_available, unsupported};
 mod udp_rr;
 
-use crate::kind::{Kind, Wiring};
+use crate::kind::{Kind, Loopback, Wiring};
 use fathom_proto::plan::KindId;
+use std::io;
 
 /// Every kind the engine can run.
 pub static REGISTRY: &[Kind] = &[
-    Kind::new(KindId::Stream, Wiring::TcpPerFlow, stream::flows),
-    Kind::new(KindId::Rr, Wiring::TcpPerFlow, rr::flows),
+    Kind::new(KindId::Stream, Wiring::TcpPerFlow, stream::flows)
+        .on_loopback(Loopback::ReceiverOnSenderCpu),
+    Kind::new(KindId::Rr, Wiring::TcpPerFlow, rr::flows).on_loopback(Loopback::EndsShareCpu),
     Kind::new(KindId::Crr, Wiring::TcpPerTransaction, crr::flows),
     Kind::new(KindId::UdpRr, Wiring::UdpPerFlow, udp_rr::flows),
     Kind::new(KindId::Udp, Wiring::UdpPerFlow, udp::flows),
     Kind::new(KindId::File, Wiring::TcpPerFlow, file::flows),
 ];
+
+impl Kind {
+    /// The kind registered for `id`, or an error saying this build cannot run it.
+    pub fn of(id: KindId) -> io::Result<&'static Kind> {
+        REGISTRY.iter().find(|k| k.id() == id).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("test kind {} is not built in", id.name()),
+            )
+        })
+    }
+}
 
 #[cfg(test)]
 mod tests {
