@@ -30,7 +30,9 @@ pub struct ServerData {
 pub fn tls_client(plan: &TestPlan, cert: Option<Vec<u8>>) -> Result<Option<TlsEnd>, String> {
     match (&plan.tls, cert) {
         (None, _) => Ok(None),
-        (Some(opts), Some(cert)) => TlsEnd::client(cert, opts).map(Some),
+        (Some(opts), Some(cert)) => TlsEnd::client(cert, opts)
+            .map(Some)
+            .map_err(|e| e.to_string()),
         (Some(_), None) => Err("the agent named no certificate for a TLS test".into()),
     }
 }

@@ -299,7 +299,7 @@ impl CommonArgs {
             .as_deref()
             .filter(|_| self.runs_the_connecting_end())
         {
-            fathom_engine::sockopt::check_cc(cc)?;
+            fathom_engine::sockopt::check_cc(cc).map_err(|e| e.to_string())?;
         }
         if self.confidence.is_some() && self.iterations.is_none() {
             return Err("--confidence needs --iterations MAX[,MIN] (how many runs at most)".into());
