@@ -1,6 +1,7 @@
 //! A test plan: everything both ends need to run one test, validated (see [`crate::validate`])
 //! before it is sent and again when it arrives.
 
+use crate::bounds::PlanError;
 use crate::file::FileOptions;
 pub use crate::flow::{Direction, FlowPlan};
 pub use crate::kind::KindId;
@@ -112,6 +113,19 @@ impl KindPlan {
     /// What the kind is: its name, transport, pattern and figures.
     pub fn descriptor(&self) -> &'static crate::kind::Descriptor {
         self.id().descriptor()
+    }
+
+    /// Checks the kind's own options against their bounds; `flows` are the test's, `tls` says
+    /// whether it asks for TLS.
+    pub(crate) fn validate(&self, flows: &[FlowPlan], tls: bool) -> Result<(), PlanError> {
+        match self {
+            KindPlan::Stream => Ok(()),
+            KindPlan::Rr(o) | KindPlan::Crr(o) | KindPlan::UdpRr(o) => {
+                o.validate(self.id().is_datagram())
+            }
+            KindPlan::Udp(o) => o.validate(),
+            KindPlan::File(o) => o.validate(flows, tls),
+        }
     }
 
     /// The request/response options, for the request/response kinds.

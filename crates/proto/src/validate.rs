@@ -38,15 +38,7 @@ impl TestPlan {
             MAX_IO.into(),
             " bytes",
         )?;
-        if let Some(rr) = self.rr() {
-            rr.validate(self.kind.id().is_datagram())?;
-        }
-        if let Some(udp) = self.udp() {
-            udp.validate()?;
-        }
-        if let Some(file) = self.file() {
-            file.validate(&self.flows, self.tls.is_some())?;
-        }
+        self.kind.validate(&self.flows, self.tls.is_some())?;
         if let Some(tls) = &self.tls {
             tls.validate(self.kind.id(), self.zerocopy)?;
         }
