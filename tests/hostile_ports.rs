@@ -173,14 +173,7 @@ fn a_controller_that_never_reads_is_cut_off_as_silent() {
 
 fn crr(seconds: u64) -> TestPlan {
     TestPlan {
-        kind: KindPlan::Crr(RrOptions {
-            request: 1,
-            response: 1,
-            burst: 1,
-            rate: None,
-            udp_timeout_ns: 0,
-            test_drop_every: None,
-        }),
+        kind: KindPlan::Crr(RrOptions::default()),
         limit: Limit::Time {
             duration_ns: seconds * 1_000_000_000,
         },

@@ -108,17 +108,6 @@ mod tests {
         )
     }
 
-    fn rr() -> RrOptions {
-        RrOptions {
-            request: 1,
-            response: 1,
-            burst: 1,
-            rate: None,
-            udp_timeout_ns: 0,
-            test_drop_every: None,
-        }
-    }
-
     fn sndbuf(s: &Sockets) -> usize {
         let Sockets::Tcp(v) = s else { unreachable!() };
         v[0].1.send_buffer_size().unwrap()
@@ -159,7 +148,7 @@ mod tests {
     fn a_loopback_request_response_gets_paired_workers_and_autotuned_buffers() {
         let (_peer, socks) = loopback();
         let plan = TestPlan {
-            kind: KindPlan::Rr(rr()),
+            kind: KindPlan::Rr(RrOptions::default()),
             ..TestPlan::default()
         };
         let d = choose(&plan, &socks).unwrap();
@@ -175,7 +164,7 @@ mod tests {
     fn other_kinds_get_nothing() {
         let (_peer, socks) = loopback();
         let plan = TestPlan {
-            kind: KindPlan::Crr(rr()),
+            kind: KindPlan::Crr(RrOptions::default()),
             ..TestPlan::default()
         };
         let d = choose(&plan, &socks).unwrap();

@@ -23,6 +23,20 @@ pub struct RrOptions {
     pub test_drop_every: Option<u32>,
 }
 
+impl Default for RrOptions {
+    /// `fathom rr`'s defaults: 1-byte requests and responses, one in flight, closed loop.
+    fn default() -> Self {
+        RrOptions {
+            request: 1,
+            response: 1,
+            burst: 1,
+            rate: None,
+            udp_timeout_ns: 0,
+            test_drop_every: None,
+        }
+    }
+}
+
 impl RrOptions {
     /// Checks the bounds; `datagram` caps requests and responses at one UDP payload.
     pub(crate) fn validate(&self, datagram: bool) -> Result<(), PlanError> {

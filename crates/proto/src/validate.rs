@@ -219,20 +219,9 @@ mod tests {
         }
     }
 
-    fn rr_options() -> RrOptions {
-        RrOptions {
-            request: 1,
-            response: 1,
-            burst: 1,
-            rate: None,
-            udp_timeout_ns: 0,
-            test_drop_every: None,
-        }
-    }
-
     fn rr() -> TestPlan {
         TestPlan {
-            kind: KindPlan::Rr(rr_options()),
+            kind: KindPlan::Rr(RrOptions::default()),
             ..stream()
         }
     }
@@ -302,7 +291,7 @@ mod tests {
         let mut p = rr();
         p.kind = KindPlan::UdpRr(RrOptions {
             request: MAX_UDP + 1,
-            ..rr_options()
+            ..RrOptions::default()
         });
         assert_eq!(field_of(&p), "rr.request");
         let mut p = rr();
