@@ -44,7 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 import robustness_attacks
 
 MAGIC = b"FTHM"
-VERSION = 6
+VERSION = 7
 MAX_FRAME = 16 << 20
 DOMAIN = b"fathom-control-v1"
 KEY = b"robustness-key"
@@ -90,17 +90,17 @@ def plan(kind="stream", flows=1, limit=("bytes", 1 << 20), omit_ns=0, interval_n
          write_size=1 << 16, read_size=0, rr=None, affinity=None, threads=None):
     """A TestPlan (crates/proto/src/plan.rs), field by field."""
     limit_kind, n = limit
+    # KindPlan: the kind, then the options only it has (rr, crr, udp_rr: RrOptions)
     body = varint(KINDS[kind])
+    if rr is not None:
+        body += (varint(rr[0]) + varint(rr[1]) + varint(rr[2]) + b"\x00" + varint(10**8)
+                 + b"\x00")
     body += seq([(i, 0) for i in range(flows)], lambda f: varint(f[0]) + varint(f[1]))
     body += varint({"time": 0, "bytes": 1, "transactions": 2}[limit_kind]) + varint(n)
     body += varint(omit_ns) + varint(interval_ns)
     # SocketOptions: sndbuf, rcvbuf, nodelay, cc, mss, quickack, busy_poll, ipv6
     body += b"\x00\x00\x00\x00\x00\x00\x00\x00"
     body += varint(write_size) + varint(read_size) + boolean(False)
-    body += option(rr, lambda r: varint(r[0]) + varint(r[1]) + varint(r[2]) + b"\x00"
-                   + varint(10**8) + b"\x00")
-    body += b"\x00"  # udp options: none
-    body += b"\x00"  # file options: none
     body += b"\x00"  # tls options: none (clear)
     side = option(affinity, lambda a: seq(a, varint)) + b"\x00" + option(threads, varint)
     return body + side + side

@@ -2,7 +2,7 @@
 //! one socket per flow, options set before connect; for UDP kinds each socket is paired with the
 //! server's by a hello datagram the server echoes.
 
-use fathom_engine::kind::{kind, Wiring};
+use fathom_engine::kind::{Kind, Wiring};
 use fathom_engine::tls::TlsEnd;
 use fathom_engine::{sockopt, Sockets};
 use fathom_proto::plan::TestPlan;
@@ -67,7 +67,7 @@ pub fn tls_client(plan: &TestPlan, cert: Option<Vec<u8>>) -> Result<Option<TlsEn
         (None, _) => Ok(None),
         (Some(opts), Some(cert)) => TlsEnd::client(cert, opts)
             .map(Some)
-            .map_err(ConnectError::Tls),
+            .map_err(|e| ConnectError::Tls(e.to_string())),
         (Some(_), None) => Err(ConnectError::NoCertificate),
     }
 }
@@ -86,7 +86,7 @@ pub fn connect(
         plan,
         bind,
     };
-    let kind = kind(plan.kind).map_err(ConnectError::Kind)?;
+    let kind = Kind::of(plan.kind.id()).map_err(ConnectError::Kind)?;
     match kind.wiring() {
         Wiring::TcpPerFlow => own()
             .map(|f| {

@@ -78,7 +78,7 @@ impl Testbed {
     /// scratch directory of its own (under the system's temporary directory), removed with the
     /// testbed, so sweeps and studies of copies leave nothing behind.
     pub fn for_plan(c: &CommonArgs, plan: &TestPlan) -> Result<Testbed, Failure> {
-        if plan.file.is_none() || c.server_name().is_some() {
+        if plan.file().is_none() || c.server_name().is_some() {
             return Testbed::new(c, plan.socket.ipv6);
         }
         let dir = std::env::temp_dir().join(format!("fathom-files-{}", std::process::id()));

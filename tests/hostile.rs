@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 use fathom::agent::{AgentConfig, MAX_HANDSHAKES};
-use fathom_proto::plan::{KindId, Limit, RrOptions, TestPlan};
+use fathom_proto::plan::{KindPlan, Limit, RrOptions, TestPlan};
 use fathom_proto::{Preamble, PreambleKind, ToAgent, ToController, MAX_FRAME};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -20,11 +20,7 @@ fn refusal(reply: ToController) -> String {
 
 fn rr(request: u32, response: u32, burst: u32) -> TestPlan {
     TestPlan {
-        kind: KindId::Rr,
-        limit: Limit::Time {
-            duration_ns: 1_000_000_000,
-        },
-        rr: Some(RrOptions {
+        kind: KindPlan::Rr(RrOptions {
             request,
             response,
             burst,
@@ -32,6 +28,9 @@ fn rr(request: u32, response: u32, burst: u32) -> TestPlan {
             udp_timeout_ns: 0,
             test_drop_every: None,
         }),
+        limit: Limit::Time {
+            duration_ns: 1_000_000_000,
+        },
         ..stream(1)
     }
 }
@@ -44,8 +43,6 @@ fn hostile_plans_are_refused_naming_the_field() {
     let mut d3 = stream(1);
     d3.limit = Limit::Bytes(10 << 20);
     d3.interval_ns = 18_446_744_073_700_000_000;
-    let mut no_rr = rr(1, 1, 1);
-    no_rr.rr = None;
     let mut overflow = stream(1);
     overflow.limit = Limit::Time {
         duration_ns: 18_446_744_073_000_000_000,
@@ -57,7 +54,6 @@ fn hostile_plans_are_refused_naming_the_field() {
         ("D3", d3, "interval"),
         ("D4", rr(1, 0, 1), "rr.response"),
         ("D5", rr(0, 1, 1), "rr.request"),
-        ("rr without options", no_rr, "no request/response options"),
         ("-t 18446744073s --omit 5s", overflow, "limit.duration"),
     ];
     for (what, plan, needle) in cases {
@@ -265,10 +261,8 @@ fn the_command_line_refuses_hostile_values_naming_the_flag() {
 #[test]
 fn a_start_far_ahead_is_refused() {
     let addr = in_process(AgentConfig::default());
-    let plan = TestPlan {
-        kind: KindId::Crr,
-        ..rr(1, 1, 1)
-    };
+    let mut plan = rr(1, 1, 1);
+    plan.kind = KindPlan::Crr(plan.rr().unwrap().clone());
     let (ready, mut c) = setup(addr, &plan);
     assert!(matches!(ready, ToController::Ready { .. }), "{ready:?}");
     assert!(matches!(

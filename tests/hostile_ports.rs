@@ -6,7 +6,7 @@
 mod common;
 use common::*;
 use fathom::agent::AgentConfig;
-use fathom_proto::plan::{KindId, Limit, RrOptions, TestPlan};
+use fathom_proto::plan::{KindPlan, Limit, RrOptions, TestPlan};
 use fathom_proto::sample::Mark;
 use fathom_proto::tls::TlsOptions;
 use fathom_proto::{Connection, DataHello, FrameError, ToAgent, ToController, MAX_FRAME};
@@ -173,18 +173,10 @@ fn a_controller_that_never_reads_is_cut_off_as_silent() {
 
 fn crr(seconds: u64) -> TestPlan {
     TestPlan {
-        kind: KindId::Crr,
+        kind: KindPlan::Crr(RrOptions::default()),
         limit: Limit::Time {
             duration_ns: seconds * 1_000_000_000,
         },
-        rr: Some(RrOptions {
-            request: 1,
-            response: 1,
-            burst: 1,
-            rate: None,
-            udp_timeout_ns: 0,
-            test_drop_every: None,
-        }),
         ..stream(1)
     }
 }

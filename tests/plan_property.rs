@@ -8,7 +8,7 @@
 use fathom::agent::{Agent, AgentConfig};
 use fathom::controller::{self, RunOptions, Target, Topology};
 use fathom_proto::plan::{
-    Direction, FlowPlan, KindId, Limit, RrOptions, SideOptions, SocketOptions, TestPlan,
+    Direction, FlowPlan, KindId, KindPlan, Limit, RrOptions, SideOptions, SocketOptions, TestPlan,
 };
 use fathom_proto::udp::UdpOptions;
 use proptest::prelude::*;
@@ -145,24 +145,24 @@ const SPOILERS: &[fn(&mut TestPlan)] = &[
     |p| p.server.threads = Some(0),
     |p| p.socket.sndbuf = Some(u32::MAX),
     |p| p.socket.cc = Some("a-name-far-too-long".into()),
-    |p| p.rr = None,
+    |p| p.limit = Limit::Datagrams(1),
     |p| {
-        if let Some(rr) = &mut p.rr {
+        if let Some(rr) = p.kind.rr_mut() {
             rr.request = 0;
         }
     },
     |p| {
-        if let Some(rr) = &mut p.rr {
+        if let Some(rr) = p.kind.rr_mut() {
             rr.response = 0;
         }
     },
     |p| {
-        if let Some(rr) = &mut p.rr {
+        if let Some(rr) = p.kind.rr_mut() {
             rr.burst = u32::MAX;
         }
     },
     |p| {
-        if let Some(rr) = &mut p.rr {
+        if let Some(rr) = p.kind.rr_mut() {
             rr.rate = Some(f64::NAN);
         }
     },
@@ -199,8 +199,11 @@ fn plan() -> impl Strategy<Value = TestPlan> {
                         write_size = udp.size * udp.batch;
                         read_size = write_size;
                     }
+                    let options = rr
+                        .and_then(|rr| KindPlan::request_response(kind, rr))
+                        .or(udp.map(KindPlan::Udp));
                     TestPlan {
-                        kind,
+                        kind: options.unwrap_or_default(),
                         flows,
                         limit,
                         omit_ns,
@@ -209,9 +212,6 @@ fn plan() -> impl Strategy<Value = TestPlan> {
                         write_size,
                         read_size,
                         zerocopy: zerocopy && kind == KindId::Stream,
-                        rr,
-                        udp,
-                        file: None,
                         tls: None,
                         client,
                         server,

@@ -6,7 +6,7 @@
 //! `cargo run --example seeds -- corpus` (in fuzz/) writes corpus/control, corpus/plan and
 //! corpus/file.
 
-use fathom_proto::plan::{Direction, FlowPlan, KindId, Limit, RrOptions, TestPlan};
+use fathom_proto::plan::{Direction, FlowPlan, KindPlan, Limit, RrOptions, TestPlan};
 use fathom_proto::udp::UdpOptions;
 use fathom_proto::{Connection, JoinPlan, Preamble, PreambleKind, ToAgent};
 use std::io::Cursor;
@@ -33,13 +33,14 @@ fn main() {
     }
     let dir = format!("{root}/plan");
     std::fs::create_dir_all(&dir).expect("create the corpus directory");
-    for kind in KINDS {
+    for kind in kinds() {
+        let name = kind.name();
         let mut framed = Cursor::new(Vec::new());
         Connection::new(&mut framed)
             .send(&plan(kind, 2))
             .expect("a plan encodes");
         let body = &framed.get_ref()[4..];
-        std::fs::write(format!("{dir}/seed-{}", kind.name()), body).expect("write a seed");
+        std::fs::write(format!("{dir}/seed-{name}"), body).expect("write a seed");
     }
     let dir = format!("{root}/file");
     std::fs::create_dir_all(&dir).expect("create the corpus directory");
@@ -48,24 +49,35 @@ fn main() {
     }
 }
 
-/// Every test kind, each with seeds of its own.
-const KINDS: [KindId; 5] = [
-    KindId::Stream,
-    KindId::Rr,
-    KindId::Crr,
-    KindId::UdpRr,
-    KindId::Udp,
-];
-
-fn plan(kind: KindId, flows: u32) -> TestPlan {
-    let rr = matches!(kind, KindId::Rr | KindId::Crr | KindId::UdpRr).then_some(RrOptions {
+/// Every test kind but the file copy (its own target has its seeds), each with seeds of its
+/// own: its options small, so that a seed runs in moments.
+fn kinds() -> [KindPlan; 5] {
+    let rr = RrOptions {
         request: 1,
         response: 1,
         burst: 1,
         rate: None,
         udp_timeout_ns: 100_000_000,
         test_drop_every: None,
-    });
+    };
+    [
+        KindPlan::Stream,
+        KindPlan::Rr(rr.clone()),
+        KindPlan::Crr(rr.clone()),
+        KindPlan::UdpRr(rr),
+        KindPlan::Udp(UdpOptions {
+            size: 64,
+            batch: 1,
+            rate_bps: None,
+            pps: Some(1000.0),
+            blast: false,
+            faults: None,
+            gso: false,
+        }),
+    ]
+}
+
+fn plan(kind: KindPlan, flows: u32) -> TestPlan {
     TestPlan {
         kind,
         flows: (0..flows)
@@ -83,16 +95,6 @@ fn plan(kind: KindId, flows: u32) -> TestPlan {
         },
         interval_ns: 10_000_000,
         write_size: 1024,
-        rr,
-        udp: (kind == KindId::Udp).then_some(UdpOptions {
-            size: 64,
-            batch: 1,
-            rate_bps: None,
-            pps: Some(1000.0),
-            blast: false,
-            faults: None,
-            gso: false,
-        }),
         ..TestPlan::default()
     }
 }
@@ -106,10 +108,11 @@ fn conversations() -> Vec<(String, Vec<ToAgent>)> {
             vec![ToAgent::Auth { mac: Some([7; 32]) }],
         ),
     ];
-    for kind in KINDS {
+    for kind in kinds() {
+        let name = kind.name();
         let p = plan(kind, 2);
         all.push((
-            format!("{}-setup", kind.name()),
+            format!("{name}-setup"),
             vec![
                 auth.clone(),
                 ToAgent::TimeProbe { t1: 1 },
@@ -120,7 +123,7 @@ fn conversations() -> Vec<(String, Vec<ToAgent>)> {
             ],
         ));
         all.push((
-            format!("{}-join-abort", kind.name()),
+            format!("{name}-join-abort"),
             vec![
                 auth.clone(),
                 ToAgent::Join(Box::new(JoinPlan {
@@ -145,7 +148,7 @@ fn conversations() -> Vec<(String, Vec<ToAgent>)> {
         "stream-setup-start".to_string(),
         vec![
             auth,
-            ToAgent::Setup(Box::new(plan(KindId::Stream, 1))),
+            ToAgent::Setup(Box::new(plan(KindPlan::Stream, 1))),
             ToAgent::Start { t0: 1 },
         ],
     ));

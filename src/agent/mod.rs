@@ -98,10 +98,12 @@ impl AgentConfig {
     /// This end of a TLS test with `opts`: the agent's certificate, made now if it has none.
     pub fn tls_server(&self, opts: &TlsOptions) -> Result<TlsEnd, String> {
         if self.identity.get().is_none() {
-            let _ = self.identity.set(Identity::generate()?);
+            let _ = self
+                .identity
+                .set(Identity::generate().map_err(|e| e.to_string())?);
         }
         let id = self.identity.get().ok_or("no TLS certificate")?;
-        TlsEnd::server(id, opts)
+        TlsEnd::server(id, opts).map_err(|e| e.to_string())
     }
 
     /// Checks a plan against its bounds and this agent's limits, for this agent's end (`side`,

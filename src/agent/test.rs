@@ -6,7 +6,7 @@ use super::arrival::{self, Arrival, Expected};
 use super::session::Event;
 use super::{data, AgentConfig, Reservation};
 use crate::connect::{self, ServerData};
-use fathom_engine::kind::{kind, Wiring};
+use fathom_engine::kind::{Kind, Wiring};
 use fathom_engine::tls::{Session, TlsEnd};
 use fathom_engine::{clock, Aborter, Prepared, Side, Sockets};
 use fathom_proto::plan::TestPlan;
@@ -76,7 +76,10 @@ impl Test {
             cookie,
             cert: cert.clone(),
         };
-        match kind(plan.kind).map_err(|e| e.to_string())?.wiring() {
+        match Kind::of(plan.kind.id())
+            .map_err(|e| e.to_string())?
+            .wiring()
+        {
             Wiring::TcpPerFlow => {
                 let listener = data::listen(ip, &plan).map_err(no_listener)?;
                 let port = data::port_of(&listener);
@@ -130,7 +133,7 @@ impl Test {
                     })
                     .collect(),
             ),
-            None => kind(plan.kind)
+            None => Kind::of(plan.kind.id())
                 .map_err(|e| e.to_string())?
                 .wiring()
                 .per_flow(
@@ -175,7 +178,7 @@ impl Test {
         sockets: Sockets,
     ) -> Result<Vec<FlowInfo>, String> {
         let plan = self.plan.clone().ok_or("data before Setup")?;
-        if plan.file.is_some() && self.files_root.is_none() {
+        if plan.file().is_some() && self.files_root.is_none() {
             // Without a root the engine would take the paths as the user's own (the controller's end).
             return Err(
                 "this agent serves no files: start it with `fathom serve --files-root DIR`".into(),

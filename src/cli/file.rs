@@ -183,19 +183,14 @@ impl FileArgs {
         let io = io as u32;
         let (client, server) = c.sides();
         super::common::checked(TestPlan {
-            kind: KindId::File,
             flows: flows(c.connections(), self.op == Op::Get, false),
             limit: Limit::Bytes(size.unwrap_or(fathom_proto::file::MAX_FILE).max(1)),
-            omit_ns: 0,
             interval_ns: c.interval,
             socket: c.socket(),
             write_size: io,
             read_size: io,
             zerocopy: self.size.is_some() && (self.sendfile || self.splice),
-            rr: None,
-            udp: None,
-            tls: None,
-            file: Some(FileOptions {
+            kind: KindPlan::File(FileOptions {
                 path: split_remote(&remote).1,
                 local,
                 size,
@@ -217,6 +212,7 @@ impl FileArgs {
             }),
             client,
             server,
+            ..TestPlan::default()
         })
     }
 }
@@ -257,10 +253,9 @@ impl KindArgs for FileArgs {
 /// copy moved.
 pub fn stream_beside(copy: &TestPlan, bytes: u64) -> TestPlan {
     TestPlan {
-        kind: KindId::Stream,
+        kind: KindPlan::Stream,
         limit: Limit::Bytes(bytes.max(1)),
         zerocopy: false,
-        file: None,
         ..copy.clone()
     }
 }

@@ -97,11 +97,11 @@ impl RrArgs {
         let c = &self.common;
         c.validate()?;
         let (request, response) = parse_sizes(&self.size)?;
-        let kind = match (crr, self.udp) {
+        let kind: fn(RrOptions) -> KindPlan = match (crr, self.udp) {
             (true, true) => return Err(ArgsError::flag("--udp", "crr is TCP only; use rr --udp")),
-            (true, false) => KindId::Crr,
-            (false, true) => KindId::UdpRr,
-            (false, false) => KindId::Rr,
+            (true, false) => KindPlan::Crr,
+            (false, true) => KindPlan::UdpRr,
+            (false, false) => KindPlan::Rr,
         };
         if crr && self.reverse {
             return Err(ArgsError::flag(
@@ -119,16 +119,7 @@ impl RrArgs {
         let (client, server) = c.sides();
         let largest = request.max(response);
         super::common::checked(TestPlan {
-            kind,
-            flows: flows(c.connections(), self.reverse, false),
-            limit,
-            omit_ns: c.omit,
-            interval_ns: c.interval,
-            socket,
-            write_size: largest,
-            read_size: largest.max(64 << 10),
-            zerocopy: false,
-            rr: Some(RrOptions {
+            kind: kind(RrOptions {
                 request,
                 response,
                 burst: self.burst,
@@ -136,11 +127,17 @@ impl RrArgs {
                 udp_timeout_ns: self.udp_timeout.unwrap_or(0),
                 test_drop_every: self.test_drop_every,
             }),
-            udp: None,
-            file: None,
+            flows: flows(c.connections(), self.reverse, false),
+            limit,
+            omit_ns: c.omit,
+            interval_ns: c.interval,
+            socket,
+            write_size: largest,
+            read_size: largest.max(64 << 10),
             tls: self.tls.options()?,
             client,
             server,
+            ..TestPlan::default()
         })
     }
 }

@@ -74,7 +74,7 @@ impl StreamArgs {
         let limit = c.limit("-n/--bytes", self.bytes, Limit::Bytes)?;
         let (client, server) = c.sides();
         super::common::checked(TestPlan {
-            kind: KindId::Stream,
+            kind: KindPlan::Stream,
             flows: flows(c.connections(), self.reverse, self.bidir),
             limit,
             omit_ns: c.omit,
@@ -83,9 +83,6 @@ impl StreamArgs {
             write_size: self.write.unwrap_or(DEFAULT_WRITE),
             read_size: self.read.unwrap_or(0),
             zerocopy: self.zerocopy,
-            rr: None,
-            udp: None,
-            file: None,
             tls: self.tls.options()?,
             client,
             server,

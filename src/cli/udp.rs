@@ -130,7 +130,6 @@ impl UdpArgs {
             gso: self.gso,
         };
         super::common::checked(TestPlan {
-            kind: KindId::Udp,
             flows: flows(c.connections(), self.reverse, false),
             limit,
             omit_ns: c.omit,
@@ -141,13 +140,10 @@ impl UdpArgs {
             },
             write_size: udp.write_bytes(),
             read_size: udp.read_bytes(),
-            zerocopy: false,
-            rr: None,
-            udp: Some(udp),
-            file: None,
-            tls: None,
+            kind: KindPlan::Udp(udp),
             client,
             server,
+            ..TestPlan::default()
         })
     }
 }

@@ -109,7 +109,7 @@ pub fn run(c: &CommonArgs, plan: TestPlan, args: &[String]) -> Result<(), Failur
         }
     }
     let (t, k) = (medians(&tls), medians(&clear));
-    let rr = plan.rr.is_some();
+    let rr = plan.rr().is_some();
     let doc = Comparison {
         document: "tls-comparison",
         schema_version: 1,

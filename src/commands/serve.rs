@@ -39,8 +39,10 @@ pub fn run(a: &ServeArgs) -> Result<(), Failure> {
         ..AgentConfig::default()
     };
     let identity = match (&a.cert, &a.key) {
-        (Some(cert), Some(key)) => Identity::load(cert, key).map_err(Failure::Usage)?,
-        _ => Identity::generate().map_err(Failure::Runtime)?,
+        (Some(cert), Some(key)) => {
+            Identity::load(cert, key).map_err(|e| Failure::Usage(e.to_string()))?
+        }
+        _ => Identity::generate().map_err(|e| Failure::Runtime(e.to_string()))?,
     };
     let _ = cfg.identity.set(identity);
     let agent = Agent::bind(a.listen, cfg)

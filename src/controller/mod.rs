@@ -69,7 +69,7 @@ pub fn run(
         .chain([server_sync.rtt_ns])
         .max()
         .unwrap_or(0);
-    if let Some(rr) = plan.rr.as_mut().filter(|rr| rr.udp_timeout_ns == 0) {
+    if let Some(rr) = plan.kind.rr_mut().filter(|rr| rr.udp_timeout_ns == 0) {
         rr.udp_timeout_ns = (4 * max_rtt).max(UDP_TIMEOUT_FLOOR_NS);
     }
     let shares = assign(&plan, topo.clients.len().max(1));

@@ -4,7 +4,7 @@
 //! own collector).
 
 use crate::clock;
-use crate::kind::{kind, Flow, Setup, Side, Sockets};
+use crate::kind::{Flow, Kind, Setup, Side, Sockets};
 use crate::measure::{counters::FlowStats, cpu, host, latency, sock_diag::TcpInfos, udp_snmp};
 use crate::path::PathDefaults;
 use crate::schedule::Schedule;
@@ -51,7 +51,7 @@ impl Prepared {
         sockets: Sockets,
         tls: Option<TlsEnd>,
     ) -> io::Result<Self> {
-        let k = kind(plan.kind)?;
+        let k = Kind::of(plan.kind.id())?;
         let path = crate::path::choose(&plan, &sockets)?;
         let connected = |(f, sock): (&fathom_proto::plan::FlowPlan, &socket2::Socket)| {
             sockopt::apply_connected(std::os::fd::AsRawFd::as_raw_fd(sock), &plan.socket)?;
@@ -375,7 +375,7 @@ impl Sampler {
             flows,
             cpu,
             latency: self.latency(),
-            udp_host: self.plan.udp.as_ref().and_then(|_| udp_snmp::read()),
+            kind: udp_snmp::for_plan(&self.plan),
         };
         (self.sink)(snap);
     }
@@ -383,7 +383,7 @@ impl Sampler {
     /// The latencies recorded since the last snapshot, merged over the workers (request/response
     /// kinds, on the side that asks).
     fn latency(&self) -> Option<Vec<u8>> {
-        let asks = self.plan.rr.is_some()
+        let asks = self.plan.rr().is_some()
             && self
                 .plan
                 .flows

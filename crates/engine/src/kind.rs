@@ -1,4 +1,5 @@
-//! The test kind, the flow state machine every kind implements, and the registry.
+//! The test kind, the flow state machine every kind implements, and what a kind is given to
+//! build its flows; the registry of kinds is `crate::kinds`, which imports this and not back.
 //!
 //! A kind turns this side's data sockets into flows. A flow is a small state machine driven by a
 //! worker's event loop: it does as much work as it can without blocking and says whether to wait
@@ -172,17 +173,17 @@ impl Setup<'_> {
     /// The plan's request/response options (an error for a plan without them).
     pub fn rr_options(&self) -> io::Result<RrOptions> {
         self.plan
-            .rr
-            .clone()
-            .ok_or_else(|| wrong_sockets(self.plan.kind))
+            .rr()
+            .cloned()
+            .ok_or_else(|| wrong_sockets(self.plan.kind.id()))
     }
 
     /// The plan's UDP stream options (an error for a plan without them).
     pub fn udp_options(&self) -> io::Result<UdpOptions> {
         self.plan
-            .udp
-            .clone()
-            .ok_or_else(|| wrong_sockets(self.plan.kind))
+            .udp()
+            .cloned()
+            .ok_or_else(|| wrong_sockets(self.plan.kind.id()))
     }
 
     /// One flow per connected TCP socket, made by `make(flow, connection, its counters)`; each
@@ -195,7 +196,7 @@ impl Setup<'_> {
         let socks: Vec<(FlowPlan, Socket, Option<rustls::Connection>)> = match sockets {
             Sockets::Tcp(v) => v.into_iter().map(|(f, s)| (f, s, None)).collect(),
             Sockets::Tls(v) => v.into_iter().map(|(f, s, c, _)| (f, s, Some(c))).collect(),
-            _ => return Err(wrong_sockets(self.plan.kind)),
+            _ => return Err(wrong_sockets(self.plan.kind.id())),
         };
         socks
             .into_iter()
@@ -223,7 +224,7 @@ impl Setup<'_> {
         ) -> io::Result<Box<dyn Flow>>,
     ) -> io::Result<Vec<Box<dyn Flow>>> {
         let Sockets::Udp(socks) = sockets else {
-            return Err(wrong_sockets(self.plan.kind));
+            return Err(wrong_sockets(self.plan.kind.id()));
         };
         socks
             .into_iter()
@@ -251,18 +252,46 @@ impl Setup<'_> {
 /// What builds a kind's flows on one side from its sockets.
 pub type MakeFlows = fn(&Setup<'_>, Sockets) -> io::Result<Vec<Box<dyn Flow>>>;
 
+/// What a kind gets on a loopback path when the plan leaves the choice open ([`crate::path`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loopback {
+    /// Nothing: the plan's options apply as they are.
+    Untouched,
+    /// Small send buffers, and each flow's receiver on its sender's CPU (a stream).
+    ReceiverOnSenderCpu,
+    /// Each flow's two ends on one CPU, which answers without waking another (request/response).
+    EndsShareCpu,
+}
+
 /// A test kind: the behaviour half of its descriptor (the data half is
-/// [`fathom_proto::kind::Descriptor`]).
+/// [`fathom_proto::kind::Descriptor`]); the registry (`crate::kinds`) finds it with
+/// `Kind::of`.
 pub struct Kind {
     id: KindId,
     wiring: Wiring,
     flows: MakeFlows,
+    loopback: Loopback,
 }
 
 impl Kind {
     /// The kind `id`, whose sockets are set up as `wiring` and whose flows `flows` builds.
     pub(crate) const fn new(id: KindId, wiring: Wiring, flows: MakeFlows) -> Kind {
-        Kind { id, wiring, flows }
+        Kind {
+            id,
+            wiring,
+            flows,
+            loopback: Loopback::Untouched,
+        }
+    }
+
+    /// The same kind, given `loopback` on a loopback path.
+    pub(crate) const fn on_loopback(self, loopback: Loopback) -> Kind {
+        Kind { loopback, ..self }
+    }
+
+    /// What it gets on a loopback path.
+    pub fn loopback(&self) -> Loopback {
+        self.loopback
     }
 
     /// Its id.
@@ -284,19 +313,6 @@ impl Kind {
     pub fn flows(&self, setup: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
         (self.flows)(setup, sockets)
     }
-}
-
-/// The kind registered for `id`, or an error saying this build cannot run it.
-pub fn kind(id: KindId) -> io::Result<&'static Kind> {
-    crate::kinds::REGISTRY
-        .iter()
-        .find(|k| k.id() == id)
-        .ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::Unsupported,
-                format!("test kind {} is not built in", id.name()),
-            )
-        })
 }
 
 /// Turns a connected socket into a non-blocking mio stream.

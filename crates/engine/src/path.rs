@@ -12,8 +12,8 @@
 //! loopback"). Each end decides alone, from the plan and its own sockets, and both decide alike.
 
 use crate::clock;
-use crate::kind::Sockets;
-use fathom_proto::plan::{KindId, TestPlan};
+use crate::kind::{Kind, Loopback, Sockets};
+use fathom_proto::plan::TestPlan;
 use socket2::Socket;
 use std::io;
 
@@ -40,11 +40,11 @@ pub fn choose(plan: &TestPlan, sockets: &Sockets) -> io::Result<PathDefaults> {
         Sockets::Tls(v) => v.iter().map(|(_, s, ..)| s).collect(),
         _ => return Ok(d),
     };
-    let paired = matches!(plan.kind, KindId::Stream | KindId::Rr);
-    if !paired || v.is_empty() || !v.iter().all(|s| is_loopback(s)) {
+    let loopback = Kind::of(plan.kind.id())?.loopback();
+    if loopback == Loopback::Untouched || v.is_empty() || !v.iter().all(|s| is_loopback(s)) {
         return Ok(d);
     }
-    if plan.kind == KindId::Stream && plan.socket.sndbuf.is_none() {
+    if loopback == Loopback::ReceiverOnSenderCpu && plan.socket.sndbuf.is_none() {
         for sock in v {
             sock.set_send_buffer_size(LOOPBACK_SNDBUF as usize)?;
         }
@@ -60,7 +60,7 @@ pub fn choose(plan: &TestPlan, sockets: &Sockets) -> io::Result<PathDefaults> {
     };
     let cpus = clock::usable_cpus();
     if !placed(&plan.client) && !placed(&plan.server) && cpus.len() > 1 {
-        let why = if plan.kind == KindId::Stream {
+        let why = if loopback == Loopback::ReceiverOnSenderCpu {
             "each flow's receiver runs on its sender's CPU"
         } else {
             "each flow's two ends share a CPU and answer without waking another"
@@ -91,7 +91,7 @@ pub fn is_loopback(sock: &Socket) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fathom_proto::plan::{Direction, FlowPlan};
+    use fathom_proto::plan::{Direction, FlowPlan, KindPlan, RrOptions};
     use std::net::{TcpListener, TcpStream};
 
     /// One loopback connection's accepted end, as the engine gets it.
@@ -148,7 +148,7 @@ mod tests {
     fn a_loopback_request_response_gets_paired_workers_and_autotuned_buffers() {
         let (_peer, socks) = loopback();
         let plan = TestPlan {
-            kind: KindId::Rr,
+            kind: KindPlan::Rr(RrOptions::default()),
             ..TestPlan::default()
         };
         let d = choose(&plan, &socks).unwrap();
@@ -164,7 +164,7 @@ mod tests {
     fn other_kinds_get_nothing() {
         let (_peer, socks) = loopback();
         let plan = TestPlan {
-            kind: KindId::Crr,
+            kind: KindPlan::Crr(RrOptions::default()),
             ..TestPlan::default()
         };
         let d = choose(&plan, &socks).unwrap();

@@ -43,15 +43,29 @@ pub fn available_cc() -> Vec<String> {
 
 /// Checks `name` against this host's algorithms: those ready, and those the kernel would load
 /// as a module (`tcp_NAME.ko` under /lib/modules). A host whose list cannot be read passes.
-pub fn check_cc(name: &str) -> Result<(), String> {
-    let offered = available_cc();
-    if offered.is_empty() || offered.iter().any(|c| c == name) || loadable_cc(name) {
+pub fn check_cc(name: &str) -> Result<(), CcRefused> {
+    let offers = available_cc();
+    if offers.is_empty() || offers.iter().any(|c| c == name) || loadable_cc(name) {
         return Ok(());
     }
-    Err(format!(
-        "--cc {name} {CC_REFUSED} (it offers: {}; net.ipv4.tcp_available_congestion_control)",
-        offered.join(", ")
-    ))
+    Err(CcRefused {
+        name: name.to_string(),
+        offers,
+    })
+}
+
+/// A congestion control this host neither has ready nor could load.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "--cc {name} {refused} (it offers: {list}; net.ipv4.tcp_available_congestion_control)",
+    refused = CC_REFUSED,
+    list = .offers.join(", ")
+)]
+pub struct CcRefused {
+    /// The algorithm asked for.
+    pub name: String,
+    /// The algorithms the host has ready.
+    pub offers: Vec<String>,
 }
 
 /// True when the running kernel has a module for congestion control `name`.

@@ -4,7 +4,7 @@
 
 use fathom_engine::tls::{Identity, TlsEnd};
 use fathom_engine::{Prepared, Side, Sockets};
-use fathom_proto::plan::{Direction, FlowPlan, KindId, Limit, TestPlan};
+use fathom_proto::plan::{Direction, FlowPlan, KindPlan, Limit, TestPlan};
 use fathom_proto::tls::{TlsOptions, TlsVersion};
 use socket2::Socket;
 use std::net::{TcpListener, TcpStream};
@@ -17,7 +17,7 @@ const FLOW: FlowPlan = FlowPlan {
 
 fn plan(opts: &TlsOptions) -> Arc<TestPlan> {
     Arc::new(TestPlan {
-        kind: KindId::Stream,
+        kind: KindPlan::Stream,
         flows: vec![FLOW],
         limit: Limit::Bytes(1),
         tls: Some(opts.clone()),

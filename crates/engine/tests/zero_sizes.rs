@@ -2,7 +2,7 @@
 //! plan validation, but the engine must not rely on that) neither spins nor divides by zero.
 
 use fathom_engine::{clock, Prepared, Side, Sockets};
-use fathom_proto::plan::{Direction, FlowPlan, KindId, Limit, RrOptions, TestPlan};
+use fathom_proto::plan::{Direction, FlowPlan, KindPlan, Limit, RrOptions, TestPlan};
 use fathom_proto::sample::EndpointInfo;
 use socket2::Socket;
 use std::io::{Read, Write};
@@ -15,14 +15,15 @@ const FLOW: FlowPlan = FlowPlan {
     dir: Direction::Forward,
 };
 
-fn plan(kind: KindId, request: u32, response: u32, limit: Limit) -> Arc<TestPlan> {
+/// A plan of the request/response kind `kind` makes of its options.
+fn plan(
+    kind: fn(RrOptions) -> KindPlan,
+    request: u32,
+    response: u32,
+    limit: Limit,
+) -> Arc<TestPlan> {
     Arc::new(TestPlan {
-        kind,
-        flows: vec![FLOW],
-        limit,
-        write_size: 1,
-        read_size: 64 << 10,
-        rr: Some(RrOptions {
+        kind: kind(RrOptions {
             request,
             response,
             burst: 1,
@@ -30,6 +31,10 @@ fn plan(kind: KindId, request: u32, response: u32, limit: Limit) -> Arc<TestPlan
             udp_timeout_ns: 0,
             test_drop_every: None,
         }),
+        flows: vec![FLOW],
+        limit,
+        write_size: 1,
+        read_size: 64 << 10,
         ..TestPlan::default()
     })
 }
@@ -63,7 +68,7 @@ fn an_asker_expecting_a_0_byte_response_does_not_spin() {
         peer.write_all(&b).unwrap();
         peer
     });
-    let p = plan(KindId::Rr, 1, 0, Limit::Transactions(1));
+    let p = plan(KindPlan::Rr, 1, 0, Limit::Transactions(1));
     let info = run(p, Side::Client, Sockets::Tcp(vec![(FLOW, sock)]));
     assert_eq!(info.error, None);
     drop(answer.join());
@@ -74,7 +79,7 @@ fn an_answerer_of_0_byte_requests_does_not_divide_by_zero() {
     let (mut peer, sock) = pair();
     peer.write_all(&[7]).unwrap();
     peer.shutdown(std::net::Shutdown::Write).unwrap();
-    let p = plan(KindId::Rr, 0, 1, Limit::Transactions(1));
+    let p = plan(KindPlan::Rr, 0, 1, Limit::Transactions(1));
     let info = run(p, Side::Server, Sockets::Tcp(vec![(FLOW, sock)]));
     assert_eq!(info.error, None);
 }
@@ -84,7 +89,7 @@ fn a_crr_server_of_0_byte_requests_does_not_divide_by_zero() {
     let listener = Socket::from(TcpListener::bind("127.0.0.1:0").unwrap());
     let addr = listener.local_addr().unwrap().as_socket().unwrap();
     let p = plan(
-        KindId::Crr,
+        KindPlan::Crr,
         0,
         1,
         Limit::Time {

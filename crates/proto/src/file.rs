@@ -1,4 +1,4 @@
-//! The file copy kind's options (`TestPlan::file`), their bounds, and its per-flow counters.
+//! The file copy kind's options (`KindPlan::File`), their bounds, and its per-flow counters.
 //!
 //! A copy goes the way of its flows: `Forward` (put) the controller's end reads and sends and
 //! the agent writes below its files root; `Reverse` (get) the other way round. Each flow carries
@@ -10,8 +10,8 @@
 //! ```
 //! The receiver bounds every header value before use and compares the digest with its own.
 
-use crate::plan::{Direction, TestPlan};
-use crate::validate::{PlanError, MAX_IO};
+use crate::bounds::{fail, PlanError, MAX_IO};
+use crate::flow::{Direction, FlowPlan};
 use serde::{Deserialize, Serialize};
 
 /// Bytes of the range header at the start of every file flow.
@@ -89,10 +89,6 @@ pub struct FileOptions {
     pub drop_cache: bool,
 }
 
-fn fail(field: &'static str, message: String) -> Result<(), PlanError> {
-    Err(PlanError { field, message })
-}
-
 fn path_ok(field: &'static str, p: &str) -> Result<(), PlanError> {
     if p.is_empty() || p.len() > MAX_PATH || p.contains('\0') {
         return fail(
@@ -106,19 +102,11 @@ fn path_ok(field: &'static str, p: &str) -> Result<(), PlanError> {
     Ok(())
 }
 
-impl TestPlan {
-    /// Checks the file options against the kind (present exactly for the file kind) and their
-    /// bounds.
-    pub(crate) fn validate_file(&self) -> Result<(), PlanError> {
-        let wants = self.kind.descriptor().command == "file";
-        let f = match (&self.file, wants) {
-            (None, false) => return Ok(()),
-            (None, true) => return fail("file", "a file copy needs file options".into()),
-            (Some(_), false) => {
-                return fail("file", format!("{} has no file options", self.kind.name()))
-            }
-            (Some(f), true) => f,
-        };
+impl FileOptions {
+    /// Checks the bounds, and that the copy's `flows` (one range each) go one way and fit it;
+    /// `tls` says whether the plan asks for TLS, which copies do not run over.
+    pub(crate) fn validate(&self, flows: &[FlowPlan], tls: bool) -> Result<(), PlanError> {
+        let f = self;
         path_ok("file.path", &f.path)?;
         if let Some(l) = &f.local {
             path_ok("file.local", l)?;
@@ -145,17 +133,17 @@ impl TestPlan {
         if f.size.is_some_and(|s| s > MAX_FILE) {
             return fail("file.size", format!("at most {MAX_FILE} bytes"));
         }
-        if self.tls.is_some() {
+        if tls {
             return fail("tls", "file copies run in clear".into());
         }
-        if self.flows.len() > MAX_RANGES {
+        if flows.len() > MAX_RANGES {
             return fail(
                 "flows",
                 format!("a copy uses at most {MAX_RANGES} connections"),
             );
         }
-        let dir = self.flows[0].dir;
-        if self.flows.iter().any(|x| x.dir != dir) {
+        let dir = flows.first().map_or(Direction::Forward, |x| x.dir);
+        if flows.iter().any(|x| x.dir != dir) {
             return fail(
                 "flows.dir",
                 "every range of a copy goes the same way".into(),

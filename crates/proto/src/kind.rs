@@ -10,7 +10,25 @@
 //! `Kind`, whose `descriptor()` returns the data below. Code outside those two places asks
 //! the descriptor and never matches on a kind's id or name.
 
-use crate::plan::KindId;
+use serde::{Deserialize, Serialize};
+
+/// The test kinds the engine knows; what each is lives in its [`Descriptor`], and the options
+/// only it has in its variant of [`crate::plan::KindPlan`].
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KindId {
+    /// Bulk transfer over TCP.
+    Stream,
+    /// TCP request/response on long-lived connections.
+    Rr,
+    /// TCP connect/request/response/close, one connection per transaction.
+    Crr,
+    /// UDP request/response.
+    UdpRr,
+    /// A UDP datagram stream: packet rate, loss, reordering and jitter.
+    Udp,
+    /// A file copy, disk to disk.
+    File,
+}
 
 /// What carries a kind's payload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -183,7 +201,7 @@ impl KindId {
         self.descriptor().name
     }
 
-    /// True for the kinds that carry request/response options (`TestPlan::rr`).
+    /// True for the kinds that carry request/response options (`KindPlan::rr`).
     pub fn is_request_response(self) -> bool {
         self.descriptor().is_rr()
     }

@@ -42,11 +42,14 @@
 #![forbid(unsafe_code)]
 
 pub mod auth;
+pub mod bounds;
 pub mod file;
+pub mod flow;
 pub mod frame;
 pub mod kind;
 pub mod msg;
 pub mod plan;
+pub mod rr;
 pub mod sample;
 pub mod tls;
 pub mod udp;

@@ -1,42 +1,13 @@
 //! A test plan: everything both ends need to run one test, validated (see [`crate::validate`])
 //! before it is sent and again when it arrives.
 
+use crate::bounds::PlanError;
+use crate::file::FileOptions;
+pub use crate::flow::{Direction, FlowPlan};
+pub use crate::kind::KindId;
+pub use crate::rr::RrOptions;
+use crate::udp::UdpOptions;
 use serde::{Deserialize, Serialize};
-
-/// The test kinds the engine knows; what each is lives in its [`crate::kind::Descriptor`].
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum KindId {
-    /// Bulk transfer over TCP.
-    Stream,
-    /// TCP request/response on long-lived connections.
-    Rr,
-    /// TCP connect/request/response/close, one connection per transaction.
-    Crr,
-    /// UDP request/response.
-    UdpRr,
-    /// A UDP datagram stream: packet rate, loss, reordering and jitter.
-    Udp,
-    /// A file copy, disk to disk.
-    File,
-}
-
-/// Which way a flow's payload goes.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Direction {
-    /// The client end sends (stream) or asks (request/response).
-    Forward,
-    /// The server end sends.
-    Reverse,
-}
-
-/// One flow (one data connection) of a test.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FlowPlan {
-    /// Index of the flow, 0-based, unique within the test.
-    pub id: u32,
-    /// Which side sends.
-    pub dir: Direction,
-}
 
 /// When the test stops.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,28 +58,130 @@ pub struct SideOptions {
     pub threads: Option<u32>,
 }
 
-/// Request/response shape (rr, crr, udp_rr).
+/// What to run: the kind, with the options only it has.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct RrOptions {
-    /// Request size in bytes.
-    pub request: u32,
-    /// Response size in bytes.
-    pub response: u32,
-    /// Transactions in flight per connection.
-    pub burst: u32,
-    /// Open-loop schedule: transactions per second per test, spread over the flows.
-    pub rate: Option<f64>,
-    /// UDP: a transaction unanswered after this long is counted lost.
-    pub udp_timeout_ns: u64,
-    /// Test-only fault: the UDP responder ignores every Nth request.
-    pub test_drop_every: Option<u32>,
+pub enum KindPlan {
+    /// Bulk transfer over TCP.
+    Stream,
+    /// TCP request/response on long-lived connections.
+    Rr(RrOptions),
+    /// TCP connect/request/response/close, one connection per transaction.
+    Crr(RrOptions),
+    /// UDP request/response.
+    UdpRr(RrOptions),
+    /// A UDP datagram stream.
+    Udp(UdpOptions),
+    /// A file copy, disk to disk.
+    File(FileOptions),
+}
+
+impl Default for KindPlan {
+    /// A stream.
+    fn default() -> Self {
+        KindPlan::Stream
+    }
+}
+
+impl KindPlan {
+    /// The kind's id, whose descriptor says what it is.
+    pub fn id(&self) -> KindId {
+        match self {
+            KindPlan::Stream => KindId::Stream,
+            KindPlan::Rr(_) => KindId::Rr,
+            KindPlan::Crr(_) => KindId::Crr,
+            KindPlan::UdpRr(_) => KindId::UdpRr,
+            KindPlan::Udp(_) => KindId::Udp,
+            KindPlan::File(_) => KindId::File,
+        }
+    }
+
+    /// The request/response kind `id` with `options`; none when `id` is of another pattern.
+    pub fn request_response(id: KindId, options: RrOptions) -> Option<KindPlan> {
+        match id {
+            KindId::Rr => Some(KindPlan::Rr(options)),
+            KindId::Crr => Some(KindPlan::Crr(options)),
+            KindId::UdpRr => Some(KindPlan::UdpRr(options)),
+            KindId::Stream | KindId::Udp | KindId::File => None,
+        }
+    }
+
+    /// The name used on the command line and in results.
+    pub fn name(&self) -> &'static str {
+        self.id().name()
+    }
+
+    /// What the kind is: its name, transport, pattern and figures.
+    pub fn descriptor(&self) -> &'static crate::kind::Descriptor {
+        self.id().descriptor()
+    }
+
+    /// Checks the kind's own options against their bounds; `flows` are the test's, `tls` says
+    /// whether it asks for TLS.
+    pub(crate) fn validate(&self, flows: &[FlowPlan], tls: bool) -> Result<(), PlanError> {
+        match self {
+            KindPlan::Stream => Ok(()),
+            KindPlan::Rr(o) | KindPlan::Crr(o) | KindPlan::UdpRr(o) => {
+                o.validate(self.id().is_datagram())
+            }
+            KindPlan::Udp(o) => o.validate(),
+            KindPlan::File(o) => o.validate(flows, tls),
+        }
+    }
+
+    /// The request/response options, for the request/response kinds.
+    pub fn rr(&self) -> Option<&RrOptions> {
+        match self {
+            KindPlan::Rr(o) | KindPlan::Crr(o) | KindPlan::UdpRr(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// The request/response options to change, for the request/response kinds.
+    pub fn rr_mut(&mut self) -> Option<&mut RrOptions> {
+        match self {
+            KindPlan::Rr(o) | KindPlan::Crr(o) | KindPlan::UdpRr(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// The datagram shape and pacing, for the UDP stream kind.
+    pub fn udp(&self) -> Option<&UdpOptions> {
+        match self {
+            KindPlan::Udp(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// The datagram shape and pacing to change, for the UDP stream kind.
+    pub fn udp_mut(&mut self) -> Option<&mut UdpOptions> {
+        match self {
+            KindPlan::Udp(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// What to copy and how, for the file kind.
+    pub fn file(&self) -> Option<&FileOptions> {
+        match self {
+            KindPlan::File(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// What to copy and how, to change, for the file kind.
+    pub fn file_mut(&mut self) -> Option<&mut FileOptions> {
+        match self {
+            KindPlan::File(o) => Some(o),
+            _ => None,
+        }
+    }
 }
 
 /// Everything both ends need to run one test.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct TestPlan {
-    /// What to run.
-    pub kind: KindId,
+    /// What to run, with the options only that kind has.
+    pub kind: KindPlan,
     /// The flows, each with its direction.
     pub flows: Vec<FlowPlan>,
     /// When to stop.
@@ -125,12 +198,6 @@ pub struct TestPlan {
     pub read_size: u32,
     /// Send with sendfile from an in-memory file instead of copying writes.
     pub zerocopy: bool,
-    /// Request/response shape, for the request/response kinds.
-    pub rr: Option<RrOptions>,
-    /// Datagram shape and pacing, for the UDP stream kind.
-    pub udp: Option<crate::udp::UdpOptions>,
-    /// What to copy and how, for the file kind.
-    pub file: Option<crate::file::FileOptions>,
     /// TLS on every data connection (TCP kinds), or clear.
     pub tls: Option<crate::tls::TlsOptions>,
     /// The client end (the connecting side: the controller's own end, or client agents).
@@ -143,7 +210,7 @@ impl Default for TestPlan {
     /// A 10 s stream with no flows yet, 1 s intervals and default socket options.
     fn default() -> Self {
         TestPlan {
-            kind: KindId::Stream,
+            kind: KindPlan::Stream,
             flows: Vec::new(),
             limit: Limit::Time {
                 duration_ns: 10_000_000_000,
@@ -154,9 +221,6 @@ impl Default for TestPlan {
             write_size: 1 << 20,
             read_size: 0,
             zerocopy: false,
-            rr: None,
-            udp: None,
-            file: None,
             tls: None,
             client: SideOptions::default(),
             server: SideOptions::default(),
@@ -168,6 +232,21 @@ impl TestPlan {
     /// Payload bytes flow `index` of `n` moves when `total` are split over the flows going one way.
     pub fn share(total: u64, index: u64, n: u64) -> u64 {
         total / n + u64::from(index < total % n)
+    }
+
+    /// The request/response options, for the request/response kinds.
+    pub fn rr(&self) -> Option<&RrOptions> {
+        self.kind.rr()
+    }
+
+    /// The datagram shape and pacing, for the UDP stream kind.
+    pub fn udp(&self) -> Option<&UdpOptions> {
+        self.kind.udp()
+    }
+
+    /// What to copy and how, for the file kind.
+    pub fn file(&self) -> Option<&FileOptions> {
+        self.kind.file()
     }
 
     /// The flows going `dir`, in order.

@@ -4,6 +4,8 @@
 //! Endpoints send raw cumulative values; the controller computes every difference, so each
 //! figure is derived in one place.
 
+use crate::file::FileCounters;
+use crate::udp::{UdpCounters, UdpHostCounters};
 use serde::{Deserialize, Serialize};
 
 /// Why a snapshot was taken.
@@ -87,10 +89,35 @@ pub struct FlowSnapshot {
     pub lost: u64,
     /// TCP_INFO of the flow's socket, when it has one.
     pub tcp: Option<TcpInfo>,
-    /// UDP stream counters, for the datagram stream kinds.
-    pub udp: Option<crate::udp::UdpCounters>,
-    /// File copy counters, for the file kind.
-    pub file: Option<crate::file::FileCounters>,
+    /// The counters only the flow's kind keeps, for the kinds that keep any.
+    pub kind: Option<FlowKindCounters>,
+}
+
+/// One flow's counters that only its kind keeps.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowKindCounters {
+    /// The UDP stream's datagram counters.
+    Udp(UdpCounters),
+    /// The file copy's disk and network counters.
+    File(FileCounters),
+}
+
+impl FlowSnapshot {
+    /// The UDP stream counters, for the datagram stream kinds.
+    pub fn udp(&self) -> Option<UdpCounters> {
+        match self.kind {
+            Some(FlowKindCounters::Udp(u)) => Some(u),
+            _ => None,
+        }
+    }
+
+    /// The file copy counters, for the file kind.
+    pub fn file(&self) -> Option<FileCounters> {
+        match self.kind {
+            Some(FlowKindCounters::File(f)) => Some(f),
+            _ => None,
+        }
+    }
 }
 
 /// One CPU's /proc/stat times, in clock ticks (USER_HZ).
@@ -167,8 +194,22 @@ pub struct Snapshot {
     /// Latency histogram of transactions completed since the previous snapshot, serialized
     /// (HDR V2), for request/response kinds.
     pub latency: Option<Vec<u8>>,
+    /// The host's counters that only the test's kind reads, for the kinds that read any.
+    pub kind: Option<HostKindCounters>,
+}
+
+/// A host's counters that only one kind reads.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostKindCounters {
     /// The host's UDP counters, for the datagram stream kinds.
-    pub udp_host: Option<crate::udp::UdpHostCounters>,
+    Udp(UdpHostCounters),
+}
+
+impl Snapshot {
+    /// The host's UDP counters, for the datagram stream kinds.
+    pub fn udp_host(&self) -> Option<UdpHostCounters> {
+        self.kind.map(|HostKindCounters::Udp(u)| u)
+    }
 }
 
 /// Socket facts of one flow.

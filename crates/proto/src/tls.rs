@@ -6,8 +6,8 @@
 //! in `Ready` over the authenticated control connection (certificate pinning: no name or
 //! authority is checked, and no other certificate is accepted).
 
-use crate::plan::TestPlan;
-use crate::validate::PlanError;
+use crate::bounds::{fail, PlanError};
+use crate::kind::{KindId, Transport};
 use serde::{Deserialize, Serialize};
 
 /// The largest TLS record payload (RFC 8446 §5.1).
@@ -109,18 +109,18 @@ pub struct TlsInfo {
     pub handshake_ns: Vec<u64>,
 }
 
-impl TestPlan {
-    /// Checks the TLS options: only TCP kinds, no sendfile, records within bounds.
-    pub(crate) fn validate_tls(&self) -> Result<(), PlanError> {
-        let Some(t) = &self.tls else { return Ok(()) };
-        let fail = |field, message| Err(PlanError { field, message });
-        if self.kind.descriptor().transport != crate::kind::Transport::Tcp {
+impl TlsOptions {
+    /// Checks the options for a test of `kind`: only TCP kinds, no sendfile (`zerocopy`),
+    /// records within bounds.
+    pub(crate) fn validate(&self, kind: KindId, zerocopy: bool) -> Result<(), PlanError> {
+        let t = self;
+        if kind.descriptor().transport != Transport::Tcp {
             return fail(
                 "tls",
-                format!("{} does not run over TCP; TLS needs TCP", self.kind.name()),
+                format!("{} does not run over TCP; TLS needs TCP", kind.name()),
             );
         }
-        if self.zerocopy {
+        if zerocopy {
             return fail(
                 "zerocopy",
                 "sendfile bypasses TLS in user space; drop --zerocopy or --tls".into(),

@@ -1,4 +1,4 @@
-//! The UDP stream kind's options (`TestPlan::udp`) and their bounds.
+//! The UDP stream kind's options (`KindPlan::Udp`) and their bounds.
 //!
 //! Every datagram starts with a header, as much of it as fits: its sequence number (8 bytes,
 //! little-endian, from 0 per flow), then the sender's CLOCK_MONOTONIC at sending, ns (8 bytes: the controller's
@@ -6,8 +6,7 @@
 //! Datagrams under 8 bytes carry no sequence number (the receiver counts them only); under 16,
 //! no timestamp (no jitter).
 
-use crate::plan::TestPlan;
-use crate::validate::{PlanError, MAX_IO, MAX_RATE, MAX_UDP};
+use crate::bounds::{fail, PlanError, MAX_IO, MAX_RATE, MAX_UDP};
 use serde::{Deserialize, Serialize};
 
 /// Bytes of the sequence number at the start of a datagram.
@@ -129,10 +128,6 @@ impl UdpOptions {
     }
 }
 
-fn fail(field: &'static str, message: String) -> Result<(), PlanError> {
-    Err(PlanError { field, message })
-}
-
 fn positive_rate(field: &'static str, r: Option<f64>, max: f64) -> Result<(), PlanError> {
     match r {
         Some(r) if !(r.is_finite() && r > 0.0 && r <= max) => fail(
@@ -143,29 +138,10 @@ fn positive_rate(field: &'static str, r: Option<f64>, max: f64) -> Result<(), Pl
     }
 }
 
-impl TestPlan {
-    /// Checks the UDP stream options against the kind (present exactly for the datagram
-    /// stream kinds) and their bounds.
-    pub(crate) fn validate_udp(&self) -> Result<(), PlanError> {
-        let wants = self.kind.descriptor().pattern == crate::kind::Pattern::DatagramStream;
-        let Some(u) = &self.udp else {
-            return match wants {
-                true => fail(
-                    "udp",
-                    format!("{} needs UDP stream options", self.kind.name()),
-                ),
-                false => Ok(()),
-            };
-        };
-        if !wants {
-            return fail(
-                "udp",
-                format!(
-                    "{} is not a UDP stream; the plan has UDP stream options",
-                    self.kind.name()
-                ),
-            );
-        }
+impl UdpOptions {
+    /// Checks the bounds.
+    pub(crate) fn validate(&self) -> Result<(), PlanError> {
+        let u = self;
         if u.size == 0 || u.size > MAX_UDP {
             return fail(
                 "udp.size",

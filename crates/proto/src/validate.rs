@@ -5,39 +5,8 @@
 //! Also here: an estimate of the memory one end of a plan needs, which each end checks against
 //! its budget ([`TEST_MEMORY_BUDGET`], and the agent's `--max-memory`).
 
-use crate::plan::{KindId, Limit, SideOptions, TestPlan};
-
-/// Most flows in one plan (an agent's own `--max-flows` is usually lower).
-pub const MAX_FLOWS: usize = 1_000_000;
-/// Largest read or write per call, and largest request or response.
-pub const MAX_IO: u32 = 64 << 20;
-/// Largest UDP payload over IPv4.
-pub const MAX_UDP: u32 = 65_507;
-/// Longest measured window, and longest warm-up: 30 days each, so that instants stay far from
-/// overflowing 64-bit nanoseconds.
-pub const MAX_DURATION_NS: u64 = 30 * 86_400 * 1_000_000_000;
-/// Shortest interval between samples.
-pub const MIN_INTERVAL_NS: u64 = 10_000_000;
-/// Longest interval between samples.
-pub const MAX_INTERVAL_NS: u64 = 3_600 * 1_000_000_000;
-/// Most bytes or transactions a counted test may ask for.
-pub const MAX_COUNT: u64 = 1 << 60;
-/// Most transactions in flight per connection (each costs 8 bytes of bookkeeping).
-pub const MAX_BURST: u32 = 65_536;
-/// Highest open-loop rate, transactions per second.
-pub const MAX_RATE: f64 = 1e9;
-/// Longest UDP transaction timeout.
-pub const MAX_UDP_TIMEOUT_NS: u64 = 60 * 1_000_000_000;
-/// CPU numbers must be below this (glibc's CPU_SETSIZE), and CPU lists at most this long.
-pub const CPU_SETSIZE: u32 = 1024;
-/// Most worker threads on one end.
-pub const MAX_THREADS: u32 = 1024;
-/// Largest socket buffer request.
-pub const MAX_SOCKET_BUFFER: u32 = 1 << 30;
-/// Longest congestion control name (the kernel's TCP_CA_NAME_MAX, its NUL excluded).
-pub const MAX_CC_NAME: usize = 15;
-/// Memory one end of one test may need, by [`TestPlan::memory_estimate`].
-pub const TEST_MEMORY_BUDGET: u64 = 1 << 30;
+pub use crate::bounds::*;
+use crate::plan::{Limit, SideOptions, TestPlan};
 
 /// Per worker thread, besides its buffers: its latency histogram, event list and timer.
 const WORKER_OVERHEAD: u64 = 256 << 10;
@@ -49,56 +18,6 @@ const PER_IN_FLIGHT: u64 = 8;
 const OPEN_LOOP_IN_FLIGHT: u64 = 65_536;
 /// The read buffer an end picks itself when the plan leaves it (its L1 size) is at most this.
 const DEFAULT_READ: u64 = 128 << 10;
-
-/// A plan field out of bounds.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {message}")]
-pub struct PlanError {
-    /// The field, as a path into the plan (`rr.burst`, `server.affinity`).
-    pub field: &'static str,
-    /// What is wrong, with the value.
-    pub message: String,
-}
-
-fn fail(field: &'static str, message: String) -> Result<(), PlanError> {
-    Err(PlanError { field, message })
-}
-
-/// `value` within `lo..=hi`, else an error naming `field` and `unit`.
-fn within(field: &'static str, value: u64, lo: u64, hi: u64, unit: &str) -> Result<(), PlanError> {
-    if value < lo || value > hi {
-        return fail(
-            field,
-            format!("{value}{unit} is outside {lo}{unit}..={hi}{unit}"),
-        );
-    }
-    Ok(())
-}
-
-/// A duration within `lo..=hi` ns, else an error naming `field`, in readable units.
-fn within_ns(field: &'static str, value: u64, lo: u64, hi: u64) -> Result<(), PlanError> {
-    if value < lo || value > hi {
-        return fail(
-            field,
-            format!(
-                "{} is outside {}..={}",
-                readable_ns(value),
-                readable_ns(lo),
-                readable_ns(hi)
-            ),
-        );
-    }
-    Ok(())
-}
-
-/// `ns` in s, ms or ns, whichever reads best.
-fn readable_ns(ns: u64) -> String {
-    match ns {
-        n if n >= 1_000_000_000 => format!("{} s", n as f64 / 1e9),
-        n if n >= 1_000_000 => format!("{} ms", n as f64 / 1e6),
-        n => format!("{n} ns"),
-    }
-}
 
 impl TestPlan {
     /// Checks every field against its bounds; the first one out of bounds is the error.
@@ -119,10 +38,10 @@ impl TestPlan {
             MAX_IO.into(),
             " bytes",
         )?;
-        self.validate_rr()?;
-        self.validate_udp()?;
-        self.validate_file()?;
-        self.validate_tls()?;
+        self.kind.validate(&self.flows, self.tls.is_some())?;
+        if let Some(tls) = &self.tls {
+            tls.validate(self.kind.id(), self.zerocopy)?;
+        }
         self.validate_socket()?;
         validate_side(
             &self.client,
@@ -167,13 +86,13 @@ impl TestPlan {
             Limit::Transactions(n) => within("limit.transactions", n, 1, MAX_COUNT, "")?,
             Limit::Datagrams(n) => within("limit.datagrams", n, 1, MAX_COUNT, "")?,
         }
-        if matches!(self.limit, Limit::Datagrams(_)) && self.udp.is_none() {
+        if matches!(self.limit, Limit::Datagrams(_)) && self.udp().is_none() {
             return fail(
                 "limit.datagrams",
                 format!("{} tests do not count datagrams", self.kind.name()),
             );
         }
-        if matches!(self.limit, Limit::Transactions(_)) && self.rr.is_none() {
+        if matches!(self.limit, Limit::Transactions(_)) && self.rr().is_none() {
             return fail(
                 "limit.transactions",
                 format!("{} tests do not count transactions", self.kind.name()),
@@ -200,57 +119,6 @@ impl TestPlan {
                     ),
                 );
             }
-        }
-        Ok(())
-    }
-
-    fn validate_rr(&self) -> Result<(), PlanError> {
-        let Some(rr) = &self.rr else {
-            if self.kind.is_request_response() {
-                return fail(
-                    "rr",
-                    format!(
-                        "{} is a request/response kind; the plan has no request/response options",
-                        self.kind.name()
-                    ),
-                );
-            }
-            return Ok(());
-        };
-        if !self.kind.is_request_response() {
-            return fail(
-                "rr",
-                format!(
-                    "{} is not a request/response kind; the plan has request/response options",
-                    self.kind.name()
-                ),
-            );
-        }
-        let largest = if self.kind.is_datagram() {
-            MAX_UDP
-        } else {
-            MAX_IO
-        };
-        within("rr.request", rr.request.into(), 1, largest.into(), " bytes")?;
-        within(
-            "rr.response",
-            rr.response.into(),
-            1,
-            largest.into(),
-            " bytes",
-        )?;
-        within("rr.burst", rr.burst.into(), 1, MAX_BURST.into(), "")?;
-        if let Some(r) = rr.rate {
-            if !(r.is_finite() && r > 0.0 && r <= MAX_RATE) {
-                return fail(
-                    "rr.rate",
-                    format!("{r} is not a rate above 0 and at most {MAX_RATE} per second"),
-                );
-            }
-        }
-        within_ns("rr.udp_timeout", rr.udp_timeout_ns, 0, MAX_UDP_TIMEOUT_NS)?;
-        if let Some(n) = rr.test_drop_every {
-            within("rr.test_drop_every", n.into(), 1, u32::MAX.into(), "")?;
         }
         Ok(())
     }
@@ -293,15 +161,15 @@ impl TestPlan {
             n => n.into(),
         };
         let write = u64::from(self.write_size) * if self.zerocopy { 2 } else { 1 };
-        let in_flight = self.rr.as_ref().map_or(0, |rr| match rr.rate {
+        let in_flight = self.rr().map_or(0, |rr| match rr.rate {
             Some(_) => OPEN_LOOP_IN_FLIGHT,
             None => rr.burst.into(),
         });
-        let file_buffer = self.file.as_ref().map_or(0, |f| u64::from(f.io));
+        let file_buffer = self.file().map_or(0, |f| u64::from(f.io));
         let tls = self.tls.as_ref().map_or(0, |_| crate::tls::SESSION_MEMORY);
-        let udp = self.udp.as_ref().map_or(0, |u| u.flow_memory());
-        let datagrams = match (self.kind, &self.rr) {
-            (KindId::UdpRr, Some(rr)) => u64::from(rr.request) + u64::from(rr.response),
+        let udp = self.udp().map_or(0, |u| u.flow_memory());
+        let datagrams = match (self.kind.id().is_datagram(), self.rr()) {
+            (true, Some(rr)) => u64::from(rr.request) + u64::from(rr.response),
             _ => 0,
         };
         let per_flow =
@@ -339,7 +207,7 @@ fn validate_side(s: &SideOptions, fields: [&'static str; 3]) -> Result<(), PlanE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{Direction, FlowPlan, KindId, RrOptions};
+    use crate::plan::{Direction, FlowPlan, KindPlan, RrOptions};
 
     fn stream() -> TestPlan {
         TestPlan {
@@ -353,15 +221,7 @@ mod tests {
 
     fn rr() -> TestPlan {
         TestPlan {
-            kind: KindId::Rr,
-            rr: Some(RrOptions {
-                request: 1,
-                response: 1,
-                burst: 1,
-                rate: None,
-                udp_timeout_ns: 0,
-                test_drop_every: None,
-            }),
+            kind: KindPlan::Rr(RrOptions::default()),
             ..stream()
         }
     }
@@ -385,22 +245,18 @@ mod tests {
         p.server.affinity = Some(vec![1024]);
         assert_eq!(field_of(&p), "server.affinity", "D1");
         let mut p = rr();
-        p.rr.as_mut().unwrap().burst = u32::MAX;
+        p.kind.rr_mut().unwrap().burst = u32::MAX;
         assert_eq!(field_of(&p), "rr.burst", "D2");
         let mut p = stream();
         p.limit = Limit::Bytes(10 << 20);
         p.interval_ns = 18_446_744_073_700_000_000;
         assert_eq!(field_of(&p), "interval", "D3");
         let mut p = rr();
-        p.rr.as_mut().unwrap().response = 0;
+        p.kind.rr_mut().unwrap().response = 0;
         assert_eq!(field_of(&p), "rr.response", "D4");
         let mut p = rr();
-        p.rr.as_mut().unwrap().request = 0;
+        p.kind.rr_mut().unwrap().request = 0;
         assert_eq!(field_of(&p), "rr.request", "D5");
-        let mut p = rr();
-        p.rr = None;
-        let e = p.validate().unwrap_err();
-        assert!(e.to_string().contains("no request/response options"), "{e}");
     }
 
     #[test]
@@ -424,7 +280,8 @@ mod tests {
             ("socket.cc", |p| p.socket.cc = Some("x".repeat(16))),
             ("client.cpu_set", |p| p.client.cpu_set = Some(vec![0; 1025])),
             ("client.threads", |p| p.client.threads = Some(0)),
-            ("rr", |p| p.rr = rr().rr),
+            ("limit.transactions", |p| p.limit = Limit::Transactions(1)),
+            ("limit.datagrams", |p| p.limit = Limit::Datagrams(1)),
         ];
         for (field, spoil) in cases {
             let mut p = stream();
@@ -432,11 +289,13 @@ mod tests {
             assert_eq!(field_of(&p), field);
         }
         let mut p = rr();
-        p.kind = KindId::UdpRr;
-        p.rr.as_mut().unwrap().request = MAX_UDP + 1;
+        p.kind = KindPlan::UdpRr(RrOptions {
+            request: MAX_UDP + 1,
+            ..RrOptions::default()
+        });
         assert_eq!(field_of(&p), "rr.request");
         let mut p = rr();
-        p.rr.as_mut().unwrap().rate = Some(f64::NAN);
+        p.kind.rr_mut().unwrap().rate = Some(f64::NAN);
         assert_eq!(field_of(&p), "rr.rate");
     }
 
@@ -464,8 +323,7 @@ mod tests {
     #[test]
     fn memory_counts_udp_senders_datagram_slots() {
         let mut p = stream();
-        p.kind = KindId::Udp;
-        p.udp = Some(crate::udp::UdpOptions {
+        p.kind = KindPlan::Udp(crate::udp::UdpOptions {
             size: MAX_UDP,
             batch: 1024,
             rate_bps: None,
@@ -474,8 +332,8 @@ mod tests {
             faults: None,
             gso: false,
         });
-        p.write_size = p.udp.as_ref().unwrap().write_bytes();
-        p.read_size = p.udp.as_ref().unwrap().read_bytes();
+        p.write_size = p.udp().unwrap().write_bytes();
+        p.read_size = p.udp().unwrap().read_bytes();
         p.flows = (0..32)
             .map(|id| FlowPlan {
                 id,

@@ -114,7 +114,7 @@ fn flow(v: &View<'_>, i: usize) -> FlowResult {
         cwnd: st.snd_cwnd,
         window: st.snd_wnd,
         mss: st.snd_mss,
-        data_segs_per_ack: segs_per_ack(v.run.plan.kind, &rt),
+        data_segs_per_ack: segs_per_ack(v.run.plan.kind.id(), &rt),
         delivery_rate_bps: st.delivery_rate as f64 * 8.0,
         rwnd_limited_pct: pct(st.rwnd_limited_us),
         sndbuf_limited_pct: pct(st.sndbuf_limited_us),
@@ -212,7 +212,7 @@ fn segs_per_ack_all(v: &View<'_>) -> f64 {
             total.data_segs_out += d.data_segs_out;
         }
     }
-    segs_per_ack(v.run.plan.kind, &total)
+    segs_per_ack(v.run.plan.kind.id(), &total)
 }
 
 /// CPU of an end over its window.
@@ -375,7 +375,7 @@ pub(crate) fn echo(run: &RunData) -> TestEcho {
             Limit::Time { duration_ns } => Some(duration_ns as f64 / 1e9),
             _ => None,
         },
-        bytes: match (p.limit, &p.file) {
+        bytes: match (p.limit, p.file()) {
             // A copy moves its file; a get does not know the size until the agent opens it.
             (_, Some(f)) => f.size,
             (Limit::Bytes(b), None) => Some(b),
@@ -403,7 +403,7 @@ pub(crate) fn echo(run: &RunData) -> TestEcho {
 
 /// The request/response options as run, for the kinds that have them.
 fn rr_echo(p: &TestPlan) -> Option<RrTest> {
-    let r = p.rr.as_ref().filter(|_| p.kind.descriptor().is_rr())?;
+    let r = p.rr().filter(|_| p.kind.descriptor().is_rr())?;
     Some(RrTest {
         request_size: r.request,
         response_size: r.response,

@@ -11,9 +11,7 @@
 pub mod kinds;
 
 use crate::run::{EndData, Role, RunData};
-use fathom_proto::plan::{
-    Direction, FlowPlan, KindId, Limit, SideOptions, SocketOptions, TestPlan,
-};
+use fathom_proto::plan::{Direction, FlowPlan, Limit, TestPlan};
 use fathom_proto::sample::{
     BufferLimits, CpuSnapshot, CpuTicks, EndpointInfo, FlowInfo, FlowSnapshot, HostInfo, Mark,
     Snapshot, TcpInfo, ThreadInfo,
@@ -104,23 +102,14 @@ pub fn run_data(flows: u32, bidir: bool) -> RunData {
         })
         .collect();
     let plan = TestPlan {
-        kind: KindId::Stream,
         flows: plan_flows,
         limit: Limit::Time {
             duration_ns: 3_000_000_000,
         },
         omit_ns: 1_000_000_000,
-        interval_ns: 1_000_000_000,
-        socket: SocketOptions::default(),
         write_size: 128 * 1024,
         read_size: 128 * 1024,
-        zerocopy: false,
-        rr: None,
-        udp: None,
-        file: None,
-        tls: None,
-        client: SideOptions::default(),
-        server: SideOptions::default(),
+        ..TestPlan::default()
     };
     let server = EndData {
         name: "192.0.2.10:5301".into(),
@@ -156,7 +145,7 @@ fn end(side: &Side, flows: &[FlowPlan]) -> EndData {
             flows: flows.iter().map(|f| flow_snapshot(side, f, k)).collect(),
             cpu: cpu(side, ms as u64),
             latency: None,
-            udp_host: None,
+            kind: None,
         })
         .collect();
     EndData {

@@ -48,7 +48,7 @@ fn pairs<'a>(
 ) -> (Vec<FileCounters>, Vec<FileCounters>) {
     let flow = |(end, pos): (usize, usize)| {
         span(end).map_or_else(FileCounters::default, |(a, b)| {
-            let get = |s: &Snapshot| s.flows.get(pos).and_then(|f| f.file).unwrap_or_default();
+            let get = |s: &Snapshot| s.flows.get(pos).and_then(|f| f.file()).unwrap_or_default();
             delta(get(a), get(b))
         })
     };
@@ -83,7 +83,7 @@ pub fn interval<'a>(
 
 /// Fills `summary.file` for a file copy: totals from each end's first to its last snapshot.
 pub fn fill(v: &View<'_>, summary: &mut Summary) {
-    let Some(o) = &v.run.plan.file else { return };
+    let Some(o) = v.run.plan.file() else { return };
     let (s, r) = pairs(v, |end| {
         let snaps = &v.run.ends.get(end)?.snaps;
         Some((snaps.first()?, snaps.last()?))

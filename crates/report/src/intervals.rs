@@ -192,12 +192,12 @@ fn interval(v: &View<'_>, cuts: &Cuts<'_>, k: usize, client: usize) -> Interval 
     if run.plan.kind.descriptor().is_rr() {
         rr_interval(v, all, k, &mut iv);
     }
-    if run.plan.udp.is_some() {
+    if run.plan.udp().is_some() {
         iv.section = Some(KindInterval::Udp(crate::udp::interval(v, |e| {
             span(&all[e].0, k)
         })));
     }
-    if run.plan.file.is_some() {
+    if run.plan.file().is_some() {
         iv.section = Some(KindInterval::File(crate::file::interval(v, |e| {
             span(&all[e].0, k)
         })));
@@ -232,7 +232,7 @@ fn add_flows(v: &View<'_>, all: &[(Vec<&Snapshot>, usize)], k: usize, iv: &mut I
             delivery_rate_bps: tcp.delivery_rate as f64 * 8.0,
             segs_out: tcp.segs_out.into(),
             data_segs_out: tcp.data_segs_out.into(),
-            data_segs_per_ack: segs_per_ack(run.plan.kind, &rtcp),
+            data_segs_per_ack: segs_per_ack(run.plan.kind.id(), &rtcp),
             rwnd_limited_pct: pct(tcp.rwnd_limited_us),
             sndbuf_limited_pct: pct(tcp.sndbuf_limited_us),
             busy_pct: pct(tcp.busy_time_us),

@@ -49,7 +49,7 @@ pub fn latency(h: &Histogram<u64>) -> Option<Latency> {
 /// are those its descriptor lists.
 pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
     let run = v.run;
-    let Some(rr) = &run.plan.rr else { return };
+    let Some(rr) = run.plan.rr() else { return };
     let (mut tx, mut answered, mut lost) = (0u64, 0u64, 0u64);
     let mut tcp = TcpInfo::default();
     let mut per_asker: Vec<(usize, u64)> = Vec::new();

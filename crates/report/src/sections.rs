@@ -42,7 +42,7 @@ pub fn of_plan(plan: &TestPlan) -> &'static dyn Section {
     let d = plan.kind.descriptor();
     if d.is_rr() {
         table_rr::section(d.adds(Figure::Lost))
-    } else if plan.udp.is_some() {
+    } else if plan.udp().is_some() {
         &Udp
     } else {
         &STREAM

@@ -14,7 +14,7 @@ use fathom_proto::udp::{UdpCounters, UdpHostCounters};
 
 /// The UDP stream options as run, for the kinds that have them.
 pub fn echo(p: &TestPlan) -> Option<UdpTest> {
-    let u = p.udp.as_ref()?;
+    let u = p.udp()?;
     Some(UdpTest {
         size: u.size,
         batch: u.batch,
@@ -49,8 +49,7 @@ fn delta(a: Option<UdpCounters>, b: Option<UdpCounters>) -> UdpCounters {
 
 /// What the receiver counted: (sequence figures, jitter).
 fn countable(p: &TestPlan) -> (bool, bool) {
-    p.udp
-        .as_ref()
+    p.udp()
         .map_or((false, false), |u| (u.sequenced(), u.stamped()))
 }
 
@@ -86,13 +85,13 @@ fn pairs<'a>(v: &View<'a>) -> Vec<Option<Pair<'a>>> {
                 w.last
                     .flows
                     .get(pos)
-                    .and_then(|f| f.udp)
+                    .and_then(|f| f.udp())
                     .unwrap_or_default()
             };
             let (sent, recv) = (last(&sw, l.sender.1), last(&rw, l.receiver.1));
             Some(Pair {
-                sent: delta(s0.udp, s1.udp),
-                recv: delta(r0.udp, r1.udp),
+                sent: delta(s0.udp(), s1.udp()),
+                recv: delta(r0.udp(), r1.udp()),
                 missing_whole: arrived_short(&sent, &recv),
                 rw,
                 sw,
@@ -105,7 +104,7 @@ fn pairs<'a>(v: &View<'a>) -> Vec<Option<Pair<'a>>> {
 /// Fills the UDP sections of the summary and the flows.
 pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
     let run = v.run;
-    if run.plan.udp.is_none() {
+    if run.plan.udp().is_none() {
         return;
     }
     let (seq, stamped) = countable(&run.plan);
@@ -218,8 +217,8 @@ fn add(into: &mut UdpCounters, c: &UdpCounters) {
 
 /// A host counter's change over an end's window.
 fn host_delta(w: &Window<'_>, pick: fn(&UdpHostCounters) -> u64) -> u64 {
-    match (w.start.udp_host.as_ref(), w.end.udp_host.as_ref()) {
-        (Some(a), Some(b)) => pick(b).saturating_sub(pick(a)),
+    match (w.start.udp_host(), w.end.udp_host()) {
+        (Some(a), Some(b)) => pick(&b).saturating_sub(pick(&a)),
         _ => 0,
     }
 }
@@ -235,7 +234,7 @@ fn arrived_short(s: &UdpCounters, r: &UdpCounters) -> u64 {
 /// datagrams a message held on average (`s`: the senders' counters).
 fn missing(v: &View<'_>, all: &[Option<Pair<'_>>], s: &UdpCounters, r: UdpCounters) -> Missing {
     let sent = s.datagrams_sent;
-    let per_drop = match v.run.plan.udp.as_ref().is_some_and(|u| u.gso) {
+    let per_drop = match v.run.plan.udp().is_some_and(|u| u.gso) {
         true => ratio(sent as f64, s.messages as f64).max(1.0),
         false => 1.0,
     };
@@ -339,7 +338,7 @@ pub fn interval<'a>(
     for l in v.located.iter().flatten() {
         let flow = |end: usize, pos: usize| {
             span(end).map(|(a, b)| {
-                let get = |s: &Snapshot| s.flows.get(pos).and_then(|f| f.udp);
+                let get = |s: &Snapshot| s.flows.get(pos).and_then(|f| f.udp());
                 (delta(get(a), get(b)), (b.t_ns - a.t_ns) as f64 / 1e9)
             })
         };

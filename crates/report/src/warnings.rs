@@ -174,7 +174,7 @@ fn clamp(w: &mut Vec<String>, end: &str, e: &EndpointInfo, which: Buf, req: Opti
 /// carries that ACK, so every transaction takes about one schedule period. The latency is real
 /// (any application with these settings sees it), but it is the socket options', not the path's.
 fn nagle_held(plan: &TestPlan, r: &Report) -> Option<String> {
-    let rate = plan.rr.as_ref()?.rate?;
+    let rate = plan.rr()?.rate?;
     let p50 = r.summary.rr()?.latency_us.as_ref()?.p50;
     let s = &plan.socket;
     // One TCP connection carrying every transaction (rr, not crr nor udp_rr).
@@ -219,7 +219,7 @@ fn one_segment_buffer(flows: &[FlowResult]) -> Option<String> {
 /// handed over by GRO; they never existed as packets, so the rate is no packet rate a NIC
 /// would carry. Across the lab's emulator each one was a frame (its counters show them).
 fn gso_uncut(run: &RunData, r: &Report) -> Option<String> {
-    if !run.plan.udp.as_ref().is_some_and(|u| u.gso) || !run.wan.is_empty() {
+    if !run.plan.udp().is_some_and(|u| u.gso) || !run.wan.is_empty() {
         return None;
     }
     let loopback = r.flows.iter().any(|f| {

@@ -3,7 +3,8 @@
 //! edges); the summary, each flow and the "missing" account all show the one number. And a GSO
 //! rate made where no device cut the super-packets says so.
 
-use fathom_proto::plan::KindId;
+use fathom_proto::plan::KindPlan;
+use fathom_proto::sample::FlowKindCounters;
 use fathom_proto::udp::{UdpCounters, UdpOptions};
 use fathom_report::{build, fake, table};
 
@@ -11,8 +12,7 @@ use fathom_report::{build, fake, table};
 /// 10 of them a second but counts 11 sequence gaps a second.
 fn run() -> fathom_report::RunData {
     let mut run = fake::run_data(1, false);
-    run.plan.kind = KindId::Udp;
-    run.plan.udp = Some(UdpOptions {
+    run.plan.kind = KindPlan::Udp(UdpOptions {
         size: 1472,
         batch: 64,
         rate_bps: None,
@@ -24,7 +24,7 @@ fn run() -> fathom_report::RunData {
     for (end, sends) in run.ends.iter_mut().zip([false, true]) {
         for (k, snap) in end.snaps.iter_mut().enumerate() {
             let k = k as u64;
-            snap.flows[0].udp = Some(match sends {
+            snap.flows[0].kind = Some(FlowKindCounters::Udp(match sends {
                 true => UdpCounters {
                     datagrams_sent: 1000 * k,
                     ..UdpCounters::default()
@@ -34,7 +34,7 @@ fn run() -> fathom_report::RunData {
                     lost: 11 * k,
                     ..UdpCounters::default()
                 },
-            });
+            }));
         }
     }
     run
@@ -85,6 +85,6 @@ fn a_gso_rate_where_no_device_cut_the_packets_says_so() {
         "{note}"
     );
     assert!(note.contains("not packets that crossed a wire"), "{note}");
-    run.plan.udp.as_mut().unwrap().gso = false;
+    run.plan.kind.udp_mut().unwrap().gso = false;
     assert_eq!(gso_note(&build(&run)), None);
 }

@@ -4,7 +4,7 @@
 use crate::agent::AgentConfig;
 use fathom_engine::{Prepared, Side, Sockets};
 use fathom_proto::file::{FileOptions, SendMode, Verify};
-use fathom_proto::plan::{Direction, FlowPlan, KindId, Limit, TestPlan};
+use fathom_proto::plan::{Direction, FlowPlan, KindPlan, Limit, TestPlan};
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, Shutdown, TcpListener, TcpStream};
 use std::path::Path;
@@ -55,17 +55,7 @@ fn file_plan(head: &[u8; 7]) -> TestPlan {
     let size =
         u64::from(u32::from_le_bytes([head[3], head[4], head[5], head[6]])) % ((1 << 20) + 1);
     TestPlan {
-        kind: KindId::File,
-        flows: (0..flows)
-            .map(|id| FlowPlan {
-                id,
-                dir: Direction::Forward,
-            })
-            .collect(),
-        limit: Limit::Bytes(size.max(1)),
-        write_size: io,
-        read_size: io,
-        file: Some(FileOptions {
+        kind: KindPlan::File(FileOptions {
             path: "f".into(),
             local: None,
             size: Some(size),
@@ -85,6 +75,15 @@ fn file_plan(head: &[u8; 7]) -> TestPlan {
             },
             drop_cache: false,
         }),
+        flows: (0..flows)
+            .map(|id| FlowPlan {
+                id,
+                dir: Direction::Forward,
+            })
+            .collect(),
+        limit: Limit::Bytes(size.max(1)),
+        write_size: io,
+        read_size: io,
         ..TestPlan::default()
     }
 }

@@ -119,7 +119,7 @@ mod tests {
 
     fn plan(limit: Limit) -> TestPlan {
         TestPlan {
-            kind: KindId::Rr,
+            kind: KindPlan::Rr(rr(1, None)),
             limit,
             ..TestPlan::default()
         }

@@ -26,6 +26,8 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
             quickack: s.plan.socket.quickack,
             sent: 0,
             received: 0,
+            to_send: 0,
+            got: 0,
         };
         if s.side.leads(f.dir) {
             let (i, n) = s.place(f);
@@ -36,21 +38,23 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
                 // A 0-byte request (refused by plan validation) must not divide by zero.
                 req: (rr.request as u64).max(1),
                 resp: rr.response as u64,
-                got: 0,
-                to_send: 0,
                 tx: 0,
             })
         }
     })
 }
 
-/// A connection and its byte counts.
+/// A connection and its byte counts: what both sides of a transaction keep.
 struct Conn {
     sock: Wire,
     stats: Arc<FlowStats>,
     quickack: bool,
     sent: u64,
     received: u64,
+    /// Bytes owed to the peer, not yet written.
+    to_send: u64,
+    /// Bytes read toward the next complete message.
+    got: u64,
 }
 
 impl Conn {
@@ -90,24 +94,31 @@ impl Conn {
         }
     }
 
-    /// Writes what is pending (`to_send` goes down by what went), then reads once unless the
-    /// last read left the socket empty (`drained`): `Some(n)` bytes (0 = end of stream), `None`
-    /// when there is nothing to read now.
-    fn flush_and_read(
-        &mut self,
-        io: &mut Io<'_>,
-        to_send: &mut u64,
-        drained: bool,
-    ) -> io::Result<Option<u64>> {
-        if *to_send > 0 {
-            *to_send -= self.write(io.wbuf, *to_send)?;
+    /// Writes what is owed (`to_send` goes down by what went), then reads once unless the
+    /// last read left the socket empty (`drained`, which becomes whether this one did):
+    /// `Some(n)` bytes, added to `got` (0 = end of stream), `None` when there is nothing to
+    /// read now.
+    fn exchange(&mut self, io: &mut Io<'_>, drained: &mut bool) -> io::Result<Option<u64>> {
+        self.flush_owed(io.wbuf)?;
+        if *drained {
+            return Ok(None);
+        }
+        let read = self.read(io.rbuf)?;
+        if let Some(n) = read {
+            *drained = self.sock.drained(n as usize, io.rbuf.len());
+            self.got += n;
+        }
+        Ok(read)
+    }
+
+    /// Writes what is owed, as much as the socket takes, or flushes what TLS holds.
+    fn flush_owed(&mut self, wbuf: &[u8]) -> io::Result<()> {
+        if self.to_send > 0 {
+            self.to_send -= self.write(wbuf, self.to_send)?;
         } else {
             self.sock.flush()?;
         }
-        if drained {
-            return Ok(None);
-        }
-        self.read(io.rbuf)
+        Ok(())
     }
 
     /// Ends this side's writing (the peer reads end of stream); `Ok(false)` while TLS records
@@ -141,8 +152,6 @@ struct Asker {
     starts: VecDeque<u64>,
     req: u64,
     resp: u64,
-    to_send: u64,
-    got: u64,
     tx: u64,
     /// Past the end: the requests are over, the answers left in flight are read and dropped.
     draining: bool,
@@ -158,8 +167,6 @@ impl Asker {
             req: rr.request as u64,
             // A 0-byte response (refused by plan validation) must not complete forever.
             resp: (rr.response as u64).max(1),
-            to_send: 0,
-            got: 0,
             tx: 0,
             draining: false,
         }
@@ -199,22 +206,21 @@ impl Flow for Asker {
             }
             while let Some(start) = self.pacer.issue(now) {
                 self.starts.push_back(start);
-                self.to_send += self.req;
+                self.io.to_send += self.req;
             }
-            let Some(n) = self.io.flush_and_read(io, &mut self.to_send, drained)? else {
-                return Ok(Step::Wait);
-            };
-            if n == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the peer closed the connection mid-test",
-                ));
+            match self.io.exchange(io, &mut drained)? {
+                None => return Ok(Step::Wait),
+                Some(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the peer closed the connection mid-test",
+                    ))
+                }
+                Some(_) => {}
             }
-            drained = self.io.sock.drained(n as usize, io.rbuf.len());
-            self.got += n;
             let done = clock::now_ns();
-            while self.got >= self.resp {
-                self.got -= self.resp;
+            while self.io.got >= self.resp {
+                self.io.got -= self.resp;
                 let start = self.starts.pop_front().unwrap_or(done);
                 io.latency.record(done.saturating_sub(start));
                 self.pacer.completed();
@@ -242,8 +248,6 @@ struct Answerer {
     io: Conn,
     req: u64,
     resp: u64,
-    got: u64,
-    to_send: u64,
     tx: u64,
 }
 
@@ -256,28 +260,27 @@ impl Flow for Answerer {
         let first = self.tx;
         let mut drained = false;
         loop {
-            let Some(n) = self.io.flush_and_read(io, &mut self.to_send, drained)? else {
-                return Ok(Step::Wait);
-            };
-            if n == 0 {
+            match self.io.exchange(io, &mut drained)? {
+                None => return Ok(Step::Wait),
                 // The asking side is done: close this side too, so that it reads end of stream.
-                return Ok(if self.io.close()? {
-                    Step::Done
-                } else {
-                    Step::Wait
-                });
+                Some(0) => {
+                    return Ok(if self.io.close()? {
+                        Step::Done
+                    } else {
+                        Step::Wait
+                    })
+                }
+                Some(_) => {}
             }
-            drained = self.io.sock.drained(n as usize, io.rbuf.len());
-            self.got += n;
-            let complete = self.got / self.req;
-            self.got %= self.req;
-            self.to_send += complete * self.resp;
+            let complete = self.io.got / self.req;
+            self.io.got %= self.req;
+            self.io.to_send += complete * self.resp;
             self.tx += complete;
             self.io.stats.set_transactions(self.tx);
             self.io.stats.touch(clock::now_ns());
             if self.tx - first >= TX_PER_TURN {
-                if self.to_send > 0 {
-                    self.to_send -= self.io.write(io.wbuf, self.to_send)?;
+                if self.io.to_send > 0 {
+                    self.io.flush_owed(io.wbuf)?;
                 }
                 return Ok(Step::Again);
             }

@@ -2,7 +2,7 @@
 //! sampler at interval boundaries. One cache line per flow so flows never share a line.
 
 use fathom_proto::file::FileCounters;
-use fathom_proto::sample::FlowSnapshot;
+use fathom_proto::sample::{FlowKindCounters, FlowSnapshot};
 use fathom_proto::udp::UdpCounters;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering::Relaxed};
 
@@ -177,6 +177,27 @@ impl FlowStats {
             }
         })
     }
+    /// The UDP stream counters now, if the flow publishes them.
+    fn udp_snapshot(&self) -> Option<UdpCounters> {
+        self.udp.used.load(Relaxed).then(|| {
+            let v: [u64; UDP_CELLS] = std::array::from_fn(|i| self.udp.cells[i].load(Relaxed));
+            UdpCounters {
+                datagrams_sent: v[0],
+                datagrams: v[1],
+                lost: v[2],
+                duplicates: v[3],
+                reordered: v[4],
+                reorder_max: v[5],
+                jitter_ns: v[6],
+                calls: v[7],
+                rxq_overflow: v[8],
+                messages: v[9],
+                transit_sum_ns: v[10] as i64,
+                transits: v[11],
+            }
+        })
+    }
+
     /// The counters now, without TCP_INFO.
     pub fn snapshot(&self) -> FlowSnapshot {
         FlowSnapshot {
@@ -185,24 +206,10 @@ impl FlowStats {
             transactions: self.transactions.load(Relaxed),
             lost: self.lost.load(Relaxed),
             tcp: None,
-            udp: self.udp.used.load(Relaxed).then(|| {
-                let v: [u64; UDP_CELLS] = std::array::from_fn(|i| self.udp.cells[i].load(Relaxed));
-                UdpCounters {
-                    datagrams_sent: v[0],
-                    datagrams: v[1],
-                    lost: v[2],
-                    duplicates: v[3],
-                    reordered: v[4],
-                    reorder_max: v[5],
-                    jitter_ns: v[6],
-                    calls: v[7],
-                    rxq_overflow: v[8],
-                    messages: v[9],
-                    transit_sum_ns: v[10] as i64,
-                    transits: v[11],
-                }
-            }),
-            file: self.file_snapshot(),
+            kind: self
+                .udp_snapshot()
+                .map(FlowKindCounters::Udp)
+                .or_else(|| self.file_snapshot().map(FlowKindCounters::File)),
         }
     }
 }

@@ -1,7 +1,14 @@
 //! The host's UDP counters from /proc/net/snmp: where datagrams the receiver never read went
 //! (a full receive buffer, a full send buffer).
 
+use fathom_proto::plan::TestPlan;
+use fathom_proto::sample::HostKindCounters;
 use fathom_proto::udp::UdpHostCounters;
+
+/// The host's counters `plan`'s kind reads now: UDP's, for the UDP stream.
+pub fn for_plan(plan: &TestPlan) -> Option<HostKindCounters> {
+    plan.udp().and_then(|_| read()).map(HostKindCounters::Udp)
+}
 
 /// The host's UDP counters now, or `None` where /proc/net/snmp cannot be read.
 pub fn read() -> Option<UdpHostCounters> {

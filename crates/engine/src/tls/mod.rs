@@ -39,6 +39,46 @@ fn provider() -> CryptoProvider {
     rustls::crypto::aws_lc_rs::default_provider()
 }
 
+/// Why a TLS identity or end could not be made; each names the flag to change.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// No self-signed certificate could be made.
+    #[error("cannot make a TLS certificate: {0}")]
+    Generate(String),
+    /// A certificate or key file could not be read or parsed.
+    #[error("{flag} {}: {message}", .path.display())]
+    File {
+        /// `--cert` or `--key`.
+        flag: &'static str,
+        /// The file.
+        path: std::path::PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// The certificate file holds no certificate.
+    #[error("--cert {}: no certificate in it", .0.display())]
+    NoCertificate(std::path::PathBuf),
+    /// No suite of this build matches the version and cipher asked for.
+    #[error("--cipher: no TLS {version} suite with {cipher} in this build")]
+    NoSuite {
+        /// The version asked for ("1.3").
+        version: &'static str,
+        /// The cipher asked for, or "any cipher".
+        cipher: &'static str,
+    },
+    /// The library refused the version.
+    #[error("TLS {version}: {message}")]
+    Version {
+        /// The version asked for ("1.3").
+        version: &'static str,
+        /// The library's reason.
+        message: String,
+    },
+    /// The certificate and key do not make a server identity (a mismatched pair).
+    #[error("--cert/--key: {0}")]
+    CertKey(String),
+}
+
 /// A certificate chain and its private key, as the server end presents them.
 pub struct Identity {
     chain: Vec<CertificateDer<'static>>,
@@ -54,9 +94,9 @@ impl std::fmt::Debug for Identity {
 
 impl Identity {
     /// A new self-signed certificate (ECDSA P-256) and key.
-    pub fn generate() -> Result<Identity, String> {
+    pub fn generate() -> Result<Identity, TlsError> {
         let made = rcgen::generate_simple_self_signed(vec![SERVER_NAME.to_string()])
-            .map_err(|e| format!("cannot make a TLS certificate: {e}"))?;
+            .map_err(|e| TlsError::Generate(e.to_string()))?;
         Ok(Identity {
             chain: vec![made.cert.der().clone()],
             key: PrivateKeyDer::Pkcs8(made.key_pair.serialize_der().into()),
@@ -64,18 +104,18 @@ impl Identity {
     }
 
     /// The chain in PEM file `cert` (the end entity first) and the key in PEM file `key`.
-    pub fn load(cert: &Path, key: &Path) -> Result<Identity, String> {
-        let read = |flag: &str, path: &Path| {
-            read_small(path, MAX_SMALL_FILE).map_err(|e| format!("{flag} {}: {e}", path.display()))
+    pub fn load(cert: &Path, key: &Path) -> Result<Identity, TlsError> {
+        let read = |flag, path: &Path| {
+            read_small(path, MAX_SMALL_FILE).map_err(|e| file_error(flag, path, e))
         };
         let chain = CertificateDer::pem_slice_iter(&read("--cert", cert)?)
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("--cert {}: {e}", cert.display()))?;
+            .map_err(|e| file_error("--cert", cert, e))?;
         if chain.is_empty() {
-            return Err(format!("--cert {}: no certificate in it", cert.display()));
+            return Err(TlsError::NoCertificate(cert.to_path_buf()));
         }
         let key = PrivateKeyDer::from_pem_slice(&read("--key", key)?)
-            .map_err(|e| format!("--key {}: {e}", key.display()))?;
+            .map_err(|e| file_error("--key", key, e))?;
         let id = Identity { chain, key };
         // A mismatched pair fails here, not at the first test.
         TlsEnd::server(&id, &TlsOptions::default()).map(|_| id)
@@ -104,19 +144,35 @@ enum Config {
 }
 
 /// The provider restricted to the plan's version and cipher.
-fn restricted(opts: &TlsOptions) -> Result<Arc<CryptoProvider>, String> {
+fn restricted(opts: &TlsOptions) -> Result<Arc<CryptoProvider>, TlsError> {
     let mut p = provider();
     p.cipher_suites.retain(|s| {
         version_of(s) == opts.version && opts.cipher.is_none_or(|c| cipher_of(s) == Some(c))
     });
     if p.cipher_suites.is_empty() {
-        return Err(format!(
-            "--cipher: no TLS {} suite with {} in this build",
-            opts.version.name(),
-            opts.cipher.map_or("any cipher", TlsCipher::name)
-        ));
+        return Err(TlsError::NoSuite {
+            version: opts.version.name(),
+            cipher: opts.cipher.map_or("any cipher", TlsCipher::name),
+        });
     }
     Ok(Arc::new(p))
+}
+
+/// Why `flag`'s file `path` could not be used.
+fn file_error(flag: &'static str, path: &Path, e: impl std::fmt::Display) -> TlsError {
+    TlsError::File {
+        flag,
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+/// The library's refusal of the plan's version.
+fn version_refused(opts: &TlsOptions, e: rustls::Error) -> TlsError {
+    TlsError::Version {
+        version: opts.version.name(),
+        message: e.to_string(),
+    }
 }
 
 fn version_of(s: &SupportedCipherSuite) -> TlsVersion {
@@ -146,13 +202,13 @@ fn rustls_version(v: TlsVersion) -> &'static rustls::SupportedProtocolVersion {
 
 impl TlsEnd {
     /// The accepting end, presenting `id`.
-    pub fn server(id: &Identity, opts: &TlsOptions) -> Result<TlsEnd, String> {
+    pub fn server(id: &Identity, opts: &TlsOptions) -> Result<TlsEnd, TlsError> {
         let mut c = ServerConfig::builder_with_provider(restricted(opts)?)
             .with_protocol_versions(&[rustls_version(opts.version)])
-            .map_err(|e| format!("TLS {}: {e}", opts.version.name()))?
+            .map_err(|e| version_refused(opts, e))?
             .with_no_client_auth()
             .with_single_cert(id.chain.clone(), id.key.clone_key())
-            .map_err(|e| format!("--cert/--key: {e}"))?;
+            .map_err(|e| TlsError::CertKey(e.to_string()))?;
         c.max_fragment_size = Some(opts.record as usize + 5);
         // Every handshake is a full one (crr counts them), so no tickets are sent.
         c.send_tls13_tickets = 0;
@@ -161,12 +217,12 @@ impl TlsEnd {
     }
 
     /// The connecting end, accepting only the certificate whose DER is `pinned`.
-    pub fn client(pinned: Vec<u8>, opts: &TlsOptions) -> Result<TlsEnd, String> {
+    pub fn client(pinned: Vec<u8>, opts: &TlsOptions) -> Result<TlsEnd, TlsError> {
         let provider = restricted(opts)?;
         let verifier = Arc::new(pin::Pinned::new(pinned, provider.clone()));
         let mut c = ClientConfig::builder_with_provider(provider)
             .with_protocol_versions(&[rustls_version(opts.version)])
-            .map_err(|e| format!("TLS {}: {e}", opts.version.name()))?
+            .map_err(|e| version_refused(opts, e))?
             .dangerous()
             .with_custom_certificate_verifier(verifier)
             .with_no_client_auth();

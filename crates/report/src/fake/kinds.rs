@@ -4,7 +4,8 @@
 
 use crate::run::{Role, RunData};
 use fathom_proto::file::{FileCounters, FileOptions, SendMode, Verify};
-use fathom_proto::plan::{KindId, RrOptions};
+use fathom_proto::plan::{KindId, KindPlan, RrOptions};
+use fathom_proto::sample::{FlowKindCounters, HostKindCounters};
 use fathom_proto::tls::{TlsInfo, TlsOptions};
 use fathom_proto::udp::{UdpCounters, UdpHostCounters, UdpOptions};
 use hdrhistogram::serialization::{Serializer, V2Serializer};
@@ -18,15 +19,15 @@ pub const DATAGRAMS_PER_S: u64 = 1000;
 /// 1,000 transactions a second per flow, latencies of 40 to 400 µs recorded by the client.
 pub fn request_response(kind: KindId, flows: u32) -> RunData {
     let mut run = super::run_data(flows, false);
-    run.plan.kind = kind;
-    run.plan.rr = Some(RrOptions {
+    let rr = RrOptions {
         request: 64,
         response: 128,
         burst: 1,
         rate: None,
         udp_timeout_ns: 2_000_000,
         test_drop_every: None,
-    });
+    };
+    run.plan.kind = KindPlan::request_response(kind, rr).unwrap_or_default();
     for end in &mut run.ends {
         let client = end.role == Role::Client;
         for (k, snap) in end.snaps.iter_mut().enumerate() {
@@ -57,8 +58,7 @@ fn latencies(k: u64) -> Option<Vec<u8>> {
 /// sequence gaps, 2 reordered and 1 duplicate a second; the receiving host drops 5 a second.
 pub fn udp() -> RunData {
     let mut run = super::run_data(1, false);
-    run.plan.kind = KindId::Udp;
-    run.plan.udp = Some(UdpOptions {
+    run.plan.kind = KindPlan::Udp(UdpOptions {
         size: 1472,
         batch: 64,
         rate_bps: Some(20_000_000.0),
@@ -71,7 +71,7 @@ pub fn udp() -> RunData {
         let sends = end.role == Role::Client;
         for (k, snap) in end.snaps.iter_mut().enumerate() {
             let k = k as u64;
-            snap.flows[0].udp = Some(if sends {
+            snap.flows[0].kind = Some(FlowKindCounters::Udp(if sends {
                 UdpCounters {
                     datagrams_sent: DATAGRAMS_PER_S * k,
                     calls: 16 * k,
@@ -92,13 +92,13 @@ pub fn udp() -> RunData {
                     transits: 990 * k,
                     ..UdpCounters::default()
                 }
-            });
+            }));
             if !sends {
-                snap.udp_host = Some(UdpHostCounters {
+                snap.kind = Some(HostKindCounters::Udp(UdpHostCounters {
                     in_errors: 5 * k,
                     rcvbuf_errors: 5 * k,
                     sndbuf_errors: 0,
-                });
+                }));
             }
         }
     }
@@ -109,8 +109,7 @@ pub fn udp() -> RunData {
 /// receiver's disk the slower stage.
 pub fn file() -> RunData {
     let mut run = super::run_data(1, false);
-    run.plan.kind = KindId::File;
-    run.plan.file = Some(FileOptions {
+    run.plan.kind = KindPlan::File(FileOptions {
         path: "fake/copy.bin".into(),
         local: None,
         size: Some(385_000_000),
@@ -131,7 +130,7 @@ pub fn file() -> RunData {
         for (k, snap) in end.snaps.iter_mut().enumerate() {
             let f = &mut snap.flows[0];
             let ms = snap.t_ns as u64 / 1_000_000;
-            f.file = Some(if sends {
+            f.kind = Some(FlowKindCounters::File(if sends {
                 FileCounters {
                     disk_bytes: f.sent,
                     disk_ns: ms * 200_000,
@@ -148,7 +147,7 @@ pub fn file() -> RunData {
                     verified: (k == last).then_some(true),
                     ..FileCounters::default()
                 }
-            });
+            }));
         }
     }
     run

@@ -34,9 +34,9 @@ pub(crate) fn range(total: u64, io: u64, i: u64, n: u64) -> (u64, u64) {
 pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> std::io::Result<Vec<Box<dyn Flow>>> {
     let o = s
         .plan
-        .file
-        .clone()
-        .ok_or_else(|| wrong_sockets(s.plan.kind))?;
+        .file()
+        .cloned()
+        .ok_or_else(|| wrong_sockets(s.plan.kind.id()))?;
     let (base, path) = match (s.side, s.files_root) {
         (Side::Server, Some(root)) => (Base::Root(root), Some(o.path.clone())),
         (Side::Server, None) => {
@@ -51,7 +51,7 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> std::io::Result<Vec<Box<
     };
     let sending = s.own_flows().next().is_some_and(|f| s.side.leads(f.dir));
     if !sending {
-        let path = path.ok_or_else(|| wrong_sockets(s.plan.kind))?;
+        let path = path.ok_or_else(|| wrong_sockets(s.plan.kind.id()))?;
         let target = Arc::new(target::Target::create(base, &path, &o, s.ids.len())?);
         let mut pipes = (0..s.ids.len())
             .map(|_| recv::Receiver::pipe(&o))
