@@ -16,6 +16,31 @@ pub use settings::{IdleState, Iface, Offloads, Settings};
 
 use serde::Serialize;
 
+/// Every finding's id, in the order of the rules (docs/advisor.md, docs/schema/doctor.schema.json).
+pub const IDS: &[&str] = &[
+    "rmem_max",
+    "wmem_max",
+    "tcp_rmem",
+    "tcp_wmem",
+    "tcp_buffers_order",
+    "rmem_default",
+    "tcp_window_scaling",
+    "tcp_moderate_rcvbuf",
+    "congestion_control",
+    "default_qdisc",
+    "busy_poll",
+    "somaxconn",
+    "mtu",
+    "rps",
+    "offload",
+    "offloads_unknown",
+    "governor",
+    "idle_states",
+    "numa",
+    "nofile",
+    "nr_open",
+];
+
 /// How much a finding matters; findings are ranked by it, worst first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -24,6 +49,16 @@ pub enum Severity {
     Warning,
     /// Worth knowing; it matters on some paths or workloads only.
     Note,
+}
+
+impl Severity {
+    /// Its name, as the JSON has it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        }
+    }
 }
 
 /// How sure the advisor is that the setting limits this host's networking.
@@ -36,6 +71,17 @@ pub enum Confidence {
     Medium,
     /// It depends on the workload or the hardware.
     Low,
+}
+
+impl Confidence {
+    /// Its name, as the JSON has it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Confidence::High => "high",
+            Confidence::Medium => "medium",
+            Confidence::Low => "low",
+        }
+    }
 }
 
 /// One piece of advice.

@@ -74,6 +74,7 @@ fn settings(changes: &[(&str, &str)]) -> Settings {
 
 /// The finding `id` among `f`.
 fn find<'a>(f: &'a [Finding], id: &str) -> Option<&'a Finding> {
+    assert!(crate::IDS.contains(&id), "{id} is not in IDS");
     f.iter().find(|x| x.id == id)
 }
 
