@@ -32,6 +32,7 @@ pub const IDS: &[&str] = &[
     "somaxconn",
     "mtu",
     "rps",
+    "irq_affinity",
     "offload",
     "offloads_unknown",
     "governor",

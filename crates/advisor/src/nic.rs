@@ -48,11 +48,12 @@ pub fn findings(s: &Settings) -> Vec<Finding> {
                 i.name, i.rx_queues, s.cpus
             );
             f.change = format!(
-                "echo {:x} > {dir}/queues/rx-0/rps_cpus   (a mask of the CPUs to spread over)",
-                (1u128 << s.cpus.min(64)) - 1
+                "echo {} > {dir}/queues/rx-0/rps_cpus   (a mask of the CPUs to spread over)",
+                all_cpus(s.cpus)
             );
             out.push(f);
         }
+        irq_affinity(i, s.cpus, &mut out);
         offloads(i, &mut out);
     }
     if !s.ethtool && !s.ifaces.is_empty() {
@@ -68,6 +69,54 @@ pub fn findings(s: &Settings) -> Vec<Finding> {
         out.push(f);
     }
     out
+}
+
+/// The CPU mask of `cpus` CPUs as sysfs writes it: 32-bit words in hex, highest first, joined
+/// by commas ("ff", "ffffffff,ffffffff").
+fn all_cpus(cpus: usize) -> String {
+    let mut words: Vec<String> = (0..cpus.div_ceil(32))
+        .map(|w| {
+            let bits = (cpus - w * 32).min(32);
+            format!("{:x}", u32::MAX >> (32 - bits))
+        })
+        .collect();
+    words.reverse();
+    for w in words.iter_mut().skip(1) {
+        *w = format!("{:0>8}", w);
+    }
+    words.join(",")
+}
+
+/// Several interrupts of one interface that may all run on the same single CPU only.
+fn irq_affinity(i: &crate::Iface, cpus: usize, out: &mut Vec<Finding>) {
+    let mut lists = i.irqs.values();
+    let Some(first) = lists.next() else { return };
+    let one_cpu = first.parse::<usize>().is_ok();
+    if i.irqs.len() < 2 || cpus < 2 || !one_cpu || lists.any(|l| l != first) {
+        return;
+    }
+    let irq = i.irqs.keys().next().copied().unwrap_or_default();
+    let mut f = on(
+        &format!("/proc/irq/{irq}/smp_affinity_list"),
+        format!(
+            "CPU {first} for all {} interrupts of {}",
+            i.irqs.len(),
+            i.name
+        ),
+        "irq_affinity",
+        Severity::Note,
+        Confidence::Medium,
+    );
+    f.why = format!(
+        "every queue of {} interrupts CPU {first}: receive processing for all flows shares that one CPU while the other {} idle",
+        i.name,
+        cpus - 1
+    );
+    f.change = format!(
+        "spread them: echo N > /proc/irq/IRQ/smp_affinity_list for each of {}'s IRQs (or run irqbalance)",
+        i.name
+    );
+    out.push(f);
 }
 
 /// Offloads that are off but could be on.

@@ -31,10 +31,11 @@ pub fn tree(root: &Path, only: Option<&str>) -> Settings {
             Some((name.to_string(), text(&path)?))
         })
         .collect();
+    let irqs = irqs(root);
     let ifaces = interfaces(root)
         .into_iter()
         .filter(|n| only.is_none_or(|o| o == n))
-        .map(|n| iface(root, n))
+        .map(|n| iface(root, n, &irqs))
         .collect();
     let cpu = root.join("sys/devices/system/cpu");
     let governors = numbered(&cpu, "cpu")
@@ -116,8 +117,28 @@ fn idle_states(dir: &Path) -> Vec<IdleState> {
         .collect()
 }
 
-/// Interface `name` below `root`: MTU, receive queues and whether RPS is on.
-fn iface(root: &Path, name: String) -> Iface {
+/// The interrupts of /proc/interrupts (below `root`): (IRQ number, the device names after it).
+fn irqs(root: &Path) -> Vec<(u32, String)> {
+    let t = fs::read_to_string(root.join("proc/interrupts")).unwrap_or_default();
+    t.lines()
+        .filter_map(|l| {
+            let (n, rest) = l.trim().split_once(':')?;
+            Some((n.parse().ok()?, rest.split_whitespace().last()?.to_string()))
+        })
+        .collect()
+}
+
+/// Whether the interrupt named `device` belongs to interface `name` ("eth0", "eth0-TxRx-3").
+fn names(device: &str, name: &str) -> bool {
+    device == name
+        || device
+            .strip_prefix(name)
+            .is_some_and(|r| r.starts_with(['-', '@']))
+}
+
+/// Interface `name` below `root`: MTU, receive queues, whether RPS is on, and the affinity of
+/// its interrupts among `irqs`.
+fn iface(root: &Path, name: String, irqs: &[(u32, String)]) -> Iface {
     let dir = root.join("sys/class/net").join(&name);
     let queues = dir.join("queues");
     let rx: Vec<usize> = numbered(&queues, "rx-");
@@ -125,10 +146,19 @@ fn iface(root: &Path, name: String) -> Iface {
         text(&queues.join(format!("rx-{q}/rps_cpus")))
             .is_some_and(|m| m.chars().any(|c| c.is_ascii_hexdigit() && c != '0'))
     });
+    let irqs = irqs
+        .iter()
+        .filter(|(_, d)| names(d, &name))
+        .filter_map(|&(n, _)| {
+            let cpus = text(&root.join(format!("proc/irq/{n}/smp_affinity_list")))?;
+            Some((n, cpus))
+        })
+        .collect();
     Iface {
         mtu: text(&dir.join("mtu")).and_then(|m| m.parse().ok()),
         rx_queues: rx.len(),
         rps,
+        irqs,
         offloads: None,
         name,
     }

@@ -53,6 +53,9 @@ pub struct Iface {
     pub rx_queues: usize,
     /// Whether any receive queue's rps_cpus mask has a CPU set.
     pub rps: bool,
+    /// Its interrupts (/proc/interrupts lines that name it): IRQ number -> the CPUs it may run
+    /// on (/proc/irq/N/smp_affinity_list, as read).
+    pub irqs: BTreeMap<u32, String>,
     /// Its offloads from `ethtool -k`, if ethtool ran.
     pub offloads: Option<Offloads>,
 }

@@ -26,6 +26,9 @@ const HEALTHY: &[(&str, &str)] = &[
     ("sys/class/net/eth0/mtu", "1500\n"),
     ("sys/class/net/eth0/queues/rx-0/rps_cpus", "0\n"),
     ("sys/class/net/eth0/queues/rx-1/rps_cpus", "0\n"),
+    ("proc/interrupts", "           CPU0       CPU1\n  0:         41          0   IO-APIC   2-edge      timer\n 30:       1200        800   PCI-MSI 1-edge      eth0-rx-0\n 31:        900       1100   PCI-MSI 2-edge      eth0-rx-1\nNMI:          0          0   Non-maskable interrupts\n"),
+    ("proc/irq/30/smp_affinity_list", "0\n"),
+    ("proc/irq/31/smp_affinity_list", "1\n"),
     ("sys/devices/system/cpu/online", "0-7\n"),
     (
         "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
@@ -100,6 +103,16 @@ fn the_reader_reads_what_it_cites() {
         (Some(1500), 2, false)
     );
     assert!(s.idle_states[1].disabled);
+    let irqs: Vec<_> = s.ifaces[0]
+        .irqs
+        .iter()
+        .map(|(n, l)| (*n, l.as_str()))
+        .collect();
+    assert_eq!(
+        irqs,
+        [(30, "0"), (31, "1")],
+        "eth0's interrupts, not the timer's"
+    );
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), HEALTHY);
     write(dir.path(), &[("sys/class/net/eth1/mtu", "9000\n")]);
@@ -248,7 +261,18 @@ fn busy_polling_rps_and_a_missing_ethtool_are_notes() {
     s.ifaces[0].rx_queues = 1;
     s.ethtool = false;
     let f = findings(&s);
-    assert_eq!(find(&f, "rps").map(|x| x.severity), Some(Severity::Note));
+    let rps = find(&f, "rps").expect("rps on one queue and 8 CPUs");
+    assert_eq!(rps.severity, Severity::Note);
+    assert!(rps
+        .change
+        .starts_with("echo ff > /sys/class/net/eth0/queues/rx-0/rps_cpus"));
+    s.cpus = 40;
+    let rps = findings(&s).into_iter().find(|x| x.id == "rps").unwrap();
+    assert!(
+        rps.change.starts_with("echo ff,ffffffff > "),
+        "{}",
+        rps.change
+    );
     assert_eq!(
         find(&f, "offloads_unknown").map(|x| x.severity),
         Some(Severity::Note)
