@@ -2,6 +2,7 @@
 
 pub mod common;
 pub mod discover;
+pub mod doctor;
 pub mod error;
 pub mod file;
 pub mod kind;
@@ -74,6 +75,8 @@ pub enum Command {
     Launch(launch::LaunchArgs),
     /// Build, inspect and remove a multi-host lab of network namespaces (needs root).
     Lab(lab::LabArgs),
+    /// Say which of this host's settings limit networking, why, and what to change.
+    Doctor(doctor::DoctorArgs),
     /// Make a pre-shared key file for --key-file.
     Key(KeyArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.

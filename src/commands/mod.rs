@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod compare_clear;
+pub mod doctor;
 pub mod file;
 pub mod install;
 pub mod key;

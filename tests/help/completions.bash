@@ -25,6 +25,9 @@ _fathom() {
             fathom,crr)
                 cmd="fathom__subcmd__crr"
                 ;;
+            fathom,doctor)
+                cmd="fathom__subcmd__doctor"
+                ;;
             fathom,file)
                 cmd="fathom__subcmd__file"
                 ;;
@@ -81,6 +84,9 @@ _fathom() {
                 ;;
             fathom__subcmd__help,crr)
                 cmd="fathom__subcmd__help__subcmd__crr"
+                ;;
+            fathom__subcmd__help,doctor)
+                cmd="fathom__subcmd__help__subcmd__doctor"
                 ;;
             fathom__subcmd__help,file)
                 cmd="fathom__subcmd__help__subcmd__file"
@@ -314,7 +320,7 @@ _fathom() {
 
     case "${cmd}" in
         fathom)
-            opts="-h -V --help --version stream rr crr udp file sweep runs show compare report plot study serve launch lab key completions man help"
+            opts="-h -V --help --version stream rr crr udp file sweep runs show compare report plot study serve launch lab doctor key completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -529,6 +535,24 @@ _fathom() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        fathom__subcmd__doctor)
+            opts="-h --iface --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --iface)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         fathom__subcmd__file)
             opts="-P -t -i -4 -6 -q -h --server --clients --lab --parallel --time --omit --interval --buffer --sndbuf --rcvbuf --nodelay --cc --mss --affinity --cpus --threads --ipv4 --ipv6 --bind --key-file --json --csv --quiet --per-host --iterations --confidence --agents-from --expect --min-agents --discovery-timeout --server-index --store --no-store --io --size --sendfile --splice --direct --fsync --force --verify --drop-cache --compare-stream --files-root --help put get"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -672,7 +696,7 @@ _fathom() {
             return 0
             ;;
         fathom__subcmd__help)
-            opts="stream rr crr udp file sweep runs show compare report plot study serve launch lab key completions man help"
+            opts="stream rr crr udp file sweep runs show compare report plot study serve launch lab doctor key completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -714,6 +738,20 @@ _fathom() {
             return 0
             ;;
         fathom__subcmd__help__subcmd__crr)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        fathom__subcmd__help__subcmd__doctor)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -1,0 +1,142 @@
+//! Rules on the network interfaces: MTU, offloads (from `ethtool -k`) and RPS.
+
+use crate::buffers::on;
+use crate::{Confidence, Finding, Settings, Severity};
+
+/// Below this MTU every packet carries less than Ethernet's usual payload.
+pub const MTU_MIN: u32 = 1500;
+/// With at least this many CPUs, one receive queue without RPS leaves the rest idle.
+pub const RPS_CPUS: usize = 4;
+/// The offloads whose absence costs CPU per packet, with what each saves.
+const OFFLOADS: &[(&str, &str)] = &[
+    ("tcp-segmentation-offload", "tso"),
+    ("generic-segmentation-offload", "gso"),
+    ("generic-receive-offload", "gro"),
+];
+
+/// The findings on the interfaces.
+pub fn findings(s: &Settings) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for i in &s.ifaces {
+        let dir = format!("/sys/class/net/{}", i.name);
+        if let Some(mtu) = i.mtu.filter(|&m| m < MTU_MIN) {
+            let mut f = on(
+                &format!("{dir}/mtu"),
+                mtu.to_string(),
+                "mtu",
+                Severity::Warning,
+                Confidence::Medium,
+            );
+            f.why = format!(
+                "{}: each packet carries at most {} bytes of TCP payload over IPv4 instead of 1448: more packets, ACKs and CPU per byte (unless a tunnel needs it)",
+                i.name,
+                mtu.saturating_sub(52)
+            );
+            f.change = format!("ip link set dev {} mtu {MTU_MIN}", i.name);
+            out.push(f);
+        }
+        if i.rx_queues <= 1 && s.cpus >= RPS_CPUS && !i.rps {
+            let mut f = on(
+                &format!("{dir}/queues/rx-0/rps_cpus"),
+                "0".into(),
+                "rps",
+                Severity::Note,
+                Confidence::Low,
+            );
+            f.why = format!(
+                "{} has {} receive queue(s) and RPS is off: its receive processing runs on one of the {} CPUs, which many flows can saturate",
+                i.name, i.rx_queues, s.cpus
+            );
+            f.change = format!(
+                "echo {} > {dir}/queues/rx-0/rps_cpus   (a mask of the CPUs to spread over)",
+                all_cpus(s.cpus)
+            );
+            out.push(f);
+        }
+        irq_affinity(i, s.cpus, &mut out);
+        offloads(i, &mut out);
+    }
+    if !s.ethtool && !s.ifaces.is_empty() {
+        let mut f = on(
+            "ethtool -k",
+            "not run".into(),
+            "offloads_unknown",
+            Severity::Note,
+            Confidence::Low,
+        );
+        f.why = "ethtool is not installed (or failed): segmentation and receive offloads were not checked".into();
+        f.change = "apt-get install ethtool   (scripts/install-test-deps.sh installs it), then run fathom doctor again".into();
+        out.push(f);
+    }
+    out
+}
+
+/// The CPU mask of `cpus` CPUs as sysfs writes it: 32-bit words in hex, highest first, joined
+/// by commas ("ff", "ffffffff,ffffffff").
+fn all_cpus(cpus: usize) -> String {
+    let mut words: Vec<String> = (0..cpus.div_ceil(32))
+        .map(|w| {
+            let bits = (cpus - w * 32).min(32);
+            format!("{:x}", u32::MAX >> (32 - bits))
+        })
+        .collect();
+    words.reverse();
+    for w in words.iter_mut().skip(1) {
+        *w = format!("{:0>8}", w);
+    }
+    words.join(",")
+}
+
+/// Several interrupts of one interface that may all run on the same single CPU only.
+fn irq_affinity(i: &crate::Iface, cpus: usize, out: &mut Vec<Finding>) {
+    let mut lists = i.irqs.values();
+    let Some(first) = lists.next() else { return };
+    let one_cpu = first.parse::<usize>().is_ok();
+    if i.irqs.len() < 2 || cpus < 2 || !one_cpu || lists.any(|l| l != first) {
+        return;
+    }
+    let irq = i.irqs.keys().next().copied().unwrap_or_default();
+    let mut f = on(
+        &format!("/proc/irq/{irq}/smp_affinity_list"),
+        format!(
+            "CPU {first} for all {} interrupts of {}",
+            i.irqs.len(),
+            i.name
+        ),
+        "irq_affinity",
+        Severity::Note,
+        Confidence::Medium,
+    );
+    f.why = format!(
+        "every queue of {} interrupts CPU {first}: receive processing for all flows shares that one CPU while the other {} idle",
+        i.name,
+        cpus - 1
+    );
+    f.change = format!(
+        "spread them: echo N > /proc/irq/IRQ/smp_affinity_list for each of {}'s IRQs (or run irqbalance)",
+        i.name
+    );
+    out.push(f);
+}
+
+/// Offloads that are off but could be on.
+fn offloads(i: &crate::Iface, out: &mut Vec<Finding>) {
+    let Some(o) = &i.offloads else { return };
+    for (feature, short) in OFFLOADS {
+        if let Some((false, false)) = o.get(*feature) {
+            let mut f = on(
+                &format!("ethtool -k {}", i.name),
+                format!("{feature}: off"),
+                "offload",
+                Severity::Warning,
+                Confidence::Medium,
+            );
+            f.why = format!(
+                "{}: without {short} the kernel handles every MTU-sized packet on its own, which costs CPU per byte and can bound a stream by one core",
+                i.name
+            );
+            f.change = format!("ethtool -K {} {short} on", i.name);
+            out.push(f);
+        }
+    }
+}

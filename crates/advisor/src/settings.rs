@@ -1,0 +1,98 @@
+//! What the advisor knows of a host: a plain snapshot, filled by [`crate::read`] (or by a test),
+//! with every value kept as read so that findings can cite it.
+
+use std::collections::BTreeMap;
+
+/// The sysctls the advisor reads, by name (read from /proc/sys/NAME with dots as slashes).
+pub const SYSCTLS: &[&str] = &[
+    "net.core.rmem_max",
+    "net.core.wmem_max",
+    "net.core.rmem_default",
+    "net.core.wmem_default",
+    "net.ipv4.tcp_rmem",
+    "net.ipv4.tcp_wmem",
+    "net.ipv4.tcp_window_scaling",
+    "net.ipv4.tcp_moderate_rcvbuf",
+    "net.ipv4.tcp_congestion_control",
+    "net.core.default_qdisc",
+    "net.core.busy_poll",
+    "net.core.busy_read",
+    "net.core.somaxconn",
+    "fs.nr_open",
+];
+
+/// A host's settings, as read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// The sysctls of [`SYSCTLS`] that could be read: name -> value (whitespace collapsed).
+    pub sysctls: BTreeMap<String, String>,
+    /// The network interfaces looked at (loopback excluded).
+    pub ifaces: Vec<Iface>,
+    /// CPUs online.
+    pub cpus: usize,
+    /// scaling_governor per CPU that has one: CPU number -> governor.
+    pub governors: BTreeMap<usize, String>,
+    /// CPU 0's idle states (cpuidle), shallowest first.
+    pub idle_states: Vec<IdleState>,
+    /// NUMA nodes (0 if /sys/devices/system/node is absent).
+    pub numa_nodes: usize,
+    /// RLIMIT_NOFILE of the reading process: (soft, hard), if known.
+    pub nofile: Option<(u64, u64)>,
+    /// Whether `ethtool` could be run; without it, offloads are not known.
+    pub ethtool: bool,
+}
+
+/// One network interface.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Iface {
+    /// Its name.
+    pub name: String,
+    /// Its MTU, if readable.
+    pub mtu: Option<u32>,
+    /// Receive queues (queues/rx-*).
+    pub rx_queues: usize,
+    /// Whether any receive queue's rps_cpus mask has a CPU set.
+    pub rps: bool,
+    /// Its interrupts (/proc/interrupts lines that name it): IRQ number -> the CPUs it may run
+    /// on (/proc/irq/N/smp_affinity_list, as read).
+    pub irqs: BTreeMap<u32, String>,
+    /// Its offloads from `ethtool -k`, if ethtool ran.
+    pub offloads: Option<Offloads>,
+}
+
+/// Offload features as `ethtool -k` prints them: feature -> (on, fixed).
+pub type Offloads = BTreeMap<String, (bool, bool)>;
+
+/// One cpuidle state.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IdleState {
+    /// Its name (C1, C6, ...).
+    pub name: String,
+    /// Its exit latency in µs.
+    pub latency_us: u64,
+    /// Whether it is disabled.
+    pub disabled: bool,
+}
+
+impl Settings {
+    /// The raw value of sysctl `name`, if read.
+    pub fn sysctl(&self, name: &str) -> Option<&str> {
+        self.sysctls.get(name).map(String::as_str)
+    }
+
+    /// Sysctl `name` as one number, if read and numeric.
+    pub fn number(&self, name: &str) -> Option<u64> {
+        self.sysctl(name)?.trim().parse().ok()
+    }
+
+    /// Sysctl `name` as a triple (min, default, max), as tcp_rmem and tcp_wmem are.
+    pub fn triple(&self, name: &str) -> Option<[u64; 3]> {
+        let v: Vec<u64> = self
+            .sysctl(name)?
+            .split_whitespace()
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .ok()?;
+        v.try_into().ok()
+    }
+}
