@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""File copy: fathom file put against socat and scp, alternately in one run, on loopback or across
+"""File copy: fathom file put against socat and scp, alternately in one run, on one path or across
 a lab WAN link.
 
-Usage: bench/file.py [--rounds 3] [--size 1G] [--dst /dev/shm] [--tools socat,scp]
-                     [--wan "delay=10ms,rate=1G"]
+Usage: bench/file.py [--path veth|pinned|loopback] [--rounds 5] [--size 1G] [--dst /dev/shm]
+                     [--tools socat,scp] [--wan "delay=10ms,rate=1G"]
+
+--path as bench/stream.py (peers.py): veth (default) two namespaces joined by a veth pair, made
+for the run and removed at the end; pinned the same with the receiver on CPU 0 and the sender on
+CPU 1; loopback 127.0.0.1.
 
 With --wan, a two-host lab (h1 - WAN emulator - h2) is built with those link parameters and every
 tool copies from h1 to h2 across it (its processes run in the hosts' namespaces with
@@ -139,7 +143,8 @@ def stream_ceiling(path, size):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rounds", type=int, default=3)
+    peers.add_path_arg(ap)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--size", default="1G")
     ap.add_argument("--dst", default="/dev/shm")
     ap.add_argument("--tools", default="socat,scp")
@@ -149,7 +154,7 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # so that the cleanup below runs
     work = tempfile.mkdtemp(prefix="fathom-bench-file-")
     dst = tempfile.mkdtemp(prefix="fathom-bench-file-", dir=a.dst)
-    lab = None
+    lab = veth = None
     try:
         src = f"{work}/src"
         with open(src, "wb") as f:
@@ -158,7 +163,13 @@ def main():
             f.write(os.urandom(size & ((1 << 20) - 1)))
         if a.wan:
             lab = Lab(a.wan)
-        path = lab.path if lab else Path()
+            path = lab.path
+        elif a.path != "loopback":
+            # Its own prefixes, not peers' global path: this script's runners add them.
+            veth = peers.Path(a.path).up()
+            path = Path(veth.client([]), veth.server([]), veth.host, a.path)
+        else:
+            path = Path()
         tools = {"fathom": fathom}
         for t in a.tools.split(","):
             if t == "socat":
@@ -181,6 +192,8 @@ def main():
     finally:
         if lab:
             lab.close()
+        if veth:
+            veth.down()
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(dst, ignore_errors=True)
 

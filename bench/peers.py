@@ -1,18 +1,135 @@
-"""Runs fathom and peer tools (iperf3, iperf2, nuttcp) on loopback and reads their results.
+"""Runs fathom and peer tools (iperf3, iperf2, nuttcp) on one path and reads their results.
 
-Each runner returns (bits_per_second, cpu_seconds): the receiver-side or tool-reported rate and
-the user+system CPU of every process the tool started (client and server), from wait4().
+Paths (`--path`, see add_path_arg): `veth` (default) is a veth pair between two network namespaces
+this module creates (MTU 1500, offloads on), both ends free on every CPU; `pinned` is the same pair
+with the server confined to CPU 0 and the client to CPU 1 (taskset for every tool alike);
+`loopback` runs everything on 127.0.0.1 and gives every peer the placement and buffers fathom
+chooses there (both ends on CPU 0, 64K send buffers). The namespaces are removed at exit, even on
+failure or Ctrl-C.
+
+Each stream runner returns a Run: the receiver-side or tool-reported rate, the user+system CPU of
+the client and of the server processes (from wait4()), and the tool's settings as run.
 Every process is started here, bounded in time, and ended by its PID only.
 """
+import atexit
 import json
 import os
 import re
+import resource
 import signal
 import subprocess
 import time
+from dataclasses import dataclass, field
 
 FATHOM = os.environ.get("FATHOM", os.path.join(os.path.dirname(__file__), "..", "target", "release", "fathom"))
 PORT = 5901
+PATHS = ("veth", "pinned", "loopback")
+# The CPU each end gets on the pinned path, and the loopback placement fathom chooses for one flow.
+SERVER_CPU, CLIENT_CPU = 0, 1
+LOOPBACK_SNDBUF = "64K"
+
+
+@dataclass
+class Run:
+    """One tool's result in one round."""
+    bps: float
+    cpu_client: float
+    cpu_server: float
+    settings: str
+    extra: dict = field(default_factory=dict)
+
+
+class Path:
+    """Where the ends run: argv prefixes for each end and the address the client dials."""
+
+    def __init__(self, name):
+        self.name = name
+        self.namespaces = []
+        tag = os.getpid() % 250 + 1
+        self.server_ns, self.client_ns = f"fbs{os.getpid()}", f"fbc{os.getpid()}"
+        self.host = "127.0.0.1" if name == "loopback" else f"198.18.{tag}.1"
+        self.client_ip = None if name == "loopback" else f"198.18.{tag}.2"
+
+    def up(self):
+        """Builds the namespaces and the veth pair (nothing on loopback)."""
+        if self.name == "loopback":
+            return self
+        atexit.register(self.down)
+        for ns in (self.server_ns, self.client_ns):
+            _ip("netns", "add", ns)
+            self.namespaces.append(ns)
+            _ip("-n", ns, "link", "set", "lo", "up")
+        _ip("link", "add", self.server_ns, "netns", self.server_ns, "type", "veth",
+            "peer", "name", self.client_ns, "netns", self.client_ns)
+        for ns, ip in ((self.server_ns, self.host), (self.client_ns, self.client_ip)):
+            _ip("-n", ns, "link", "set", ns, "mtu", "1500", "up")
+            _ip("-n", ns, "addr", "add", f"{ip}/30", "dev", ns)
+        return self
+
+    def down(self):
+        """Deletes every namespace made here (their veth ends go with them)."""
+        while self.namespaces:
+            subprocess.run(["ip", "netns", "del", self.namespaces.pop()], timeout=10,
+                           stderr=subprocess.DEVNULL, check=False)
+
+    def server(self, cmd):
+        """The argv that runs `cmd` as the server end."""
+        return self._wrap(self.server_ns, SERVER_CPU, cmd)
+
+    def client(self, cmd):
+        """The argv that runs `cmd` as the client end."""
+        return self._wrap(self.client_ns, CLIENT_CPU, cmd)
+
+    def _wrap(self, ns, cpu, cmd):
+        if self.name == "loopback":
+            return list(cmd)
+        pin = ["taskset", "-c", str(cpu)] if self.name == "pinned" else []
+        return ["ip", "netns", "exec", ns, *pin, *cmd]
+
+    def describe(self):
+        """One line naming the path, for the output."""
+        return {
+            "veth": "veth pair between two namespaces, MTU 1500, offloads on, both ends on every CPU",
+            "pinned": f"veth pair between two namespaces, MTU 1500, server on CPU {SERVER_CPU}, client on CPU {CLIENT_CPU} (taskset)",
+            "loopback": "loopback; every peer gets fathom's loopback choices: both ends on CPU 0, 64K send buffers",
+        }[self.name]
+
+
+PATH = Path("loopback")
+
+
+def add_path_arg(parser):
+    """Adds --path to a bench script's arguments."""
+    parser.add_argument("--path", choices=PATHS, default="veth",
+                        help="veth (default): two namespaces joined by a veth pair; pinned: the same, each end on its own CPU; loopback")
+
+
+def use_path(name):
+    """Sets up the path every runner uses, removed again at exit, on failure or on Ctrl-C/SIGTERM."""
+    global PATH
+    PATH = Path(name)
+    signal.signal(signal.SIGTERM, _interrupt)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    try:
+        PATH.up()
+    except BaseException:
+        PATH.down()
+        raise
+    return PATH
+
+
+def _interrupt(*_):
+    raise KeyboardInterrupt
+
+
+def load():
+    """The 1-minute load average, to print beside every figure."""
+    return os.getloadavg()[0]
+
+
+def _ip(*args):
+    subprocess.run(["ip", *args], check=True, timeout=10)
 
 
 def _wait(proc, timeout):
@@ -32,17 +149,18 @@ def _wait(proc, timeout):
 
 
 def _client(cmd, secs):
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    out = []
-    # Read everything (the pipe must not fill), then collect rusage.
-    out.append(p.stdout.read())
-    rc, cpu = _wait(p, secs + 60)
-    return rc, "".join(out), cpu
+    """Runs `cmd` as the client end (loopback: as given) to completion: (rc, stdout, cpu s)."""
+    p = subprocess.Popen(PATH.client(cmd), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        out = p.stdout.read()  # everything (the pipe must not fill), then rusage
+    finally:
+        rc, cpu = _wait(p, secs + 60)
+    return rc, out, cpu
 
 
-def _server(cmd):
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(0.3)
+def _server(cmd, settle=0.3):
+    p = subprocess.Popen(PATH.server(cmd), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(settle)
     return p
 
 
@@ -57,57 +175,85 @@ def _stop(server):
     return cpu
 
 
-def fathom(secs, parallel, write=None, extra=()):
-    cmd = [FATHOM, "stream", "-t", f"{secs}s", "-P", str(parallel), "--json", *extra]
-    if write:
-        cmd += ["--write", write, "--read", write]
-    rc, out, cpu = _client(cmd, secs)
+def fathom_json(args, secs):
+    """Runs `fathom ARGS --json --no-store`: in one process on loopback, else against an agent
+    (`serve --insecure`) in the server namespace. Returns (document, client CPU s, server CPU s)."""
+    args = [args[0], *([PATH.host] if PATH.name != "loopback" else []), *args[1:], "--json", "--no-store"]
+    srv = None
+    if PATH.name != "loopback":
+        srv = _server([FATHOM, "serve", "--listen", f"{PATH.host}:5301", "--insecure"], settle=0.5)
+    try:
+        rc, out, cpu = _client([FATHOM, *args], secs)
+    finally:
+        cpu_s = _stop(srv) if srv else 0.0
     doc = json.loads(out)
     if doc.get("error"):
         raise RuntimeError(doc["error"])
-    return doc["summary"]["bits_per_second"], cpu
+    return doc, cpu, cpu_s
+
+
+def fathom(secs, parallel, write=None, extra=()):
+    """fathom stream; its settings name any extra arguments and the worker threads per end."""
+    args = ["stream", "-t", f"{secs}s", "-P", str(parallel), *extra]
+    if write:
+        args += ["--write", write, "--read", write]
+    doc, cpu, cpu_s = fathom_json(args, secs)
+    hosts = doc.get("hosts", [])
+    # The sampler's CPU per end as a share of one CPU (hosts[].measurement_percent is of the host).
+    meas = [round(h.get("measurement_cpu_s", 0.0) * 100 / secs, 3) for h in hosts]
+    threads = [len(h.get("threads", [])) for h in hosts]
+    settings = f"defaults{' ' + ' '.join(extra) if extra else ''}{f' --write/--read {write}' if write else ''}; threads per end {threads}"
+    return Run(doc["summary"]["bits_per_second"], cpu, cpu_s, settings, {"measurement_percent": meas})
+
+
+def _loopback_placement(parallel):
+    """iperf3's -A and -w giving it fathom's loopback choices."""
+    if PATH.name != "loopback":
+        return []
+    return ["-A", "0,0", "-w", LOOPBACK_SNDBUF]
 
 
 def iperf3(secs, parallel, write=None):
+    """iperf3 -c, receiver's sum."""
     srv = _server(["iperf3", "-s", "-1", "-p", str(PORT)])
-    cmd = ["iperf3", "-c", "127.0.0.1", "-p", str(PORT), "-t", str(secs), "-P", str(parallel), "-J"]
-    if write:
-        cmd += ["-l", write]
-    rc, out, cpu = _client(cmd, secs)
-    cpu += _stop(srv)
-    return json.loads(out)["end"]["sum_received"]["bits_per_second"], cpu
+    opts = ["-P", str(parallel), *_loopback_placement(parallel), *(["-l", write] if write else [])]
+    try:
+        rc, out, cpu = _client(["iperf3", "-c", PATH.host, "-p", str(PORT), "-t", str(secs), "-J", *opts], secs)
+    finally:
+        cpu_s = _stop(srv)
+    return Run(json.loads(out)["end"]["sum_received"]["bits_per_second"], cpu, cpu_s, " ".join(opts))
 
 
 def iperf2(secs, parallel, write=None):
-    srv = _server(["iperf", "-s", "-p", str(PORT)])
-    cmd = ["iperf", "-c", "127.0.0.1", "-p", str(PORT), "-t", str(secs), "-P", str(parallel), "-y", "C"]
-    if write:
-        cmd += ["-l", write]
-    rc, out, cpu = _client(cmd, secs)
-    cpu += _stop(srv)
+    """iperf (2) -c; the client's sum (or its streams' whole-test reports added up)."""
+    lo = ["-w", LOOPBACK_SNDBUF] if PATH.name == "loopback" else []
+    srv = _server(["iperf", "-s", "-p", str(PORT), *lo])
+    opts = ["-P", str(parallel), *lo, *(["-l", write] if write else [])]
+    try:
+        rc, out, cpu = _client(["iperf", "-c", PATH.host, "-p", str(PORT), "-t", str(secs), "-y", "C", *opts], secs)
+    finally:
+        cpu_s = _stop(srv)
     lines = [l.split(",") for l in out.strip().splitlines() if l.count(",") >= 8]
     summed = [l for l in lines if l[5] == "-1"]
     if summed:
-        return float(summed[-1][8]), cpu
-    # Without a sum line (iperf 2.1 with -y C), add up each stream's whole-test report.
+        return Run(float(summed[-1][8]), cpu, cpu_s, " ".join(opts))
     whole = [l for l in lines if l[6].startswith("0.0")]
-    return sum(float(l[8]) for l in whole), cpu
+    return Run(sum(float(l[8]) for l in whole), cpu, cpu_s, " ".join(opts))
 
 
 def nuttcp(secs, parallel, write=None):
-    srv = _server(["nuttcp", "-1", "-P", str(PORT), "-p", str(PORT + 1)])
-    cmd = ["nuttcp", "-T", str(secs), "-P", str(PORT), "-p", str(PORT + 1), "-fparse"]
-    if parallel > 1:
-        cmd.append(f"-N{parallel}")
-    if write:
-        cmd.append(f"-l{write.lower()}")
-    cmd.append("127.0.0.1")
-    rc, out, cpu = _client(cmd, secs)
-    cpu += _stop(srv)
+    """nuttcp -T; its parse-format rate."""
+    srv = _server(["nuttcp", "-1", "--nofork", "-P", str(PORT), "-p", str(PORT + 1)])
+    opts = [*([f"-N{parallel}"] if parallel > 1 else []), *([f"-l{write.lower()}"] if write else []),
+            *(["-w64"] if PATH.name == "loopback" else [])]
+    try:
+        rc, out, cpu = _client(["nuttcp", "-T", str(secs), "-P", str(PORT), "-p", str(PORT + 1), "-fparse", *opts, PATH.host], secs)
+    finally:
+        cpu_s = _stop(srv)
     m = re.search(r"rate_Mbps=([0-9.]+)", out)
     if not m:
         raise RuntimeError(f"nuttcp said: {out!r}")
-    return float(m.group(1)) * 1e6, cpu
+    return Run(float(m.group(1)) * 1e6, cpu, cpu_s, " ".join(opts) or "defaults")
 
 
 TOOLS = {"fathom": fathom, "iperf3": iperf3, "iperf2": iperf2, "nuttcp": nuttcp}

@@ -1,13 +1,21 @@
 #!/usr/bin/env python3
-"""Stream throughput on loopback: fathom against iperf3, iperf2 and nuttcp, alternately in one run.
+"""Stream throughput: fathom against iperf3, iperf2 and nuttcp, alternately in one run, on one path.
 
-Usage: bench/stream.py [--rounds 3] [--time 10] [--scenarios single,four,thousand] [--equal]
+Usage: bench/stream.py [--path veth|pinned|loopback] [--rounds 5] [--time 5]
+       [--scenarios single,four,thousand] [--equal] [--tools iperf3,...] [--fathom-extra "ARGS"]
 
-Prints, per scenario, each tool's median Gbit/s and CPU seconds per GB over the rounds, and the
-ratio fathom / tool. Machines here are shared and noisy: read the ratios, not the absolutes.
---equal gives every tool the same write size (128K) instead of its own default.
+--path: veth (default) a veth pair between two namespaces made for the run, both ends on every
+CPU; pinned the same with the server on CPU 0 and the client on CPU 1, every tool alike; loopback
+127.0.0.1 with every peer given fathom's loopback placement and buffers (iperf3 -A 0,0 -w 64K).
+Prints, per scenario, each tool's settings, median Gbit/s, CPU-s per GB at the client and at the
+server, fathom's measurement cost per end, and the ratio fathom / tool, with the load average of
+each round. Machines here are shared and noisy: read the same-run ratios, not the absolutes.
+--equal gives every tool the same write size (128K) instead of its own default. --variant
+NAME=ARGS (repeatable) adds fathom with extra arguments as another tool, for A/B runs.
 """
 import argparse
+import shlex
+import shutil
 import statistics
 import sys
 
@@ -18,50 +26,82 @@ SCENARIOS = {
     "four": (4, ["fathom", "iperf3", "iperf2", "nuttcp"]),
     "thousand": (1000, ["fathom", "iperf2"]),
 }
+BINARIES = {"iperf3": "iperf3", "iperf2": "iperf", "nuttcp": "nuttcp"}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--time", type=int, default=10)
+    peers.add_path_arg(ap)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--time", type=int, default=5)
     ap.add_argument("--scenarios", default="single,four,thousand")
     ap.add_argument("--equal", action="store_true", help="same write size (128K) for every tool")
     ap.add_argument("--tools", default="", help="comma list to restrict the peers")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=ARGS",
+                    help="fathom with extra arguments, run as one more tool")
     a = ap.parse_args()
     write = "128K" if a.equal else None
-    for name in a.scenarios.split(","):
-        parallel, tools = SCENARIOS[name]
-        if a.tools:
-            tools = [t for t in tools if t == "fathom" or t in a.tools.split(",")]
-        results = {t: [] for t in tools}
-        for r in range(a.rounds):
-            for t in tools:
-                try:
-                    bps, cpu = peers.TOOLS[t](a.time, parallel, write)
-                except Exception as e:  # a peer that fails is reported, the run goes on
-                    print(f"  {name} round {r + 1}: {t} failed: {e}", file=sys.stderr)
-                    continue
-                results[t].append((bps, cpu))
-                gb = bps * a.time / 8 / 1e9
-                print(f"  {name} round {r + 1}: {t:7s} {bps / 1e9:7.2f} Gbit/s  {cpu / gb if gb else 0:6.3f} CPU-s/GB", file=sys.stderr)
-        report(name, parallel, a.time, results, write)
+    variants = dict(v.split("=", 1) for v in a.variant)
+    path = peers.use_path(a.path)
+    print(f"# path: {path.describe()}; {a.rounds} rounds of {a.time} s, tools alternating in each round")
+    try:
+        for name in a.scenarios.split(","):
+            run_scenario(name, a, write, variants)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    finally:
+        path.down()
 
 
-def report(name, parallel, secs, results, write):
-    print(f"\n## {name}: -P {parallel}, {secs} s, {'write 128K for all' if write else 'each tool with its defaults'}")
-    print(f"| tool | median Gbit/s | CPU-s per GB | fathom / tool |")
-    print(f"|---|---|---|---|")
+def run_scenario(name, a, write, variants):
+    parallel, tools = SCENARIOS[name]
+    if a.tools:
+        tools = [t for t in tools if t == "fathom" or t in a.tools.split(",")]
+    missing = [t for t in tools if t in BINARIES and not shutil.which(BINARIES[t])]
+    for t in missing:
+        print(f"  {t}: not installed (scripts/install-bench-deps.sh), skipped", file=sys.stderr)
+    tools = [t for t in tools if t not in missing] + list(variants)
+    results = {t: [] for t in tools}
+    loads = []
+    for r in range(a.rounds):
+        loads.append(peers.load())
+        for t in tools:
+            try:
+                if t in variants:
+                    run = peers.fathom(a.time, parallel, write, shlex.split(variants[t]))
+                else:
+                    run = peers.TOOLS[t](a.time, parallel, write)
+            except Exception as e:  # a peer that fails is reported, the run goes on
+                print(f"  {name} round {r + 1}: {t} failed: {e}", file=sys.stderr)
+                continue
+            results[t].append(run)
+            gb = run.bps * a.time / 8 / 1e9
+            print(f"  {name} round {r + 1} (load {loads[-1]:.1f}): {t:9s} {run.bps / 1e9:7.2f} Gbit/s  "
+                  f"CPU-s/GB client {run.cpu_client / gb if gb else 0:6.3f} server {run.cpu_server / gb if gb else 0:6.3f}"
+                  f"{'  measurement, % of a CPU per end ' + str(run.extra['measurement_percent']) if 'measurement_percent' in run.extra else ''}",
+                  file=sys.stderr)
+    loads.append(peers.load())
+    report(name, parallel, a.time, results, loads)
+
+
+def report(name, parallel, secs, results, loads):
+    print(f"\n## {name}: -P {parallel}, {secs} s, load average {min(loads):.1f}–{max(loads):.1f}")
+    print("| tool | settings | median Gbit/s | CPU-s/GB client | CPU-s/GB server | fathom / tool |")
+    print("|---|---|---|---|---|---|")
     med = {}
     for t, rs in results.items():
         if not rs:
             continue
-        bps = statistics.median(b for b, _ in rs)
-        cpu_gb = statistics.median(c / (b * secs / 8 / 1e9) for b, c in rs if b > 0)
-        med[t] = (bps, cpu_gb)
-    f = med.get("fathom", (0, 0))[0]
-    for t, (bps, cpu_gb) in med.items():
+        per_gb = lambda cpu: statistics.median(getattr(x, cpu) / (x.bps * secs / 8 / 1e9) for x in rs if x.bps > 0)
+        med[t] = (statistics.median(x.bps for x in rs), per_gb("cpu_client"), per_gb("cpu_server"), rs[-1].settings)
+    f = med.get("fathom", (0,))[0]
+    for t, (bps, cc, cs, settings) in med.items():
         ratio = "—" if t == "fathom" else f"{f / bps:.2f}"
-        print(f"| {t} | {bps / 1e9:.2f} | {cpu_gb:.3f} | {ratio} |")
+        print(f"| {t} | {settings} | {bps / 1e9:.2f} | {cc:.3f} | {cs:.3f} | {ratio} |")
+    meas = [m for x in results.get("fathom", []) for m in x.extra.get("measurement_percent", [])]
+    if meas:
+        print(f"fathom's measurement (sampler) cost per end, % of one CPU: median {statistics.median(meas):.2f}, max {max(meas):.2f}")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""TLS on loopback: fathom's TLS stream against the single-core AES-256-GCM limit, TLS against
+"""TLS on one path (--path, as bench/stream.py): fathom's TLS stream against the single-core AES-256-GCM limit, TLS against
 clear (throughput, CPU per GB on both ends, rr p50), and fathom against socat's OPENSSL address
 moving the same byte count, all alternately in one run.
 
-Usage: bench/tls.py [--rounds 3] [--time 5] [--bytes 2G] [--before BIN]
+Usage: bench/tls.py [--path veth|pinned|loopback] [--rounds 5] [--time 5] [--bytes 2G] [--before BIN]
 Needs: cargo build --release; openssl and socat (Debian packages).
 
 The limit is `openssl speed -evp aes-256-gcm -bytes 16384`, measured in every round: one core
@@ -15,14 +15,13 @@ so on a loaded machine its figure does not fall while fathom's does; the same li
 noisy: read the ratios (same round), not the absolutes; `uptime` load is printed with them.
 
 Placement: on loopback fathom runs both ends of a stream on one CPU (crates/engine/src/path.rs);
-the TLS stream with its ends on separate CPUs (`--affinity 0/1`) is measured beside it.
+the TLS stream with its ends on separate CPUs (`--affinity 0/1`) is measured beside it there (off
+loopback the path places the ends, and that row repeats the plain TLS stream).
 `--before BIN` also runs another build's TLS stream in every round (a before/after ratio).
 """
 import argparse
-import json
 import os
 import re
-import signal
 import statistics
 import subprocess
 import sys
@@ -50,12 +49,15 @@ def openssl_limit(elapsed=False):
 
 
 def fathom_json(args, timeout, binary=None):
-    """Runs fathom with --json; returns (document, CPU seconds of the process, wall seconds)."""
+    """Runs fathom with --json on the path; returns (document, CPU seconds of both ends' processes,
+    wall seconds)."""
     t = time.time()
-    rc, out, cpu = peers._client([binary or peers.FATHOM, *args, "--json", "--no-store"], timeout)
-    if rc != 0:
-        raise RuntimeError(f"fathom {args} exited {rc}")
-    return json.loads(out), cpu, time.time() - t
+    fathom_binary, peers.FATHOM = peers.FATHOM, binary or peers.FATHOM
+    try:
+        doc, cpu_c, cpu_s = peers.fathom_json(args, timeout)
+    finally:
+        peers.FATHOM = fathom_binary
+    return doc, cpu_c + cpu_s, time.time() - t
 
 
 def stream(secs, tls, more=(), binary=None):
@@ -83,16 +85,17 @@ def fathom_bytes(n):
 
 def socat_bytes(n, cert, key):
     """socat moving n bytes of /dev/zero through OPENSSL: (wall Gbit/s, CPU s per GB)."""
+    host = peers.PATH.host
     server = subprocess.Popen(
-        ["socat", "-u", "-b", "131072",
-         f"OPENSSL-LISTEN:{PORT},reuseaddr,bind=127.0.0.1,cert={cert},key={key},verify=0", "OPEN:/dev/null"],
+        peers.PATH.server(["socat", "-u", "-b", "131072",
+                           f"OPENSSL-LISTEN:{PORT},reuseaddr,bind={host},cert={cert},key={key},verify=0", "OPEN:/dev/null"]),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     time.sleep(0.3)
     t = time.time()
     client = subprocess.Popen(
-        ["socat", "-u", "-b", "131072", f"OPEN:/dev/zero,readbytes={n}",
-         f"OPENSSL:127.0.0.1:{PORT},verify=0,retry=50,interval=0.1"],
+        peers.PATH.client(["socat", "-u", "-b", "131072", f"OPEN:/dev/zero,readbytes={n}",
+                           f"OPENSSL:{host}:{PORT},verify=0,retry=50,interval=0.1"]),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     rc_c, cpu_c = peers._wait(client, 300)
@@ -110,14 +113,16 @@ def parse_size(s):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rounds", type=int, default=3)
+    peers.add_path_arg(ap)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--time", type=int, default=5)
     ap.add_argument("--bytes", default="2G")
     ap.add_argument("--before", help="another fathom build whose TLS stream runs in every round too")
     a = ap.parse_args()
     n = parse_size(a.bytes)
     # A stopped run (timeout, kill) still removes its key and certificate, in `finally` below.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped"))
+    path = peers.use_path(a.path)
+    apart = ["--affinity", "0/1"] if a.path == "loopback" else []
     tmp = tempfile.mkdtemp(prefix="fathom-tls-bench-")
     cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
     subprocess.run(
@@ -134,7 +139,7 @@ def main():
                     "limit": (openssl_limit(),),
                     "wall_limit": (openssl_limit(elapsed=True),),
                     "tls": stream(a.time, True),
-                    "tls_apart": stream(a.time, True, ["--affinity", "0/1"]),
+                    "tls_apart": stream(a.time, True, apart),
                     "before": stream(a.time, True, binary=a.before) if a.before else (0, 0, 0, 0),
                     "clear": stream(a.time, False),
                     "rr_tls": rr(a.time, True),
@@ -155,7 +160,10 @@ def main():
                   f"rr p50 tls {rows['rr_tls'][-1][1]:.1f} µs clear {rows['rr_clear'][-1][1]:.1f} µs, "
                   f"{a.bytes}: fathom {rows['fathom_n'][-1][1]:.2f} socat {rows['socat_n'][-1][0]:.2f} Gbit/s",
                   file=sys.stderr)
+    except KeyboardInterrupt:
+        sys.exit("interrupted")
     finally:
+        path.down()
         for f in (cert, key):
             os.remove(f)
         os.rmdir(tmp)
@@ -163,7 +171,7 @@ def main():
         sys.exit("every round failed")
     med = lambda k, i: statistics.median(x[i] for x in rows[k])
     ratio = lambda num, den: statistics.median(x / y for x, y in zip(num, den))
-    print(f"\nload at the end: {' '.join(uptime())}; medians of {len(rows['limit'])} rounds\n")
+    print(f"\n{path.describe()}; load at the end: {' '.join(uptime())}; medians of {len(rows['limit'])} rounds\n")
     print("| figure | TLS (aes-256-gcm) | clear | TLS / clear |\n|---|---|---|---|")
     print(f"| 1 stream, Gbit/s | {med('tls', 0):.2f} | {med('clear', 0):.2f} | "
           f"{ratio([x[0] for x in rows['tls']], [x[0] for x in rows['clear']]):.2f} |")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""UDP stream on loopback: fathom against iperf3, iperf2 and nuttcp, alternating, same run.
+"""UDP stream on one path (--path, as bench/stream.py): fathom against iperf3, iperf2 and nuttcp, alternating, same run.
 
 Counts datagrams at each tool's receiver and prints each round's datagrams/s, Gbit/s of payload
 and receive losses: fathom with its defaults (sendmmsg/recvmmsg batches of 64, a 4 MB receive
@@ -9,8 +9,8 @@ the best peer at the receiver. Beside each rate: the CPU (user + system, from wa
 process the tool started; loopback's receive half runs in the sender's system calls and is
 charged to it) per datagram received, which the machine's other load disturbs far less than
 the rate, and the median ratio of the best peer's figure to fathom's. Tools not installed are skipped. sockperf is left out: its
-throughput mode counts only at the sender. Usage: bench/udp.py [--rounds 3] [--time 5]
-[--size 64] [--before OTHER_FATHOM_BINARY] (cargo build --release first). Every process is started by peers.py, bounded in
+throughput mode counts only at the sender. Usage: bench/udp.py [--path veth|pinned|loopback]
+[--rounds 5] [--time 5] [--size 64] [--before OTHER_FATHOM_BINARY] (cargo build --release first). Every process is started by peers.py, bounded in
 time and ended by its PID.
 """
 import argparse
@@ -19,6 +19,7 @@ import re
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -27,11 +28,12 @@ import peers
 
 def fathom(secs, size, extra=(), binary=peers.FATHOM):
     """(received datagrams/s, sent datagrams/s, lost %, note, CPU s of both ends)."""
-    cmd = [binary, "udp", "-t", f"{secs}s", "--size", str(size), "--json", "--no-store", *extra]
-    _, out, cpu = peers._client(cmd, secs)
-    doc = json.loads(out)
-    if doc.get("error"):
-        raise RuntimeError(doc["error"])
+    fathom_binary, peers.FATHOM = peers.FATHOM, binary
+    try:
+        doc, cpu_c, cpu_s = peers.fathom_json(["udp", "-t", f"{secs}s", "--size", str(size), *extra], secs)
+    finally:
+        peers.FATHOM = fathom_binary
+    cpu = cpu_c + cpu_s
     u = doc["summary"]["udp"]
     calls = u["calls_per_second"]
     note = (f"{u['datagrams_per_call']['receiver']:.0f} per recvmmsg, calls/s sender "
@@ -42,7 +44,7 @@ def fathom(secs, size, extra=(), binary=peers.FATHOM):
 def iperf3(secs, size, window=None):
     """iperf3 -u -b 0; `window`: its -w (socket buffers)."""
     srv = peers._server(["iperf3", "-s", "-1", "-p", str(peers.PORT)])
-    cmd = ["iperf3", "-c", "127.0.0.1", "-p", str(peers.PORT), "-u", "-b", "0", "-l", str(size),
+    cmd = ["iperf3", "-c", peers.PATH.host, "-p", str(peers.PORT), "-u", "-b", "0", "-l", str(size),
            "-t", str(secs), "-J", *(["-w", window] if window else [])]
     _, out, cpu = peers._client(cmd, secs)
     cpu += peers._stop(srv)
@@ -54,10 +56,10 @@ def iperf3(secs, size, window=None):
 def iperf2(secs, size):
     """iperf2 -u -b 10G -w 4M; the server's CSV report counts what arrived."""
     with tempfile.TemporaryFile("w+") as log:
-        srv = subprocess.Popen(["iperf", "-s", "-u", "-p", str(peers.PORT), "-w", "4M", "-y", "C"],
+        srv = subprocess.Popen(peers.PATH.server(["iperf", "-s", "-u", "-p", str(peers.PORT), "-w", "4M", "-y", "C"]),
                                stdout=log, stderr=subprocess.DEVNULL, text=True)
         time.sleep(0.3)
-        cmd = ["iperf", "-c", "127.0.0.1", "-p", str(peers.PORT), "-u", "-b", "10G",
+        cmd = ["iperf", "-c", peers.PATH.host, "-p", str(peers.PORT), "-u", "-b", "10G",
                "-l", str(size), "-w", "4M", "-t", str(secs)]
         _, _, cpu = peers._client(cmd, secs)
         cpu += peers._stop(srv)
@@ -71,9 +73,9 @@ def iperf2(secs, size):
 
 def nuttcp(secs, size):
     """nuttcp -u -R 10G -w 4M; it reports the receiver's packets and drops."""
-    srv = peers._server(["nuttcp", "-1", "-P", str(peers.PORT), "-p", str(peers.PORT + 1)])
+    srv = peers._server(["nuttcp", "-1", "--nofork", "-P", str(peers.PORT), "-p", str(peers.PORT + 1)])
     cmd = ["nuttcp", "-P", str(peers.PORT), "-p", str(peers.PORT + 1), "-u", f"-l{size}",
-           "-R", "10G", "-w", "4M", "-T", str(secs), "-fparse", "127.0.0.1"]
+           "-R", "10G", "-w", "4M", "-T", str(secs), "-fparse", peers.PATH.host]
     _, out, cpu = peers._client(cmd, secs)
     cpu += peers._stop(srv)
     v = dict(re.findall(r"(\w+)=([\d.]+)", out))
@@ -89,11 +91,24 @@ def load():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=3)
+    peers.add_path_arg(ap)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--time", type=int, default=5)
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--before", help="another fathom binary, run alongside (a before/after pair)")
     a = ap.parse_args()
+    path = peers.use_path(a.path)
+    try:
+        measure(a, path)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    finally:
+        path.down()
+
+
+def measure(a, path):
+    """Alternating rounds of every tool, then the medians and ratios."""
     tools = {
         "fathom": lambda: fathom(a.time, a.size),
         "fathom --gso": lambda: fathom(a.time, a.size, ["--gso"]),
@@ -107,7 +122,7 @@ def main():
         tools["nuttcp -w 4M"] = lambda: nuttcp(a.time, a.size)
     results = {name: [] for name in tools}
     ratios, gso_ratios, cpu_ratios, after_before = [], [], [], []
-    print(f"{a.size}-byte datagrams, 1 flow, loopback, {a.time} s per run; at the receiver")
+    print(f"{a.size}-byte datagrams, 1 flow, {path.describe()}, {a.time} s per run; at the receiver")
     for r in range(a.rounds):
         print(f"round {r + 1}")
         this, cpu_per = {}, {}

@@ -3,7 +3,7 @@
 //! (its CPU), and a saturated CPU that fathom's own threads were on, or someone else's work.
 
 use super::human_bytes;
-use crate::model::{HostResult, Report};
+use crate::model::{CpuOne, HostResult, Report};
 use crate::run::{RunData, View};
 
 /// A CPU this busy probably bounds the result, %.
@@ -13,7 +13,8 @@ const OURS_PCT: f64 = 10.0;
 
 /// Senders limited by the receive window `pct`% of the time while autotuning set the buffer:
 /// the sysctl when some receiver's buffer reached net.ipv4.tcp_rmem's maximum, else the
-/// receiving application, named by its host's busiest CPU; `None` without a receiver.
+/// receiving application: bound by its CPU, named, when a CPU its workers read on was
+/// saturated, else named by its host's busiest CPU; `None` without a receiver.
 pub(super) fn window_without_request(run: &RunData, r: &Report, pct: f64) -> Option<String> {
     let view = View::new(run);
     let receivers: Vec<(usize, u64)> = view
@@ -32,15 +33,38 @@ pub(super) fn window_without_request(run: &RunData, r: &Report, pct: f64) -> Opt
     let &(end, _) = receivers.iter().max_by_key(|&&(_, b)| b)?;
     let largest = receivers.iter().map(|&(_, b)| b).max().unwrap_or(0);
     let host = r.hosts.get(end)?;
+    let (have, limit) = (human_bytes(largest), human_bytes(max_of(end)));
+    if let Some(cpu) = receiving_cpu(host).filter(|c| c.total >= SATURATED_PCT) {
+        return Some(format!(
+            "senders were limited by the receive window {pct:.0}% of the time, but the receive buffer never reached autotuning's maximum (it ended at {have} of net.ipv4.tcp_rmem's {limit}): the receiving application was bound by its CPU, not the sysctl: CPU {} on {}, where it read, was {:.0}% busy (user {:.0}%, system {:.0}%, softirq {:.0}%); raising the sysctl will not help, spreading flows over more receiving CPUs (-P, --affinity) may",
+            cpu.cpu, host.name, cpu.total, cpu.user, cpu.system, cpu.softirq
+        ));
+    }
     let busiest = &host.cpu.busiest_cpu;
     Some(format!(
         "senders were limited by the receive window {pct:.0}% of the time, but the receive buffer never reached autotuning's maximum (it ended at {} of net.ipv4.tcp_rmem's {}): the receiving application did not read fast enough, not the sysctl; its host {}'s busiest CPU, CPU {}, was {:.0}% busy",
-        human_bytes(largest),
-        human_bytes(max_of(end)),
+        have,
+        limit,
         host.name,
         busiest.cpu,
         busiest.total
     ))
+}
+
+/// The busiest of the CPUs the receiving end's workers read on (pinned there, else last seen
+/// there), from the host's per-CPU figures.
+fn receiving_cpu(host: &HostResult) -> Option<&CpuOne> {
+    let on: Vec<u32> = host
+        .threads
+        .iter()
+        .filter(|t| t.flows > 0)
+        .map(|t| t.pinned_cpu.unwrap_or(t.last_cpu))
+        .collect();
+    host.cpu
+        .per_cpu
+        .iter()
+        .filter(|c| on.contains(&c.cpu))
+        .max_by(|a, b| a.total.total_cmp(&b.total))
 }
 
 /// The busiest CPU of the machine that `hosts[first]` runs on, when saturated: bound by it when
@@ -107,7 +131,7 @@ fn share_text(pct: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{CpuOne, ThreadResult};
+    use crate::model::ThreadResult;
 
     fn host(name: &str, busy: f64, threads: Vec<ThreadResult>) -> HostResult {
         let mut h = HostResult {
@@ -133,6 +157,40 @@ mod tests {
             flows: 1,
             cpu_s,
         }
+    }
+
+    /// The figures: a window-limited flow whose receive buffer ended at 4.3 MB of
+    /// tcp_rmem's 32 MB while the CPU its receiver read on was 100% busy.
+    #[test]
+    fn a_receiver_short_of_the_maximum_on_a_full_cpu_is_cpu_bound_not_sysctl_bound() {
+        let mut run = crate::fake::run_data(1, false);
+        for e in &mut run.ends {
+            e.info.limits.tcp_rmem[2] = 32 << 20;
+            e.info
+                .flows
+                .iter_mut()
+                .for_each(|f| f.rcvbuf_end = 4_509_000);
+        }
+        let receiver = &mut run.ends[0];
+        for s in &mut receiver.snaps {
+            s.cpu.per_cpu[1].idle = 100_000;
+        }
+        receiver
+            .info
+            .threads
+            .iter_mut()
+            .for_each(|t| t.last_cpu = 1);
+        let w = crate::build(&run).warnings;
+        let l = w.iter().find(|l| l.contains("receive window")).unwrap();
+        assert!(!l.contains("raise it"), "{l}");
+        assert!(
+            l.contains("it ended at 4.3 MB of net.ipv4.tcp_rmem's 32 MB"),
+            "{l}"
+        );
+        assert!(
+            l.contains("the receiving application was bound by its CPU, not the sysctl: CPU 1 on 192.0.2.10:5301, where it read, was 100% busy"),
+            "{l}"
+        );
     }
 
     #[test]
