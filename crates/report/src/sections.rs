@@ -1,5 +1,5 @@
-//! The sections' registry: which kind's section renders a report or a plan. The only place
-//! that knows every kind's section.
+//! The sections' registry: which kind's section builds and renders a report or a plan. The only
+//! place that knows every kind's section.
 
 use crate::model::{Interval, KindSummary, KindTest, Report};
 use crate::section::Section;
@@ -44,6 +44,8 @@ pub fn of_plan(plan: &TestPlan) -> &'static dyn Section {
         table_rr::section(d.adds(Figure::Lost))
     } else if plan.udp().is_some() {
         &Udp
+    } else if plan.file().is_some() {
+        &FILE
     } else {
         &STREAM
     }

@@ -4,15 +4,56 @@
 use crate::build::ratio;
 use crate::cells::rate;
 use crate::model::file::FileSummary;
-use crate::section::Item;
+use crate::model::{FlowResult, Interval, KindInterval, Report, Summary};
+use crate::run::View;
+use crate::section::{Item, Section, Span};
 use crate::table_stream::Stream;
 
-/// The file copy's section: a stream's, with the copy's lines after the retransmits.
-pub static FILE: Stream = Stream::with(|r, item| {
+/// The file copy's section: a stream's, with the copy's lines after the retransmits, and the
+/// copy's figures.
+#[derive(Debug)]
+pub struct File;
+
+/// The file copy's section.
+pub static FILE: File = File;
+
+/// The stream's table with the copy's lines after the retransmits.
+static TABLE: Stream = Stream::with(|r, item| {
     if let Some(f) = r.summary.file() {
         lines(f, r.summary.bits_per_second, item);
     }
 });
+
+impl Section for File {
+    fn fill(&self, v: &View<'_>, summary: &mut Summary, _flows: &mut [FlowResult]) {
+        crate::file::fill(v, summary);
+    }
+
+    fn interval<'s>(&self, v: &View<'_>, span: &Span<'s>) -> Option<KindInterval> {
+        Some(KindInterval::File(crate::file::interval(v, span)))
+    }
+
+    fn metrics(&self, s: &Summary) -> Vec<(&'static str, f64)> {
+        s.file()
+            .map_or_else(Vec::new, |f| crate::file::metrics(f, s.seconds))
+    }
+
+    fn head(&self) -> String {
+        TABLE.head()
+    }
+
+    fn row(&self, label: &str, iv: &Interval) -> String {
+        TABLE.row(label, iv)
+    }
+
+    fn flows(&self, r: &Report) -> Vec<String> {
+        TABLE.flows(r)
+    }
+
+    fn summary(&self, r: &Report, item: &mut Item<'_>) {
+        TABLE.summary(r, item);
+    }
+}
 
 /// The copy's lines: checksum, bytes and time at each stage, page cache, bottleneck.
 fn lines(f: &FileSummary, copy_bps: f64, item: &mut Item<'_>) {

@@ -2,8 +2,12 @@
 //! per-flow rows, and the summary lines a latency study reads.
 
 use crate::cells::{arrow, cpu_lines, pct, rtt};
-use crate::model::{FlowResult, Interval, Latency, Report, RrSummary};
-use crate::section::{Item, Section};
+use crate::model::{
+    FlowResult, Interval, KindInterval, KindTest, Latency, Report, RrSummary, Summary,
+};
+use crate::run::View;
+use crate::section::{Item, Section, Span};
+use fathom_proto::plan::TestPlan;
 
 /// The request/response section; `lossy` adds the lost column (UDP request/response).
 #[derive(Debug)]
@@ -24,6 +28,22 @@ pub fn section(lossy: bool) -> &'static dyn Section {
 }
 
 impl Section for Rr {
+    fn echo(&self, plan: &TestPlan) -> Option<KindTest> {
+        crate::rr::echo(plan).map(KindTest::Rr)
+    }
+
+    fn fill(&self, v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
+        crate::rr::fill(v, summary, flows);
+    }
+
+    fn interval<'s>(&self, v: &View<'_>, span: &Span<'s>) -> Option<KindInterval> {
+        Some(KindInterval::Rr(crate::rr::interval(v, span)))
+    }
+
+    fn metrics(&self, s: &Summary) -> Vec<(&'static str, f64)> {
+        s.rr().map_or_else(Vec::new, crate::rr::metrics)
+    }
+
     fn head(&self) -> String {
         head(self.lossy)
     }

@@ -2,9 +2,11 @@
 //! the per-flow rows, and the summary lines (loss, reordering, jitter, where the missing went).
 
 use crate::cells::{arrow, buffers, cpu_lines, pct, rate, rtt};
-use crate::model::{FlowResult, Interval, Report, UdpSummary};
-use crate::section::{Item, Section};
+use crate::model::{FlowResult, Interval, KindInterval, KindTest, Report, Summary, UdpSummary};
+use crate::run::View;
+use crate::section::{Item, Section, Span};
 use crate::words::num;
+use fathom_proto::plan::TestPlan;
 
 /// The UDP stream's CSV columns after the common ones: datagrams read, their rate, and the
 /// receivers' sequence accounting (empty where the datagrams carried no sequence number or
@@ -23,6 +25,22 @@ pub const UDP_COLUMNS: [&str; 6] = [
 pub struct Udp;
 
 impl Section for Udp {
+    fn echo(&self, plan: &TestPlan) -> Option<KindTest> {
+        crate::udp::echo(plan).map(KindTest::Udp)
+    }
+
+    fn fill(&self, v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
+        crate::udp::fill(v, summary, flows);
+    }
+
+    fn interval<'s>(&self, v: &View<'_>, span: &Span<'s>) -> Option<KindInterval> {
+        Some(KindInterval::Udp(crate::udp::interval(v, span)))
+    }
+
+    fn metrics(&self, s: &Summary) -> Vec<(&'static str, f64)> {
+        s.udp().map_or_else(Vec::new, crate::udp::metrics)
+    }
+
     fn head(&self) -> String {
         head()
     }
