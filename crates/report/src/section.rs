@@ -1,8 +1,9 @@
 //! A kind's report section: what the report's generic code asks of a kind (its options as run,
 //! its figures of the window and of each interval, its series metrics, its interval columns,
 //! its flow rows, its summary lines, its CSV columns). A section's JSON object is its typed
-//! value in the model ([`crate::model::kind`]). Each kind's section lives in its
-//! `table_<kind>.rs`; [`crate::sections`] picks the one of a report or a plan.
+//! value in the model ([`crate::model::kind`]). Each kind's section lives in its folder,
+//! `sections/<kind>/` (`mod.rs` the section and its table, `figures.rs` the figures, `model.rs`
+//! the records); [`crate::sections`] declares them and picks the one of a report or a plan.
 
 use crate::model::{FlowResult, Interval, KindInterval, KindTest, Report, Summary};
 use crate::run::View;

@@ -1,5 +1,9 @@
-//! The terminal table's UDP stream parts: intervals with datagrams/s, rate, loss and jitter,
-//! the per-flow rows, and the summary lines (loss, reordering, jitter, where the missing went).
+//! The UDP stream section: its terminal table's parts (intervals with datagrams/s, rate, loss and
+//! jitter, the per-flow rows, the summary lines: loss, reordering, jitter, where the missing
+//! went); its figures in [`figures`], its records in [`model`].
+
+pub mod figures;
+pub mod model;
 
 use crate::cells::{arrow, buffers, cpu_lines, pct, rate, rtt};
 use crate::model::{FlowResult, Interval, KindInterval, KindTest, Report, Summary, UdpSummary};
@@ -26,19 +30,19 @@ pub struct Udp;
 
 impl Section for Udp {
     fn echo(&self, plan: &TestPlan) -> Option<KindTest> {
-        crate::udp::echo(plan).map(KindTest::Udp)
+        figures::echo(plan).map(KindTest::Udp)
     }
 
     fn fill(&self, v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
-        crate::udp::fill(v, summary, flows);
+        figures::fill(v, summary, flows);
     }
 
     fn interval<'s>(&self, v: &View<'_>, span: &Span<'s>) -> Option<KindInterval> {
-        Some(KindInterval::Udp(crate::udp::interval(v, span)))
+        Some(KindInterval::Udp(figures::interval(v, span)))
     }
 
     fn metrics(&self, s: &Summary) -> Vec<(&'static str, f64)> {
-        s.udp().map_or_else(Vec::new, crate::udp::metrics)
+        s.udp().map_or_else(Vec::new, figures::metrics)
     }
 
     fn head(&self) -> String {

@@ -1,5 +1,9 @@
-//! The terminal table's request/response parts: intervals with transactions and latency, the
-//! per-flow rows, and the summary lines a latency study reads.
+//! The request/response section: its terminal table's parts (intervals with transactions and
+//! latency, the per-flow rows, the summary lines a latency study reads); its figures in
+//! [`figures`], its records in [`model`].
+
+pub mod figures;
+pub mod model;
 
 use crate::cells::{arrow, cpu_lines, pct, rtt};
 use crate::model::{
@@ -29,19 +33,19 @@ pub fn section(lossy: bool) -> &'static dyn Section {
 
 impl Section for Rr {
     fn echo(&self, plan: &TestPlan) -> Option<KindTest> {
-        crate::rr::echo(plan).map(KindTest::Rr)
+        figures::echo(plan).map(KindTest::Rr)
     }
 
     fn fill(&self, v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
-        crate::rr::fill(v, summary, flows);
+        figures::fill(v, summary, flows);
     }
 
     fn interval<'s>(&self, v: &View<'_>, span: &Span<'s>) -> Option<KindInterval> {
-        Some(KindInterval::Rr(crate::rr::interval(v, span)))
+        Some(KindInterval::Rr(figures::interval(v, span)))
     }
 
     fn metrics(&self, s: &Summary) -> Vec<(&'static str, f64)> {
-        s.rr().map_or_else(Vec::new, crate::rr::metrics)
+        s.rr().map_or_else(Vec::new, figures::metrics)
     }
 
     fn head(&self) -> String {

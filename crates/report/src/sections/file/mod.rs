@@ -1,13 +1,17 @@
-//! The file copy's section of the terminal table: a stream's, with the copy's lines after the
-//! retransmits (checksum, bytes and time at each stage, page cache, bottleneck).
+//! The file copy's section: a stream's terminal table with the copy's lines after the
+//! retransmits (checksum, bytes and time at each stage, page cache, bottleneck); its figures in
+//! [`figures`], its records in [`model`].
 
+pub mod figures;
+pub mod model;
+
+use super::stream::Stream;
 use crate::build::ratio;
 use crate::cells::rate;
 use crate::model::file::FileSummary;
 use crate::model::{FlowResult, Interval, KindInterval, Report, Summary};
 use crate::run::View;
 use crate::section::{Item, Section, Span};
-use crate::table_stream::Stream;
 
 /// The file copy's section: a stream's, with the copy's lines after the retransmits, and the
 /// copy's figures.
@@ -26,16 +30,16 @@ static TABLE: Stream = Stream::with(|r, item| {
 
 impl Section for File {
     fn fill(&self, v: &View<'_>, summary: &mut Summary, _flows: &mut [FlowResult]) {
-        crate::file::fill(v, summary);
+        figures::fill(v, summary);
     }
 
     fn interval<'s>(&self, v: &View<'_>, span: &Span<'s>) -> Option<KindInterval> {
-        Some(KindInterval::File(crate::file::interval(v, span)))
+        Some(KindInterval::File(figures::interval(v, span)))
     }
 
     fn metrics(&self, s: &Summary) -> Vec<(&'static str, f64)> {
         s.file()
-            .map_or_else(Vec::new, |f| crate::file::metrics(f, s.seconds))
+            .map_or_else(Vec::new, |f| figures::metrics(f, s.seconds))
     }
 
     fn head(&self) -> String {
