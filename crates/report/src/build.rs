@@ -320,13 +320,8 @@ fn host(v: &View<'_>, i: usize, flows: &[FlowResult]) -> HostResult {
         bits_per_second: total(mine().map(|f| f.bits_per_second)),
         sender_bits_per_second: total(mine().map(|f| f.sender_bits_per_second)),
         bytes: mine().map(|f| f.bytes).sum(),
-        transactions_per_second: v.run.plan.kind.descriptor().is_rr().then(|| {
-            total(
-                mine()
-                    .filter_map(FlowResult::rr)
-                    .map(|r| r.transactions_per_second),
-            )
-        }),
+        transactions_per_second: crate::sections::of_plan(&v.run.plan)
+            .transactions_per_second(&mut mine()),
         cpu: v
             .window(i)
             .map(|w| cpu(e, &w, v.run.embedded))

@@ -34,6 +34,15 @@ pub trait Section: Debug + Sync {
         None
     }
 
+    /// A host's transactions/s from its flows (`flows`), none unless the kind counts
+    /// transactions.
+    fn transactions_per_second(
+        &self,
+        _flows: &mut dyn Iterator<Item = &FlowResult>,
+    ) -> Option<f64> {
+        None
+    }
+
     /// The kind's figures a series summarizes, by name, from a report's summary.
     fn metrics(&self, _s: &Summary) -> Vec<(&'static str, f64)> {
         Vec::new()

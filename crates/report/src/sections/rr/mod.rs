@@ -44,6 +44,14 @@ impl Section for Rr {
         Some(KindInterval::Rr(figures::interval(v, span)))
     }
 
+    fn transactions_per_second(&self, flows: &mut dyn Iterator<Item = &FlowResult>) -> Option<f64> {
+        Some(crate::build::total(
+            flows
+                .filter_map(FlowResult::rr)
+                .map(|r| r.transactions_per_second),
+        ))
+    }
+
     fn metrics(&self, s: &Summary) -> Vec<(&'static str, f64)> {
         s.rr().map_or_else(Vec::new, figures::metrics)
     }
