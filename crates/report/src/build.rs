@@ -351,7 +351,7 @@ pub(crate) fn echo(run: &RunData) -> TestEcho {
         .filter(|e| e.role == Role::Client && !e.in_process)
         .map(|e| e.name.clone())
         .collect();
-    TestEcho {
+    let mut echo = TestEcho {
         kind: p.kind.name().into(),
         agent: run.server().name.clone(),
         embedded_agent: run.embedded,
@@ -367,10 +367,8 @@ pub(crate) fn echo(run: &RunData) -> TestEcho {
             Limit::Time { duration_ns } => Some(duration_ns as f64 / 1e9),
             _ => None,
         },
-        bytes: match (p.limit, p.file()) {
-            // A copy moves its file; a get does not know the size until the agent opens it.
-            (_, Some(f)) => f.size,
-            (Limit::Bytes(b), None) => Some(b),
+        bytes: match p.limit {
+            Limit::Bytes(b) => Some(b),
             _ => None,
         },
         omit_s: p.omit_ns as f64 / 1e9,
@@ -383,12 +381,14 @@ pub(crate) fn echo(run: &RunData) -> TestEcho {
         mss: p.socket.mss,
         sndbuf: p.socket.sndbuf,
         rcvbuf: p.socket.rcvbuf,
-        section: crate::sections::of_plan(p).echo(p),
+        section: None,
         tls: crate::tls::echo(p),
         quickack: p.socket.quickack,
         busy_poll: p.socket.busy_poll,
         started_unix_s: run.started_unix_s,
-    }
+    };
+    crate::sections::of_plan(p).echo(p, &mut echo);
+    echo
 }
 
 /// Mean of the values that were measured (non-zero); 0 if none were.

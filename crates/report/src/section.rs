@@ -5,7 +5,7 @@
 //! `sections/<kind>/` (`mod.rs` the section and its table, `figures.rs` the figures, `model.rs`
 //! the records); [`crate::sections`] declares them and picks the one of a report or a plan.
 
-use crate::model::{FlowResult, Interval, KindInterval, KindTest, Report, Summary};
+use crate::model::{FlowResult, Interval, KindInterval, Report, Summary, TestEcho};
 use crate::run::View;
 use fathom_proto::plan::TestPlan;
 use fathom_proto::sample::Snapshot;
@@ -21,10 +21,9 @@ pub type Span<'s> = dyn Fn(usize) -> Option<(&'s Snapshot, &'s Snapshot)> + 's;
 /// A kind's section of the report: its figures (filled by [`crate::build`]), the terminal table
 /// and the CSV.
 pub trait Section: Debug + Sync {
-    /// The kind's options as run (`test.<kind>`), none unless the kind echoes some.
-    fn echo(&self, _plan: &TestPlan) -> Option<KindTest> {
-        None
-    }
+    /// Adds the kind's options as run to the test's echo: its `test.<kind>` part, and any
+    /// shared field the kind decides (a file copy's byte count).
+    fn echo(&self, _plan: &TestPlan, _echo: &mut TestEcho) {}
 
     /// Fills the kind's figures of the measured window into the summary and the flows.
     fn fill(&self, _v: &View<'_>, _summary: &mut Summary, _flows: &mut [FlowResult]) {}

@@ -9,9 +9,10 @@ use super::stream::Stream;
 use crate::build::ratio;
 use crate::cells::rate;
 use crate::model::file::FileSummary;
-use crate::model::{FlowResult, Interval, KindInterval, Report, Summary};
+use crate::model::{FlowResult, Interval, KindInterval, Report, Summary, TestEcho};
 use crate::run::View;
 use crate::section::{Item, Section, Span};
+use fathom_proto::plan::TestPlan;
 
 /// The file copy's section: a stream's, with the copy's lines after the retransmits, and the
 /// copy's figures.
@@ -29,6 +30,11 @@ static TABLE: Stream = Stream::with(|r, item| {
 });
 
 impl Section for File {
+    /// A copy moves its file; a get does not know the size until the agent opens it.
+    fn echo(&self, plan: &TestPlan, echo: &mut TestEcho) {
+        echo.bytes = plan.file().and_then(|f| f.size);
+    }
+
     fn fill(&self, v: &View<'_>, summary: &mut Summary, _flows: &mut [FlowResult]) {
         figures::fill(v, summary);
     }

@@ -7,7 +7,7 @@ pub mod model;
 
 use crate::cells::{arrow, cpu_lines, pct, rtt};
 use crate::model::{
-    FlowResult, Interval, KindInterval, KindTest, Latency, Report, RrSummary, Summary,
+    FlowResult, Interval, KindInterval, KindTest, Latency, Report, RrSummary, Summary, TestEcho,
 };
 use crate::run::View;
 use crate::section::{Item, Section, Span};
@@ -32,8 +32,8 @@ pub fn section(lossy: bool) -> &'static dyn Section {
 }
 
 impl Section for Rr {
-    fn echo(&self, plan: &TestPlan) -> Option<KindTest> {
-        figures::echo(plan).map(KindTest::Rr)
+    fn echo(&self, plan: &TestPlan, echo: &mut TestEcho) {
+        echo.section = figures::echo(plan).map(KindTest::Rr);
     }
 
     fn fill(&self, v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {

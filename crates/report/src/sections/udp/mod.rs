@@ -6,7 +6,9 @@ pub mod figures;
 pub mod model;
 
 use crate::cells::{arrow, buffers, cpu_lines, pct, rate, rtt};
-use crate::model::{FlowResult, Interval, KindInterval, KindTest, Report, Summary, UdpSummary};
+use crate::model::{
+    FlowResult, Interval, KindInterval, KindTest, Report, Summary, TestEcho, UdpSummary,
+};
 use crate::run::View;
 use crate::section::{Item, Section, Span};
 use crate::words::num;
@@ -29,8 +31,8 @@ pub const UDP_COLUMNS: [&str; 6] = [
 pub struct Udp;
 
 impl Section for Udp {
-    fn echo(&self, plan: &TestPlan) -> Option<KindTest> {
-        figures::echo(plan).map(KindTest::Udp)
+    fn echo(&self, plan: &TestPlan, echo: &mut TestEcho) {
+        echo.section = figures::echo(plan).map(KindTest::Udp);
     }
 
     fn fill(&self, v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
