@@ -4,8 +4,7 @@
 use crate::cpu::{busy_ticks, cpu_between};
 use crate::model::*;
 use crate::run::{EndData, Role, RunData, View, Window};
-use fathom_proto::kind::Figure;
-use fathom_proto::plan::{Direction, KindId, Limit, TestPlan};
+use fathom_proto::plan::{Direction, KindId, Limit};
 use fathom_proto::sample::{EndpointInfo, TcpInfo};
 
 /// Builds the report of a run.
@@ -30,13 +29,11 @@ pub fn build(run: &RunData) -> Report {
     report.summary = summary(&view, &report.flows);
     crate::hosts::fill(&view, &mut report.summary);
     report.groups = crate::hosts::groups(&view, &report.flows);
-    // The flows' transactions first: each host's transactions/s is the sum of its flows'.
-    crate::rr::fill(&view, &mut report.summary, &mut report.flows);
+    // The kind's figures first: each host's transactions/s is the sum of its flows'.
+    crate::sections::of_plan(&run.plan).fill(&view, &mut report.summary, &mut report.flows);
     report.hosts = (0..run.ends.len())
         .map(|i| host(&view, i, &report.flows))
         .collect();
-    crate::udp::fill(&view, &mut report.summary, &mut report.flows);
-    crate::file::fill(&view, &mut report.summary);
     crate::tls::fill(&view, &mut report.summary);
     report.intervals = crate::intervals::build(&view);
     report.warnings = crate::warnings::collect(run, &report);
@@ -323,13 +320,8 @@ fn host(v: &View<'_>, i: usize, flows: &[FlowResult]) -> HostResult {
         bits_per_second: total(mine().map(|f| f.bits_per_second)),
         sender_bits_per_second: total(mine().map(|f| f.sender_bits_per_second)),
         bytes: mine().map(|f| f.bytes).sum(),
-        transactions_per_second: v.run.plan.kind.descriptor().is_rr().then(|| {
-            total(
-                mine()
-                    .filter_map(FlowResult::rr)
-                    .map(|r| r.transactions_per_second),
-            )
-        }),
+        transactions_per_second: crate::sections::of_plan(&v.run.plan)
+            .transactions_per_second(&mut mine()),
         cpu: v
             .window(i)
             .map(|w| cpu(e, &w, v.run.embedded))
@@ -359,7 +351,7 @@ pub(crate) fn echo(run: &RunData) -> TestEcho {
         .filter(|e| e.role == Role::Client && !e.in_process)
         .map(|e| e.name.clone())
         .collect();
-    TestEcho {
+    let mut echo = TestEcho {
         kind: p.kind.name().into(),
         agent: run.server().name.clone(),
         embedded_agent: run.embedded,
@@ -375,10 +367,8 @@ pub(crate) fn echo(run: &RunData) -> TestEcho {
             Limit::Time { duration_ns } => Some(duration_ns as f64 / 1e9),
             _ => None,
         },
-        bytes: match (p.limit, p.file()) {
-            // A copy moves its file; a get does not know the size until the agent opens it.
-            (_, Some(f)) => f.size,
-            (Limit::Bytes(b), None) => Some(b),
+        bytes: match p.limit {
+            Limit::Bytes(b) => Some(b),
             _ => None,
         },
         omit_s: p.omit_ns as f64 / 1e9,
@@ -391,34 +381,14 @@ pub(crate) fn echo(run: &RunData) -> TestEcho {
         mss: p.socket.mss,
         sndbuf: p.socket.sndbuf,
         rcvbuf: p.socket.rcvbuf,
-        section: rr_echo(p)
-            .map(KindTest::Rr)
-            .or_else(|| crate::udp::echo(p).map(KindTest::Udp)),
+        section: None,
         tls: crate::tls::echo(p),
         quickack: p.socket.quickack,
         busy_poll: p.socket.busy_poll,
         started_unix_s: run.started_unix_s,
-    }
-}
-
-/// The request/response options as run, for the kinds that have them.
-fn rr_echo(p: &TestPlan) -> Option<RrTest> {
-    let r = p.rr().filter(|_| p.kind.descriptor().is_rr())?;
-    Some(RrTest {
-        request_size: r.request,
-        response_size: r.response,
-        burst: r.rate.is_none().then_some(r.burst),
-        rate: r.rate,
-        transactions: match p.limit {
-            Limit::Transactions(n) => Some(n),
-            _ => None,
-        },
-        udp_timeout_ms: p
-            .kind
-            .descriptor()
-            .adds(Figure::Lost)
-            .then(|| r.udp_timeout_ns as f64 / 1e6),
-    })
+    };
+    crate::sections::of_plan(p).echo(p, &mut echo);
+    echo
 }
 
 /// Mean of the values that were measured (non-zero); 0 if none were.

@@ -42,7 +42,7 @@ pub const COLUMNS: [&str; 13] = [
     "cpu_remote_pct",
 ];
 
-pub use crate::table_udp::UDP_COLUMNS;
+pub use crate::sections::udp::UDP_COLUMNS;
 
 /// The report's intervals as CSV, with its kind's section's columns after the common ones.
 pub fn render(r: &Report) -> Vec<u8> {

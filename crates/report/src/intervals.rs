@@ -6,9 +6,8 @@
 
 use crate::build::{rate, ratio, segs_per_ack, tcp_delta};
 use crate::cpu::cpu_between;
-use crate::model::{FlowInterval, Interval, KindInterval, RrInterval, PER_FLOW_INTERVALS_MAX};
+use crate::model::{FlowInterval, Interval, PER_FLOW_INTERVALS_MAX};
 use crate::run::{RunData, View};
-use fathom_proto::kind::Figure;
 use fathom_proto::plan::{Limit, TestPlan};
 use fathom_proto::sample::{FlowSnapshot, Mark, Snapshot};
 
@@ -189,19 +188,7 @@ fn interval(v: &View<'_>, cuts: &Cuts<'_>, k: usize, client: usize) -> Interval 
     };
     iv.cpu_local = cpu(client);
     iv.cpu_remote = cpu(0);
-    if run.plan.kind.descriptor().is_rr() {
-        rr_interval(v, all, k, &mut iv);
-    }
-    if run.plan.udp().is_some() {
-        iv.section = Some(KindInterval::Udp(crate::udp::interval(v, |e| {
-            span(&all[e].0, k)
-        })));
-    }
-    if run.plan.file().is_some() {
-        iv.section = Some(KindInterval::File(crate::file::interval(v, |e| {
-            span(&all[e].0, k)
-        })));
-    }
+    iv.section = crate::sections::of_plan(&run.plan).interval(v, &|e| span(&all[e].0, k));
     iv
 }
 
@@ -251,52 +238,4 @@ fn add_flows(v: &View<'_>, all: &[(Vec<&Snapshot>, usize)], k: usize, iv: &mut I
         }
     }
     iv.rtt_us = rtt_sum / f64::from(rtt_n.max(1));
-}
-
-/// Transactions, latency and losses of interval `k`, from the asking ends.
-fn rr_interval(v: &View<'_>, all: &[(Vec<&Snapshot>, usize)], k: usize, iv: &mut Interval) {
-    let mut hist = crate::rr::empty();
-    let (mut tps, mut lost) = (0.0, 0u64);
-    let mut askers: Vec<usize> = v.located.iter().flatten().map(|l| l.sender.0).collect();
-    askers.sort_unstable();
-    askers.dedup();
-    for e in askers {
-        let Some((a, b)) = span(&all[e].0, k) else {
-            continue;
-        };
-        let positions: Vec<usize> = v
-            .located
-            .iter()
-            .flatten()
-            .filter(|l| l.sender.0 == e)
-            .map(|l| l.sender.1)
-            .collect();
-        let sum = |s: &Snapshot, pick: fn(&FlowSnapshot) -> u64| -> u64 {
-            positions
-                .iter()
-                .filter_map(|&p| s.flows.get(p))
-                .map(pick)
-                .sum()
-        };
-        let secs = (b.t_ns - a.t_ns) as f64 / 1e9;
-        tps += ratio(
-            sum(b, |f| f.transactions).saturating_sub(sum(a, |f| f.transactions)) as f64,
-            secs,
-        );
-        lost += sum(b, |f| f.lost).saturating_sub(sum(a, |f| f.lost));
-        crate::rr::merge_into(&mut hist, std::slice::from_ref(b));
-    }
-    let l = crate::rr::latency(&hist);
-    iv.section = Some(KindInterval::Rr(RrInterval {
-        transactions_per_second: tps,
-        latency_p50_us: l.as_ref().map(|l| l.p50),
-        latency_p99_us: l.as_ref().map(|l| l.p99),
-        lost: v
-            .run
-            .plan
-            .kind
-            .descriptor()
-            .adds(Figure::Lost)
-            .then_some(lost),
-    }));
 }

@@ -2,12 +2,12 @@
 //! output (documented in docs/output.md, schema in docs/schema/result.schema.json): change a
 //! field here and the schema version with it.
 
-pub mod file;
 mod hosts;
 pub mod kind;
-pub mod rr;
 pub mod tls;
-pub mod udp;
+pub use crate::sections::file::model as file;
+pub use crate::sections::rr::model as rr;
+pub use crate::sections::udp::model as udp;
 
 pub use hosts::{GroupResult, HostResult, ThreadResult, WanLinkResult};
 pub use kind::{KindFlow, KindInterval, KindSummary, KindTest};

@@ -1,16 +1,52 @@
-//! A kind's report section: what the report's generic renderers ask of a kind (its interval
-//! columns, its flow rows, its summary lines, its CSV columns). A section's JSON object is its
-//! typed value in the model ([`crate::model::kind`]). Each kind's section lives in its
-//! `table_<kind>.rs`; [`crate::sections`] picks the one of a report or a plan.
+//! A kind's report section: what the report's generic code asks of a kind (its options as run,
+//! its figures of the window and of each interval, its series metrics, its interval columns,
+//! its flow rows, its summary lines, its CSV columns). A section's JSON object is its typed
+//! value in the model ([`crate::model::kind`]). Each kind's section lives in its folder,
+//! `sections/<kind>/` (`mod.rs` the section and its table, `figures.rs` the figures, `model.rs`
+//! the records); [`crate::sections`] declares them and picks the one of a report or a plan.
 
-use crate::model::{Interval, Report};
+use crate::model::{FlowResult, Interval, KindInterval, Report, Summary, TestEcho};
+use crate::run::View;
+use fathom_proto::plan::TestPlan;
+use fathom_proto::sample::Snapshot;
 use std::fmt::Debug;
 
 /// One labelled summary line's printer.
 pub type Item<'a> = dyn FnMut(&str, String) + 'a;
 
-/// A kind's section of the terminal table and the CSV.
+/// The snapshots bounding one interval at end `e`: `span(e)`, none if that end has no such
+/// interval.
+pub type Span<'s> = dyn Fn(usize) -> Option<(&'s Snapshot, &'s Snapshot)> + 's;
+
+/// A kind's section of the report: its figures (filled by [`crate::build`]), the terminal table
+/// and the CSV.
 pub trait Section: Debug + Sync {
+    /// Adds the kind's options as run to the test's echo: its `test.<kind>` part, and any
+    /// shared field the kind decides (a file copy's byte count).
+    fn echo(&self, _plan: &TestPlan, _echo: &mut TestEcho) {}
+
+    /// Fills the kind's figures of the measured window into the summary and the flows.
+    fn fill(&self, _v: &View<'_>, _summary: &mut Summary, _flows: &mut [FlowResult]) {}
+
+    /// The kind's figures of one interval (`intervals[].<kind>`), from each end's `span`.
+    fn interval<'s>(&self, _v: &View<'_>, _span: &Span<'s>) -> Option<KindInterval> {
+        None
+    }
+
+    /// A host's transactions/s from its flows (`flows`), none unless the kind counts
+    /// transactions.
+    fn transactions_per_second(
+        &self,
+        _flows: &mut dyn Iterator<Item = &FlowResult>,
+    ) -> Option<f64> {
+        None
+    }
+
+    /// The kind's figures a series summarizes, by name, from a report's summary.
+    fn metrics(&self, _s: &Summary) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+
     /// The interval table's column heads.
     fn head(&self) -> String;
 

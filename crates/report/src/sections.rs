@@ -1,14 +1,18 @@
-//! The sections' registry: which kind's section renders a report or a plan. The only place
-//! that knows every kind's section.
+//! The sections' registry: which kind's section builds and renders a report or a plan. The only
+//! place that knows every kind's section.
+
+pub mod file;
+pub mod rr;
+pub mod stream;
+pub mod udp;
 
 use crate::model::{Interval, KindSummary, KindTest, Report};
 use crate::section::Section;
-use crate::table_file::FILE;
-use crate::table_rr;
-use crate::table_stream::STREAM;
-use crate::table_udp::Udp;
 use fathom_proto::kind::Figure;
 use fathom_proto::plan::TestPlan;
+use file::FILE;
+use stream::STREAM;
+use udp::Udp;
 
 /// The section of a report's summary and intervals: its kind's, or the stream's when the
 /// summary has no kind figures (a failed test's, a stream's).
@@ -20,7 +24,7 @@ pub fn of_summary(r: &Report) -> &'static dyn Section {
                 .iter()
                 .filter_map(Interval::rr)
                 .any(|rr| rr.lost.is_some());
-            table_rr::section(lossy)
+            rr::section(lossy)
         }
         Some(KindSummary::Udp(_)) => &Udp,
         Some(KindSummary::File(_)) => &FILE,
@@ -31,7 +35,7 @@ pub fn of_summary(r: &Report) -> &'static dyn Section {
 /// The section of the options a report echoes (what its CSV columns follow).
 pub fn of_test(r: &Report) -> &'static dyn Section {
     match &r.test.section {
-        Some(KindTest::Rr(_)) => table_rr::section(false),
+        Some(KindTest::Rr(_)) => rr::section(false),
         Some(KindTest::Udp(_)) => &Udp,
         None => &STREAM,
     }
@@ -41,9 +45,11 @@ pub fn of_test(r: &Report) -> &'static dyn Section {
 pub fn of_plan(plan: &TestPlan) -> &'static dyn Section {
     let d = plan.kind.descriptor();
     if d.is_rr() {
-        table_rr::section(d.adds(Figure::Lost))
+        rr::section(d.adds(Figure::Lost))
     } else if plan.udp().is_some() {
         &Udp
+    } else if plan.file().is_some() {
+        &FILE
     } else {
         &STREAM
     }

@@ -185,31 +185,7 @@ pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
             windows.iter().sum::<f64>() / windows.len() as f64,
         ));
     }
-    if let Some(rr) = s.rr() {
-        m.push((metric::TRANSACTIONS_PER_SECOND, rr.transactions_per_second));
-        if let Some(c) = rr.connections_per_second {
-            m.push(("connections_per_second", c));
-        }
-        if let Some(l) = &rr.latency_us {
-            m.extend([
-                ("latency_p50_us", l.p50),
-                ("latency_p90_us", l.p90),
-                ("latency_p99_us", l.p99),
-                ("latency_p999_us", l.p999),
-                ("latency_mean_us", l.mean),
-            ]);
-        }
-        m.push((
-            "cpu_us_per_transaction_local",
-            rr.cpu_us_per_transaction.local,
-        ));
-    }
-    if let Some(u) = s.udp() {
-        m.extend(crate::udp::metrics(u));
-    }
-    if let Some(f) = s.file() {
-        m.extend(crate::file::metrics(f, s.seconds));
-    }
+    m.extend(crate::sections::of_summary(r).metrics(s));
     m.into_iter().filter(|(_, v)| v.is_finite()).collect()
 }
 

@@ -5,12 +5,12 @@
 //! other fields, as schema 2 always wrote it; the keys schema 2 wrote for every kind stay in
 //! every document, `null` where another kind (or none) owns the record. A kind added later
 //! writes only its own key. The enums below are the registry: a kind with a section adds one
-//! variant to each record it extends.
+//! variant to each record it extends, its type from the kind's `sections/<kind>/model.rs`.
 
-use super::file::{FileStages, FileSummary};
-use super::rr::{RrFlow, RrInterval, RrSummary, RrTest};
-use super::udp::{UdpFlow, UdpInterval, UdpSummary, UdpTest};
 use super::{FlowResult, Interval, Summary, TestEcho};
+use crate::sections::file::model::{FileStages, FileSummary};
+use crate::sections::rr::model::{RrFlow, RrInterval, RrSummary, RrTest};
+use crate::sections::udp::model::{UdpFlow, UdpInterval, UdpSummary, UdpTest};
 use serde::de::{Deserialize, Deserializer, Error as _};
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};

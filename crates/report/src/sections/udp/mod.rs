@@ -1,10 +1,18 @@
-//! The terminal table's UDP stream parts: intervals with datagrams/s, rate, loss and jitter,
-//! the per-flow rows, and the summary lines (loss, reordering, jitter, where the missing went).
+//! The UDP stream section: its terminal table's parts (intervals with datagrams/s, rate, loss and
+//! jitter, the per-flow rows, the summary lines: loss, reordering, jitter, where the missing
+//! went); its figures in [`figures`], its records in [`model`].
+
+pub mod figures;
+pub mod model;
 
 use crate::cells::{arrow, buffers, cpu_lines, pct, rate, rtt};
-use crate::model::{FlowResult, Interval, Report, UdpSummary};
-use crate::section::{Item, Section};
+use crate::model::{
+    FlowResult, Interval, KindInterval, KindTest, Report, Summary, TestEcho, UdpSummary,
+};
+use crate::run::View;
+use crate::section::{Item, Section, Span};
 use crate::words::num;
+use fathom_proto::plan::TestPlan;
 
 /// The UDP stream's CSV columns after the common ones: datagrams read, their rate, and the
 /// receivers' sequence accounting (empty where the datagrams carried no sequence number or
@@ -23,6 +31,22 @@ pub const UDP_COLUMNS: [&str; 6] = [
 pub struct Udp;
 
 impl Section for Udp {
+    fn echo(&self, plan: &TestPlan, echo: &mut TestEcho) {
+        echo.section = figures::echo(plan).map(KindTest::Udp);
+    }
+
+    fn fill(&self, v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
+        figures::fill(v, summary, flows);
+    }
+
+    fn interval<'s>(&self, v: &View<'_>, span: &Span<'s>) -> Option<KindInterval> {
+        Some(KindInterval::Udp(figures::interval(v, span)))
+    }
+
+    fn metrics(&self, s: &Summary) -> Vec<(&'static str, f64)> {
+        s.udp().map_or_else(Vec::new, figures::metrics)
+    }
+
     fn head(&self) -> String {
         head()
     }

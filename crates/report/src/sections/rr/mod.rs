@@ -1,9 +1,17 @@
-//! The terminal table's request/response parts: intervals with transactions and latency, the
-//! per-flow rows, and the summary lines a latency study reads.
+//! The request/response section: its terminal table's parts (intervals with transactions and
+//! latency, the per-flow rows, the summary lines a latency study reads); its figures in
+//! [`figures`], its records in [`model`].
+
+pub mod figures;
+pub mod model;
 
 use crate::cells::{arrow, cpu_lines, pct, rtt};
-use crate::model::{FlowResult, Interval, Latency, Report, RrSummary};
-use crate::section::{Item, Section};
+use crate::model::{
+    FlowResult, Interval, KindInterval, KindTest, Latency, Report, RrSummary, Summary, TestEcho,
+};
+use crate::run::View;
+use crate::section::{Item, Section, Span};
+use fathom_proto::plan::TestPlan;
 
 /// The request/response section; `lossy` adds the lost column (UDP request/response).
 #[derive(Debug)]
@@ -24,6 +32,30 @@ pub fn section(lossy: bool) -> &'static dyn Section {
 }
 
 impl Section for Rr {
+    fn echo(&self, plan: &TestPlan, echo: &mut TestEcho) {
+        echo.section = figures::echo(plan).map(KindTest::Rr);
+    }
+
+    fn fill(&self, v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
+        figures::fill(v, summary, flows);
+    }
+
+    fn interval<'s>(&self, v: &View<'_>, span: &Span<'s>) -> Option<KindInterval> {
+        Some(KindInterval::Rr(figures::interval(v, span)))
+    }
+
+    fn transactions_per_second(&self, flows: &mut dyn Iterator<Item = &FlowResult>) -> Option<f64> {
+        Some(crate::build::total(
+            flows
+                .filter_map(FlowResult::rr)
+                .map(|r| r.transactions_per_second),
+        ))
+    }
+
+    fn metrics(&self, s: &Summary) -> Vec<(&'static str, f64)> {
+        s.rr().map_or_else(Vec::new, figures::metrics)
+    }
+
     fn head(&self) -> String {
         head(self.lossy)
     }

@@ -3,11 +3,14 @@
 
 use crate::build::{busy_us, ratio, tcp_delta};
 use crate::model::{
-    FlowResult, KindFlow, KindSummary, Latency, RrFlow, RrSummary, SegmentsPerTransaction,
-    ServiceDemand, Summary,
+    FlowResult, KindFlow, KindSummary, Latency, RrFlow, RrInterval, RrSummary, RrTest,
+    SegmentsPerTransaction, ServiceDemand, Summary,
 };
 use crate::run::View;
+use crate::section::Span;
+use crate::series::metric;
 use fathom_proto::kind::Figure;
+use fathom_proto::plan::{Limit, TestPlan};
 use fathom_proto::sample::{FlowSnapshot, Snapshot, TcpInfo};
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
@@ -115,4 +118,94 @@ pub fn fill(v: &View<'_>, summary: &mut Summary, flows: &mut [FlowResult]) {
                 response: ratio(tcp.segs_in as f64, tx as f64),
             }),
     }));
+}
+
+/// The request/response options as run, for the kinds that have them.
+pub fn echo(p: &TestPlan) -> Option<RrTest> {
+    let r = p.rr().filter(|_| p.kind.descriptor().is_rr())?;
+    Some(RrTest {
+        request_size: r.request,
+        response_size: r.response,
+        burst: r.rate.is_none().then_some(r.burst),
+        rate: r.rate,
+        transactions: match p.limit {
+            Limit::Transactions(n) => Some(n),
+            _ => None,
+        },
+        udp_timeout_ms: p
+            .kind
+            .descriptor()
+            .adds(Figure::Lost)
+            .then(|| r.udp_timeout_ns as f64 / 1e6),
+    })
+}
+
+/// Transactions, latency and losses of one interval, from the asking ends' `span`s.
+pub fn interval(v: &View<'_>, span: &Span<'_>) -> RrInterval {
+    let mut hist = empty();
+    let (mut tps, mut lost) = (0.0, 0u64);
+    let mut askers: Vec<usize> = v.located.iter().flatten().map(|l| l.sender.0).collect();
+    askers.sort_unstable();
+    askers.dedup();
+    for e in askers {
+        let Some((a, b)) = span(e) else {
+            continue;
+        };
+        let positions: Vec<usize> = v
+            .located
+            .iter()
+            .flatten()
+            .filter(|l| l.sender.0 == e)
+            .map(|l| l.sender.1)
+            .collect();
+        let sum = |s: &Snapshot, pick: fn(&FlowSnapshot) -> u64| -> u64 {
+            positions
+                .iter()
+                .filter_map(|&p| s.flows.get(p))
+                .map(pick)
+                .sum()
+        };
+        let secs = (b.t_ns - a.t_ns) as f64 / 1e9;
+        tps += ratio(
+            sum(b, |f| f.transactions).saturating_sub(sum(a, |f| f.transactions)) as f64,
+            secs,
+        );
+        lost += sum(b, |f| f.lost).saturating_sub(sum(a, |f| f.lost));
+        merge_into(&mut hist, std::slice::from_ref(b));
+    }
+    let l = latency(&hist);
+    RrInterval {
+        transactions_per_second: tps,
+        latency_p50_us: l.as_ref().map(|l| l.p50),
+        latency_p99_us: l.as_ref().map(|l| l.p99),
+        lost: v
+            .run
+            .plan
+            .kind
+            .descriptor()
+            .adds(Figure::Lost)
+            .then_some(lost),
+    }
+}
+
+/// The request/response figures a series summarizes, by name.
+pub fn metrics(rr: &RrSummary) -> Vec<(&'static str, f64)> {
+    let mut m = vec![(metric::TRANSACTIONS_PER_SECOND, rr.transactions_per_second)];
+    if let Some(c) = rr.connections_per_second {
+        m.push(("connections_per_second", c));
+    }
+    if let Some(l) = &rr.latency_us {
+        m.extend([
+            ("latency_p50_us", l.p50),
+            ("latency_p90_us", l.p90),
+            ("latency_p99_us", l.p99),
+            ("latency_p999_us", l.p999),
+            ("latency_mean_us", l.mean),
+        ]);
+    }
+    m.push((
+        "cpu_us_per_transaction_local",
+        rr.cpu_us_per_transaction.local,
+    ));
+    m
 }

@@ -3,7 +3,7 @@
 //! one kind adds (`connections_per_second`, `lost`, `segments_per_transaction`) are `null` for
 //! the kinds whose descriptor does not list them.
 
-use super::ServiceDemand;
+use crate::model::ServiceDemand;
 use serde::{Deserialize, Serialize};
 
 /// The request/response options, as run (`test.rr`).

@@ -7,7 +7,7 @@
 //! under 8 bytes (no sequence number) and jitter under 16 (no send time), and all `null` with
 //! `--blast` (the receiver only counts).
 
-use super::ServiceDemand;
+use crate::model::ServiceDemand;
 use serde::{Deserialize, Serialize};
 
 /// The UDP stream options, as run (`test.udp`).
