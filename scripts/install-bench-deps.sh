@@ -7,22 +7,7 @@
 # the benches skip a peer whose binary is missing and say so.
 # Idempotent and quiet; needs root (apt-get).
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
 
 packages=(iperf3 iperf nuttcp sockperf iproute2 ethtool util-linux linux-perf openssl socat)
-missing=()
-for package in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    export DEBIAN_FRONTEND=noninteractive
-    # Packages must not start services (iperf3 ships a unit): keep any policy in place, else
-    # refuse service starts for the duration of the install.
-    policy=/usr/sbin/policy-rc.d
-    if [ ! -e "$policy" ]; then
-        printf '#!/bin/sh\nexit 101\n' >"$policy"
-        chmod 755 "$policy"
-        trap 'rm -f "$policy"' EXIT
-    fi
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+install_missing "${packages[@]}"

@@ -9,26 +9,11 @@
 # and dnsmasq-base (tests/discover_dns.rs: 200 A records and SRV records on a loopback port).
 # Idempotent and quiet; needs root (apt-get).
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
 
 packages=(iproute2 ethtool iputils-ping iperf3 perl-base openssh-server openssh-client chromium tcpdump openssl socat dnsmasq-base)
 # `fathom launch` under real launchers (tests/launch_slurm.rs, tests/launch_mpi.rs).
 packages+=(slurm-wlm munge openmpi-bin)
-missing=()
-for package in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    export DEBIAN_FRONTEND=noninteractive
-    # Packages must not start services (openssh-server would start sshd on this machine): keep
-    # any policy in place, else refuse service starts for the duration of the install.
-    policy=/usr/sbin/policy-rc.d
-    if [ ! -e "$policy" ]; then
-        printf '#!/bin/sh\nexit 101\n' >"$policy"
-        chmod 755 "$policy"
-        trap 'rm -f "$policy"' EXIT
-    fi
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+install_missing "${packages[@]}"
 # From PyPI: kubernetes-validate, the Kubernetes API schemas (tests/deploy.rs checks deploy/kubernetes).
 python3 -c 'import kubernetes_validate' 2>/dev/null || PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore kubernetes-validate

@@ -80,6 +80,13 @@ pub struct RunsArgs {
     /// List series (sweeps, iterated tests, studies) instead of single runs.
     #[arg(long)]
     pub series: bool,
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+/// What `runs` and `compare` share: the database they read, and a table or one JSON document.
+#[derive(clap::Args, Debug)]
+pub struct ReadArgs {
     /// One JSON document on stdout.
     #[arg(long)]
     pub json: bool,
@@ -128,11 +135,8 @@ pub struct CompareArgs {
     /// Confidence level for significance, percent.
     #[arg(long, default_value_t = 95.0, value_name = "PCT")]
     pub level: f64,
-    /// One JSON document on stdout.
-    #[arg(long)]
-    pub json: bool,
     #[command(flatten)]
-    pub store: ReadStoreArgs,
+    pub read: ReadArgs,
 }
 
 /// `fathom report`.

@@ -22,7 +22,7 @@ pub fn run(a: &CompareArgs) -> Result<(), Failure> {
     }
     let ra = Ref::parse(&a.a).map_err(|e| Failure::Usage(e.to_string()))?;
     let rb = Ref::parse(&a.b).map_err(|e| Failure::Usage(e.to_string()))?;
-    let store = open_existing(&a.store)?;
+    let store = open_existing(&a.read.store)?;
     let level = a.level / 100.0;
     let names = (a.a.as_str(), a.b.as_str());
     let c = match (ra, rb) {
@@ -69,7 +69,7 @@ pub fn run(a: &CompareArgs) -> Result<(), Failure> {
             settings::summary(&c.differences)
         );
     }
-    print_json_or_table(&c, a.json);
+    print_json_or_table(&c, a.read.json);
     Ok(())
 }
 

@@ -1,16 +1,14 @@
 //! The controller host's environment, kept with every stored run: what the machine is and the
 //! kernel settings that shape network performance. The agents' own facts are in each report.
 
+use fathom_advisor::read;
+use fathom_advisor::settings::BUFFER_SYSCTLS;
 use serde_json::{json, Map, Value};
+use std::path::Path;
 
-/// Kernel settings that change throughput or latency, read from /proc/sys.
+/// Kernel settings that change throughput or latency, beyond the socket buffers' (the advisor's
+/// [`BUFFER_SYSCTLS`]), read from /proc/sys.
 const SYSCTLS: &[&str] = &[
-    "net.core.rmem_max",
-    "net.core.wmem_max",
-    "net.core.rmem_default",
-    "net.core.wmem_default",
-    "net.ipv4.tcp_rmem",
-    "net.ipv4.tcp_wmem",
     "net.ipv4.tcp_mem",
     "net.ipv4.tcp_congestion_control",
     "net.ipv4.tcp_available_congestion_control",
@@ -35,13 +33,12 @@ pub fn collect() -> Value {
             .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
             .unwrap_or_default()
     };
-    let mut sysctls = Map::new();
-    for name in SYSCTLS {
-        let v = read(&format!("/proc/sys/{}", name.replace('.', "/")));
-        if !v.is_empty() {
-            sysctls.insert((*name).to_string(), Value::String(v));
-        }
-    }
+    let names = BUFFER_SYSCTLS.iter().chain(SYSCTLS).copied();
+    let sysctls: Map<String, Value> = read::sysctls(Path::new("/"), names)
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(name, v)| (name, Value::String(v)))
+        .collect();
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let field = |name: &str| {
         cpuinfo

@@ -15,4 +15,4 @@ for args in "sweep file" "launch file" "sweep" "launch"; do
     # shellcheck disable=SC2086
     timeout 10 "$bin" $args >"$dir/$name.txt" 2>&1 || echo "exit $?" >>"$dir/$name.txt"
 done
-timeout 10 "$bin" completions bash >"$dir/completions.bash"
+timeout 10 "$bin" completions bash >"$dir/completions.bash.txt"

@@ -2,7 +2,8 @@
 //! fake tree in tests) and, on a real host, `ethtool -k`. Unreadable values are left out, never
 //! guessed; the rules stay silent on what was not read.
 
-use crate::settings::{IdleState, Iface, Offloads, Settings, SYSCTLS};
+use crate::settings::{sysctl_names, IdleState, Iface, Offloads, Settings};
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -24,13 +25,7 @@ pub fn interfaces(root: &Path) -> Vec<String> {
 /// The settings in the tree below `root`, for interface `only` or every interface; offloads and
 /// the open-files limit are left for [`host`] (or the test) to fill.
 pub fn tree(root: &Path, only: Option<&str>) -> Settings {
-    let sysctls = SYSCTLS
-        .iter()
-        .filter_map(|name| {
-            let path = root.join("proc/sys").join(name.replace('.', "/"));
-            Some((name.to_string(), text(&path)?))
-        })
-        .collect();
+    let sysctls = sysctls(root, sysctl_names());
     let irqs = irqs(root);
     let ifaces = interfaces(root)
         .into_iter()
@@ -57,6 +52,21 @@ pub fn tree(root: &Path, only: Option<&str>) -> Settings {
         nofile: None,
         ethtool: false,
     }
+}
+
+/// The sysctls `names` below `root` (proc/sys/NAME with dots as slashes) that could be read:
+/// name -> value, whitespace collapsed.
+pub fn sysctls<'a>(
+    root: &Path,
+    names: impl IntoIterator<Item = &'a str>,
+) -> BTreeMap<String, String> {
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let path = root.join("proc/sys").join(name.replace('.', "/"));
+            Some((name.to_string(), text(&path)?))
+        })
+        .collect()
 }
 
 /// This host's settings for interface `only` (or all), with offloads from `ethtool -k` when

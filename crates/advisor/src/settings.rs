@@ -3,14 +3,19 @@
 
 use std::collections::BTreeMap;
 
-/// The sysctls the advisor reads, by name (read from /proc/sys/NAME with dots as slashes).
-pub const SYSCTLS: &[&str] = &[
+/// The socket buffer sysctls (core and TCP, limits and defaults): the advisor reads them, and
+/// fathom keeps them with every stored run.
+pub const BUFFER_SYSCTLS: &[&str] = &[
     "net.core.rmem_max",
     "net.core.wmem_max",
     "net.core.rmem_default",
     "net.core.wmem_default",
     "net.ipv4.tcp_rmem",
     "net.ipv4.tcp_wmem",
+];
+
+/// The other sysctls the advisor reads.
+const OTHER_SYSCTLS: &[&str] = &[
     "net.ipv4.tcp_window_scaling",
     "net.ipv4.tcp_moderate_rcvbuf",
     "net.ipv4.tcp_congestion_control",
@@ -21,10 +26,15 @@ pub const SYSCTLS: &[&str] = &[
     "fs.nr_open",
 ];
 
+/// The sysctls the advisor reads, by name (read from /proc/sys/NAME with dots as slashes).
+pub fn sysctl_names() -> impl Iterator<Item = &'static str> {
+    BUFFER_SYSCTLS.iter().chain(OTHER_SYSCTLS).copied()
+}
+
 /// A host's settings, as read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Settings {
-    /// The sysctls of [`SYSCTLS`] that could be read: name -> value (whitespace collapsed).
+    /// The sysctls of [`sysctl_names`] that could be read: name -> value (whitespace collapsed).
     pub sysctls: BTreeMap<String, String>,
     /// The network interfaces looked at (loopback excluded).
     pub ifaces: Vec<Iface>,

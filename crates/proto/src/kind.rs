@@ -9,11 +9,20 @@
 //! that drive them); it lives with each kind in `crates/engine/src/kinds/`, in the engine's
 //! `Kind`, whose `descriptor()` returns the data below. Code outside those two places asks
 //! the descriptor and never matches on a kind's id or name.
+//!
+//! Beside them, [`KindPlan`]: a plan's kind with the options only it has (each kind's options
+//! and bounds in a file of its own, such as `udp.rs`, which imports nothing from here), so that
+//! a new kind's variants in proto are all in this file. `crate::plan` re-exports it.
 
+use crate::bounds::PlanError;
+use crate::file::FileOptions;
+use crate::flow::FlowPlan;
+use crate::rr::RrOptions;
+use crate::udp::UdpOptions;
 use serde::{Deserialize, Serialize};
 
 /// The test kinds the engine knows; what each is lives in its [`Descriptor`], and the options
-/// only it has in its variant of [`crate::plan::KindPlan`].
+/// only it has in its variant of [`KindPlan`].
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KindId {
     /// Bulk transfer over TCP.
@@ -214,6 +223,125 @@ impl KindId {
     /// The kind named `name` in results, if there is one.
     pub fn from_name(name: &str) -> Option<KindId> {
         KINDS.iter().find(|d| d.name == name).map(|d| d.id)
+    }
+}
+
+/// What to run: the kind, with the options only it has.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub enum KindPlan {
+    /// Bulk transfer over TCP.
+    Stream,
+    /// TCP request/response on long-lived connections.
+    Rr(RrOptions),
+    /// TCP connect/request/response/close, one connection per transaction.
+    Crr(RrOptions),
+    /// UDP request/response.
+    UdpRr(RrOptions),
+    /// A UDP datagram stream.
+    Udp(UdpOptions),
+    /// A file copy, disk to disk.
+    File(FileOptions),
+}
+
+impl Default for KindPlan {
+    /// A stream.
+    fn default() -> Self {
+        KindPlan::Stream
+    }
+}
+
+impl KindPlan {
+    /// The kind's id, whose descriptor says what it is.
+    pub fn id(&self) -> KindId {
+        match self {
+            KindPlan::Stream => KindId::Stream,
+            KindPlan::Rr(_) => KindId::Rr,
+            KindPlan::Crr(_) => KindId::Crr,
+            KindPlan::UdpRr(_) => KindId::UdpRr,
+            KindPlan::Udp(_) => KindId::Udp,
+            KindPlan::File(_) => KindId::File,
+        }
+    }
+
+    /// The request/response kind `id` with `options`; none when `id` is of another pattern.
+    pub fn request_response(id: KindId, options: RrOptions) -> Option<KindPlan> {
+        match id {
+            KindId::Rr => Some(KindPlan::Rr(options)),
+            KindId::Crr => Some(KindPlan::Crr(options)),
+            KindId::UdpRr => Some(KindPlan::UdpRr(options)),
+            KindId::Stream | KindId::Udp | KindId::File => None,
+        }
+    }
+
+    /// The name used on the command line and in results.
+    pub fn name(&self) -> &'static str {
+        self.id().name()
+    }
+
+    /// What the kind is: its name, transport, pattern and figures.
+    pub fn descriptor(&self) -> &'static Descriptor {
+        self.id().descriptor()
+    }
+
+    /// Checks the kind's own options against their bounds; `flows` are the test's, `tls` says
+    /// whether it asks for TLS.
+    pub(crate) fn validate(&self, flows: &[FlowPlan], tls: bool) -> Result<(), PlanError> {
+        match self {
+            KindPlan::Stream => Ok(()),
+            KindPlan::Rr(o) | KindPlan::Crr(o) | KindPlan::UdpRr(o) => {
+                o.validate(self.id().is_datagram())
+            }
+            KindPlan::Udp(o) => o.validate(),
+            KindPlan::File(o) => o.validate(flows, tls),
+        }
+    }
+
+    /// The request/response options, for the request/response kinds.
+    pub fn rr(&self) -> Option<&RrOptions> {
+        match self {
+            KindPlan::Rr(o) | KindPlan::Crr(o) | KindPlan::UdpRr(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// The request/response options to change, for the request/response kinds.
+    pub fn rr_mut(&mut self) -> Option<&mut RrOptions> {
+        match self {
+            KindPlan::Rr(o) | KindPlan::Crr(o) | KindPlan::UdpRr(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// The datagram shape and pacing, for the UDP stream kind.
+    pub fn udp(&self) -> Option<&UdpOptions> {
+        match self {
+            KindPlan::Udp(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// The datagram shape and pacing to change, for the UDP stream kind.
+    pub fn udp_mut(&mut self) -> Option<&mut UdpOptions> {
+        match self {
+            KindPlan::Udp(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// What to copy and how, for the file kind.
+    pub fn file(&self) -> Option<&FileOptions> {
+        match self {
+            KindPlan::File(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// What to copy and how, to change, for the file kind.
+    pub fn file_mut(&mut self) -> Option<&mut FileOptions> {
+        match self {
+            KindPlan::File(o) => Some(o),
+            _ => None,
+        }
     }
 }
 

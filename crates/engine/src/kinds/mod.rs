@@ -1,13 +1,15 @@
 //! The test kinds; each in its own file, listed once in [`REGISTRY`].
 //!
-//! Adding a kind touches, in proto and the engine: its variant of `KindId`, its descriptor and
-//! its lines in `KindId::descriptor` and `KINDS` (crates/proto/src/kind.rs); its variant of
-//! `KindPlan`, carrying its options, with its arm in `KindPlan::id` and `KindPlan::validate`
-//! (crates/proto/src/plan.rs), its options and their bounds in a file of its own beside plan.rs
-//! (as udp.rs does for the UDP stream) named in crates/proto/src/lib.rs; its file here (its
-//! `flows`) and its line in [`REGISTRY`] (with its wiring, and what it gets on loopback). Only a
-//! kind with counters of its own adds a variant of `FlowKindCounters`
-//! (crates/proto/src/sample.rs) and their cells (crates/engine/src/measure/counters.rs).
+//! Adding a kind edits five existing files. In proto, crates/proto/src/kind.rs: its variant of
+//! `KindId`, its descriptor and its lines in `KindId::descriptor` and `KINDS`, and its variant
+//! of `KindPlan`, carrying its options, with its arm in `KindPlan::id` and `KindPlan::validate`;
+//! and crates/proto/src/lib.rs, which names the file of its options and their bounds (as
+//! udp.rs holds the UDP stream's). Here, its file (its `flows`) and its line in [`REGISTRY`]
+//! (with its wiring, and what it gets on loopback). On the command line, its args file,
+//! named in src/cli/mod.rs, and its variant in src/cli/test_args.rs. Only a kind with counters
+//! of its own adds a variant of `FlowKindCounters` (crates/proto/src/sample.rs) and their
+//! cells (crates/engine/src/measure/counters.rs).
+//!
 //! The agent asks the registry ([`Kind::of`]) and needs no change. Socket set-up on both ends,
 //! which end decides when the test ends, the path defaults, the report's per-pattern sections,
 //! series metrics and study commands follow from the descriptor and the kind's

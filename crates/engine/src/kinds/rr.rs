@@ -28,18 +28,20 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
             received: 0,
             to_send: 0,
             got: 0,
+            drained: false,
         };
         if s.side.leads(f.dir) {
             let (i, n) = s.place(f);
-            Box::new(Asker::new(io, &rr, Pacer::new(s.plan, &rr, i, n)))
+            let role = Asker::new(&rr, Pacer::new(s.plan, &rr, i, n));
+            Box::new(RrFlow { io, role })
         } else {
-            Box::new(Answerer {
-                io,
+            let role = Answerer {
                 // A 0-byte request (refused by plan validation) must not divide by zero.
                 req: (rr.request as u64).max(1),
                 resp: rr.response as u64,
                 tx: 0,
-            })
+            };
+            Box::new(RrFlow { io, role })
         }
     })
 }
@@ -55,6 +57,10 @@ struct Conn {
     to_send: u64,
     /// Bytes read toward the next complete message.
     got: u64,
+    /// A short read left the socket empty in this run: the next data brings a new readiness
+    /// event, so the read that would only say EAGAIN is skipped (one system call less per
+    /// transaction). Cleared at the start of every run.
+    drained: bool,
 }
 
 impl Conn {
@@ -98,14 +104,14 @@ impl Conn {
     /// last read left the socket empty (`drained`, which becomes whether this one did):
     /// `Some(n)` bytes, added to `got` (0 = end of stream), `None` when there is nothing to
     /// read now.
-    fn exchange(&mut self, io: &mut Io<'_>, drained: &mut bool) -> io::Result<Option<u64>> {
+    fn exchange(&mut self, io: &mut Io<'_>) -> io::Result<Option<u64>> {
         self.flush_owed(io.wbuf)?;
-        if *drained {
+        if self.drained {
             return Ok(None);
         }
         let read = self.read(io.rbuf)?;
         if let Some(n) = read {
-            *drained = self.sock.drained(n as usize, io.rbuf.len());
+            self.drained = self.sock.drained(n as usize, io.rbuf.len());
             self.got += n;
         }
         Ok(read)
@@ -145,9 +151,57 @@ impl Conn {
     }
 }
 
+/// One side of an rr connection: the connection, and the role that uses it.
+struct RrFlow<R> {
+    io: Conn,
+    role: R,
+}
+
+/// What tells the asking side from the answering one; [`RrFlow`] runs either in turns of at
+/// most [`TX_PER_TURN`] transactions.
+trait Role: Send {
+    /// One exchange on `conn` and what it completed; `Some(step)` ends the turn with `step`.
+    fn exchange(&mut self, conn: &mut Conn, io: &mut Io<'_>) -> io::Result<Option<Step>>;
+    /// Transactions completed so far.
+    fn transactions(&self) -> u64;
+    /// The turn is over with work left: what to do before yielding to the worker's other flows.
+    fn end_turn(&mut self, conn: &mut Conn, io: &mut Io<'_>) -> io::Result<()>;
+    /// The time limit passed.
+    fn stop(&mut self, conn: &mut Conn, io: &mut Io<'_>) -> io::Result<Step>;
+    /// When the role next wants to run regardless of readiness (monotonic ns).
+    fn timer(&self) -> Option<u64>;
+}
+
+impl<R: Role> Flow for RrFlow<R> {
+    fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
+        self.io.register(r, t)
+    }
+
+    fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
+        let first = self.role.transactions();
+        self.io.drained = false;
+        loop {
+            if let Some(step) = self.role.exchange(&mut self.io, io)? {
+                return Ok(step);
+            }
+            if self.role.transactions() - first >= TX_PER_TURN {
+                self.role.end_turn(&mut self.io, io)?;
+                return Ok(Step::Again);
+            }
+        }
+    }
+
+    fn stop(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
+        self.role.stop(&mut self.io, io)
+    }
+
+    fn timer(&self) -> Option<u64> {
+        self.role.timer()
+    }
+}
+
 /// The asking side.
 struct Asker {
-    io: Conn,
     pacer: Pacer,
     starts: VecDeque<u64>,
     req: u64,
@@ -158,10 +212,9 @@ struct Asker {
 }
 
 impl Asker {
-    fn new(io: Conn, rr: &RrOptions, pacer: Pacer) -> Self {
+    fn new(rr: &RrOptions, pacer: Pacer) -> Self {
         let starts = VecDeque::with_capacity(pacer.capacity().min(1 << 16));
         Asker {
-            io,
             pacer,
             starts,
             req: rr.request as u64,
@@ -174,68 +227,64 @@ impl Asker {
 
     /// Stops asking (the answering side sees end of stream and closes its side in turn) and
     /// drains what is still coming.
-    fn wind_down(&mut self, rbuf: &mut [u8]) -> io::Result<Step> {
+    fn wind_down(&mut self, conn: &mut Conn, rbuf: &mut [u8]) -> io::Result<Step> {
         self.draining = true;
-        self.io.close()?;
-        self.io.drain(rbuf)
+        conn.close()?;
+        conn.drain(rbuf)
     }
 }
 
-impl Flow for Asker {
-    fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        self.io.register(r, t)
-    }
-
-    fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
-        let first = self.tx;
-        // A short read left the socket empty: the next data brings a new readiness event, so the
-        // read that would only say EAGAIN is skipped (one system call less per transaction).
-        let mut drained = false;
-        loop {
-            let now = clock::now_ns();
-            if self.draining || now >= io.end_ns {
-                return self.wind_down(io.rbuf);
-            }
-            if self.pacer.finished() {
-                // Every request answered: nothing is in flight, so nothing to drain.
-                return Ok(if self.io.close()? {
-                    Step::Done
-                } else {
-                    Step::Wait
-                });
-            }
-            while let Some(start) = self.pacer.issue(now) {
-                self.starts.push_back(start);
-                self.io.to_send += self.req;
-            }
-            match self.io.exchange(io, &mut drained)? {
-                None => return Ok(Step::Wait),
-                Some(0) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "the peer closed the connection mid-test",
-                    ))
-                }
-                Some(_) => {}
-            }
-            let done = clock::now_ns();
-            while self.io.got >= self.resp {
-                self.io.got -= self.resp;
-                let start = self.starts.pop_front().unwrap_or(done);
-                io.latency.record(done.saturating_sub(start));
-                self.pacer.completed();
-                self.tx += 1;
-            }
-            self.io.stats.set_transactions(self.tx);
-            self.io.stats.touch(done);
-            if self.tx - first >= TX_PER_TURN {
-                return Ok(Step::Again);
-            }
+impl Role for Asker {
+    fn exchange(&mut self, conn: &mut Conn, io: &mut Io<'_>) -> io::Result<Option<Step>> {
+        let now = clock::now_ns();
+        if self.draining || now >= io.end_ns {
+            return self.wind_down(conn, io.rbuf).map(Some);
         }
+        if self.pacer.finished() {
+            // Every request answered: nothing is in flight, so nothing to drain.
+            return Ok(Some(if conn.close()? {
+                Step::Done
+            } else {
+                Step::Wait
+            }));
+        }
+        while let Some(start) = self.pacer.issue(now) {
+            self.starts.push_back(start);
+            conn.to_send += self.req;
+        }
+        match conn.exchange(io)? {
+            None => return Ok(Some(Step::Wait)),
+            Some(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the peer closed the connection mid-test",
+                ))
+            }
+            Some(_) => {}
+        }
+        let done = clock::now_ns();
+        while conn.got >= self.resp {
+            conn.got -= self.resp;
+            let start = self.starts.pop_front().unwrap_or(done);
+            io.latency.record(done.saturating_sub(start));
+            self.pacer.completed();
+            self.tx += 1;
+        }
+        conn.stats.set_transactions(self.tx);
+        conn.stats.touch(done);
+        Ok(None)
     }
 
-    fn stop(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
-        self.wind_down(io.rbuf)
+    fn transactions(&self) -> u64 {
+        self.tx
+    }
+
+    fn end_turn(&mut self, _: &mut Conn, _: &mut Io<'_>) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn stop(&mut self, conn: &mut Conn, io: &mut Io<'_>) -> io::Result<Step> {
+        self.wind_down(conn, io.rbuf)
     }
 
     fn timer(&self) -> Option<u64> {
@@ -245,49 +294,50 @@ impl Flow for Asker {
 
 /// The answering side: one response per complete request.
 struct Answerer {
-    io: Conn,
     req: u64,
     resp: u64,
     tx: u64,
 }
 
-impl Flow for Answerer {
-    fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        self.io.register(r, t)
-    }
-
-    fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
-        let first = self.tx;
-        let mut drained = false;
-        loop {
-            match self.io.exchange(io, &mut drained)? {
-                None => return Ok(Step::Wait),
-                // The asking side is done: close this side too, so that it reads end of stream.
-                Some(0) => {
-                    return Ok(if self.io.close()? {
-                        Step::Done
-                    } else {
-                        Step::Wait
-                    })
-                }
-                Some(_) => {}
+impl Role for Answerer {
+    fn exchange(&mut self, conn: &mut Conn, io: &mut Io<'_>) -> io::Result<Option<Step>> {
+        match conn.exchange(io)? {
+            None => return Ok(Some(Step::Wait)),
+            // The asking side is done: close this side too, so that it reads end of stream.
+            Some(0) => {
+                return Ok(Some(if conn.close()? {
+                    Step::Done
+                } else {
+                    Step::Wait
+                }))
             }
-            let complete = self.io.got / self.req;
-            self.io.got %= self.req;
-            self.io.to_send += complete * self.resp;
-            self.tx += complete;
-            self.io.stats.set_transactions(self.tx);
-            self.io.stats.touch(clock::now_ns());
-            if self.tx - first >= TX_PER_TURN {
-                if self.io.to_send > 0 {
-                    self.io.flush_owed(io.wbuf)?;
-                }
-                return Ok(Step::Again);
-            }
+            Some(_) => {}
         }
+        let complete = conn.got / self.req;
+        conn.got %= self.req;
+        conn.to_send += complete * self.resp;
+        self.tx += complete;
+        conn.stats.set_transactions(self.tx);
+        conn.stats.touch(clock::now_ns());
+        Ok(None)
     }
 
-    fn stop(&mut self, _: &mut Io<'_>) -> io::Result<Step> {
+    fn transactions(&self) -> u64 {
+        self.tx
+    }
+
+    fn end_turn(&mut self, conn: &mut Conn, io: &mut Io<'_>) -> io::Result<()> {
+        if conn.to_send > 0 {
+            conn.flush_owed(io.wbuf)?;
+        }
+        Ok(())
+    }
+
+    fn stop(&mut self, _: &mut Conn, _: &mut Io<'_>) -> io::Result<Step> {
         Ok(Step::Wait)
+    }
+
+    fn timer(&self) -> Option<u64> {
+        None
     }
 }
