@@ -49,6 +49,7 @@ pub mod frame;
 pub mod kind;
 pub mod msg;
 pub mod plan;
+pub mod profile;
 pub mod rr;
 pub mod sample;
 pub mod tls;
