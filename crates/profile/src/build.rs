@@ -174,8 +174,12 @@ fn group(r: &Reader, t: &Table, i: usize, seed: u64) -> Result<(Group, GroupSpan
         None => None,
         Some(v) => {
             let text = r.text("remote", v)?.text;
-            remote::check(&text).map_err(|m| r.fail(v.span(), "remote", m))?;
-            Some(text)
+            if text.is_empty() {
+                None
+            } else {
+                remote::check(&text).map_err(|m| r.fail(v.span(), "remote", m))?;
+                Some(text)
+            }
         }
     };
     let window = match f.get("window") {

@@ -12,9 +12,10 @@ pub fn show(plan: &ProfilePlan) -> String {
         .first()
         .map_or(crate::DEFAULT_SEED, |g| g.program.seed);
     let mut out = format!(
-        "profile {}: {} groups, {} flows, seed {seed}\n",
+        "profile {}: {} group{}, {} flows, seed {seed}\n",
         plan.name,
         plan.groups.len(),
+        if plan.groups.len() == 1 { "" } else { "s" },
         crate::flows(plan)
     );
     for g in &plan.groups {

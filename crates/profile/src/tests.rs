@@ -217,3 +217,13 @@ fn the_plan_is_shown_as_it_runs() {
         "{text}"
     );
 }
+
+#[test]
+fn the_environment_sets_variables_by_prefix() {
+    std::env::set_var("FATHOM_VAR_pformat_unit_only", "7");
+    let o = Overrides::from_env(Vec::new());
+    assert!(
+        o.env.contains(&("pformat_unit_only".into(), "7".into())),
+        "{o:?}"
+    );
+}
