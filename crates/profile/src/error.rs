@@ -58,17 +58,25 @@ impl<'a> Source<'a> {
     }
 }
 
-/// The word of `candidates` nearest to `word`, if one is near enough to be a likely typo.
+/// The word of `candidates` nearest to `word`, if one is near enough to be a likely typo: at
+/// most a third of its letters changed (one at least: `upd` for `udp`), else alike by
+/// Jaro-Winkler.
 pub(crate) fn nearest<'c>(
     word: &str,
     candidates: impl IntoIterator<Item = &'c str>,
 ) -> Option<&'c str> {
     candidates
         .into_iter()
-        .map(|c| (strsim::jaro_winkler(word, c), c))
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
+        .map(|c| {
+            (
+                strsim::osa_distance(word, c),
+                strsim::jaro_winkler(word, c),
+                c,
+            )
+        })
+        .filter(|(edits, alike, c)| *edits <= (c.len() / 3).max(1) || *alike >= 0.85)
+        .min_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)))
+        .map(|(_, _, c)| c)
 }
 
 /// "; did you mean 'write'?" for the nearest candidate, else "; expected one of: a, b".

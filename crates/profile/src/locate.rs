@@ -25,7 +25,12 @@ pub(crate) fn validate(
         "group.name" => duplicate(plan, spans).or_else(|| in_group(plan, spans, &e)),
         _ => in_group(plan, spans, &e),
     };
-    Err(src.error(span, format!("{}: {}", key(e.field), e.message)))
+    let unit = if e.field == "flowop.think" {
+        " (microseconds)"
+    } else {
+        ""
+    };
+    Err(src.error(span, format!("{}: {}{unit}", key(e.field), e.message)))
 }
 
 /// The name of the second group named like an earlier one.

@@ -227,3 +227,35 @@ fn the_environment_sets_variables_by_prefix() {
         "{o:?}"
     );
 }
+
+#[test]
+fn sizes_take_every_form() {
+    let with = |size: &str| {
+        let text = STREAM.replace("\"${size}\"", size);
+        let plan = parse("p.toml", &text, &Overrides::default()).unwrap();
+        plan.groups[0].program.transactions[1].ops[0].op.clone()
+    };
+    assert_eq!(with("1460"), Op::Write(Size::Fixed(1460)));
+    assert_eq!(
+        with("\"rand(64,1K)\""),
+        Op::Write(Size::Rand { lo: 64, hi: 1024 })
+    );
+    assert_eq!(with("[64, \"1K\"]"), Op::Write(Size::List(vec![64, 1024])));
+    assert_eq!(with("\"64, 512\""), Op::Write(Size::List(vec![64, 512])));
+    let think = STREAM.replace(
+        "op = \"write\", size = \"${size}\"",
+        "op = \"think\", time = \"rand(100us,1ms)\"",
+    );
+    let plan = parse("p.toml", &think, &Overrides::default()).unwrap();
+    let op = &plan.groups[0].program.transactions[1].ops[0].op;
+    assert_eq!(*op, Op::Think(Size::Rand { lo: 100, hi: 1000 }));
+}
+
+#[test]
+fn near_words_are_suggested() {
+    let near = |w| crate::error::nearest(w, ["tcp", "udp", "tls", "threads", "write"]);
+    assert_eq!(near("upd"), Some("udp"));
+    assert_eq!(near("thraeds"), Some("threads"));
+    assert_eq!(near("wirte"), Some("write"));
+    assert_eq!(near("banana"), None);
+}
