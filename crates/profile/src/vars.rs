@@ -144,7 +144,7 @@ impl Vars {
         out.push_str(rest);
         Ok(Expanded {
             text: out,
-            note: Some(notes.join(", ")),
+            note: (!notes.is_empty()).then(|| notes.join(", ")),
         })
     }
 
