@@ -32,6 +32,7 @@ fn main() -> ExitCode {
         cli::Command::Study(a) => commands::study::run(&a, &argv),
         cli::Command::Serve(a) => commands::serve::run(&a),
         cli::Command::Doctor(a) => commands::doctor::run(&a),
+        cli::Command::Profile(a) => commands::profile::run(&a),
         cli::Command::Key(a) => commands::key::run(&a),
         cli::Command::Completions(a) => commands::install::completions(&a),
         cli::Command::Man(a) => commands::install::man(&a),

@@ -9,6 +9,7 @@ pub mod kind;
 pub mod lab;
 pub mod launch;
 pub mod method;
+pub mod profile;
 pub mod rr;
 pub mod stream;
 pub mod test_args;
@@ -75,6 +76,8 @@ pub enum Command {
     Launch(launch::LaunchArgs),
     /// Build, inspect and remove a multi-host lab of network namespaces (needs root).
     Lab(lab::LabArgs),
+    /// Check a workload profile (TOML) or show the plan it expands to.
+    Profile(profile::ProfileArgs),
     /// Say which of this host's settings limit networking, why, and what to change.
     Doctor(doctor::DoctorArgs),
     /// Make a pre-shared key file for --key-file.

@@ -1,0 +1,53 @@
+//! `fathom profile check|show`: a profile file read into its validated plan, then a line that
+//! says it is good, or the plan in words or JSON. Nothing is sent anywhere.
+
+use crate::cli::profile::{ProfileArgs, ProfileCommand, ProfileFile};
+use crate::commands::output::write_stdout;
+use crate::Failure;
+use fathom_engine::small_file::read_small;
+use fathom_proto::profile::ProfilePlan;
+
+/// Runs `fathom profile`.
+pub fn run(a: &ProfileArgs) -> Result<(), Failure> {
+    match &a.command {
+        ProfileCommand::Check(p) => {
+            let plan = load(p)?;
+            let (groups, flows) = (plan.groups.len(), fathom_profile::flows(&plan));
+            let s = |n: u64| if n == 1 { "" } else { "s" };
+            write_stdout(
+                format!(
+                    "{}: ok: {groups} group{}, {flows} flow{}\n",
+                    p.file.display(),
+                    s(groups as u64),
+                    s(flows)
+                )
+                .as_bytes(),
+            );
+        }
+        ProfileCommand::Show(s) => {
+            let plan = load(&s.profile)?;
+            let text = if s.json {
+                let mut j = serde_json::to_vec_pretty(&plan)
+                    .map_err(|e| Failure::Runtime(format!("profile show: {e}")))?;
+                j.push(b'\n');
+                j
+            } else {
+                fathom_profile::show(&plan).into_bytes()
+            };
+            write_stdout(&text);
+        }
+    }
+    Ok(())
+}
+
+/// Reads the profile `p` names, with its `--set`s and the environment's `FATHOM_VAR_*`, into a
+/// validated plan; any error is bad usage, named FILE:LINE:COLUMN.
+pub fn load(p: &ProfileFile) -> Result<ProfilePlan, Failure> {
+    let name = p.file.display().to_string();
+    let cap = fathom_profile::MAX_PROFILE_FILE as u64;
+    let bytes = read_small(&p.file, cap).map_err(|e| Failure::Usage(format!("{name}: {e}")))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Failure::Usage(format!("{name}: the file is not UTF-8 text")))?;
+    let overrides = fathom_profile::Overrides::from_env(p.sets.clone());
+    fathom_profile::parse(&name, &text, &overrides).map_err(|e| Failure::Usage(e.to_string()))
+}
