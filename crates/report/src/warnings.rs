@@ -1,6 +1,6 @@
 //! Warnings: what the figures suggest the user do, each naming the setting to change.
 
-mod bound;
+pub mod bound;
 
 use crate::model::{FlowResult, Report};
 use crate::run::RunData;
@@ -9,7 +9,7 @@ use fathom_proto::plan::{Direction, TestPlan};
 use fathom_proto::sample::{BufferLimits, EndpointInfo};
 
 /// Share of the window beyond which a limit is worth a warning, %.
-const LIMITED_PCT: f64 = 25.0;
+pub const LIMITED_PCT: f64 = 25.0;
 
 /// All warnings for a finished report.
 pub fn collect(run: &RunData, r: &Report) -> Vec<String> {

@@ -7,7 +7,7 @@ use crate::model::{CpuOne, HostResult, Report};
 use crate::run::{RunData, View};
 
 /// A CPU this busy probably bounds the result, %.
-const SATURATED_PCT: f64 = 95.0;
+pub const SATURATED_PCT: f64 = 95.0;
 /// fathom's threads on a CPU are part of what filled it when they used this much of it, %.
 const OURS_PCT: f64 = 10.0;
 
@@ -53,7 +53,7 @@ pub(super) fn window_without_request(run: &RunData, r: &Report, pct: f64) -> Opt
 
 /// The busiest of the CPUs the receiving end's workers read on (pinned there, else last seen
 /// there), from the host's per-CPU figures.
-fn receiving_cpu(host: &HostResult) -> Option<&CpuOne> {
+pub fn receiving_cpu(host: &HostResult) -> Option<&CpuOne> {
     let on: Vec<u32> = host
         .threads
         .iter()
