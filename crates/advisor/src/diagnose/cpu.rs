@@ -1,12 +1,14 @@
 //! The CPU cause: a receiving host's CPU that fathom's receiving threads read on was saturated.
 //! Named by host and CPU number; when the receive buffer never reached net.ipv4.tcp_rmem's
-//! maximum, the finding says that sysctl is not the cause (issue 26's wrong advice). The CPU is
-//! the one the report's own warning picks (`warnings::bound::receiving_cpu`): one check.
+//! maximum, the finding says that sysctl is not the cause (issue 26's wrong advice). The CPU and
+//! the tests are the report warning's own (`warnings::bound`: `receiving_cpu`, `thread_share`,
+//! `SATURATED_PCT`, `OURS_PCT`): a CPU other work filled is not called fathom's bound.
 
 use super::{pct, receiver_of, Found};
 use crate::{show_size, Confidence, Settings, Severity};
-use fathom_report::model::{HostResult, Report};
-use fathom_report::warnings::bound::{receiving_cpu, SATURATED_PCT};
+use fathom_report::model::{CpuOne, HostResult, Report, ThreadResult};
+use fathom_report::warnings::bound::{receiving_cpu, thread_share, OURS_PCT, SATURATED_PCT};
+use fathom_report::warnings::LIMITED_PCT;
 
 /// The CPU findings of run `r`: one per receiving host whose reading CPU was saturated.
 pub(super) fn findings(r: &Report, s: &Settings) -> Vec<Found> {
@@ -25,13 +27,23 @@ pub(super) fn findings(r: &Report, s: &Settings) -> Vec<Found> {
     out
 }
 
-/// The finding for receiving host `host`, if the CPU its threads read on was saturated.
-fn bound(r: &Report, host: &HostResult, s: &Settings) -> Option<Found> {
+/// The CPU `host`'s workers read on when it was saturated with fathom's threads on it (pinned
+/// there, or using at least [`OURS_PCT`] of it: the report warning's test), and whether pinned.
+pub(super) fn full_cpu<'a>(r: &Report, host: &'a HostResult) -> Option<(&'a CpuOne, bool)> {
     let cpu = receiving_cpu(host).filter(|c| c.total >= SATURATED_PCT)?;
     let pinned = host
         .threads
         .iter()
         .any(|t| t.flows > 0 && t.pinned_cpu == Some(cpu.cpu));
+    let span_s = r.test.duration_s.unwrap_or(r.summary.seconds) + r.test.omit_s;
+    let on = |t: &ThreadResult| t.pinned_cpu.unwrap_or(t.last_cpu) == cpu.cpu;
+    (pinned || thread_share(host, &on, span_s) >= OURS_PCT).then_some((cpu, pinned))
+}
+
+/// The finding for receiving host `host`, if the CPU its threads read on was saturated.
+fn bound(r: &Report, host: &HostResult, s: &Settings) -> Option<Found> {
+    let (cpu, pinned) = full_cpu(r, host)?;
+    let limited = r.flows.iter().any(|f| f.rwnd_limited_pct > LIMITED_PCT);
     let shared = r.hosts.iter().all(|h| h.hostname == host.hostname);
     let mut figures = vec![
         ("cpu", f64::from(cpu.cpu)),
@@ -49,7 +61,7 @@ fn bound(r: &Report, host: &HostResult, s: &Settings) -> Option<Found> {
         .unwrap_or(0);
     let max = s.triple("net.ipv4.tcp_rmem").map(|t| t[2]);
     let sysctl = match max {
-        Some(m) if r.test.rcvbuf.is_none() && buffer > 0 && buffer < m => {
+        Some(m) if limited && r.test.rcvbuf.is_none() && buffer > 0 && buffer < m => {
             figures.push(("rcvbuf_end_bytes", buffer as f64));
             figures.push(("tcp_rmem_max_bytes", m as f64));
             format!(
@@ -85,7 +97,7 @@ fn bound(r: &Report, host: &HostResult, s: &Settings) -> Option<Found> {
         figures,
         why: why.into(),
         change: format!(
-            "spread the flows over more CPUs: -P 4 with --affinity (CPU {} is full); a larger --read-size (it read {} per call); on a NIC, move its interrupts off that CPU (irq affinity, RPS)",
+            "spread the flows over more CPUs: -P 4 with --affinity (CPU {} is full); a larger --read (it read {} per call); on a NIC, move its interrupts off that CPU (irq affinity, RPS)",
             cpu.cpu,
             show_size(host.read_size.into())
         ),

@@ -4,12 +4,13 @@
 use crate::Settings;
 use fathom_report::model::{CpuOne, FlowResult, HostResult, Report, ThreadResult};
 
-/// A healthy 1 Gbit/s forward stream from "local" (machine a) to "h2" (machine b) at 1 ms RTT,
-/// every CPU 30% busy, no limit, no loss.
+/// A healthy 1 Gbit/s forward stream from "local" (machine a) to "h2" (machine b) at 1 ms RTT
+/// for 2 s, every CPU 30% busy (each end's worker used half a CPU), no limit, no loss.
 pub(super) fn stream() -> Report {
     let mut r = Report::default();
     r.test.kind = "stream".into();
     r.test.write_size = 128 * 1024;
+    r.test.duration_s = Some(2.0);
     r.hosts = vec![host("h2", "b"), host("local", "a")];
     r.flows = vec![FlowResult {
         id: 0,

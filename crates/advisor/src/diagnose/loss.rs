@@ -9,6 +9,8 @@ use fathom_report::model::Report;
 
 /// A loss share worth a finding, % of the segments or datagrams sent.
 const LOSS_PCT: f64 = 0.1;
+/// Fewer losses than this say nothing about the path (a timeout in a short run).
+const MIN_LOST: u64 = 10;
 
 /// The loss findings of run `r`.
 pub(super) fn findings(r: &Report) -> Vec<Found> {
@@ -19,7 +21,7 @@ pub(super) fn findings(r: &Report) -> Vec<Found> {
 
 /// TCP retransmits above [`LOSS_PCT`] of the segments sent.
 fn tcp(r: &Report) -> Option<Found> {
-    if r.summary.udp().is_some() || r.summary.retransmits == 0 {
+    if r.summary.udp().is_some() || r.summary.retransmits < MIN_LOST {
         return None;
     }
     let flows: Vec<_> = r
@@ -86,7 +88,7 @@ fn udp(r: &Report) -> Vec<Found> {
     let sent = u.sender_datagrams.max(1) as f64;
     let share = |n: u64| n as f64 * 100.0 / sent;
     let mut out = Vec::new();
-    if share(m.receive_buffer) >= LOSS_PCT {
+    if m.receive_buffer >= MIN_LOST && share(m.receive_buffer) >= LOSS_PCT {
         out.push(Found {
             id: "udp_socket_buffer",
             severity: Severity::Warning,
@@ -112,7 +114,7 @@ fn udp(r: &Report) -> Vec<Found> {
         });
     }
     let path = m.path + m.unexplained;
-    if share(path) >= LOSS_PCT && path > m.receive_buffer {
+    if path >= MIN_LOST && share(path) >= LOSS_PCT && path > m.receive_buffer {
         out.push(Found {
             id: "udp_path_loss",
             severity: Severity::Warning,

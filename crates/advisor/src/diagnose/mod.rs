@@ -84,21 +84,23 @@ pub fn diagnose(r: &Report, s: &Settings) -> Vec<Advice> {
     out.into_iter().map(Found::advice).collect()
 }
 
-/// Window and buffer findings on loopback become notes: there the RTT measures scheduling, not
-/// a path, and the CPU is what carries the bytes.
+/// Window, buffer, CPU and TCP loss findings on loopback become notes: there the RTT measures
+/// scheduling, not a path, a CPU (where fathom places each end by default) is what carries the
+/// bytes, and a retransmit is a timeout of a starved end, not a loss on a wire.
 fn loopback_note(f: &mut Found) {
-    if [
+    const ON_LOOPBACK: [&str; 6] = [
         "receive_window",
         "autotuning_max",
         "receiver_slow",
         "send_buffer",
-    ]
-    .contains(&f.id)
-    {
+        "cpu_bound",
+        "path_loss",
+    ];
+    if ON_LOOPBACK.contains(&f.id) {
         f.severity = Severity::Note;
         f.confidence = Confidence::Low;
         f.why = format!(
-            "on loopback the RTT measures scheduling, not a path: {}",
+            "on loopback the RTT measures scheduling and the CPU is the path: {}",
             f.why
         );
     }

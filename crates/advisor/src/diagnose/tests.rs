@@ -142,12 +142,30 @@ fn a_full_receiving_cpu_is_cpu_bound_not_the_sysctl() {
 }
 
 #[test]
+fn a_cpu_other_work_filled_is_not_called_the_bound() {
+    let mut r = stream();
+    r.flows[0].rwnd_limited_pct = 39.0;
+    saturate(&mut r, 0, 1, false);
+    r.hosts[0].threads[0].cpu_s = 0.002;
+    let a = diagnose(&r, &settings());
+    assert!(!ids(&a).contains(&"cpu_bound"), "{a:?}");
+}
+
+#[test]
 fn ends_sharing_a_machine_make_the_cpu_a_note() {
     let mut r = stream();
     r.hosts[1].hostname = "b".into();
     saturate(&mut r, 0, 1, false);
     let a = first(&r, &settings());
     assert_eq!((a.id.as_str(), a.severity.as_str()), ("cpu_bound", "note"));
+    saturate(&mut r, 0, 1, true);
+    r.flows[0].receiver = "127.0.0.1:5201".into();
+    let a = first(&r, &settings());
+    assert_eq!(
+        (a.id.as_str(), a.severity.as_str()),
+        ("cpu_bound", "note"),
+        "loopback"
+    );
 }
 
 #[test]
@@ -192,7 +210,14 @@ fn one_percent_of_retransmits_is_loss_on_the_path() {
     assert!((figure(&a, "wan_loss_pct") - 1.0).abs() < 1e-9);
     assert!(a.why.contains("not in the receiving socket"), "{}", a.why);
     r.summary.retransmits = 10;
-    assert_eq!(diagnose(&r, &settings()), Vec::new());
+    assert_eq!(diagnose(&r, &settings()), Vec::new(), "0.01%");
+    r.summary.sender_bytes = 1448 * 7;
+    r.summary.retransmits = 1;
+    assert_eq!(
+        diagnose(&r, &settings()),
+        Vec::new(),
+        "one timeout in a short run"
+    );
 }
 
 fn udp(receive_buffer: u64, path: u64) -> Report {
@@ -249,6 +274,20 @@ fn a_median_40_ms_above_the_rtt_without_nodelay_is_nagle() {
     assert!(a.change.starts_with("--nodelay"), "{}", a.change);
     assert_eq!(diagnose(&rr(61_000.0, true), &settings()), Vec::new());
     assert_eq!(diagnose(&rr(21_000.0, false), &settings()), Vec::new());
+}
+
+#[test]
+fn an_open_loop_median_of_one_schedule_period_is_nagle() {
+    let mut r = rr(9_000.0, false);
+    r.test.section = Some(KindTest::Rr(RrTest {
+        rate: Some(100.0),
+        ..RrTest::default()
+    }));
+    let a = first(&r, &settings());
+    assert_eq!(a.id, "nagle_delayed_ack");
+    assert_eq!(figure(&a, "schedule_period_us"), 10_000.0);
+    r.test.nodelay = true;
+    assert_eq!(diagnose(&r, &settings()), Vec::new());
 }
 
 fn file(bottleneck: &str, io: u32) -> Report {

@@ -4,16 +4,15 @@
 use super::{pct, Found};
 use crate::{Confidence, Severity};
 use fathom_report::model::Report;
-use fathom_report::warnings::bound::{receiving_cpu, SATURATED_PCT};
 
 /// The TLS finding of run `r`.
 pub(super) fn findings(r: &Report) -> Option<Found> {
     let tls = r.summary.tls.as_ref()?;
     let per_gb = tls.cpu_s_per_gb.as_ref()?;
-    let (host, cpu) = r
+    let (host, (cpu, _)) = r
         .hosts
         .iter()
-        .find_map(|h| Some((h, receiving_cpu(h).filter(|c| c.total >= SATURATED_PCT)?)))?;
+        .find_map(|h| Some((h, super::cpu::full_cpu(r, h)?)))?;
     let cost = per_gb.local.max(per_gb.remote);
     Some(Found {
         id: "tls_cipher",

@@ -7,7 +7,6 @@
 use super::{link_rate, ms, pct, receiver_of, Found};
 use crate::{show_rate, show_size, Confidence, Settings, Severity};
 use fathom_report::model::{FlowResult, Report};
-use fathom_report::warnings::bound::{receiving_cpu, SATURATED_PCT};
 use fathom_report::warnings::LIMITED_PCT;
 
 /// A window is the bound when the rate reached this share of window / RTT.
@@ -195,7 +194,7 @@ fn receiver_slow(
     mut figures: Vec<(&'static str, f64)>,
 ) -> Option<Found> {
     let host = receiver_of(r, f)?;
-    if receiving_cpu(host).is_some_and(|c| c.total >= SATURATED_PCT) {
+    if super::cpu::full_cpu(r, host).is_some() {
         return None;
     }
     figures.push(("rcvbuf_end_bytes", f64::from(f.rcvbuf_end)));
@@ -223,7 +222,7 @@ fn receiver_slow(
             "{room}; the receiving application on {} did not read fast enough to open the window (its busiest CPU was {:.0}% busy)",
             host.name, host.cpu.busiest_cpu.total
         ),
-        change: "a larger --read-size, more flows (-P) on more CPUs (--affinity), or a faster receiving disk or application".into(),
+        change: "a larger --read, more flows (-P) on more CPUs (--affinity), or a faster receiving disk or application".into(),
     })
 }
 
