@@ -332,3 +332,33 @@ fn a_tls_stream_on_a_full_cpu_names_the_cipher() {
     let tls = a.iter().find(|a| a.id == "tls_cipher").expect("tls_cipher");
     assert_eq!(figure(tls, "cpu_s_per_gb"), 2.0);
 }
+
+/// Values from a store or a settings tree are bounded nowhere else: the largest ones must give
+/// findings, not overflow.
+#[test]
+fn extreme_figures_and_settings_do_not_overflow() {
+    let mut r = stream();
+    window_limited(&mut r);
+    r.flows[0].rtt_us = u32::MAX;
+    r.flows[0].window = u32::MAX;
+    r.flows[0].bits_per_second = 1e300;
+    r.flows[0].rcvbuf_end = u32::MAX;
+    r.flows[0].sndbuf_limited_pct = 100.0;
+    r.flows[0].sndbuf_end = u32::MAX;
+    r.wan = vec![WanLinkResult {
+        a_to_b: format!("rate={}", u64::MAX),
+        ..WanLinkResult::default()
+    }];
+    let mut s = settings();
+    let max = u64::MAX.to_string();
+    s.sysctls
+        .insert("net.ipv4.tcp_rmem".into(), format!("1 1 {}", u32::MAX));
+    s.sysctls
+        .insert("net.ipv4.tcp_wmem".into(), format!("1 1 {max}"));
+    let a = diagnose(&r, &s);
+    assert!(ids(&a).contains(&"autotuning_max"), "{a:?}");
+    assert!(ids(&a).contains(&"send_buffer"), "{a:?}");
+    r.test.rcvbuf = Some(u32::MAX);
+    r.test.sndbuf = Some(u32::MAX);
+    assert!(ids(&diagnose(&r, &s)).contains(&"receive_window"));
+}

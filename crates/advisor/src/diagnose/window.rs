@@ -179,7 +179,7 @@ fn autotuning(
         ),
         change: format!(
             "sysctl -w net.ipv4.tcp_rmem='4096 131072 {}' (or set --buffer to the path's BDP)",
-            (4 * max).max(64 << 20)
+            max.saturating_mul(4).max(64 << 20)
         ),
     }
 }
@@ -247,13 +247,13 @@ fn send_buffer(r: &Report, s: &Settings) -> Option<Found> {
     let change = match (r.test.sndbuf, s.triple("net.ipv4.tcp_wmem")) {
         (Some(_), _) | (None, None) => format!(
             "--buffer {}K (twice the BDP: the kernel counts its overhead in the buffer)",
-            (2 * bdp).div_ceil(1024).max(1)
+            bdp.saturating_mul(2).div_ceil(1024).max(1)
         ),
         (None, Some(t)) => format!(
             "sysctl -w net.ipv4.tcp_wmem='{} {} {}'",
             t[0],
             t[1],
-            (2 * bdp).max(64 << 20)
+            bdp.saturating_mul(2).max(64 << 20)
         ),
     };
     Some(Found {
