@@ -90,6 +90,10 @@ pub struct CommonArgs {
     /// Print interval rows as CSV on stdout.
     #[arg(long)]
     pub csv: bool,
+    /// End with the advisor's findings: what limited this run and what to change, ranked
+    /// (docs/advisor.md); with --json, the document's `advice` member.
+    #[arg(long)]
+    pub advise: bool,
     /// Print no interval lines while the test runs, only the table after it.
     #[arg(short = 'q', long)]
     pub quiet: bool,

@@ -1,9 +1,16 @@
 //! `fathom doctor`: this host's settings through the advisor, as a ranked list or one JSON
-//! document. It reads and never sends traffic; it exits 0 whatever it finds.
+//! document, and with `--run N` the advisor's diagnosis of a stored run; `--advise` on the test
+//! commands ends a run with that diagnosis. It reads and never sends traffic; it exits 0
+//! whatever it finds.
 
+use super::output::Format;
+use crate::cli::common::CommonArgs;
 use crate::cli::doctor::DoctorArgs;
 use crate::Failure;
-use fathom_advisor::{findings, read, Finding, Severity};
+use fathom_advisor::{diagnose, findings, read, Finding, Settings, Severity};
+use fathom_report::model::Advice;
+use fathom_report::Report;
+use fathom_store::Ref;
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::Path;
@@ -20,15 +27,38 @@ struct Document<'a> {
     host: String,
     interfaces: Vec<&'a str>,
     findings: &'a [Finding],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    advice: Option<&'a [Advice]>,
+}
+
+/// A stored run to explain: its id and its findings.
+struct Explained {
+    id: i64,
+    advice: Vec<Advice>,
 }
 
 /// Runs `fathom doctor`.
 pub fn run(a: &DoctorArgs) -> Result<(), Failure> {
     if let Some(name) = &a.iface {
-        check_iface(name)?;
+        check_iface(name, a.root.as_deref().unwrap_or(Path::new("/")))?;
     }
+    let stored = a.run.as_deref().map(|r| load(a, r)).transpose()?;
     let limit = crate::fdlimit::Limit::now();
-    let settings = read::host(a.iface.as_deref(), Some((limit.soft, limit.hard)));
+    let mut settings = match &a.root {
+        Some(root) => read::tree(root, a.iface.as_deref()),
+        None => read::host(a.iface.as_deref(), Some((limit.soft, limit.hard))),
+    };
+    let explained = stored.map(|(id, report, env)| {
+        if a.root.is_none() {
+            settings.sysctls.extend(stored_sysctls(&env));
+        }
+        Explained {
+            id,
+            advice: diagnose(&report, &settings),
+        }
+    });
     let found = findings(&settings);
     let interfaces: Vec<&str> = settings.ifaces.iter().map(|i| i.name.as_str()).collect();
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -42,21 +72,87 @@ pub fn run(a: &DoctorArgs) -> Result<(), Failure> {
             host,
             interfaces,
             findings: &found,
+            run: explained.as_ref().map(|e| e.id),
+            advice: explained.as_ref().map(|e| e.advice.as_slice()),
         };
         let mut v = serde_json::to_vec_pretty(&doc)
             .map_err(|e| Failure::Runtime(format!("doctor: {e}")))?;
         v.push(b'\n');
         v
     } else {
-        list(&host, &interfaces, &found).into_bytes()
+        let mut text = list(&host, &interfaces, &found);
+        if let Some(e) = &explained {
+            let _ = write!(text, "\nrun {}\n", e.id);
+            text.push_str(&fathom_advisor::diagnose::list(&e.advice));
+        }
+        text.into_bytes()
     };
     crate::commands::output::write_stdout(&out);
     Ok(())
 }
 
+/// Stored run `r` of the store `a` names: its id, report and environment.
+fn load(a: &DoctorArgs, r: &str) -> Result<(i64, Report, serde_json::Value), Failure> {
+    let id = match Ref::parse(r) {
+        Ok(Ref::Run(id)) => id,
+        Ok(Ref::Series(_)) => {
+            return Err(Failure::Usage(format!(
+                "--run: '{r}' is a series; give one of its runs (fathom show {r} lists them)"
+            )))
+        }
+        Err(e) => return Err(Failure::Usage(format!("--run: {e}"))),
+    };
+    let store = super::show::open_existing(&a.store)?;
+    let run = store
+        .load_run(id)
+        .map_err(|e| Failure::Runtime(e.to_string()))?;
+    Ok((id, run.report, run.env))
+}
+
+/// The sysctls kept with a stored run (the controller host's, at run time), bounded to the
+/// names the advisor reads and to short values.
+fn stored_sysctls(env: &serde_json::Value) -> Vec<(String, String)> {
+    let Some(map) = env.get("sysctls").and_then(|s| s.as_object()) else {
+        return Vec::new();
+    };
+    fathom_advisor::settings::sysctl_names()
+        .filter_map(|n| {
+            let v = map.get(n)?.as_str()?;
+            (v.len() <= 256).then(|| (n.to_string(), v.to_string()))
+        })
+        .collect()
+}
+
+/// `--advise`: the advisor's findings for `report` from its figures and this host's sysctls.
+pub fn advise(report: &mut Report) {
+    let settings = Settings {
+        sysctls: read::sysctls(Path::new("/"), fathom_advisor::settings::sysctl_names()),
+        ..Settings::default()
+    };
+    report.advice = Some(diagnose(report, &settings));
+}
+
+/// After a report printed as a table, its advice (with `--advise`); JSON has it inside.
+pub fn print_advice(report: &Report, format: Format) {
+    if let (Some(a), Format::Table) = (&report.advice, format) {
+        let text = format!("\n{}", fathom_advisor::diagnose::list(a));
+        crate::commands::output::write_stdout(text.as_bytes());
+    }
+}
+
+/// Refuses `--advise` where a command runs many tests (`what`): it explains one run.
+pub fn refuse_advise(c: &CommonArgs, what: &str) -> Result<(), Failure> {
+    match c.advise {
+        true => Err(Failure::Usage(format!(
+            "--advise explains one run, not {what}; run fathom doctor --run N on one of the stored runs"
+        ))),
+        false => Ok(()),
+    }
+}
+
 /// Refuses an interface this host does not have, naming the ones it has.
-fn check_iface(name: &str) -> Result<(), Failure> {
-    let known = read::interfaces(Path::new("/"));
+fn check_iface(name: &str, root: &Path) -> Result<(), Failure> {
+    let known = read::interfaces(root);
     if known.iter().any(|k| k == name) {
         return Ok(());
     }

@@ -28,8 +28,12 @@ pub fn run(a: &FileArgs, argv: &[String]) -> Result<(), Failure> {
             f.stream_bits_per_second = Some(beside.summary.bits_per_second);
         }
     }
+    if c.advise {
+        super::doctor::advise(&mut report);
+    }
     Recorder::open(&c.store, argv).save(&report, argv, None);
     output::print(&report, format);
+    super::doctor::print_advice(&report, format);
     super::test::exit_status(&report, format)?;
     match report.summary.file().and_then(|f| f.checksum_match) {
         Some(true) => Ok(()),

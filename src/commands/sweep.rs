@@ -9,6 +9,7 @@ use crate::Failure;
 /// Runs the sweep `a` describes; `argv` is the whole command line after the program name.
 pub fn run(a: &SweepArgs, argv: &[String]) -> Result<(), Failure> {
     let (kind, json, csv, vary, store) = a.test.parts();
+    super::doctor::refuse_advise(a.test.test.common(), "sweep")?;
     let axes = vary
         .vary
         .iter()

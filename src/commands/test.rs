@@ -21,6 +21,7 @@ pub fn run_args(t: &TestArgs, argv: &[String]) -> Result<(), Failure> {
     let plan = t.plan()?;
     check_ktls(t)?;
     if t.tls().is_some_and(|tls| tls.compare_clear) {
+        super::doctor::refuse_advise(t.common(), "--compare-clear")?;
         return super::compare_clear::run(t.common(), plan, argv);
     }
     run(t.common(), plan, argv)
@@ -50,6 +51,7 @@ pub fn run_on(
 ) -> Result<(), Failure> {
     let format = Format::of(c.json, c.csv);
     if let Some((max, min)) = c.iterations {
+        super::doctor::refuse_advise(c, "--iterations")?;
         let rule = Rule {
             max,
             min,
@@ -61,13 +63,17 @@ pub fn run_on(
     if live {
         bed.print_intervals(c.per_host);
     }
-    let report = bed.run(plan)?;
+    let mut report = bed.run(plan)?;
+    if c.advise {
+        super::doctor::advise(&mut report);
+    }
     Recorder::open(&c.store, args).save(&report, args, None);
     if live {
         output::write_stdout(&fathom_report::table::rest(&report));
     } else {
         output::print(&report, format);
     }
+    super::doctor::print_advice(&report, format);
     exit_status(&report, format)
 }
 

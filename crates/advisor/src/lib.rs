@@ -1,8 +1,10 @@
 //! The advisor: a snapshot of a host's settings ([`Settings`], read by [`read`]) in, findings
 //! out. Each [`Finding`] cites the value it read and where, says why it limits, what to change
 //! (the exact command) and how sure it is. The rules are pure functions of the snapshot, so
-//! tests feed them a fake tree; the thresholds are stated in docs/advisor.md.
+//! tests feed them a fake tree; the thresholds are stated in docs/advisor.md. [`diagnose`] does
+//! the same for a finished run: its report's figures and the settings in, ranked advice out.
 
+pub mod diagnose;
 pub mod read;
 pub mod settings;
 
@@ -12,6 +14,7 @@ mod nic;
 #[cfg(test)]
 mod tests;
 
+pub use diagnose::diagnose;
 pub use settings::{IdleState, Iface, Offloads, Settings};
 
 use serde::Serialize;

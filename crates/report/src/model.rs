@@ -2,6 +2,7 @@
 //! output (documented in docs/output.md, schema in docs/schema/result.schema.json): change a
 //! field here and the schema version with it.
 
+pub mod advice;
 mod hosts;
 pub mod kind;
 pub mod tls;
@@ -9,6 +10,7 @@ pub use crate::sections::file::model as file;
 pub use crate::sections::rr::model as rr;
 pub use crate::sections::udp::model as udp;
 
+pub use advice::Advice;
 pub use hosts::{GroupResult, HostResult, ThreadResult, WanLinkResult};
 pub use kind::{KindFlow, KindInterval, KindSummary, KindTest};
 pub use rr::{Latency, RrFlow, RrInterval, RrSummary, RrTest, SegmentsPerTransaction};
@@ -44,6 +46,9 @@ pub struct Report {
     /// Per group of client hosts, when the hosts have groups (`--agents-from`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<GroupResult>,
+    /// The advisor's findings, ranked (with `--advise`; absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advice: Option<Vec<Advice>>,
 }
 
 impl crate::export::Document for Report {}

@@ -1,15 +1,14 @@
 //! Warnings: what the figures suggest the user do, each naming the setting to change.
 
-mod bound;
+pub mod bound;
 
 use crate::model::{FlowResult, Report};
 use crate::run::RunData;
-use fathom_proto::kind::{Figure, Transport};
-use fathom_proto::plan::{Direction, TestPlan};
+use fathom_proto::kind::KindId;
 use fathom_proto::sample::{BufferLimits, EndpointInfo};
 
 /// Share of the window beyond which a limit is worth a warning, %.
-const LIMITED_PCT: f64 = 25.0;
+pub const LIMITED_PCT: f64 = 25.0;
 
 /// All warnings for a finished report.
 pub fn collect(run: &RunData, r: &Report) -> Vec<String> {
@@ -43,7 +42,7 @@ pub fn collect(run: &RunData, r: &Report) -> Vec<String> {
     if t.sndbuf_limited_pct > LIMITED_PCT && !sndbuf_chosen {
         w.push(limited(Buf::Send, t.sndbuf_limited_pct, s.sndbuf, limits));
     }
-    if let Some(msg) = nagle_held(&run.plan, r) {
+    if let Some(msg) = nagle_held(r) {
         w.push(msg);
     }
     w.extend(one_segment_buffer(&r.flows));
@@ -173,28 +172,27 @@ fn clamp(w: &mut Vec<String>, end: &str, e: &EndpointInfo, which: Buf, req: Opti
 /// still unacknowledged waits in the answering socket until the asking side's next request
 /// carries that ACK, so every transaction takes about one schedule period. The latency is real
 /// (any application with these settings sees it), but it is the socket options', not the path's.
-fn nagle_held(plan: &TestPlan, r: &Report) -> Option<String> {
-    let rate = plan.rr()?.rate?;
+fn nagle_held(r: &Report) -> Option<String> {
+    let (p50, period_us) = held_by_schedule(r)?;
+    Some(format!(
+        "the median latency ({p50:.0} µs) is about one schedule period ({period_us:.0} µs): with Nagle on, each response waited in the answering socket for the delayed ACK of the one before; add --nodelay (or --quickack) to measure the path without it"
+    ))
+}
+
+/// The median latency and the schedule period, µs, of an open-loop rr test (one TCP connection
+/// per flow, not crr nor udp_rr) with Nagle on whose median is at least half that period: the
+/// check behind [`nagle_held`]'s warning, from the report alone, which the advisor reuses.
+pub fn held_by_schedule(r: &Report) -> Option<(f64, f64)> {
+    let t = &r.test;
+    let rate = t.rr()?.rate?;
     let p50 = r.summary.rr()?.latency_us.as_ref()?.p50;
-    let s = &plan.socket;
-    // One TCP connection carrying every transaction (rr, not crr nor udp_rr).
-    let d = plan.kind.descriptor();
-    let one_tcp_connection = d.transport == Transport::Tcp && !d.adds(Figure::ConnectionsPerSecond);
-    if !one_tcp_connection || s.nodelay || s.quickack || rate <= 0.0 {
+    if t.kind != KindId::Rr.name() || t.nodelay || t.quickack || rate <= 0.0 {
         return None;
     }
-    let askers = [Direction::Forward, Direction::Reverse]
-        .map(|d| plan.flows_in(d).count())
-        .into_iter()
-        .max()
-        .unwrap_or(1)
-        .max(1);
+    // Askers per direction: each client host's connections, on every client host.
+    let askers = t.parallel.max(1) as usize * t.clients.len().max(1);
     let period_us = 1e6 * askers as f64 / rate;
-    (p50 >= period_us / 2.0).then(|| {
-        format!(
-            "the median latency ({p50:.0} µs) is about one schedule period ({period_us:.0} µs): with Nagle on, each response waited in the answering socket for the delayed ACK of the one before; add --nodelay (or --quickack) to measure the path without it"
-        )
-    })
+    (p50 >= period_us / 2.0).then_some((p50, period_us))
 }
 
 /// A send buffer that holds about one segment: the sender can put one full segment in flight,

@@ -3,13 +3,13 @@
 //! (its CPU), and a saturated CPU that fathom's own threads were on, or someone else's work.
 
 use super::human_bytes;
-use crate::model::{CpuOne, HostResult, Report};
+use crate::model::{CpuOne, HostResult, Report, ThreadResult};
 use crate::run::{RunData, View};
 
 /// A CPU this busy probably bounds the result, %.
-const SATURATED_PCT: f64 = 95.0;
+pub const SATURATED_PCT: f64 = 95.0;
 /// fathom's threads on a CPU are part of what filled it when they used this much of it, %.
-const OURS_PCT: f64 = 10.0;
+pub const OURS_PCT: f64 = 10.0;
 
 /// Senders limited by the receive window `pct`% of the time while autotuning set the buffer:
 /// the sysctl when some receiver's buffer reached net.ipv4.tcp_rmem's maximum, else the
@@ -53,7 +53,7 @@ pub(super) fn window_without_request(run: &RunData, r: &Report, pct: f64) -> Opt
 
 /// The busiest of the CPUs the receiving end's workers read on (pinned there, else last seen
 /// there), from the host's per-CPU figures.
-fn receiving_cpu(host: &HostResult) -> Option<&CpuOne> {
+pub fn receiving_cpu(host: &HostResult) -> Option<&CpuOne> {
     let on: Vec<u32> = host
         .threads
         .iter()
@@ -79,17 +79,9 @@ pub(super) fn saturated(hosts: &[HostResult], first: usize, span_s: &[f64]) -> O
     let same: Vec<usize> = (0..hosts.len())
         .filter(|&i| hosts[i].hostname == h.hostname)
         .collect();
-    let share = |on: &dyn Fn(&crate::model::ThreadResult) -> bool| -> f64 {
+    let share = |on: &dyn Fn(&ThreadResult) -> bool| -> f64 {
         same.iter()
-            .map(|&i| {
-                let s: f64 = hosts[i]
-                    .threads
-                    .iter()
-                    .filter(|t| on(t))
-                    .map(|t| t.cpu_s)
-                    .sum();
-                crate::build::ratio(s * 100.0, span_s.get(i).copied().unwrap_or(0.0))
-            })
+            .map(|&i| thread_share(&hosts[i], on, span_s.get(i).copied().unwrap_or(0.0)))
             .fold(0.0, |a, b| a + b)
     };
     let pinned = same.iter().any(|&i| {
@@ -120,6 +112,13 @@ pub(super) fn saturated(hosts: &[HostResult], first: usize, span_s: &[f64]) -> O
     ))
 }
 
+/// The share of one CPU, %, that `host`'s worker threads matching `on` used over `span_s`
+/// seconds (0 without a span): with [`OURS_PCT`], whether fathom helped fill a CPU.
+pub fn thread_share(host: &HostResult, on: &dyn Fn(&ThreadResult) -> bool, span_s: f64) -> f64 {
+    let s: f64 = host.threads.iter().filter(|t| on(t)).map(|t| t.cpu_s).sum();
+    crate::build::ratio(s * 100.0, span_s)
+}
+
 /// "0.1%", "35%": a share of one CPU, small ones with a decimal.
 fn share_text(pct: f64) -> String {
     match pct < 10.0 {
@@ -131,7 +130,6 @@ fn share_text(pct: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ThreadResult;
 
     fn host(name: &str, busy: f64, threads: Vec<ThreadResult>) -> HostResult {
         let mut h = HostResult {

@@ -1,0 +1,156 @@
+//! Diagnosis from measurements: a finished run's [`Report`] and the settings read on the host
+//! in, ranked findings ([`Advice`]) out. One file per cause; each cause checks the figures it
+//! cites before it speaks, and stays silent when a figure it needs is missing. The causes and
+//! their thresholds are in docs/advisor.md ("Findings from a run").
+
+mod cpu;
+mod file;
+#[cfg(test)]
+mod fixture;
+mod loss;
+mod nagle;
+mod render;
+#[cfg(test)]
+mod tests;
+mod tls;
+mod window;
+
+pub use render::list;
+
+use crate::{Confidence, Settings, Severity};
+use fathom_report::model::{Advice, FlowResult, HostResult, Report};
+
+/// Every cause's id, in the order the causes are checked (docs/advisor.md).
+pub const IDS: &[&str] = &[
+    "buffer_clamped",
+    "receive_window",
+    "autotuning_max",
+    "receiver_slow",
+    "send_buffer",
+    "cpu_bound",
+    "path_loss",
+    "udp_socket_buffer",
+    "udp_path_loss",
+    "nagle_delayed_ack",
+    "file_io_size",
+    "file_disk",
+    "tls_cipher",
+];
+
+/// One finding before it becomes an [`Advice`]: typed, so that it can be ranked.
+#[derive(Clone, Debug)]
+struct Found {
+    id: &'static str,
+    severity: Severity,
+    confidence: Confidence,
+    seen: String,
+    figures: Vec<(&'static str, f64)>,
+    why: String,
+    change: String,
+}
+
+impl Found {
+    fn advice(self) -> Advice {
+        Advice {
+            id: self.id.into(),
+            severity: self.severity.name().into(),
+            confidence: self.confidence.name().into(),
+            seen: self.seen,
+            figures: self
+                .figures
+                .into_iter()
+                .filter(|(_, v)| v.is_finite())
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            why: self.why,
+            change: self.change,
+        }
+    }
+}
+
+/// The findings for run `r` with the settings `s` (read on the host; empty when unknown),
+/// ranked: warnings before notes, surer before less sure, then in the order of [`IDS`].
+pub fn diagnose(r: &Report, s: &Settings) -> Vec<Advice> {
+    let mut out = window::findings(r, s);
+    out.extend(cpu::findings(r, s));
+    out.extend(loss::findings(r));
+    out.extend(nagle::findings(r));
+    out.extend(file::findings(r));
+    out.extend(tls::findings(r));
+    if on_loopback(r) {
+        out.iter_mut().for_each(loopback_note);
+    }
+    out.sort_by_key(|f| (f.severity, f.confidence));
+    out.into_iter().map(Found::advice).collect()
+}
+
+/// Window, buffer, CPU and TCP loss findings on loopback become notes: there the RTT measures
+/// scheduling, not a path, a CPU (where fathom places each end by default) is what carries the
+/// bytes, and a retransmit is a timeout of a starved end, not a loss on a wire.
+fn loopback_note(f: &mut Found) {
+    const ON_LOOPBACK: [&str; 6] = [
+        "receive_window",
+        "autotuning_max",
+        "receiver_slow",
+        "send_buffer",
+        "cpu_bound",
+        "path_loss",
+    ];
+    if ON_LOOPBACK.contains(&f.id) {
+        f.severity = Severity::Note;
+        f.confidence = Confidence::Low;
+        f.why = format!(
+            "on loopback the RTT measures scheduling and the CPU is the path: {}",
+            f.why
+        );
+    }
+}
+
+/// True when every flow's receiver is a loopback address.
+fn on_loopback(r: &Report) -> bool {
+    !r.flows.is_empty()
+        && r.flows.iter().all(|f| {
+            f.receiver
+                .parse::<std::net::SocketAddr>()
+                .is_ok_and(|a| a.ip().is_loopback())
+        })
+}
+
+/// The host that received flow `f`: the server for forward flows, the (first) client for
+/// reverse ones.
+fn receiver_of<'a>(r: &'a Report, f: &FlowResult) -> Option<&'a HostResult> {
+    match f.direction.as_str() {
+        "reverse" => r.hosts.get(1).or(r.hosts.first()),
+        _ => r.hosts.first(),
+    }
+}
+
+/// The rate configured on the lab's WAN links the run crossed (the lowest), bits/s.
+fn link_rate(r: &Report) -> Option<f64> {
+    wan_param(r, "rate").and_then(|v| fathom_units::rate::parse(&v).ok().map(|b| b as f64))
+}
+
+/// The value of WAN parameter `key` on the first link that sets it (either direction).
+fn wan_param(r: &Report, key: &str) -> Option<String> {
+    r.wan.iter().find_map(|w| {
+        [&w.a_to_b, &w.b_to_a].into_iter().find_map(|p| {
+            p.split([',', ' '])
+                .filter_map(|kv| kv.split_once('='))
+                .find(|(k, v)| *k == key && !v.is_empty() && !v.starts_with('0'))
+                .map(|(_, v)| v.to_string())
+        })
+    })
+}
+
+/// A percentage for the text: "39%", small ones "0.4%".
+fn pct(v: f64) -> String {
+    match v < 10.0 {
+        true => format!("{v:.1}%"),
+        false => format!("{v:.0}%"),
+    }
+}
+
+/// Milliseconds from µs for the text: "100.2 ms".
+fn ms(us: f64) -> String {
+    format!("{:.1} ms", us / 1000.0)
+}

@@ -1,0 +1,36 @@
+//! The TLS cause: a TLS stream whose encrypting or decrypting CPU was saturated, so the
+//! cipher's CPU cost (the report's CPU seconds per GB) set the rate.
+
+use super::{pct, Found};
+use crate::{Confidence, Severity};
+use fathom_report::model::Report;
+
+/// The TLS finding of run `r`.
+pub(super) fn findings(r: &Report) -> Option<Found> {
+    let tls = r.summary.tls.as_ref()?;
+    let per_gb = tls.cpu_s_per_gb.as_ref()?;
+    let (host, (cpu, _)) = r
+        .hosts
+        .iter()
+        .find_map(|h| Some((h, super::cpu::full_cpu(r, h)?)))?;
+    let cost = per_gb.local.max(per_gb.remote);
+    Some(Found {
+        id: "tls_cipher",
+        severity: Severity::Note,
+        confidence: Confidence::Medium,
+        seen: format!(
+            "the sessions used {} and cost {cost:.2} CPU s per GB; CPU {} on {}, where fathom's threads ran, was {} busy",
+            tls.suite,
+            cpu.cpu,
+            host.name,
+            pct(cpu.total)
+        ),
+        figures: vec![
+            ("cpu_s_per_gb", cost),
+            ("cpu", f64::from(cpu.cpu)),
+            ("cpu_busy_pct", cpu.total),
+        ],
+        why: "encryption runs on the CPU that sends or reads each flow: when that CPU is full the cipher's cost sets the rate".into(),
+        change: "--cipher aes-128-gcm (cheapest with AES instructions; chacha20-poly1305 without them), --ktls to encrypt in the kernel, or more flows (-P) on more CPUs; compare with the clear stream: --compare-clear".into(),
+    })
+}

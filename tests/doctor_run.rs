@@ -1,0 +1,103 @@
+//! `fathom doctor --run N` and `--advise` on loopback: the advice member is absent without
+//! `--advise` and valid against both schemas with it, the table ends with the ranked list, and
+//! bad `--run` values are refused (2) or not found (1).
+
+mod common;
+
+use common::{assert_valid, json, run, stderr};
+use serde_json::Value;
+
+/// The doctor schema.
+const DOCTOR_SCHEMA: &str = include_str!("../docs/schema/doctor.schema.json");
+
+fn store() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db").to_string_lossy().into_owned();
+    (dir, path)
+}
+
+fn assert_doctor_valid(doc: &Value) {
+    let schema: Value = serde_json::from_str(DOCTOR_SCHEMA).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn advice_is_absent_without_advise_and_valid_with_it() {
+    let plain = json(&run(&["stream", "-t", "300ms", "--no-store", "--json"], 60));
+    assert!(plain.get("advice").is_none(), "no advice unless asked");
+    let doc = json(&run(
+        &["stream", "-t", "300ms", "--no-store", "--json", "--advise"],
+        60,
+    ));
+    assert_valid(&doc, "stream --advise --json");
+    let advice = doc["advice"].as_array().expect("an advice array");
+    let schema: Value = serde_json::from_str(DOCTOR_SCHEMA).unwrap();
+    let ids = schema["$defs"]["advice"]["properties"]["id"]["enum"].clone();
+    let ids: Vec<&str> = ids
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        ids,
+        fathom_advisor::diagnose::IDS,
+        "the schema names every cause"
+    );
+    assert!(
+        advice.iter().all(|a| a["severity"] == "note"),
+        "a healthy loopback stream gives notes at most: {advice:?}"
+    );
+}
+
+#[test]
+fn the_table_ends_with_the_advice_and_doctor_explains_the_stored_run() {
+    let (_dir, db) = store();
+    let out = run(
+        &["stream", "-t", "300ms", "-q", "--store", &db, "--advise"],
+        60,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let at = text
+        .rfind("\nadvice: ")
+        .expect("an advice list after the table");
+    assert!(text[at..].contains(" warning(s), "), "{text}");
+    let out = run(&["doctor", "--run", "1", "--store", &db, "--json"], 30);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_doctor_valid(&doc);
+    assert_eq!(doc["run"], 1);
+    assert!(doc["advice"].is_array(), "{doc}");
+    let out = run(&["doctor", "--run", "1", "--store", &db], 30);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\nrun 1\nadvice: "), "{text}");
+}
+
+#[test]
+fn bad_runs_are_refused() {
+    let (_dir, db) = store();
+    run(&["stream", "-t", "100ms", "-q", "--store", &db], 60);
+    for (arg, code) in [("x", 2), ("s1", 2), ("0", 2), ("99", 1)] {
+        let out = run(&["doctor", "--run", arg, "--store", &db], 30);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "--run {arg}: {}",
+            stderr(&out)
+        );
+        assert!(!stderr(&out).is_empty(), "--run {arg} says why");
+    }
+    let out = run(
+        &["stream", "--advise", "--iterations", "2", "-t", "100ms"],
+        30,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--advise explains one run"),
+        "{}",
+        stderr(&out)
+    );
+}
