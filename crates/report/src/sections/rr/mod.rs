@@ -7,7 +7,8 @@ pub mod model;
 
 use crate::cells::{arrow, cpu_lines, pct, rtt};
 use crate::model::{
-    FlowResult, Interval, KindInterval, KindTest, Latency, Report, RrSummary, Summary, TestEcho,
+    FlowResult, Interval, KindInterval, KindTest, Latency, Report, RrSummary, RrTest, Summary,
+    TestEcho,
 };
 use crate::run::View;
 use crate::section::{Item, Section, Span};
@@ -195,6 +196,12 @@ pub fn summary(r: &Report, s: &RrSummary, item: &mut Item<'_>) {
             ),
         );
     }
+    item("method", method(r, &t));
+    item("placement", placement(r));
+}
+
+/// How the transactions ran: open or closed loop, how the workers wait, the socket options.
+fn method(r: &Report, t: &RrTest) -> String {
     let how = match (t.rate, t.burst) {
         (Some(rate), _) => {
             format!("open loop at {rate:.0} tx/s, latency from the scheduled instant")
@@ -207,19 +214,15 @@ pub fn summary(r: &Report, s: &RrSummary, item: &mut Item<'_>) {
     } else {
         "sleeping in epoll"
     };
-    item(
-        "method",
-        format!(
-            "{how}; workers {wait}{}{}",
-            if r.test.nodelay { ", TCP_NODELAY" } else { "" },
-            if r.test.quickack {
-                ", TCP_QUICKACK"
-            } else {
-                ""
-            }
-        ),
-    );
-    item("placement", placement(r));
+    format!(
+        "{how}; workers {wait}{}{}",
+        if r.test.nodelay { ", TCP_NODELAY" } else { "" },
+        if r.test.quickack {
+            ", TCP_QUICKACK"
+        } else {
+            ""
+        }
+    )
 }
 
 fn percentiles(l: &Latency) -> String {
