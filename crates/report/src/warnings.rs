@@ -4,7 +4,6 @@ mod bound;
 
 use crate::model::{FlowResult, Report};
 use crate::run::RunData;
-use fathom_proto::kind::{Figure, Transport};
 use fathom_proto::plan::{Direction, TestPlan};
 use fathom_proto::sample::{BufferLimits, EndpointInfo};
 
@@ -177,9 +176,7 @@ fn nagle_held(plan: &TestPlan, r: &Report) -> Option<String> {
     let rate = plan.rr()?.rate?;
     let p50 = r.summary.rr()?.latency_us.as_ref()?.p50;
     let s = &plan.socket;
-    // One TCP connection carrying every transaction (rr, not crr nor udp_rr).
-    let d = plan.kind.descriptor();
-    let one_tcp_connection = d.transport == Transport::Tcp && !d.adds(Figure::ConnectionsPerSecond);
+    let one_tcp_connection = crate::sections::rr::one_connection(plan.kind.descriptor());
     if !one_tcp_connection || s.nodelay || s.quickack || rate <= 0.0 {
         return None;
     }

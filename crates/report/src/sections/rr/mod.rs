@@ -12,6 +12,7 @@ use crate::model::{
 };
 use crate::run::View;
 use crate::section::{Item, Section, Span};
+use fathom_proto::kind::{Descriptor, Figure, KindId, Transport};
 use fathom_proto::plan::TestPlan;
 
 /// The request/response section; `lossy` adds the lost column (UDP request/response).
@@ -66,7 +67,9 @@ impl Section for Rr {
     }
 
     fn flows(&self, r: &Report) -> Vec<String> {
-        flows(&r.flows, r.test.kind == "rr")
+        let connected =
+            KindId::from_name(&r.test.kind).is_some_and(|k| one_connection(k.descriptor()));
+        flows(&r.flows, connected)
     }
 
     fn summary(&self, r: &Report, item: &mut Item<'_>) {
@@ -75,6 +78,12 @@ impl Section for Rr {
         }
         cpu_lines(r, item);
     }
+}
+
+/// True for a kind whose every flow keeps one TCP connection for all its transactions (rr;
+/// not crr, which connects per transaction, nor UDP request/response).
+pub(crate) fn one_connection(d: &Descriptor) -> bool {
+    d.transport == Transport::Tcp && !d.adds(Figure::ConnectionsPerSecond)
 }
 
 /// The interval table's column heads: transactions/s, median and 99th-percentile latency,
