@@ -230,7 +230,7 @@ fn readers_show_the_sweep(st: &Store, doc: &serde_json::Value, id: &str) {
     let dir = tempfile::tempdir().unwrap();
     for name in ["sweep.svg", "sweep.png"] {
         let path = dir.path().join(name).display().to_string();
-        let out = st.run(&["plot", &id, "-o", &path], 20);
+        let out = st.run(&["plot", id, "-o", &path], 20);
         assert!(out.status.success(), "{}", stderr(&out));
         assert!(std::fs::metadata(&path).unwrap().len() > 1000);
     }
@@ -251,7 +251,7 @@ fn readers_show_the_sweep(st: &Store, doc: &serde_json::Value, id: &str) {
         "the series' footer has its kind: {drawn}"
     );
     let html = dir.path().join("r.html").display().to_string();
-    let out = st.run(&["report", &id, &run_id, "-o", &html], 20);
+    let out = st.run(&["report", id, &run_id, "-o", &html], 20);
     assert!(out.status.success(), "{}", stderr(&out));
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(
