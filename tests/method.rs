@@ -221,10 +221,16 @@ fn a_sweep_runs_every_point_in_order_and_the_readers_show_it() {
     let series = json(&st.run(&["runs", "--series", "--json"], 10));
     assert_eq!(series["series"][0]["points"], 4);
 
+    readers_show_the_sweep(&st, &doc, &id);
+}
+
+/// Plots of the sweep and of one run, the HTML report and a comparison of two points' runs,
+/// each saying what ran.
+fn readers_show_the_sweep(st: &Store, doc: &serde_json::Value, id: &str) {
     let dir = tempfile::tempdir().unwrap();
     for name in ["sweep.svg", "sweep.png"] {
         let path = dir.path().join(name).display().to_string();
-        let out = st.run(&["plot", &id, "-o", &path], 20);
+        let out = st.run(&["plot", id, "-o", &path], 20);
         assert!(out.status.success(), "{}", stderr(&out));
         assert!(std::fs::metadata(&path).unwrap().len() > 1000);
     }
@@ -245,7 +251,7 @@ fn a_sweep_runs_every_point_in_order_and_the_readers_show_it() {
         "the series' footer has its kind: {drawn}"
     );
     let html = dir.path().join("r.html").display().to_string();
-    let out = st.run(&["report", &id, &run_id, "-o", &html], 20);
+    let out = st.run(&["report", id, &run_id, "-o", &html], 20);
     assert!(out.status.success(), "{}", stderr(&out));
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(
@@ -292,34 +298,7 @@ fn an_interrupted_sweep_resumes_without_rerunning_its_points() {
         "--store",
         &st.path,
     ];
-    let mut child = fathom()
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut log = BufReader::new(child.stderr.take().unwrap());
-    let started = Instant::now();
-    let mut line = String::new();
-    let mut seen = Vec::new();
-    // Interrupt point 2 during its second iteration, after its first has finished.
-    while !seen.iter().any(|l: &String| l.starts_with("[2/3]")) || !line.contains("iteration 1/2") {
-        line.clear();
-        assert!(
-            log.read_line(&mut line).unwrap() > 0,
-            "the sweep ended early: {seen:?}"
-        );
-        seen.push(line.clone());
-        assert!(started.elapsed() < Duration::from_secs(60));
-    }
-    // Ctrl-C twice (the first lets the running test finish, the second aborts it).
-    for _ in 0..2 {
-        // SAFETY: interrupts the child we spawned, by its PID, as Ctrl-C would.
-        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(1), "an unfinished sweep exits 1");
+    interrupt_in_point_2(&args);
     let listed = json(&st.run(&["runs", "--series", "--json"], 10));
     assert_eq!(listed["series"][0]["complete"], false);
     let first = json(&st.run(&["show", "s1", "--json"], 10))["points"][0].clone();
@@ -369,6 +348,39 @@ fn an_interrupted_sweep_resumes_without_rerunning_its_points() {
         kept[..],
         "the finished iteration was kept"
     );
+}
+
+/// Runs the sweep `args` and interrupts it (Ctrl-C twice) during point 2's second iteration,
+/// after its first has finished; checks that it exits 1.
+fn interrupt_in_point_2(args: &[&str]) {
+    let mut child = fathom()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut log = BufReader::new(child.stderr.take().unwrap());
+    let started = Instant::now();
+    let mut line = String::new();
+    let mut seen = Vec::new();
+    // Interrupt point 2 during its second iteration, after its first has finished.
+    while !seen.iter().any(|l: &String| l.starts_with("[2/3]")) || !line.contains("iteration 1/2") {
+        line.clear();
+        assert!(
+            log.read_line(&mut line).unwrap() > 0,
+            "the sweep ended early: {seen:?}"
+        );
+        seen.push(line.clone());
+        assert!(started.elapsed() < Duration::from_secs(60));
+    }
+    // Ctrl-C twice (the first lets the running test finish, the second aborts it).
+    for _ in 0..2 {
+        // SAFETY: interrupts the child we spawned, by its PID, as Ctrl-C would.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "an unfinished sweep exits 1");
 }
 
 #[test]

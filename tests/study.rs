@@ -174,16 +174,7 @@ fn streams_to_line_rate() {
 fn the_list_describes_every_study() {
     let out = run(&["study", "--list"], 10);
     let text = String::from_utf8_lossy(&out.stdout);
-    for name in [
-        "socket-buffers",
-        "write-size",
-        "rr-payload",
-        "cpu-scaling",
-        "many-flows",
-        "window-vs-rtt",
-        "file-copy",
-        "streams-to-line-rate",
-    ] {
-        assert!(text.contains(name), "{text}");
+    for study in fathom_study::all() {
+        assert!(text.contains(study.name), "{text}");
     }
 }

@@ -6,6 +6,7 @@
 //! test's handshakes run here too, side by side, each within its own deadline, so that the
 //! session's thread stays free to hear Abort and Close.
 
+use super::error::{AgentError, ArrivalError};
 use super::session::Event;
 use fathom_engine::tls::{self, Handshake, Session, TlsEnd};
 use fathom_proto::DataHello;
@@ -73,7 +74,7 @@ enum Step {
 pub fn accept_flows(listener: Socket, want: Expected, stop: Arc<AtomicBool>, tx: Sender<Event>) {
     let r = Arrivals::new(listener, want).and_then(|mut a| a.run(&stop, &tx));
     if let Err(e) = r {
-        let _ = tx.send(Event::Flow(Err(e)));
+        let _ = tx.send(Event::Flow(Err(AgentError::Arrival(e))));
     }
 }
 
@@ -92,8 +93,8 @@ struct Arrivals {
 }
 
 impl Arrivals {
-    fn new(listener: Socket, want: Expected) -> Result<Arrivals, String> {
-        let fail = |e: io::Error| format!("cannot wait for data connections: {e}");
+    fn new(listener: Socket, want: Expected) -> Result<Arrivals, ArrivalError> {
+        let fail = ArrivalError::Wait;
         listener.set_nonblocking(true).map_err(fail)?;
         let mut listener = TcpListener::from_std(listener.into());
         let poll = Poll::new().map_err(fail)?;
@@ -113,7 +114,7 @@ impl Arrivals {
         })
     }
 
-    fn run(&mut self, stop: &AtomicBool, tx: &Sender<Event>) -> Result<(), String> {
+    fn run(&mut self, stop: &AtomicBool, tx: &Sender<Event>) -> Result<(), ArrivalError> {
         let deadline = Instant::now() + ARRIVAL_TIMEOUT;
         let mut events = Events::with_capacity(1024);
         let mut sweep = Instant::now() + TICK;
@@ -128,7 +129,7 @@ impl Arrivals {
             }
             match self.poll.poll(&mut events, Some(TICK.min(deadline - now))) {
                 Err(e) if e.kind() != io::ErrorKind::Interrupted => {
-                    return Err(format!("cannot wait for data connections: {e}"))
+                    return Err(ArrivalError::Wait(e))
                 }
                 _ => {}
             }
@@ -148,7 +149,7 @@ impl Arrivals {
 
     /// Accepts every waiting connection. Out of descriptors, the oldest stranger makes room; with
     /// none to cut off, the test fails saying why.
-    fn accept_all(&mut self) -> Result<(), String> {
+    fn accept_all(&mut self) -> Result<(), ArrivalError> {
         loop {
             match self.listener.accept() {
                 Ok((sock, _)) => self.admit(sock),
@@ -160,7 +161,7 @@ impl Arrivals {
                             self.arrived + 1,
                             self.want.flows
                         );
-                        return Err(crate::fdlimit::explain(e, &what).to_string());
+                        return Err(ArrivalError::Descriptors(crate::fdlimit::explain(e, &what)));
                     }
                 }
                 Err(_) => return Ok(()),
@@ -224,7 +225,7 @@ impl Arrivals {
 
     /// Drops strangers whose hello is late; fails the test when a proven connection's TLS
     /// handshake is.
-    fn sweep(&mut self, now: Instant) -> Result<(), String> {
+    fn sweep(&mut self, now: Instant) -> Result<(), ArrivalError> {
         for i in 0..self.slots.len() {
             let Some(n) = self.slots[i].as_ref().filter(|n| now >= n.until) else {
                 continue;
@@ -244,7 +245,7 @@ impl Arrivals {
     }
 
     /// Advances newcomer `i` as far as its socket allows.
-    fn step(&mut self, i: usize) -> Result<Option<Arrival>, String> {
+    fn step(&mut self, i: usize) -> Result<Option<Arrival>, ArrivalError> {
         let Some(n) = self.slots.get_mut(i).and_then(Option::as_mut) else {
             return Ok(None);
         };
@@ -271,7 +272,7 @@ fn unproven(slots: &[Option<Newcomer>], i: usize, seq: u64) -> bool {
 }
 
 /// Reads the rest of a newcomer's hello, checks it, and (TLS tests) shakes hands.
-fn advance(n: &mut Newcomer, want: &Expected, seen: &mut [bool]) -> Result<Step, String> {
+fn advance(n: &mut Newcomer, want: &Expected, seen: &mut [bool]) -> Result<Step, ArrivalError> {
     while n.proven.is_none() {
         match n.sock.read(&mut n.hello[n.got..]) {
             Ok(0) => return Ok(Step::Stranger),
@@ -310,7 +311,7 @@ fn advance(n: &mut Newcomer, want: &Expected, seen: &mut [bool]) -> Result<Step,
         }
     }
     let tls = n.proven.take().and_then(|(_, h)| h).map(Handshake::finish);
-    let sock = dup_blocking(&n.sock).map_err(|e| format!("data connection {flow}: {e}"))?;
+    let sock = dup_blocking(&n.sock).map_err(|source| ArrivalError::Socket { flow, source })?;
     Ok(Step::Arrived(Arrival { flow, sock, tls }))
 }
 
@@ -322,14 +323,15 @@ fn dup_blocking(sock: &TcpStream) -> io::Result<Socket> {
     Ok(s)
 }
 
-fn handshake_failed(flow: u32, e: io::Error) -> String {
-    format!("TLS handshake on data connection {flow}: {e}")
+fn handshake_failed(flow: u32, source: io::Error) -> ArrivalError {
+    ArrivalError::Handshake { flow, source }
 }
 
 /// The error of an arrival that ran out of time.
-pub fn late(got: usize, flows: usize) -> String {
-    format!(
-        "only {got} of {flows} data connections arrived within {} s",
-        ARRIVAL_TIMEOUT.as_secs()
-    )
+pub fn late(got: usize, flows: usize) -> ArrivalError {
+    ArrivalError::Late {
+        got,
+        flows,
+        secs: ARRIVAL_TIMEOUT.as_secs(),
+    }
 }

@@ -66,7 +66,8 @@ pub fn pair_udp(socks: Vec<Socket>, cookie: [u8; 16], stop: Arc<AtomicBool>, tx:
     let mut waiting: Vec<(u32, Socket)> = (0..).zip(socks).collect();
     while !waiting.is_empty() && !stop.load(Ordering::Relaxed) {
         if Instant::now() > deadline {
-            let _ = tx.send(Event::Flow(Err(late(flows - waiting.len(), flows))));
+            let late = late(flows - waiting.len(), flows);
+            let _ = tx.send(Event::Flow(Err(late.into())));
             return;
         }
         // Highest first: swap_remove moves only an entry already looked at.

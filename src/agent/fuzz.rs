@@ -7,7 +7,7 @@
 
 mod file;
 
-pub use file::{file_seeds, fuzz_file};
+pub use file::{file_seeds, fuzz_file, put_plan};
 
 use super::handshake::Handshakes;
 use super::stream::ControlStream;

@@ -9,6 +9,7 @@
 
 mod arrival;
 mod data;
+mod error;
 #[doc(hidden)]
 pub mod fuzz;
 mod handshake;
@@ -16,6 +17,7 @@ mod session;
 mod stream;
 mod test;
 
+pub use error::{AgentError, ArrivalError, Refusal, Refused};
 pub use handshake::MAX_HANDSHAKES;
 
 use fathom_engine::measure::host;
@@ -96,14 +98,12 @@ impl Drop for Reservation {
 
 impl AgentConfig {
     /// This end of a TLS test with `opts`: the agent's certificate, made now if it has none.
-    pub fn tls_server(&self, opts: &TlsOptions) -> Result<TlsEnd, String> {
+    pub fn tls_server(&self, opts: &TlsOptions) -> Result<TlsEnd, Refused> {
         if self.identity.get().is_none() {
-            let _ = self
-                .identity
-                .set(Identity::generate().map_err(|e| e.to_string())?);
+            let _ = self.identity.set(Identity::generate()?);
         }
-        let id = self.identity.get().ok_or("no TLS certificate")?;
-        TlsEnd::server(id, opts).map_err(|e| e.to_string())
+        let id = self.identity.get().ok_or(Refused::NoCertificate)?;
+        Ok(TlsEnd::server(id, opts)?)
     }
 
     /// Checks a plan against its bounds and this agent's limits, for this agent's end (`side`,
@@ -114,62 +114,51 @@ impl AgentConfig {
         plan: &TestPlan,
         side: &SideOptions,
         flows: usize,
-    ) -> Result<Reservation, String> {
-        plan.validate()
-            .map_err(|e| format!("the plan is out of bounds: {e}"))?;
+    ) -> Result<Reservation, Refused> {
+        plan.validate().map_err(Refused::Bounds)?;
         let placed = side.affinity.iter().chain(&side.cpu_set).flatten();
         if let Some((cpu, usable)) =
             fathom_engine::clock::unusable_cpu(&placed.copied().collect::<Vec<_>>())
         {
-            return Err(format!(
-                "CPU {cpu} (--affinity or --cpus) is not one this agent may use ({usable})"
-            ));
+            return Err(Refused::Cpu { cpu, usable });
         }
         if plan.flows.len() > self.max_flows as usize {
-            return Err(format!(
-                "the test asks for {} connections; this agent allows {} (--max-flows)",
-                plan.flows.len(),
-                self.max_flows
-            ));
+            return Err(Refused::Flows {
+                asks: plan.flows.len(),
+                allows: self.max_flows,
+            });
         }
         if let Limit::Time { duration_ns } = plan.limit {
             let total = plan.omit_ns.saturating_add(duration_ns);
             if total > self.max_duration_ns {
-                return Err(format!(
-                    "the test would run {} s; this agent allows {} s (--max-duration)",
-                    total / 1_000_000_000,
-                    self.max_duration_ns / 1_000_000_000
-                ));
+                return Err(Refused::Duration {
+                    secs: total / 1_000_000_000,
+                    allows: self.max_duration_ns / 1_000_000_000,
+                });
             }
         }
         self.reserve(plan.memory_estimate(side, flows, host::online_cpus()))
     }
 
     /// Reserves `bytes` of the per-test budget and of `--max-memory`.
-    fn reserve(&self, bytes: u64) -> Result<Reservation, String> {
+    fn reserve(&self, bytes: u64) -> Result<Reservation, Refused> {
         let mb = |b: u64| b.div_ceil(1 << 20);
         let per_test = TEST_MEMORY_BUDGET.min(self.max_memory);
         if bytes > per_test {
-            return Err(format!(
-                "the test would need about {} MB on this agent (threads x (write + read) plus \
-                 per-flow state: a UDP sender's size x batch); one test may use {} MB (--max-memory {} MB)",
-                mb(bytes),
-                mb(per_test),
-                mb(self.max_memory)
-            ));
+            return Err(Refused::Memory {
+                need_mb: mb(bytes),
+                per_test_mb: mb(per_test),
+                max_mb: mb(self.max_memory),
+            });
         }
         let pool = &self.memory_in_use;
         pool.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
             used.checked_add(bytes).filter(|t| *t <= self.max_memory)
         })
-        .map_err(|used| {
-            format!(
-                "the test would need about {} MB; the tests running on this agent hold {} of its \
-                 {} MB (--max-memory); try again later",
-                mb(bytes),
-                mb(used),
-                mb(self.max_memory)
-            )
+        .map_err(|used| Refused::Busy {
+            need_mb: mb(bytes),
+            held_mb: mb(used),
+            max_mb: mb(self.max_memory),
         })?;
         Ok(Reservation {
             bytes,

@@ -3,6 +3,7 @@
 //! the test ends, the controller closes, or the controller falls silent.
 
 use super::arrival::Arrival;
+use super::error::{AgentError, Refusal};
 use super::handshake::{left_early, Deadline, Pass, HANDSHAKE};
 use super::stream::ControlStream;
 use super::test::Test;
@@ -32,7 +33,7 @@ pub enum Event {
     /// A message (or the end) from the controller.
     Ctrl(Result<Option<ToAgent>, FrameError>),
     /// A data connection arrived, or arrival failed.
-    Flow(Result<Arrival, String>),
+    Flow(Result<Arrival, AgentError>),
     /// The running endpoint took a snapshot.
     Snap(Box<Snapshot>),
     /// The running endpoint finished.
@@ -97,41 +98,32 @@ impl<S: ControlStream> Session<S> {
         stream: S,
         cfg: &AgentConfig,
         tests: &Arc<AtomicUsize>,
-    ) -> Result<Option<Session<S>>, String> {
+    ) -> Result<Option<Session<S>>, AgentError> {
         let _ = stream.set_nodelay(true);
-        stream
-            .set_write_timeout(Some(SILENCE))
-            .map_err(|e| e.to_string())?;
-        let handshake_stream = stream.try_clone().map_err(|e| e.to_string())?;
+        stream.set_write_timeout(Some(SILENCE))?;
+        let handshake_stream = stream.try_clone()?;
         let mut ctl = Deadline::new(handshake_stream, Instant::now() + HANDSHAKE);
         let theirs = match Preamble::read_from(&mut ctl) {
             Err(e) if left_early(&e) => return Ok(None),
-            r => r.map_err(|e| format!("refused: {e}"))?,
+            r => r.map_err(refused)?,
         };
-        ctl.write_all(&Preamble::ours(PreambleKind::Control).encode())
-            .map_err(|e| e.to_string())?;
-        theirs
-            .check_version()
-            .map_err(|e| format!("refused: {e}"))?;
+        ctl.write_all(&Preamble::ours(PreambleKind::Control).encode())?;
+        theirs.check_version().map_err(refused)?;
         let mut conn = Connection::new(ctl);
-        let refuse = |conn: &mut Connection<Deadline<S>>, message: String| {
+        let refuse = |conn: &mut Connection<Deadline<S>>, why: Refusal| {
             let _ = conn.send(&ToController::Error {
-                message: message.clone(),
+                message: why.to_string(),
             });
-            format!("refused: {message}")
+            AgentError::Refused(why)
         };
         if theirs.kind != PreambleKind::Control {
-            return Err(refuse(
-                &mut conn,
-                "data connections go to the port named in Ready".into(),
-            ));
+            return Err(refuse(&mut conn, Refusal::DataOnControl));
         }
         let nonce = auth::nonce();
         conn.send(&ToController::Challenge {
             nonce,
             key_required: cfg.key.is_some(),
-        })
-        .map_err(|e| e.to_string())?;
+        })?;
         match conn.expect::<ToAgent>(PRE_AUTH_FRAME) {
             Ok(ToAgent::Auth { mac }) => {
                 if let Some(key) = &cfg.key {
@@ -141,27 +133,18 @@ impl<S: ControlStream> Session<S> {
                         } else {
                             "this agent requires a key (--key-file)"
                         };
-                        return Err(refuse(&mut conn, format!("authentication failed: {what}")));
+                        return Err(refuse(&mut conn, Refusal::Auth(what)));
                     }
                 }
             }
-            Ok(other) => {
-                return Err(refuse(
-                    &mut conn,
-                    format!("expected Auth, got {}", name(&other)),
-                ))
-            }
-            Err(e) => return Err(refuse(&mut conn, e.to_string())),
+            Ok(other) => return Err(refuse(&mut conn, Refusal::NotAuth(name(&other)))),
+            Err(e) => return Err(refuse(&mut conn, Refusal::NoAuth(e))),
         }
         let Some(slot) = Slot::take(tests, cfg.max_tests) else {
-            return Err(refuse(
-                &mut conn,
-                "this agent is running its maximum number of tests (--max-tests)".into(),
-            ));
+            return Err(refuse(&mut conn, Refusal::Full));
         };
-        conn.send(&ToController::Welcome(host::host_info()))
-            .map_err(|e| e.to_string())?;
-        let conn = Connection::new(stream.try_clone().map_err(|e| e.to_string())?);
+        conn.send(&ToController::Welcome(host::host_info()))?;
+        let conn = Connection::new(stream.try_clone()?);
         Ok(Some(Session {
             stream,
             conn,
@@ -170,13 +153,11 @@ impl<S: ControlStream> Session<S> {
         }))
     }
 
-    fn serve(mut self, cfg: &AgentConfig) -> Result<String, String> {
+    fn serve(mut self, cfg: &AgentConfig) -> Result<String, AgentError> {
         let (tx, events) = mpsc::channel();
         let (permit, permits) = mpsc::sync_channel(CTRL_QUEUE);
-        self.stream
-            .set_read_timeout(Some(SILENCE))
-            .map_err(|e| e.to_string())?;
-        let reader_stream = self.stream.try_clone().map_err(|e| e.to_string())?;
+        self.stream.set_read_timeout(Some(SILENCE))?;
+        let reader_stream = self.stream.try_clone()?;
         let reader_tx = tx.clone();
         let reader = std::thread::spawn(move || {
             let mut rc = Connection::new(reader_stream);
@@ -194,9 +175,9 @@ impl<S: ControlStream> Session<S> {
         let outcome = self.drive(cfg, &tx, &inbox, &mut test);
         test.teardown();
         match &outcome {
-            Err(message) if !self.deaf => {
+            Err(e) if !self.deaf => {
                 let _ = self.conn.send(&ToController::Error {
-                    message: message.clone(),
+                    message: e.to_string(),
                 });
             }
             _ => {}
@@ -207,16 +188,13 @@ impl<S: ControlStream> Session<S> {
         outcome
     }
 
-    fn send(&mut self, m: &ToController) -> Result<(), String> {
+    fn send(&mut self, m: &ToController) -> Result<(), AgentError> {
         match self.conn.send(m) {
             Err(FrameError::Io(e)) if is_timeout(&e) => {
                 self.deaf = true;
-                Err(format!(
-                    "the controller read nothing for {} s (silent); test stopped",
-                    SILENCE.as_secs()
-                ))
+                Err(AgentError::Deaf(SILENCE.as_secs()))
             }
-            r => r.map_err(|e| format!("controller unreachable: {e}")),
+            r => r.map_err(AgentError::Unreachable),
         }
     }
 
@@ -226,7 +204,7 @@ impl<S: ControlStream> Session<S> {
         tx: &mpsc::Sender<Event>,
         inbox: &Inbox,
         test: &mut Test,
-    ) -> Result<String, String> {
+    ) -> Result<String, AgentError> {
         loop {
             let wait = test.deadline.map_or(Duration::from_secs(3600), |d| {
                 d.saturating_duration_since(Instant::now())
@@ -235,44 +213,15 @@ impl<S: ControlStream> Session<S> {
                 Ok(ev) => ev,
                 Err(_) => {
                     test.abort();
-                    return Err(
-                        "the test exceeded this agent's --max-duration and was stopped".into(),
-                    );
+                    return Err(AgentError::Overran);
                 }
             };
             match ev {
-                Event::Ctrl(Ok(Some(msg))) => match msg {
-                    ToAgent::TimeProbe { t1 } => {
-                        let shifted = || clock::now_ns().wrapping_add_signed(cfg.clock_shift_ns);
-                        let t2 = shifted();
-                        self.send(&ToController::TimeReply {
-                            t1,
-                            t2,
-                            t3: shifted(),
-                        })?;
+                Event::Ctrl(Ok(Some(msg))) => {
+                    if let Some(summary) = self.on_message(msg, cfg, tx, test)? {
+                        return Ok(summary);
                     }
-                    ToAgent::Join(j) => {
-                        let infos = test.join(*j, cfg)?;
-                        self.send(&ToController::Connected(infos))?;
-                    }
-                    ToAgent::Setup(plan) => {
-                        let ip = self.stream.local_addr().map_err(|e| e.to_string())?.ip();
-                        for m in test.setup(*plan, cfg, ip, tx)? {
-                            self.send(&m)?;
-                        }
-                    }
-                    ToAgent::Finish => test.finish(),
-                    ToAgent::Start { t0 } => {
-                        test.start(t0.wrapping_add_signed(-cfg.clock_shift_ns), cfg, tx)?
-                    }
-                    ToAgent::Heartbeat => {}
-                    ToAgent::Abort { reason } => {
-                        test.abort();
-                        test.aborted = Some(reason);
-                    }
-                    ToAgent::Close => return Ok(test.summary()),
-                    other => return Err(format!("unexpected {} message", name(&other))),
-                },
+                }
                 Event::Ctrl(Ok(None)) => {
                     test.abort();
                     return Ok(format!(
@@ -282,10 +231,7 @@ impl<S: ControlStream> Session<S> {
                 }
                 Event::Ctrl(Err(FrameError::Io(e))) if is_timeout(&e) => {
                     test.abort();
-                    return Err(format!(
-                        "the controller was silent for {} s; test stopped",
-                        SILENCE.as_secs()
-                    ));
+                    return Err(AgentError::Silent(SILENCE.as_secs()));
                 }
                 Event::Ctrl(Err(FrameError::Io(e))) => {
                     test.abort();
@@ -293,7 +239,7 @@ impl<S: ControlStream> Session<S> {
                 }
                 Event::Ctrl(Err(e)) => {
                     test.abort();
-                    return Err(e.to_string());
+                    return Err(e.into());
                 }
                 Event::Flow(Ok(arrival)) => {
                     if let Some(infos) = test.arrived(arrival)? {
@@ -309,6 +255,54 @@ impl<S: ControlStream> Session<S> {
             }
         }
     }
+
+    /// Acts on one controller message; the session's summary once the controller closes it.
+    fn on_message(
+        &mut self,
+        msg: ToAgent,
+        cfg: &AgentConfig,
+        tx: &mpsc::Sender<Event>,
+        test: &mut Test,
+    ) -> Result<Option<String>, AgentError> {
+        match msg {
+            ToAgent::TimeProbe { t1 } => {
+                let shifted = || clock::now_ns().wrapping_add_signed(cfg.clock_shift_ns);
+                let t2 = shifted();
+                self.send(&ToController::TimeReply {
+                    t1,
+                    t2,
+                    t3: shifted(),
+                })?;
+            }
+            ToAgent::Join(j) => {
+                let infos = test.join(*j, cfg)?;
+                self.send(&ToController::Connected(infos))?;
+            }
+            ToAgent::Setup(plan) => {
+                let ip = self.stream.local_addr()?.ip();
+                for m in test.setup(*plan, cfg, ip, tx)? {
+                    self.send(&m)?;
+                }
+            }
+            ToAgent::Finish => test.finish(),
+            ToAgent::Start { t0 } => {
+                test.start(t0.wrapping_add_signed(-cfg.clock_shift_ns), cfg, tx)?
+            }
+            ToAgent::Heartbeat => {}
+            ToAgent::Abort { reason } => {
+                test.abort();
+                test.aborted = Some(reason);
+            }
+            ToAgent::Close => return Ok(Some(test.summary())),
+            other => return Err(AgentError::Unexpected(name(&other))),
+        }
+        Ok(None)
+    }
+}
+
+/// The handshake's refusal of a preamble or a protocol version.
+fn refused(e: FrameError) -> AgentError {
+    AgentError::Refused(Refusal::Preamble(e))
 }
 
 fn is_timeout(e: &std::io::Error) -> bool {

@@ -3,6 +3,7 @@
 //! everything the test allocated.
 
 use super::arrival::{self, Arrival, Expected};
+use super::error::AgentError;
 use super::session::Event;
 use super::{data, AgentConfig, Reservation};
 use crate::connect::{self, ServerData};
@@ -50,16 +51,16 @@ impl Test {
         cfg: &AgentConfig,
         ip: std::net::IpAddr,
         tx: &mpsc::Sender<Event>,
-    ) -> Result<Vec<ToController>, String> {
+    ) -> Result<Vec<ToController>, AgentError> {
         if self.plan.is_some() {
-            return Err("a session runs one test; Setup came twice".into());
+            return Err(AgentError::SetupTwice);
         }
         self.memory = Some(cfg.admit(&plan, &plan.server, plan.flows.len())?);
         self.files_root = cfg.files_root.clone();
         let cookie = auth::random::<16>();
         let n = plan.flows.len();
         let (stop, tx) = (self.stop_accepting.clone(), tx.clone());
-        let no_listener = |e: std::io::Error| format!("cannot open a data listener: {e}");
+        let no_listener = AgentError::Listener;
         self.sockets = (0..n).map(|_| None).collect();
         let plan = Arc::new(plan);
         self.plan = Some(plan.clone());
@@ -76,10 +77,7 @@ impl Test {
             cookie,
             cert: cert.clone(),
         };
-        match Kind::of(plan.kind.id())
-            .map_err(|e| e.to_string())?
-            .wiring()
-        {
+        match Kind::of(plan.kind.id())?.wiring() {
             Wiring::TcpPerFlow => {
                 let listener = data::listen(ip, &plan).map_err(no_listener)?;
                 let port = data::port_of(&listener);
@@ -112,12 +110,12 @@ impl Test {
 
     /// Takes a data connection that arrived; once all have, prepares the flows and returns
     /// what answers the controller.
-    pub(super) fn arrived(&mut self, a: Arrival) -> Result<Option<Vec<FlowInfo>>, String> {
-        let plan = self.plan.clone().ok_or("data before Setup")?;
+    pub(super) fn arrived(&mut self, a: Arrival) -> Result<Option<Vec<FlowInfo>>, AgentError> {
+        let plan = self.plan.clone().ok_or(AgentError::NoPlan)?;
         let slot = self
             .sockets
             .get_mut(a.flow as usize)
-            .ok_or("a data connection of no flow")?;
+            .ok_or(AgentError::NoSuchFlow)?;
         *slot = Some((a.sock, a.tls));
         self.arrived += 1;
         if self.arrived < self.sockets.len() {
@@ -133,14 +131,11 @@ impl Test {
                     })
                     .collect(),
             ),
-            None => Kind::of(plan.kind.id())
-                .map_err(|e| e.to_string())?
-                .wiring()
-                .per_flow(
-                    arrived
-                        .filter_map(|(f, s)| s.map(|(sock, _)| (*f, sock)))
-                        .collect(),
-                ),
+            None => Kind::of(plan.kind.id())?.wiring().per_flow(
+                arrived
+                    .filter_map(|(f, s)| s.map(|(sock, _)| (*f, sock)))
+                    .collect(),
+            ),
         };
         self.prepare(
             Side::Server,
@@ -151,14 +146,18 @@ impl Test {
     }
 
     /// Joins a test as a client: opens this agent's flows to the server agent.
-    pub(super) fn join(&mut self, j: JoinPlan, cfg: &AgentConfig) -> Result<Vec<FlowInfo>, String> {
+    pub(super) fn join(
+        &mut self,
+        j: JoinPlan,
+        cfg: &AgentConfig,
+    ) -> Result<Vec<FlowInfo>, AgentError> {
         if self.plan.is_some() {
-            return Err("a session runs one test; Join came after another setup".into());
+            return Err(AgentError::JoinAfterSetup);
         }
         self.memory = Some(cfg.admit(&j.plan, &j.plan.client, j.flows.len())?);
         self.files_root = cfg.files_root.clone();
         self.plan = Some(Arc::new(j.plan.clone()));
-        self.tls = connect::tls_client(&j.plan, j.cert.clone()).map_err(|e| e.to_string())?;
+        self.tls = connect::tls_client(&j.plan, j.cert.clone())?;
         let server = ServerData {
             ip: j.server,
             port: j.port,
@@ -166,8 +165,7 @@ impl Test {
             cookie: j.cookie,
             cert: j.cert,
         };
-        let sockets =
-            connect::connect(&server, &j.plan, &j.flows, None).map_err(|e| e.to_string())?;
+        let sockets = connect::connect(&server, &j.plan, &j.flows, None)?;
         self.prepare(Side::Client, j.flows, sockets)
     }
 
@@ -176,13 +174,11 @@ impl Test {
         side: Side,
         ids: Vec<u32>,
         sockets: Sockets,
-    ) -> Result<Vec<FlowInfo>, String> {
-        let plan = self.plan.clone().ok_or("data before Setup")?;
+    ) -> Result<Vec<FlowInfo>, AgentError> {
+        let plan = self.plan.clone().ok_or(AgentError::NoPlan)?;
         if plan.file().is_some() && self.files_root.is_none() {
             // Without a root the engine would take the paths as the user's own (the controller's end).
-            return Err(
-                "this agent serves no files: start it with `fathom serve --files-root DIR`".into(),
-            );
+            return Err(AgentError::NoFilesRoot);
         }
         let prepared = Prepared::new(
             plan,
@@ -191,7 +187,7 @@ impl Test {
             sockets,
             self.tls.clone(),
         )
-        .map_err(|e| format!("cannot set up the flows: {e}"))?;
+        .map_err(AgentError::Flows)?;
         let infos = prepared.flow_infos().to_vec();
         self.prepared = Some(prepared);
         Ok(infos)
@@ -202,26 +198,22 @@ impl Test {
         t0: u64,
         cfg: &AgentConfig,
         tx: &mpsc::Sender<Event>,
-    ) -> Result<(), String> {
+    ) -> Result<(), AgentError> {
         let lead = t0.saturating_sub(clock::now_ns());
         if lead > MAX_START_LEAD.as_nanos() as u64 {
-            return Err(format!(
-                "the start instant is {} s away; this agent accepts at most {} s",
-                lead / 1_000_000_000,
-                MAX_START_LEAD.as_secs()
-            ));
+            return Err(AgentError::StartLead {
+                lead_s: lead / 1_000_000_000,
+                most_s: MAX_START_LEAD.as_secs(),
+            });
         }
-        let prepared = self
-            .prepared
-            .take()
-            .ok_or("Start before all data connections arrived")?;
+        let prepared = self.prepared.take().ok_or(AgentError::StartEarly)?;
         let snap_tx = tx.clone();
         let running = prepared
             .start(
                 t0,
                 Box::new(move |s| drop(snap_tx.send(Event::Snap(Box::new(s))))),
             )
-            .map_err(|e| format!("cannot start the test: {e}"))?;
+            .map_err(AgentError::Start)?;
         let aborter = running.aborter();
         let done_tx = tx.clone();
         let joiner =

@@ -81,7 +81,7 @@ pub fn resolve(
     };
     let timeout = Duration::from_nanos(d.discovery_timeout);
     let found = discover::discover(&source, choice.expect, timeout).map_err(failure)?;
-    let found = discover::reachable(found, answers);
+    let found = discover::reachable(found, |a| answers(a).map_err(|e| e.to_string()));
     let chosen = select::choose(found, &choice).map_err(failure)?;
     if let Some(w) = &chosen.warning {
         eprintln!("fathom: warning: {w}");
@@ -95,12 +95,21 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Whether a found agent's control port accepts a connection (the agent lets a connection that
 /// sends nothing go).
-fn answers(agent: &discover::Agent) -> Result<(), String> {
-    let target =
-        crate::controller::Target::resolve(&agent.addr, None).map_err(|e| e.to_string())?;
-    std::net::TcpStream::connect_timeout(&target.addr, PROBE_TIMEOUT)
-        .map(drop)
-        .map_err(|e| e.to_string())
+fn answers(agent: &discover::Agent) -> Result<(), Unanswered> {
+    let target = crate::controller::Target::resolve(&agent.addr, None)?;
+    std::net::TcpStream::connect_timeout(&target.addr, PROBE_TIMEOUT).map(drop)?;
+    Ok(())
+}
+
+/// Why a found agent counts as unreachable: its address, or the connection to it.
+#[derive(Debug, thiserror::Error)]
+enum Unanswered {
+    /// Its address does not resolve to one to connect to.
+    #[error(transparent)]
+    Address(#[from] crate::controller::TargetError),
+    /// Its control port refused the connection or did not accept it in time.
+    #[error(transparent)]
+    Connect(#[from] std::io::Error),
 }
 
 /// Discovery's error as the exit code it calls for.

@@ -9,7 +9,7 @@ use crate::cli::test_args::TestArgs;
 use crate::controller::{Target, Topology};
 use crate::testbed::Testbed;
 use crate::Failure;
-use fathom_cluster::rank::{self, Rank, Rank0};
+use fathom_cluster::rank::{self, Launcher, Rank, Rank0};
 use fathom_cluster::rendezvous::{self, Joining, Registered, Root};
 use fathom_proto::auth;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
@@ -36,14 +36,14 @@ pub fn run(a: &LaunchArgs, argv: &[String]) -> Result<u8, Failure> {
     let key = a.test.test.common().key_file.as_deref().map(read_key);
     let key = key.transpose().map_err(Failure::Usage)?;
     let launch = rank::launch_id(env);
-    let (given, port) = rank0_address(a).map_err(Failure::Usage)?;
+    let (given, port) = rank0_address(a).map_err(usage)?;
     if me.rank == 0 {
         let v6 = a.test.test.common().ipv6 || given.is_some_and(|h| h.contains(':'));
         lead(a, &me, (v6, port), key, &launch, argv).map(|()| 0)
     } else {
         let host = match given {
             Some(h) => h,
-            None => rank0_host(a, &me).map_err(Failure::Usage)?,
+            None => rank0_host(a, &me).map_err(usage)?,
         };
         Ok(follow(a, &me, (&host, port), key.as_deref(), &launch))
     }
@@ -72,7 +72,7 @@ fn lead(
             ))
         })?;
     let own_key = key.clone().unwrap_or_else(|| auth::random::<32>().to_vec());
-    let own_port = start_agent(any, &own_key).map_err(Failure::Runtime)?;
+    let own_port = start_agent(any, &own_key).map_err(|e| Failure::Runtime(e.to_string()))?;
     let t = Instant::now();
     let ranks = root
         .gather(Duration::from_nanos(a.rendezvous_timeout))
@@ -185,7 +185,8 @@ fn follow(
             timeout: Duration::from_nanos(a.rendezvous_timeout),
         };
         let resolve = || (host, port).to_socket_addrs().map(Iterator::collect);
-        rendezvous::join(&joining, resolve, start_agent).and_then(|j| j.wait())
+        let start = |ip, key: &[u8]| start_agent(ip, key).map_err(|e| e.to_string());
+        rendezvous::join(&joining, resolve, start).and_then(|j| j.wait())
     };
     match outcome {
         Ok(0) => 0,
@@ -204,26 +205,22 @@ fn follow(
 }
 
 /// Where a non-zero rank finds rank 0 without --controller: what the launcher's environment says.
-fn rank0_host(a: &LaunchArgs, me: &Rank) -> Result<String, String> {
-    match rank::rank0(me, |k| std::env::var(k).ok()).map_err(|e| e.to_string())? {
+fn rank0_host(a: &LaunchArgs, me: &Rank) -> Result<String, LaunchError> {
+    match rank::rank0(me, |k| std::env::var(k).ok())? {
         Some(Rank0::Host(h)) => Ok(h),
         Some(Rank0::Loopback) if a.test.test.common().ipv6 => Ok("::1".into()),
         Some(Rank0::Loopback) => Ok("127.0.0.1".into()),
-        None => Err(format!(
-            "the launcher's environment ({}) does not say where rank 0 runs (no Slurm node \
-             list, not every rank on this node): name it with --controller HOST[:PORT]",
-            me.launcher
-        )),
+        None => Err(LaunchError::NoRank0(me.launcher)),
     }
 }
 
 /// --controller's host (if given) and the rendezvous port: --controller's, else
 /// --rendezvous-port.
-fn rank0_address(a: &LaunchArgs) -> Result<(Option<String>, u16), String> {
+fn rank0_address(a: &LaunchArgs) -> Result<(Option<String>, u16), LaunchError> {
     let Some(spec) = a.controller.as_deref() else {
         return Ok((None, a.rendezvous_port));
     };
-    let bad = || format!("--controller: '{spec}' is not HOST[:PORT]");
+    let bad = || LaunchError::Controller(spec.into());
     if let Ok(sa) = spec.parse::<SocketAddr>() {
         return Ok((Some(sa.ip().to_string()), sa.port()));
     }
@@ -240,16 +237,44 @@ fn rank0_address(a: &LaunchArgs) -> Result<(Option<String>, u16), String> {
 }
 
 /// Starts this rank's agent on `ip` (any port), requiring `key`; its port.
-fn start_agent(ip: IpAddr, key: &[u8]) -> Result<u16, String> {
+fn start_agent(ip: IpAddr, key: &[u8]) -> Result<u16, LaunchError> {
     let cfg = AgentConfig {
         key: Some(key.to_vec()),
         ..AgentConfig::default()
     };
     let agent = Agent::bind(SocketAddr::new(ip, 0), cfg)
-        .map_err(|e| format!("cannot start this rank's agent on {ip}: {e}"))?;
-    let port = agent.local_addr().map_err(|e| e.to_string())?.port();
-    agent.spawn().map_err(|e| e.to_string())?;
+        .map_err(|source| LaunchError::Bind { ip, source })?;
+    let port = agent.local_addr()?.port();
+    agent.spawn()?;
     Ok(port)
+}
+
+/// Why this rank cannot find rank 0 or start its agent; each names the flag or what is missing.
+#[derive(Debug, thiserror::Error)]
+enum LaunchError {
+    /// The launcher's variables do not make a rank.
+    #[error(transparent)]
+    Rank(#[from] rank::RankError),
+    /// Nothing says where rank 0 runs, and --controller is not given.
+    #[error(
+        "the launcher's environment ({0}) does not say where rank 0 runs (no Slurm node \
+         list, not every rank on this node): name it with --controller HOST[:PORT]"
+    )]
+    NoRank0(Launcher),
+    /// --controller's value is not a host and an optional port.
+    #[error("--controller: '{0}' is not HOST[:PORT]")]
+    Controller(String),
+    /// The agent's listening socket.
+    #[error("cannot start this rank's agent on {ip}: {source}")]
+    Bind {
+        /// The address it was to listen on.
+        ip: IpAddr,
+        /// Why it could not.
+        source: std::io::Error,
+    },
+    /// The agent's address or its thread.
+    #[error(transparent)]
+    Agent(#[from] std::io::Error),
 }
 
 /// This host's name: Slurm's node name, else the kernel's host name.
@@ -260,4 +285,9 @@ fn host_name() -> String {
         .map(|h| h.trim().to_string())
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "localhost".into())
+}
+
+/// A usage error's exit (2) with its message.
+fn usage(e: LaunchError) -> Failure {
+    Failure::Usage(e.to_string())
 }

@@ -200,12 +200,27 @@ fn write_outputs(
             }
         }
     }
+    let page = page(study, specs, all, findings, quick);
+    let index = dir.join("index.html");
+    write_page(&index, &Html.export(&page))?;
+    files.push(index.display().to_string());
+    Ok(files)
+}
+
+/// The study's HTML page: its findings, a section per sweep, the environment it ran in.
+fn page(
+    study: &Study,
+    specs: &[SweepSpec],
+    all: &[Series],
+    findings: &[String],
+    quick: bool,
+) -> Page {
     let env_rows = all
         .first()
         .and_then(|s| s.points.iter().flat_map(|p| p.runs.first()).next().copied())
         .map(|_| env::rows(&env::collect()))
         .unwrap_or_default();
-    let page = Page {
+    Page {
         title: format!(
             "fathom study: {}{}",
             study.name,
@@ -224,11 +239,7 @@ fn write_outputs(
             })
             .collect(),
         environment: env_rows,
-    };
-    let index = dir.join("index.html");
-    write_page(&index, &Html.export(&page))?;
-    files.push(index.display().to_string());
-    Ok(files)
+    }
 }
 
 /// The figures a sweep is charted by after its main one (latency has a chart of its own).

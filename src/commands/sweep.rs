@@ -15,7 +15,7 @@ pub fn run(a: &SweepArgs, argv: &[String]) -> Result<(), Failure> {
         .iter()
         .map(|v| sweep::parse_axis(v))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(Failure::Usage)?;
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     let base = base_args(argv, kind);
     let sp = sweep::prepare(kind, &base, axes, None)?;
     let rec = Recorder::open_required(store, argv)?;

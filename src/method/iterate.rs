@@ -119,7 +119,14 @@ pub fn run_point(
     }
     let ok: Vec<&fathom_report::Report> = reports.iter().filter(|r| r.error.is_none()).collect();
     point.metrics = series::summarize(&ok, rule.level());
-    point.target_met = rule.confidence.map(|c| {
+    point.target_met = target_met(&point, rule);
+    point
+}
+
+/// With a `--confidence` target, whether the point's interval met it; says so on stderr when
+/// it did not and the point did not fail.
+fn target_met(point: &Point, rule: &Rule) -> Option<bool> {
+    rule.confidence.map(|c| {
         let stat = describe(&point.values, rule.level());
         let met = stat.narrow_enough(&c);
         if !met && point.error.is_none() {
@@ -133,8 +140,7 @@ pub fn run_point(
             );
         }
         met
-    });
-    point
+    })
 }
 
 /// The mean after `done` runs and what its interval is (`mean so far 9.41 Gbit/s, its 95%

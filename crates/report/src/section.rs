@@ -25,6 +25,12 @@ pub trait Section: Debug + Sync {
     /// shared field the kind decides (a file copy's byte count).
     fn echo(&self, _plan: &TestPlan, _echo: &mut TestEcho) {}
 
+    /// What a `-n` test of the kind moves, `bytes` of it: "200 MB per direction" unless the
+    /// kind moves something else (a copy: "a 200 MB file").
+    fn bytes_limit(&self, bytes: u64) -> String {
+        format!("{} per direction", crate::warnings::human_bytes(bytes))
+    }
+
     /// Fills the kind's figures of the measured window into the summary and the flows.
     fn fill(&self, _v: &View<'_>, _summary: &mut Summary, _flows: &mut [FlowResult]) {}
 

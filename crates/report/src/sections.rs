@@ -8,7 +8,7 @@ pub mod udp;
 
 use crate::model::{Interval, KindSummary, KindTest, Report};
 use crate::section::Section;
-use fathom_proto::kind::Figure;
+use fathom_proto::kind::{Figure, KindId};
 use fathom_proto::plan::TestPlan;
 use file::FILE;
 use stream::STREAM;
@@ -38,6 +38,17 @@ pub fn of_test(r: &Report) -> &'static dyn Section {
         Some(KindTest::Rr(_)) => rr::section(false),
         Some(KindTest::Udp(_)) => &Udp,
         None => &STREAM,
+    }
+}
+
+/// The section of the kind a report's echo names (`test.kind`), for what the kind alone decides
+/// even when the test failed before any figure; the stream's for a name it does not know.
+pub fn of_kind(name: &str) -> &'static dyn Section {
+    match KindId::from_name(name).map(KindId::descriptor) {
+        Some(d) if d.is_rr() => rr::section(d.adds(Figure::Lost)),
+        Some(d) if d.id == KindId::Udp => &Udp,
+        Some(d) if d.id == KindId::File => &FILE,
+        _ => &STREAM,
     }
 }
 

@@ -186,7 +186,9 @@ pub fn held_by_schedule(r: &Report) -> Option<(f64, f64)> {
     let t = &r.test;
     let rate = t.rr()?.rate?;
     let p50 = r.summary.rr()?.latency_us.as_ref()?.p50;
-    if t.kind != KindId::Rr.name() || t.nodelay || t.quickack || rate <= 0.0 {
+    let one_tcp_connection = KindId::from_name(&t.kind)
+        .is_some_and(|k| crate::sections::rr::one_connection(k.descriptor()));
+    if !one_tcp_connection || t.nodelay || t.quickack || rate <= 0.0 {
         return None;
     }
     // Askers per direction: each client host's connections, on every client host.

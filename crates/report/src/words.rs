@@ -2,7 +2,6 @@
 //! same thing: a count with its noun, and what a byte-limited test moved.
 
 use crate::model::TestEcho;
-use crate::warnings::human_bytes;
 
 /// "1 flow", "4 flows".
 pub(crate) fn plural(n: u64, what: &str) -> String {
@@ -13,14 +12,10 @@ pub(crate) fn plural(n: u64, what: &str) -> String {
     }
 }
 
-/// What a `-n` test moves: "a 200 MB file" for a copy (one file, one way), else "200 MB per
-/// direction".
+/// What a `-n` test moves, as its kind's section words it ("200 MB per direction", "a 200 MB
+/// file").
 pub(crate) fn bytes_limit(t: &TestEcho, bytes: u64) -> String {
-    if t.kind == "file" {
-        format!("a {} file", human_bytes(bytes))
-    } else {
-        format!("{} per direction", human_bytes(bytes))
-    }
+    crate::sections::of_kind(&t.kind).bytes_limit(bytes)
 }
 
 /// A plain decimal (Rust's shortest exact form, never an exponent); 0 for a non-finite value.

@@ -55,4 +55,4 @@ mod worker;
 pub use counters::{Counters, DirCounters};
 pub use forwarder::{Direction, Forwarder, CAPACITY};
 pub use offload::disable_offloads;
-pub use params::{LinkParams, LossModel, ParamsError, QueueLimit};
+pub use params::{LinkParams, LossModel, ParamsError, QueueLimit, Reason};

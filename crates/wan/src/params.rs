@@ -118,8 +118,37 @@ pub enum ParamsError {
         /// The value as written.
         value: String,
         /// What is wrong with it and what to write instead.
-        reason: String,
+        reason: Reason,
     },
+}
+
+/// What is wrong with one key's value; [`ParamsError::BadValue`] names the key and the value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Reason {
+    /// `reorder=` neither on nor off.
+    #[error("is not on or off")]
+    NotASwitch,
+    /// `loss=ge:` with too few or too many parts.
+    #[error("is not a Gilbert-Elliott model; write ge:P:R[:1-H[:1-K]], e.g. ge:1%:30%")]
+    NotGilbertElliott,
+    /// A delay or jitter over an hour.
+    #[error("must be between 0 and 1 hour")]
+    OverAnHour,
+    /// `queue=` with a packet suffix but no number before it.
+    #[error("is not a number of packets; try 1000p")]
+    NotPackets,
+    /// `queue=` as digits too large for a packet count.
+    #[error("is too large")]
+    TooLarge,
+    /// A zero queue limit.
+    #[error("must be above zero")]
+    NotAboveZero,
+    /// `seed=` not a whole number.
+    #[error("is not a whole number")]
+    NotAWholeNumber,
+    /// A size, rate, duration or percentage the units reader refused (its phrase).
+    #[error("{0}")]
+    Unit(String),
 }
 
 impl FromStr for LinkParams {
@@ -190,13 +219,13 @@ impl LinkParams {
             _ => value
                 .parse()
                 .map(|s| self.seed = s)
-                .map_err(|_| "is not a whole number".into()),
+                .map_err(|_| Reason::NotAWholeNumber),
         };
         result.map_err(|reason| bad(key, value, reason))
     }
 }
 
-fn bad(key: &str, value: &str, reason: String) -> ParamsError {
+fn bad(key: &str, value: &str, reason: Reason) -> ParamsError {
     ParamsError::BadValue {
         key: key.into(),
         value: value.into(),
@@ -204,15 +233,15 @@ fn bad(key: &str, value: &str, reason: String) -> ParamsError {
     }
 }
 
-fn parse_switch(value: &str) -> Result<bool, String> {
+fn parse_switch(value: &str) -> Result<bool, Reason> {
     match value {
         "on" | "true" | "yes" | "1" => Ok(true),
         "off" | "false" | "no" | "0" => Ok(false),
-        _ => Err("is not on or off".into()),
+        _ => Err(Reason::NotASwitch),
     }
 }
 
-fn parse_loss(value: &str) -> Result<LossModel, String> {
+fn parse_loss(value: &str) -> Result<LossModel, Reason> {
     if value == "none" {
         return Ok(LossModel::None);
     }
@@ -226,9 +255,7 @@ fn parse_loss(value: &str) -> Result<LossModel, String> {
     };
     let parts: Vec<&str> = ge.split(':').collect();
     if !(2..=4).contains(&parts.len()) {
-        return Err(
-            "is not a Gilbert-Elliott model; write ge:P:R[:1-H[:1-K]], e.g. ge:1%:30%".into(),
-        );
+        return Err(Reason::NotGilbertElliott);
     }
     let probability = |i: usize, default: f64| {
         parts
@@ -243,7 +270,7 @@ fn parse_loss(value: &str) -> Result<LossModel, String> {
     })
 }
 
-fn parse_rate(value: &str) -> Result<Option<u64>, String> {
+fn parse_rate(value: &str) -> Result<Option<u64>, Reason> {
     match value {
         "none" | "off" | "0" => Ok(None),
         _ => rate::parse_in(value, 1..=MAX_RATE_BPS)
@@ -257,35 +284,32 @@ const MAX_RATE_BPS: u64 = 1_000_000_000_000;
 
 /// A delay or jitter: a unit is required (tc would read a bare number as microseconds), and an
 /// hour at most.
-fn parse_delay(value: &str) -> Result<Duration, String> {
+fn parse_delay(value: &str) -> Result<Duration, Reason> {
     let d = duration::parse_duration(value, Bare::Refused).map_err(reason)?;
     if d > Duration::from_secs(3600) {
-        return Err("must be between 0 and 1 hour".into());
+        return Err(Reason::OverAnHour);
     }
     Ok(d)
 }
 
 /// What is wrong with a value; [`bad`] names the key and the value.
-fn reason(r: Refusal) -> String {
-    r.reason().to_string()
+fn reason(r: Refusal) -> Reason {
+    Reason::Unit(r.reason().to_string())
 }
 
-fn parse_queue(value: &str) -> Result<QueueLimit, String> {
+fn parse_queue(value: &str) -> Result<QueueLimit, Reason> {
     let packets = value
         .strip_suffix("pkt")
         .or_else(|| value.strip_suffix('p'));
     let limit = match packets {
-        Some(n) => QueueLimit::Packets(
-            n.parse()
-                .map_err(|_| "is not a number of packets; try 1000p".to_string())?,
-        ),
+        Some(n) => QueueLimit::Packets(n.parse().map_err(|_| Reason::NotPackets)?),
         None if value.bytes().all(|b| b.is_ascii_digit()) => {
-            QueueLimit::Packets(value.parse().map_err(|_| "is too large".to_string())?)
+            QueueLimit::Packets(value.parse().map_err(|_| Reason::TooLarge)?)
         }
         None => QueueLimit::Bytes(size::parse(value).map_err(reason)?),
     };
     match limit {
-        QueueLimit::Packets(0) | QueueLimit::Bytes(0) => Err("must be above zero".into()),
+        QueueLimit::Packets(0) | QueueLimit::Bytes(0) => Err(Reason::NotAboveZero),
         limit => Ok(limit),
     }
 }
@@ -352,127 +376,4 @@ impl TryFrom<String> for LinkParams {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn comma_and_space_separated_forms_agree() {
-        let commas: LinkParams = "delay=100ms,jitter=2ms,loss=0.1%".parse().unwrap();
-        let spaces: LinkParams = "delay=100ms jitter=2ms  loss=0.1%".parse().unwrap();
-        assert_eq!(commas, spaces);
-        assert_eq!(commas.delay, Duration::from_millis(100));
-        assert_eq!(commas.jitter, Duration::from_millis(2));
-        assert_eq!(commas.loss, LossModel::Random(0.001));
-    }
-
-    #[test]
-    fn every_key() {
-        let p: LinkParams =
-            "delay=50ms,jitter=2ms,loss=0.1%,rate=1G,burst=64K,queue=500p,reorder,seed=7"
-                .parse()
-                .unwrap();
-        assert_eq!(p.rate_bps, Some(1_000_000_000));
-        assert_eq!(p.burst_bytes, 65536);
-        assert_eq!(p.queue_limit, QueueLimit::Packets(500));
-        assert!(p.reorder);
-        assert_eq!(p.seed, 7);
-        assert_eq!(
-            "queue=256KB".parse::<LinkParams>().unwrap().queue_limit,
-            QueueLimit::Bytes(262144)
-        );
-        assert_eq!(
-            "queue=64".parse::<LinkParams>().unwrap().queue_limit,
-            QueueLimit::Packets(64)
-        );
-        assert!(!"reorder=off".parse::<LinkParams>().unwrap().reorder);
-    }
-
-    #[test]
-    fn empty_string_is_a_plain_wire() {
-        assert_eq!("".parse::<LinkParams>().unwrap(), LinkParams::default());
-    }
-
-    #[test]
-    fn gilbert_elliott_defaults_as_netem() {
-        let p: LinkParams = "loss=ge:1%:30%".parse().unwrap();
-        assert_eq!(
-            p.loss,
-            LossModel::GilbertElliott {
-                p: 0.01,
-                r: 0.3,
-                loss_bad: 1.0,
-                loss_good: 0.0
-            }
-        );
-        let p: LinkParams = "loss=ge:1%:30%:50%:0.1%".parse().unwrap();
-        assert_eq!(
-            p.loss,
-            LossModel::GilbertElliott {
-                p: 0.01,
-                r: 0.3,
-                loss_bad: 0.5,
-                loss_good: 0.001
-            }
-        );
-    }
-
-    #[test]
-    fn errors_name_the_key_and_value() {
-        let err = |s: &str| s.parse::<LinkParams>().unwrap_err().to_string();
-        assert_eq!(err("delay=50"), "delay: '50' needs a unit: ns, us, ms or s");
-        assert!(err("rate=10MBps").starts_with("rate: '10MBps' is ambiguous"));
-        assert!(err("loss=1").starts_with("loss: '1' needs a '%'"));
-        assert!(err("loss=ge:1%").starts_with("loss: 'ge:1%' is not a Gilbert-Elliott"));
-        assert!(err("queue=0p").starts_with("queue: '0p' must be above zero"));
-        assert!(err("dealy=5ms").starts_with("unknown key 'dealy'"));
-        assert_eq!(err("delay=1ms delay=2ms"), "'delay' is given twice");
-        assert_eq!(err("delay"), "'delay' needs a value, as in delay=...");
-        assert!(err("seed=x").starts_with("seed: 'x' is not a whole number"));
-    }
-
-    #[test]
-    fn display_parses_back() {
-        for text in [
-            "",
-            "delay=50ms,jitter=1500us,loss=0.5%,rate=100M,queue=256KB,reorder,seed=9",
-            "loss=ge:1%:30%",
-            "rate=1500K,burst=3000",
-        ] {
-            let p: LinkParams = text.parse().unwrap();
-            assert_eq!(
-                p.to_string().parse::<LinkParams>().unwrap(),
-                p,
-                "{text} -> {p}"
-            );
-        }
-    }
-
-    #[test]
-    fn updated_changes_only_the_keys_written() {
-        let base: LinkParams = "delay=50ms,rate=1G,loss=1%".parse().unwrap();
-        let next = base.updated("delay=100ms jitter=2ms").unwrap();
-        assert_eq!(
-            next,
-            "delay=100ms,jitter=2ms,rate=1G,loss=1%".parse().unwrap()
-        );
-        assert_eq!(base.updated("").unwrap(), base);
-        let err = base.updated("delay=1").unwrap_err().to_string();
-        assert!(err.starts_with("delay: '1'"), "{err}");
-    }
-
-    #[test]
-    fn summary_names_only_what_differs_from_a_plain_wire() {
-        assert_eq!(LinkParams::default().summary(), "");
-        let p: LinkParams = "rate=1G,delay=25ms,seed=3".parse().unwrap();
-        assert_eq!(p.summary(), "delay=25ms,rate=1G,seed=3");
-        assert_eq!(p.summary().parse::<LinkParams>().unwrap(), p);
-    }
-
-    #[test]
-    fn serde_uses_the_text_form() {
-        let p: LinkParams = "delay=10ms,rate=1G".parse().unwrap();
-        let json = serde_json::to_string(&p).unwrap();
-        assert!(json.starts_with("\"delay=10ms,"), "{json}");
-        assert_eq!(serde_json::from_str::<LinkParams>(&json).unwrap(), p);
-    }
-}
+mod tests;

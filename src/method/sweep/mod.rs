@@ -12,10 +12,12 @@
 //!
 //! Ctrl-C stops a sweep after the running test (which is stored); a second Ctrl-C aborts it.
 
+mod error;
 mod points;
 mod restore;
 mod run;
 
+pub use error::AxisError;
 pub use points::{combinations, parse_axis, prepare};
 pub use run::{execute, new_series, search};
 

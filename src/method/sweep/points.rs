@@ -1,6 +1,7 @@
 //! Validating a sweep: its axes, every combination of their values, and each point's command
 //! line parsed into a plan by the test's own parser.
 
+use super::error::{AxisError, PointError};
 use super::{PointPlan, SweepPlan, PSEUDO};
 use crate::cli::{common::CommonArgs, Cli, Command};
 use crate::method::iterate::Rule;
@@ -11,10 +12,10 @@ use fathom_proto::plan::TestPlan;
 use fathom_report::series::{Axis, Param};
 
 /// `name=v1,v2,...` as an axis.
-pub fn parse_axis(s: &str) -> Result<Axis, String> {
+pub fn parse_axis(s: &str) -> Result<Axis, AxisError> {
     let (name, values) = s
         .split_once('=')
-        .ok_or_else(|| format!("--vary: '{s}' is not OPTION=V1,V2,...; try buffer=16K,64K"))?;
+        .ok_or_else(|| AxisError::NotAnAxis(s.into()))?;
     let name = name.trim().trim_start_matches('-').to_string();
     let values: Vec<String> = values
         .split(',')
@@ -22,7 +23,7 @@ pub fn parse_axis(s: &str) -> Result<Axis, String> {
         .filter(|v| !v.is_empty())
         .collect();
     if name.is_empty() || values.is_empty() {
-        return Err(format!("--vary: '{s}' names no option or no values"));
+        return Err(AxisError::Empty(s.into()));
     }
     Ok(Axis { name, values })
 }
@@ -215,15 +216,12 @@ fn base_matches(kind: &str, base: &[String]) -> Result<clap::ArgMatches, Failure
 }
 
 /// A point's arguments parsed and validated into a plan.
-fn parse_point(args: &[String]) -> Result<(TestPlan, CommonArgs), String> {
+fn parse_point(args: &[String]) -> Result<(TestPlan, CommonArgs), PointError> {
     let argv = std::iter::once("fathom".to_string()).chain(args.iter().cloned());
-    let cli = Cli::try_parse_from(argv).map_err(|e| first_line(&e))?;
+    let cli = Cli::try_parse_from(argv).map_err(|e| PointError::Usage(first_line(&e)))?;
     match cli.command {
-        Command::Test(t) => {
-            let plan = t.plan().map_err(|e| e.to_string())?;
-            Ok((plan, t.run_common().map_err(|e| e.to_string())?))
-        }
-        _ => Err("only stream, rr, crr, udp and file can be swept".into()),
+        Command::Test(t) => Ok((t.plan()?, t.run_common()?)),
+        _ => Err(PointError::NotATest),
     }
 }
 
@@ -272,7 +270,10 @@ mod tests {
     #[test]
     fn axes_parse_and_bad_ones_say_why() {
         assert_eq!(axis("--size=4, 40").values, ["4", "40"]);
-        assert!(parse_axis("buffer").unwrap_err().contains("OPTION=V1,V2"));
+        assert!(parse_axis("buffer")
+            .unwrap_err()
+            .to_string()
+            .contains("OPTION=V1,V2"));
         assert!(parse_axis("buffer=").is_err());
     }
 

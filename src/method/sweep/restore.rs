@@ -2,6 +2,7 @@
 //! link's parameters before its first point and writes them back when it ends, fails or is
 //! stopped by Ctrl-C (the guard restores on drop), so later tests run over the lab as it was made.
 
+use super::error::LinkError;
 use fathom_lab::{DirectionParams, Directions, Lab};
 
 /// The links of a lab as they were; writes them back when dropped.
@@ -12,9 +13,9 @@ pub struct LinkGuard<'a> {
 
 impl<'a> LinkGuard<'a> {
     /// Saves the parameters of every WAN link of `lab`.
-    pub fn save(lab: &'a Lab) -> Result<LinkGuard<'a>, String> {
+    pub(super) fn save(lab: &'a Lab) -> Result<LinkGuard<'a>, LinkError> {
         let saved = fathom_lab::wan_links(lab)
-            .map_err(|e| format!("reading the lab's WAN links: {e}"))?
+            .map_err(LinkError::Save)?
             .into_iter()
             .map(|l| (l.name, l.params))
             .collect();
@@ -22,11 +23,15 @@ impl<'a> LinkGuard<'a> {
     }
 
     /// Writes the saved parameters back, each direction as it was.
-    fn restore(&self) -> Result<(), String> {
+    fn restore(&self) -> Result<(), LinkError> {
         for (name, p) in &self.saved {
             for (params, dir) in [(&p.a_to_b, Directions::AToB), (&p.b_to_a, Directions::BToA)] {
-                fathom_lab::set_wan(self.lab, name, params, dir, true)
-                    .map_err(|e| format!("{name}: {e}"))?;
+                fathom_lab::set_wan(self.lab, name, params, dir, true).map_err(|source| {
+                    LinkError::Restore {
+                        name: name.clone(),
+                        source,
+                    }
+                })?;
             }
         }
         Ok(())

@@ -2,6 +2,7 @@
 //! they finish, the series saved after every point, and the `rtt` pseudo-option applied to the
 //! lab's WAN links.
 
+use super::error::LinkError;
 use super::restore::LinkGuard;
 use super::{SweepPlan, PSEUDO};
 use crate::method::iterate::{self, now_unix_s, Slot};
@@ -110,7 +111,7 @@ fn execute_picked(
                 params: pp.params.clone(),
                 ..Default::default()
             };
-            point.error = Some(e);
+            point.error = Some(e.to_string());
             s.points.push(point);
             continue;
         }
@@ -227,17 +228,19 @@ fn link_guard<'a>(sp: &SweepPlan, bed: &'a Testbed) -> Result<Option<LinkGuard<'
             a.name
         )));
     };
-    LinkGuard::save(lab).map(Some).map_err(Failure::Runtime)
+    LinkGuard::save(lab)
+        .map(Some)
+        .map_err(|e| Failure::Runtime(e.to_string()))
 }
 
 /// Applies the point's pseudo-options to every WAN link of the testbed's lab: `rtt` sets half
 /// the round trip each way, `rate` the links' rate.
-fn apply_pseudo(bed: &Testbed, params: &[Param]) -> Result<(), String> {
+fn apply_pseudo(bed: &Testbed, params: &[Param]) -> Result<(), LinkError> {
     let mut set = Vec::new();
     for p in params.iter().filter(|p| PSEUDO.contains(&p.name.as_str())) {
         set.push(match p.name.as_str() {
             "rtt" => {
-                let ns = crate::cli::units::parse_duration(&p.value).map_err(|e| e.to_string())?;
+                let ns = crate::cli::units::parse_duration(&p.value)?;
                 format!("delay={}us", ns / 2_000)
             }
             _ => format!("{}={}", p.name, p.value),
@@ -246,24 +249,19 @@ fn apply_pseudo(bed: &Testbed, params: &[Param]) -> Result<(), String> {
     let Some(first) = params.iter().find(|p| PSEUDO.contains(&p.name.as_str())) else {
         return Ok(());
     };
-    let lab = bed.lab().ok_or_else(|| {
-        format!(
-            "--vary {} needs the test to run between lab hosts joined by a WAN link",
-            first.name
-        )
-    })?;
-    let links = fathom_lab::wan_links(lab).map_err(|e| e.to_string())?;
+    let lab = bed
+        .lab()
+        .ok_or_else(|| LinkError::NoLab(first.name.clone()))?;
+    let links = fathom_lab::wan_links(lab)?;
     if links.is_empty() {
-        return Err(format!(
-            "--vary {}: lab {} has no WAN link (lab up --wan ...)",
-            first.name,
-            lab.name()
-        ));
+        return Err(LinkError::NoWanLink {
+            axis: first.name.clone(),
+            lab: lab.name().into(),
+        });
     }
     let params = set.join(",");
     for l in links {
-        fathom_lab::set_wan(lab, &l.name, &params, fathom_lab::Directions::Both, false)
-            .map_err(|e| e.to_string())?;
+        fathom_lab::set_wan(lab, &l.name, &params, fathom_lab::Directions::Both, false)?;
     }
     Ok(())
 }

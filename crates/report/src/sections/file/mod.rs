@@ -35,6 +35,11 @@ impl Section for File {
         echo.bytes = plan.file().and_then(|f| f.size);
     }
 
+    /// A copy moves one file, one way.
+    fn bytes_limit(&self, bytes: u64) -> String {
+        format!("a {} file", crate::warnings::human_bytes(bytes))
+    }
+
     fn fill(&self, v: &View<'_>, summary: &mut Summary, _flows: &mut [FlowResult]) {
         figures::fill(v, summary);
     }

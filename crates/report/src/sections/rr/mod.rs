@@ -7,10 +7,12 @@ pub mod model;
 
 use crate::cells::{arrow, cpu_lines, pct, rtt};
 use crate::model::{
-    FlowResult, Interval, KindInterval, KindTest, Latency, Report, RrSummary, Summary, TestEcho,
+    FlowResult, Interval, KindInterval, KindTest, Latency, Report, RrSummary, RrTest, Summary,
+    TestEcho,
 };
 use crate::run::View;
 use crate::section::{Item, Section, Span};
+use fathom_proto::kind::{Descriptor, Figure, KindId, Transport};
 use fathom_proto::plan::TestPlan;
 
 /// The request/response section; `lossy` adds the lost column (UDP request/response).
@@ -65,7 +67,9 @@ impl Section for Rr {
     }
 
     fn flows(&self, r: &Report) -> Vec<String> {
-        flows(&r.flows, r.test.kind == "rr")
+        let connected =
+            KindId::from_name(&r.test.kind).is_some_and(|k| one_connection(k.descriptor()));
+        flows(&r.flows, connected)
     }
 
     fn summary(&self, r: &Report, item: &mut Item<'_>) {
@@ -74,6 +78,12 @@ impl Section for Rr {
         }
         cpu_lines(r, item);
     }
+}
+
+/// True for a kind whose every flow keeps one TCP connection for all its transactions (rr;
+/// not crr, which connects per transaction, nor UDP request/response).
+pub(crate) fn one_connection(d: &Descriptor) -> bool {
+    d.transport == Transport::Tcp && !d.adds(Figure::ConnectionsPerSecond)
 }
 
 /// The interval table's column heads: transactions/s, median and 99th-percentile latency,
@@ -195,6 +205,12 @@ pub fn summary(r: &Report, s: &RrSummary, item: &mut Item<'_>) {
             ),
         );
     }
+    item("method", method(r, &t));
+    item("placement", placement(r));
+}
+
+/// How the transactions ran: open or closed loop, how the workers wait, the socket options.
+fn method(r: &Report, t: &RrTest) -> String {
     let how = match (t.rate, t.burst) {
         (Some(rate), _) => {
             format!("open loop at {rate:.0} tx/s, latency from the scheduled instant")
@@ -207,19 +223,15 @@ pub fn summary(r: &Report, s: &RrSummary, item: &mut Item<'_>) {
     } else {
         "sleeping in epoll"
     };
-    item(
-        "method",
-        format!(
-            "{how}; workers {wait}{}{}",
-            if r.test.nodelay { ", TCP_NODELAY" } else { "" },
-            if r.test.quickack {
-                ", TCP_QUICKACK"
-            } else {
-                ""
-            }
-        ),
-    );
-    item("placement", placement(r));
+    format!(
+        "{how}; workers {wait}{}{}",
+        if r.test.nodelay { ", TCP_NODELAY" } else { "" },
+        if r.test.quickack {
+            ", TCP_QUICKACK"
+        } else {
+            ""
+        }
+    )
 }
 
 fn percentiles(l: &Latency) -> String {

@@ -7,7 +7,7 @@ pub mod model;
 
 use crate::cells::{arrow, buffers, cpu_lines, pct, rate, rtt};
 use crate::model::{
-    FlowResult, Interval, KindInterval, KindTest, Report, Summary, TestEcho, UdpSummary,
+    FlowResult, Interval, KindInterval, KindTest, Report, Summary, TestEcho, UdpSummary, UdpTest,
 };
 use crate::run::View;
 use crate::section::{Item, Section, Span};
@@ -202,6 +202,16 @@ pub fn summary(r: &Report, u: &UdpSummary, item: &mut Item<'_>) {
             format!("{} mean ({basis})", rtt(d.mean_us)),
         );
     }
+    missing_and_batching(u, &t, item);
+    let c = &u.cpu_ns_per_datagram;
+    item(
+        "cpu per dgram",
+        format!("local {:.0} ns, remote {:.0} ns", c.local, c.remote),
+    );
+}
+
+/// The datagrams that went missing and where, and how the datagrams were batched per call.
+fn missing_and_batching(u: &UdpSummary, t: &UdpTest, item: &mut Item<'_>) {
     let m = &u.missing;
     item(
         "missing",
@@ -242,9 +252,4 @@ pub fn summary(r: &Report, u: &UdpSummary, item: &mut Item<'_>) {
             ),
         );
     }
-    let c = &u.cpu_ns_per_datagram;
-    item(
-        "cpu per dgram",
-        format!("local {:.0} ns, remote {:.0} ns", c.local, c.remote),
-    );
 }
