@@ -110,12 +110,13 @@ impl Conn {
     /// last read left the socket empty (`drained`, which becomes whether this one did):
     /// `Some(n)` bytes, added to `got` (0 = end of stream), `None` when there is nothing to
     /// read now. When the worker lets this flow wait in its reads (`io.wait_until`, capped at
-    /// `until`, the role's own next deadline), nothing is owed and the connection is clear, an
-    /// empty socket is waited on in the read itself instead of the event loop.
+    /// `until`, the role's own next deadline), nothing is owed and the connection can wait
+    /// that long, an empty socket is waited on in the read itself instead of the event loop.
     fn exchange(&mut self, io: &mut Io<'_>, until: u64) -> io::Result<Option<u64>> {
         self.flush_owed(io.wbuf)?;
-        let wait = if self.to_send == 0 && !self.sock.is_tls() {
-            io.wait_until.min(until)
+        let until = io.wait_until.min(until);
+        let wait = if self.to_send == 0 && until > 0 && self.sock.can_wait(until) {
+            until
         } else {
             0
         };

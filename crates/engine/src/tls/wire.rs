@@ -13,7 +13,7 @@ use std::os::fd::{AsRawFd, RawFd};
 
 use super::TlsEnd;
 use crate::clock;
-use crate::recv_wait::RecvWait;
+use crate::recv_wait::{Plan, RecvWait};
 
 /// A non-blocking TCP connection, clear or TLS.
 pub struct Wire {
@@ -99,6 +99,12 @@ impl Wire {
             return recv(self.sock.as_raw_fd(), buf, 0);
         }
         self.read(buf)
+    }
+
+    /// True when [`Wire::read_waiting`] with `until` would wait in the kernel (a clear
+    /// connection, not too near `until`); otherwise it is a plain read.
+    pub fn can_wait(&self, until: u64) -> bool {
+        self.tls.is_none() && self.wait.plan(until.saturating_sub(clock::now_ns())) != Plan::NoWait
     }
 
     fn clear_read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
