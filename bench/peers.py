@@ -175,15 +175,16 @@ def _stop(server):
     return cpu
 
 
-def fathom_json(args, secs):
-    """Runs `fathom ARGS --json --no-store`: in one process on loopback, else against an agent
-    (`serve --insecure`) in the server namespace. Returns (document, client CPU s, server CPU s)."""
+def fathom_json(args, secs, binary=None):
+    """Runs `fathom ARGS --json --no-store` (or BINARY's): in one process on loopback, else against an
+    agent (`serve --insecure`) in the server namespace. Returns (document, client CPU s, server CPU s)."""
+    binary = binary or FATHOM
     args = [args[0], *([PATH.host] if PATH.name != "loopback" else []), *args[1:], "--json", "--no-store"]
     srv = None
     if PATH.name != "loopback":
-        srv = _server([FATHOM, "serve", "--listen", f"{PATH.host}:5301", "--insecure"], settle=0.5)
+        srv = _server([binary, "serve", "--listen", f"{PATH.host}:5301", "--insecure"], settle=0.5)
     try:
-        rc, out, cpu = _client([FATHOM, *args], secs)
+        rc, out, cpu = _client([binary, *args], secs)
     finally:
         cpu_s = _stop(srv) if srv else 0.0
     doc = json.loads(out)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Request/response: fathom rr against sockperf ping-pong, alternately in one run, on one path.
 
-Usage: bench/rr.py [--path veth|pinned|loopback] [--rounds 5] [--time 5] [--quick]
+Usage: bench/rr.py [--path veth|pinned|loopback] [--rounds 5] [--time 5] [--quick] [--before BIN]
 Needs: cargo build --release && cargo build --release -p fathom-engine --example spin_pingpong
 
 Scenarios: TCP RR with 1-byte, 14-byte (sockperf's smallest) and 1460-byte messages, one
@@ -12,6 +12,8 @@ cases). --path as bench/stream.py (peers.py). netperf TCP_RR is not in Debian 12
 Prints medians of transactions/s and latency percentiles (round trips: sockperf's half round
 trips are doubled), CPU-s per million transactions at each end, and the ratio fathom /
 sockperf, with the load. Machines here are shared and noisy: read ratios, not absolutes.
+`--before BIN` also runs another build's 1 B and 14 B cases in every round (a before/after
+ratio in one run).
 """
 import argparse
 import json
@@ -27,8 +29,8 @@ import peers
 PORT = 11711
 
 
-def fathom_rr(secs, extra):
-    doc, cpu_c, cpu_s = peers.fathom_json(["rr", "-t", f"{secs}s", *extra], secs)
+def fathom_rr(secs, extra, binary=None):
+    doc, cpu_c, cpu_s = peers.fathom_json(["rr", "-t", f"{secs}s", *extra], secs, binary)
     s = doc["summary"]["rr"]
     lat = s.get("latency_us") or {}
     return s["transactions_per_second"], lat.get("p50", 0.0), lat.get("p99", 0.0), cpu_c, cpu_s
@@ -58,12 +60,16 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--time", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="only the 1 B and 14 B cases")
+    ap.add_argument("--before", help="another fathom build whose 1 B and 14 B cases run in every round too")
     a = ap.parse_args()
     cases = {
         "fathom 1 B": lambda: fathom_rr(a.time, []),
         "sockperf 14 B": lambda: sockperf_pp(a.time, 14),
         "fathom 14 B": lambda: fathom_rr(a.time, ["--size", "14"]),
     }
+    if a.before:
+        cases["before 1 B"] = lambda: fathom_rr(a.time, [], a.before)
+        cases["before 14 B"] = lambda: fathom_rr(a.time, ["--size", "14"], a.before)
     if not a.quick:
         cases["sockperf 1460 B"] = lambda: sockperf_pp(a.time, 1460)
         cases["fathom 1460 B"] = lambda: fathom_rr(a.time, ["--size", "1460"])
@@ -117,6 +123,8 @@ def report(results, a, path, loads):
             "fathom 1 B --busy-poll --affinity 0/1": "spinning ping-pong 1 B",
             "fathom 1 B --busy-poll": "spinning ping-pong 1 B",
             "fathom 1 B -P 64": "fathom 1 B",
+            "before 1 B": "fathom 1 B",
+            "before 14 B": "fathom 14 B",
         }.get(k)
         ratio = f"{tps / med[peer][0]:.2f} × {peer}" if peer in med else "—"
         print(f"| {k} | {tps:.0f} | {p50:.1f} | {p99:.1f} | {cpu[k][0]:.1f} / {cpu[k][1]:.1f} | {ratio} |")

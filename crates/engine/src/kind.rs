@@ -118,6 +118,10 @@ pub struct Io<'a> {
     /// Until this instant (monotonic ns) senders hold back after their first small write, so
     /// that every flow of every host gets going at the start before any takes a CPU for long.
     pub ramp_until: u64,
+    /// When a read that finds nothing may wait in the kernel until data comes, rather than
+    /// return to the event loop: until this instant (monotonic ns) at most; 0 = never. Set only
+    /// for a worker's only flow (see `crate::recv_wait`).
+    pub wait_until: u64,
     /// The worker's event registry, for flows that open sockets while running.
     pub registry: &'a mio::Registry,
     /// The running flow's token.

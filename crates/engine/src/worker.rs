@@ -1,8 +1,9 @@
 //! A worker: one thread, one epoll set (mio) over its share of the flows.
 //!
 //! It registers its flows, waits for the start (its instant, and the gate the sampler opens once it
-//! has its first snapshot), kicks every flow once, then runs flows as
-//! their sockets become ready or their timers fire. Flows that could do more yield ("Again") so
+//! has its first snapshot), kicks every flow once, then runs flows as their sockets become ready
+//! or their timers fire (a worker's only flow may also wait in its reads, up to the worker's next
+//! deadline: `crate::recv_wait`). Flows that could do more yield ("Again") so
 //! that one busy flow cannot starve the rest. At the time limit it tells every flow to stop;
 //! receivers then drain until their peers close or the drain deadline passes. Flows a flow starts
 //! (one per accepted connection) get a slot of their own, keep the worker running until they
@@ -226,6 +227,7 @@ impl Loop {
             token: mio::Token(0),
             latency: &shared.latency,
             spawned: &mut spawned,
+            wait_until: 0,
         };
 
         // The gate opens just before t0, or at once on an abort (so that an abort before a
@@ -246,6 +248,7 @@ impl Loop {
                 self.stop_flows(&mut io);
             }
             self.fire_timers(now);
+            io.wait_until = self.read_deadline(io.end_ns, stopped);
             let mut batch = std::mem::take(&mut self.ready);
             for &i in &batch {
                 if self.slots[i]
@@ -399,6 +402,15 @@ impl Loop {
         }
     }
 
+    /// Until when the flow may wait in its reads (`Io::wait_until`): when it is the worker's
+    /// only flow and the worker does not spin, until the worker's next deadline (the end, or the
+    /// drain's end once stopped, or the flow's timer); otherwise 0, never.
+    fn read_deadline(&self, end_ns: u64, stopped: bool) -> u64 {
+        let only = !self.plan.busy_poll && self.slots.len() == 1;
+        let timer = self.timers.peek().map(|Reverse((t, _))| *t);
+        read_deadline(only, end_ns, stopped, timer)
+    }
+
     fn timeout(&self, end_ns: u64, stopped: bool) -> u64 {
         if !self.ready.is_empty() {
             return 0;
@@ -414,6 +426,21 @@ impl Loop {
             _ => end.saturating_sub(now).min(MAX_WAIT_NS),
         }
     }
+}
+
+/// Until when a worker's flow may wait in its reads: 0 (never) unless it is the `only` one the
+/// worker runs; then the end (`end_ns`), or the drain's end once `stopped`, or its `timer` if
+/// sooner.
+fn read_deadline(only: bool, end_ns: u64, stopped: bool, timer: Option<u64>) -> u64 {
+    if !only {
+        return 0;
+    }
+    let end = if stopped {
+        end_ns.saturating_add(DRAIN_NS)
+    } else {
+        end_ns
+    };
+    timer.map_or(end, |t| t.min(end))
 }
 
 /// A payload buffer of pseudo-random bytes (so nothing on the path can compress it).
@@ -442,4 +469,26 @@ fn memfile(bytes: &[u8]) -> io::Result<OwnedFd> {
     use std::io::Write;
     (&file).write_all(bytes)?;
     Ok(file.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_lone_flow_waits_in_its_reads() {
+        assert_eq!(read_deadline(false, 5_000, false, None), 0);
+        assert_eq!(read_deadline(true, 5_000, false, None), 5_000);
+    }
+
+    #[test]
+    fn the_read_deadline_is_the_workers_next_one() {
+        // The flow's timer before the end, the end before a later timer.
+        assert_eq!(read_deadline(true, 5_000, false, Some(3_000)), 3_000);
+        assert_eq!(read_deadline(true, 5_000, false, Some(9_000)), 5_000);
+        // Once stopped, the drain's end; with no time limit, no deadline but the timer's.
+        assert_eq!(read_deadline(true, 5_000, true, None), 5_000 + DRAIN_NS);
+        assert_eq!(read_deadline(true, u64::MAX, true, None), u64::MAX);
+        assert_eq!(read_deadline(true, u64::MAX, false, Some(7)), 7);
+    }
 }

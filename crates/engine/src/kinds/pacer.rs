@@ -104,6 +104,11 @@ impl Pacer {
         self.remaining == 0 && self.in_flight == 0
     }
 
+    /// True for an open loop (a rate): requests leave on a schedule, not when answers come.
+    pub fn paced(&self) -> bool {
+        self.interval_ns.is_some()
+    }
+
     /// When the schedule wants the next request (open loop with room in flight).
     pub fn timer(&self) -> Option<u64> {
         self.interval_ns

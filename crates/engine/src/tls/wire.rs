@@ -4,7 +4,7 @@
 //! call), and writes encrypt into rustls's queue and send it with one writev. A reader that only
 //! counts ([`Wire::read_drop`]) takes the plaintext where rustls decrypted it, without a copy.
 //! A call says `WouldBlock` only when the socket did, so an edge-triggered wait on the socket is
-//! enough.
+//! enough. A clear connection may also wait for data in the kernel ([`Wire::read_waiting`]).
 
 use rustls::{Connection, Reader};
 use std::io::{self, BufRead, Read, Write};
@@ -12,11 +12,15 @@ use std::net::Shutdown;
 use std::os::fd::{AsRawFd, RawFd};
 
 use super::TlsEnd;
+use crate::clock;
+use crate::recv_wait::{Plan, RecvWait};
 
 /// A non-blocking TCP connection, clear or TLS.
 pub struct Wire {
     sock: mio::net::TcpStream,
     tls: Option<Box<Tls>>,
+    /// The receive timeout of a clear socket that has waited in a read.
+    wait: RecvWait,
 }
 
 struct Tls {
@@ -37,7 +41,11 @@ struct Tls {
 impl Wire {
     /// A clear connection.
     pub fn clear(sock: mio::net::TcpStream) -> Wire {
-        Wire { sock, tls: None }
+        Wire {
+            sock,
+            tls: None,
+            wait: RecvWait::default(),
+        }
     }
 
     /// A connection carrying TLS session `conn` of `end`, reading up to `read` bytes of
@@ -77,8 +85,33 @@ impl Wire {
     /// Reads application data: `Ok(0)` at the end of the stream.
     pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match &mut self.tls {
-            None => self.sock.read(buf),
+            None => self.clear_read(buf),
             Some(t) => t.read(&mut self.sock, |r| r.read(buf)),
+        }
+    }
+
+    /// Reads application data like [`Wire::read`], but a clear connection waits in the kernel
+    /// until some arrives, for at most a receive timeout that ends before `until` (monotonic
+    /// ns): `WouldBlock` when none came in time. With TLS, or too near `until`, it does not wait.
+    pub fn read_waiting(&mut self, buf: &mut [u8], until: u64) -> io::Result<usize> {
+        let left = until.saturating_sub(clock::now_ns());
+        if self.tls.is_none() && self.wait.prepare(&self.sock, left)? {
+            return recv(self.sock.as_raw_fd(), buf, 0);
+        }
+        self.read(buf)
+    }
+
+    /// True when [`Wire::read_waiting`] with `until` would wait in the kernel (a clear
+    /// connection, not too near `until`); otherwise it is a plain read.
+    pub fn can_wait(&self, until: u64) -> bool {
+        self.tls.is_none() && self.wait.plan(until.saturating_sub(clock::now_ns())) != Plan::NoWait
+    }
+
+    fn clear_read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.wait.blocking() {
+            recv(self.sock.as_raw_fd(), buf, libc::MSG_DONTWAIT)
+        } else {
+            self.sock.read(buf)
         }
     }
 
@@ -87,7 +120,7 @@ impl Wire {
     /// with TLS the plaintext is dropped where rustls decrypted it, not copied once more.
     pub fn read_drop(&mut self, scratch: &mut [u8]) -> io::Result<usize> {
         match &mut self.tls {
-            None => self.sock.read(scratch),
+            None => self.clear_read(scratch),
             Some(t) => t.read(&mut self.sock, |r| {
                 let n = r.fill_buf()?.len().min(scratch.len());
                 r.consume(n);
@@ -100,6 +133,7 @@ impl Wire {
     /// far as the socket takes it (the rest goes with the next call, or [`Wire::flush`]).
     pub fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match &mut self.tls {
+            None if self.wait.blocking() => send(self.sock.as_raw_fd(), buf),
             None => self.sock.write(buf),
             Some(t) => t.write(&mut self.sock, buf),
         }
@@ -145,6 +179,27 @@ impl AsRawFd for Wire {
     fn as_raw_fd(&self) -> RawFd {
         self.sock.as_raw_fd()
     }
+}
+
+/// One `recv` with `flags`.
+fn recv(fd: RawFd, buf: &mut [u8], flags: libc::c_int) -> io::Result<usize> {
+    // SAFETY: buf is valid for writes of its length for the duration of the call.
+    let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
+/// One `send` that never blocks (on a socket that otherwise would).
+fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
+    // SAFETY: buf is valid for reads of its length for the duration of the call.
+    let n = unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), flags) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
 }
 
 fn would_block(e: &io::Error) -> bool {

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""rr's cost per transaction in what load does not move: user-space instructions (callgrind) and
+system calls (strace -c -f), for one or more fathom builds, on loopback, both ends in one process.
+
+Usage: bench/rr_cost.py [--sizes 1,14] [--small 3000] [--large 15000] BIN [BIN ...]
+Needs: valgrind, strace (scripts/install-bench-deps.sh).
+
+Instructions per transaction are the difference of two runs of `fathom rr -n SMALL` and `-n LARGE`
+divided by the difference of their transactions, so the set-up (agent, handshake, report) cancels
+out; both ends' instructions count (one process), so one transaction's figure covers the asking
+and the answering side. System calls are counted the same way (the difference of the two runs), per end (halved), by
+name. On a VM without a PMU `perf stat -e instructions` is
+not supported; callgrind counts user space only (the kernel's part is what the system calls say).
+"""
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+
+TIMEOUT = 600
+
+
+def rr(binary, n, size, wrap):
+    """Runs `BINARY rr -n N --size SIZE` under WRAP; returns (transactions, wrapper's stderr)."""
+    cmd = [*wrap, binary, "rr", "-n", str(n), "--size", str(size), "--json", "--no-store"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
+    doc = json.loads(p.stdout)
+    if doc.get("error"):
+        raise RuntimeError(doc["error"])
+    return n, p.stderr
+
+
+def instructions(binary, n, size):
+    with tempfile.NamedTemporaryFile(suffix=".cg") as out:
+        _, err = rr(binary, n, size, ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out.name}"])
+    m = re.search(r"I\s+refs:\s+([0-9,]+)", err)
+    if not m:
+        raise RuntimeError(f"callgrind said: {err[-400:]!r}")
+    return int(m.group(1).replace(",", ""))
+
+
+def syscalls(binary, n, size):
+    with tempfile.NamedTemporaryFile(suffix=".st", mode="r") as out:
+        rr(binary, n, size, ["strace", "-c", "-f", "-o", out.name])
+        text = out.read()
+    calls = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) >= 5 and f[0][0].isdigit() and f[-1] != "total":
+            calls[f[-1]] = int(f[3])
+    return calls
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1,14")
+    ap.add_argument("--small", type=int, default=3000)
+    ap.add_argument("--large", type=int, default=15000)
+    ap.add_argument("binaries", nargs="+")
+    a = ap.parse_args()
+    print("| build | size | user instructions per tx (both ends) | system calls per tx per end |")
+    print("|---|---|---|---|")
+    for size in [int(s) for s in a.sizes.split(",")]:
+        for b in a.binaries:
+            ir = (instructions(b, a.large, size) - instructions(b, a.small, size)) / (a.large - a.small)
+            big, small = syscalls(b, a.large, size), syscalls(b, a.small, size)
+            per_tx = {k: (v - small.get(k, 0)) / (a.large - a.small) / 2 for k, v in big.items()}
+            hot = {k: v for k, v in per_tx.items() if v >= 0.01}
+            per = ", ".join(f"{k} {v:.2f}" for k, v in sorted(hot.items(), key=lambda kv: -kv[1]))
+            print(f"| {b} | {size} B | {ir:.0f} | {sum(hot.values()):.2f} ({per}) |", flush=True)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit(130)
