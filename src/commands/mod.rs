@@ -5,6 +5,7 @@ pub mod compare_clear;
 pub mod doctor;
 pub mod file;
 pub mod install;
+pub mod iperf3;
 pub mod key;
 pub mod lab;
 pub mod launch;
