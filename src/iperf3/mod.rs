@@ -4,8 +4,9 @@
 //!
 //! Layers, one per file: `wire` (states, cookie, framed JSON), `params` (the client's options,
 //! bounded), `session` (the control state machine, diagrammed there), `stream` and `udp` (the
-//! data path), `results` (the result exchange), `log` (what the agent's log says).
+//! data path), `results` (the result exchange), `log` and `interval` (what the agent's log says).
 
+mod interval;
 mod log;
 mod params;
 mod results;
@@ -116,7 +117,7 @@ fn arrive(mut s: TcpStream, ctx: &session::Ctx, pending: &AtomicUsize, tests: &A
             let _free = Free(&ctx.slot);
             let n = tests.fetch_add(1, Ordering::SeqCst) + 1;
             let peer = s.peer_addr().map_or_else(|_| "?".into(), |a| a.to_string());
-            log::outcome(n, &peer, session::run(s, cookie, ctx));
+            log::outcome(n, &peer, session::run(s, cookie, ctx, n));
         }
         _ => {
             drop(slot);

@@ -18,6 +18,7 @@
 //! Every step has a deadline; a peer that misses one, closes, or sends anything unexpected
 //! ends the test and frees its streams.
 
+use super::interval::Ticker;
 use super::params::{self, Params};
 use super::results;
 use super::stream::{self, Job, Shared, Sock, StreamEnd};
@@ -61,6 +62,7 @@ pub fn run(
     mut ctrl: TcpStream,
     cookie: [u8; wire::COOKIE_LEN],
     ctx: &Ctx,
+    test: usize,
 ) -> Result<Outcome, String> {
     wire::send_state(&mut ctrl, State::ParamExchange).map_err(e("sending PARAM_EXCHANGE"))?;
     let p = wire::read_json(&mut ctrl, Instant::now() + STEP)
@@ -95,12 +97,22 @@ pub fn run(
         p.bytes,
         started + Duration::from_secs(p.omit),
     ));
+    let mut ticker = Ticker::new(test, fds(&socks, &p), started);
     let threads = spawn(socks, &p, &shared);
-    let outcome = finish(&mut ctrl, &p, &shared, threads, started);
-    let (ends, seconds) = match outcome {
-        Ok(r) => r,
-        Err(m) => return Err(m),
+    let limit = if p.time > 0 {
+        Duration::from_secs(p.time + p.omit) + GRACE
+    } else {
+        Duration::from_nanos(ctx.max_duration_ns) + GRACE
     };
+    let outcome = finish(
+        &mut ctrl,
+        &p,
+        &shared,
+        threads,
+        (started, limit),
+        &mut ticker,
+    );
+    let (ends, seconds) = outcome?;
     let cpu1 = stream::thread_cpu_us();
     let (u, s) = ends
         .iter()
@@ -226,6 +238,38 @@ fn spawn(socks: Vec<Sock>, p: &Params, shared: &Arc<Shared>) -> Vec<JoinHandle<S
         .collect()
 }
 
+/// Per stream: whether this end sends, and its TCP descriptor for TCP_INFO.
+fn fds(socks: &[Sock], p: &Params) -> Vec<(bool, Option<std::os::fd::RawFd>)> {
+    use std::os::fd::AsRawFd;
+    let tcp = |s: &Sock| match s {
+        Sock::Tcp(t) => Some(t.as_raw_fd()),
+        Sock::Udp(_) => None,
+    };
+    socks
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (p.server_sends(i as u32), tcp(s)))
+        .collect()
+}
+
+/// Reads the client's next state before `deadline`, logging an interval whenever one is due.
+fn wait_state(
+    ctrl: &mut TcpStream,
+    deadline: Instant,
+    ticker: &mut Ticker,
+    shared: &Shared,
+) -> std::io::Result<u8> {
+    loop {
+        let slice = ticker.next_at().min(deadline);
+        match wire::read_state(ctrl, slice) {
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut && slice < deadline => {
+                ticker.tick(shared)
+            }
+            r => return r,
+        }
+    }
+}
+
 /// Waits for TEST_END, swaps results, and collects every stream's end; on any failure the
 /// streams are stopped and joined before the error returns.
 fn finish(
@@ -233,7 +277,8 @@ fn finish(
     p: &Params,
     shared: &Arc<Shared>,
     threads: Vec<JoinHandle<StreamEnd>>,
-    started: Instant,
+    (started, limit): (Instant, Duration),
+    ticker: &mut Ticker,
 ) -> Result<(Vec<StreamEnd>, f64), String> {
     use std::sync::atomic::Ordering::Relaxed;
     let join = |threads: Vec<JoinHandle<StreamEnd>>| -> Vec<StreamEnd> {
@@ -248,12 +293,10 @@ fn finish(
         join(threads);
         Err(why)
     };
-    let limit = if p.time > 0 {
-        Duration::from_secs(p.time + p.omit) + GRACE
-    } else {
-        Duration::from_secs(24 * 3600)
-    };
-    let st = wire::read_state(ctrl, started + limit);
+    let st = wait_state(ctrl, started + limit, ticker, shared);
+    if st.is_ok() {
+        ticker.tick(shared);
+    }
     let ended = Instant::now();
     shared.stop_send.store(true, Relaxed);
     match st.map(State::from_byte) {

@@ -25,6 +25,8 @@ pub struct Shared {
     pub drain: AtomicBool,
     /// Per stream, the bytes the client says it sent (u64::MAX until known).
     pub targets: Vec<AtomicU64>,
+    /// Per stream, the bytes sent or received so far (omitted start included), for the log.
+    pub counted: Vec<AtomicU64>,
     /// Bytes left to send across all streams (`-n`), u64::MAX for no limit.
     pub budget: AtomicU64,
     /// When the omitted start (`-O`) ends.
@@ -39,6 +41,7 @@ impl Shared {
             abort: AtomicBool::new(false),
             drain: AtomicBool::new(false),
             targets: (0..n).map(|_| AtomicU64::new(u64::MAX)).collect(),
+            counted: (0..n).map(|_| AtomicU64::new(0)).collect(),
             budget: AtomicU64::new(if budget == 0 { u64::MAX } else { budget }),
             omit_end,
         }
@@ -56,6 +59,11 @@ impl Shared {
         }
         let since = *drain_since.get_or_insert_with(Instant::now);
         counted >= self.targets[index].load(Ordering::Relaxed) || since.elapsed() > DRAIN_LIMIT
+    }
+
+    /// Adds `n` bytes to stream `index`'s running count.
+    pub fn count(&self, index: usize, n: u64) {
+        self.counted[index].fetch_add(n, Ordering::Relaxed);
     }
 
     /// Takes up to `want` bytes from the budget; 0 once it is spent.
@@ -194,6 +202,7 @@ fn send_tcp(mut s: TcpStream, job: &Job) -> StreamEnd {
             }
         }
         total += done as u64;
+        sh.count(job.index, done as u64);
     }
     let tcp = tcp_info(&s);
     StreamEnd {
@@ -221,7 +230,10 @@ fn recv_tcp(mut s: TcpStream, job: &Job) -> StreamEnd {
         }
         match s.read(&mut buf) {
             Ok(0) => break,
-            Ok(n) => total += n as u64,
+            Ok(n) => {
+                total += n as u64;
+                sh.count(job.index, n as u64);
+            }
             Err(e) if super::wire::is_timeout(&e) => {
                 if drain_since.is_some() {
                     break;

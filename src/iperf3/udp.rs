@@ -84,10 +84,16 @@ pub fn send(s: &UdpSocket, job: &Job) -> StreamEnd {
             buf[8..12].copy_from_slice(&(seq as u32).to_be_bytes());
         }
         match s.send(&buf[..want.max(16)]) {
-            Ok(n) => total += n as u64,
+            Ok(n) => {
+                total += n as u64;
+                sh.count(job.index, n as u64);
+            }
             Err(e) if is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => seq -= 1,
             // The client's socket closed or refused one datagram: counted as sent, as iperf3 does.
-            Err(_) => total += want as u64,
+            Err(_) => {
+                total += want as u64;
+                sh.count(job.index, want as u64);
+            }
         }
     }
     let (ob, os) = omitted.unwrap_or((0, 0));
@@ -152,7 +158,10 @@ pub fn recv(s: &UdpSocket, job: &Job) -> StreamEnd {
             omitted = Some((c.bytes, c.highest, c.lost));
         }
         match s.recv(&mut buf) {
-            Ok(n) => c.add(&buf[..n], job.udp64),
+            Ok(n) => {
+                c.add(&buf[..n], job.udp64);
+                sh.count(job.index, n as u64);
+            }
             Err(e) if is_timeout(&e) => {
                 if drain_since.is_some() {
                     break;
