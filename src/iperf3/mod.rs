@@ -1,11 +1,13 @@
-//! `fathom serve --iperf3`: answers stock iperf3 clients (3.x) on their own protocol, one test
-//! at a time as iperf3's server does. The client's receiver figures are fathom's counts; what
-//! fathom measured on its end (bytes, TCP_INFO, CPU) goes to the agent's log.
+//! iperf3's protocol. `fathom serve --iperf3` answers stock iperf3 clients (3.x), one test at a
+//! time as iperf3's server does: the client's receiver figures are fathom's counts, and what
+//! fathom measured on its end (bytes, TCP_INFO, CPU) goes to the agent's log. `fathom stream
+//! --iperf3` drives a stock `iperf3 -s` (`client`).
 //!
 //! Layers, one per file: `wire` (states, cookie, framed JSON), `params` (the client's options,
 //! bounded), `session` (the control state machine, diagrammed there), `stream` and `udp` (the
 //! data path), `results` (the result exchange), `log` and `interval` (what the agent's log says).
 
+mod client;
 mod interval;
 mod log;
 mod params;
@@ -14,6 +16,11 @@ mod session;
 mod stream;
 mod udp;
 mod wire;
+
+pub use client::{run as run_client, Both};
+pub use params::Params;
+pub use results::stream_id;
+pub use stream::StreamEnd;
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -21,7 +21,7 @@
 use super::interval::Ticker;
 use super::params::{self, Params};
 use super::results;
-use super::stream::{self, Job, Shared, Sock, StreamEnd};
+use super::stream::{self, Shared, Sock, StreamEnd};
 use super::wire::{self, Refusal, State};
 use super::Slot;
 use std::net::{SocketAddr, TcpStream};
@@ -98,7 +98,7 @@ pub fn run(
         started + Duration::from_secs(p.omit),
     ));
     let mut ticker = Ticker::new(test, fds(&socks, &p), started);
-    let threads = spawn(socks, &p, &shared);
+    let threads = stream::spawn(socks, &p, &shared, true);
     let limit = if p.time > 0 {
         Duration::from_secs(p.time + p.omit) + GRACE
     } else {
@@ -214,28 +214,6 @@ fn configure(socks: &[Sock], p: &Params) -> Result<(), Refusal> {
         }
     }
     Ok(())
-}
-
-/// Starts one thread per stream.
-fn spawn(socks: Vec<Sock>, p: &Params, shared: &Arc<Shared>) -> Vec<JoinHandle<StreamEnd>> {
-    socks
-        .into_iter()
-        .enumerate()
-        .map(|(index, sock)| {
-            let job = Job {
-                index,
-                sends: p.server_sends(index as u32),
-                len: p.len,
-                rate: p.rate,
-                udp64: p.udp64,
-                shared: shared.clone(),
-            };
-            std::thread::Builder::new()
-                .name(format!("iperf3-{index}"))
-                .spawn(move || stream::run(sock, job))
-        })
-        .filter_map(Result::ok)
-        .collect()
 }
 
 /// Per stream: whether this end sends, and its TCP descriptor for TCP_INFO.

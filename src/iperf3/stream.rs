@@ -2,12 +2,14 @@
 //! bottleneck, not this). Senders stop at TEST_END; receivers drain until they hold what the
 //! client says it sent (or the path has been quiet a moment), so `-n` figures match exactly.
 
+use super::params::Params;
 use super::udp;
 use fathom_proto::sample::TcpInfo;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How long a blocked read or write waits before it looks at the test's flags again.
@@ -130,6 +132,34 @@ pub struct Job {
     pub udp64: bool,
     /// The test's flags.
     pub shared: Arc<Shared>,
+}
+
+/// Starts one thread per stream; on the server's end (`server_end`) the streams the server
+/// sends on send, on the client's the others.
+pub fn spawn(
+    socks: Vec<Sock>,
+    p: &Params,
+    shared: &Arc<Shared>,
+    server_end: bool,
+) -> Vec<JoinHandle<StreamEnd>> {
+    socks
+        .into_iter()
+        .enumerate()
+        .map(|(index, sock)| {
+            let job = Job {
+                index,
+                sends: p.server_sends(index as u32) == server_end,
+                len: p.len,
+                rate: p.rate,
+                udp64: p.udp64,
+                shared: shared.clone(),
+            };
+            std::thread::Builder::new()
+                .name(format!("iperf3-{index}"))
+                .spawn(move || run(sock, job))
+        })
+        .filter_map(Result::ok)
+        .collect()
 }
 
 /// Runs one stream to its end.
