@@ -54,7 +54,10 @@ def main():
     if not 1 <= a.rounds <= 50 or not 1 <= a.secs <= 60:
         ap.error("--rounds 1..50, --secs 1..60")
     path = peers.use_path(a.path)
-    print(f"path: {path.describe()}; {a.rounds} rounds of {a.secs} s, alternating")
+    # The stock client runs as it is, so the loopback path here is plain 127.0.0.1 (not the
+    # placement peers.py gives its loopback peers).
+    desc = "loopback 127.0.0.1, both ends on every CPU, default buffers" if a.path == "loopback" else path.describe()
+    print(f"path: {desc}; {a.rounds} rounds of {a.secs} s, alternating")
     servers = (("fathom serve --iperf3", fathom_server), ("iperf3 -s", iperf3_server))
     for parallel in (1, 4):
         got = {name: [] for name, _ in servers}
