@@ -292,6 +292,8 @@ fn every_flag_the_docs_and_messages_name_exists() {
     // Other programs' flags, named where fathom says how to use them: cargo's, srun's, mpirun's,
     // and the bench scripts' (`bench/robustness.py --only attacks`).
     known.extend(["release", "path", "relative", "hostfile", "only"].map(String::from));
+    // iperf3's own, where fathom's iperf3 side says what it does with them.
+    known.extend(["sctp", "rsa-private-key-path", "udp-counters-64bit"].map(String::from));
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = vec![root.join("README.md")];
     named_in(&root.join("docs"), &mut files);

@@ -209,6 +209,14 @@ pub struct ServeArgs {
     /// The private key (PEM) of --cert.
     #[arg(long, value_name = "PEM", requires = "cert")]
     pub key: Option<PathBuf>,
+    /// Also answer stock iperf3 clients (`iperf3 -c`) on this port (default 5201), one test
+    /// at a time; fathom's own figures go to this log.
+    #[arg(long, value_name = "PORT", num_args = 0..=1, require_equals = true, default_missing_value = "5201")]
+    pub iperf3: Option<u16>,
+    /// Let the iperf3 port listen on --listen's address without --key-file (iperf3's protocol
+    /// has no key); without either it listens on loopback only.
+    #[arg(long, requires = "iperf3")]
+    pub iperf3_open: bool,
 }
 
 /// Reads a key file: its contents, surrounding whitespace removed.

@@ -50,6 +50,10 @@ pub struct StreamArgs {
     /// TLS options.
     #[command(flatten)]
     pub tls: super::tls::TlsArgs,
+    /// Drive a stock iperf3 server (`iperf3 -s`) at HOST[:PORT] (port 5201 by default) instead
+    /// of a fathom agent: -P, -t, -n, -R, --bidir, --omit and --write apply; both ends reported.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub iperf3: Option<String>,
 }
 
 /// The flows of a test with `parallel` connections going `reverse`/`bidir`.
@@ -100,6 +104,12 @@ const SETS: &[Sets] = &[
 
 impl KindArgs for StreamArgs {
     fn plan_for(&self, _: KindId) -> Result<TestPlan, ArgsError> {
+        if self.iperf3.is_some() {
+            return Err(ArgsError::Flag {
+                flag: "--iperf3",
+                reason: "drives one iperf3 server, as `fathom stream --iperf3 HOST` alone".into(),
+            });
+        }
         self.plan()
     }
 

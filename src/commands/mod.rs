@@ -5,6 +5,8 @@ pub mod compare_clear;
 pub mod doctor;
 pub mod file;
 pub mod install;
+pub mod iperf3;
+pub mod iperf3_client;
 pub mod key;
 pub mod lab;
 pub mod launch;

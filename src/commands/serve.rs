@@ -57,6 +57,9 @@ pub fn run(a: &ServeArgs) -> Result<(), Failure> {
     if let Some(root) = &files_root {
         remove_stale_parts(root);
     }
+    if let Some(port) = a.iperf3 {
+        super::iperf3::start(a, port)?;
+    }
     agent
         .serve()
         .map_err(|e| Failure::Runtime(format!("accept failed: {e}")))

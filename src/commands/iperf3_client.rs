@@ -1,0 +1,130 @@
+//! `fathom stream --iperf3 HOST[:PORT]`: a test against a stock iperf3 server, both ends
+//! reported: this end's from fathom (bytes, TCP_INFO, CPU), the far end's from iperf3's results.
+
+use crate::cli::stream::StreamArgs;
+use crate::iperf3::{run_client, Both, Params, DEFAULT_PORT};
+use crate::Failure;
+use serde_json::{json, Value};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+
+/// Runs the test and prints both ends (a table, or one JSON document with `--json`).
+pub fn run(a: &StreamArgs, host: &str) -> Result<(), Failure> {
+    let c = &a.common;
+    if a.zerocopy || a.tls.tls || c.host.is_some() || c.server.is_some() || !c.clients.is_empty() {
+        return Err(Failure::Usage(
+            "--iperf3: the iperf3 server is the far end; drop HOST, --server, --clients, --tls and --zerocopy".into(),
+        ));
+    }
+    let addr = resolve(host)?;
+    let time_s = c.time.map_or(10, |ns| ns.div_ceil(1_000_000_000));
+    let p = Params {
+        udp: false,
+        parallel: c.parallel.clamp(1, 128),
+        reverse: a.reverse,
+        bidir: a.bidir,
+        time: if a.bytes.is_some() { 0 } else { time_s },
+        omit: c.omit.div_ceil(1_000_000_000),
+        bytes: a.bytes.unwrap_or(0),
+        len: a.write.map_or(128 * 1024, |w| w as usize),
+        rate: 0,
+        window: 0,
+        congestion: None,
+        mss: 0,
+        nodelay: false,
+        tos: 0,
+        udp64: false,
+    };
+    let both = run_client(addr, p).map_err(Failure::Runtime)?;
+    let doc = document(addr, &both);
+    let out = if c.json {
+        format!("{doc:#}\n")
+    } else {
+        table(&doc)
+    };
+    crate::stdout::write_stdout(out.as_bytes());
+    Ok(())
+}
+
+/// HOST, HOST:PORT or [V6]:PORT; iperf3's port 5201 when none is given.
+fn resolve(host: &str) -> Result<SocketAddr, Failure> {
+    let bad = |e: String| Failure::Usage(format!("--iperf3 {host}: {e}"));
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, DEFAULT_PORT));
+    }
+    let with_port = if host
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+    {
+        host.to_string()
+    } else {
+        format!("{host}:{DEFAULT_PORT}")
+    };
+    with_port
+        .to_socket_addrs()
+        .map_err(|e| bad(e.to_string()))?
+        .next()
+        .ok_or_else(|| bad("no address".into()))
+}
+
+/// Both ends as one JSON value: `near` is fathom's, `far` the server's results verbatim.
+fn document(addr: SocketAddr, b: &Both) -> Value {
+    let streams: Vec<Value> = b
+        .near
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let sends = !b.params.server_sends(i as u32);
+            json!({"id": crate::iperf3::stream_id(i), "role": if sends { "sender" } else { "receiver" },
+                "bytes": e.bytes, "retransmits": e.retransmits, "tcp_info": e.tcp})
+        })
+        .collect();
+    let (sent, received) = b.near.iter().enumerate().fold((0, 0), |(s, r), (i, e)| {
+        if b.params.server_sends(i as u32) {
+            (s, r + e.bytes)
+        } else {
+            (s + e.bytes, r)
+        }
+    });
+    json!({"iperf3_server": addr.to_string(), "seconds": b.seconds,
+        "direction": if b.params.bidir { "bidir" } else if b.params.reverse { "reverse" } else { "forward" },
+        "near": {"sent_bytes": sent, "received_bytes": received,
+            "cpu_percent": {"total": b.near_cpu.0, "user": b.near_cpu.1, "system": b.near_cpu.2},
+            "streams": streams},
+        "far": b.far})
+}
+
+/// The table: one line per end, one per stream.
+fn table(d: &Value) -> String {
+    let secs = d["seconds"].as_f64().unwrap_or(0.0).max(1e-9);
+    let gbps = |bytes: u64| bytes as f64 * 8.0 / secs / 1e9;
+    let far_bytes: u64 = d["far"]["streams"]
+        .as_array()
+        .map_or(0, |s| s.iter().filter_map(|x| x["bytes"].as_u64()).sum());
+    let near = &d["near"];
+    let (sent, recv) = (
+        near["sent_bytes"].as_u64().unwrap_or(0),
+        near["received_bytes"].as_u64().unwrap_or(0),
+    );
+    let mut out = format!(
+        "iperf3 server {} ({}), {:.2} s\n  near (fathom):  sent {sent} B, received {recv} B, {:.3} Gbit/s, CPU {:.1}%\n  far (iperf3):   {far_bytes} B, CPU {:.1}%\n",
+        d["iperf3_server"].as_str().unwrap_or("?"),
+        d["direction"].as_str().unwrap_or("?"),
+        secs,
+        gbps(sent + recv),
+        near["cpu_percent"]["total"].as_f64().unwrap_or(0.0),
+        d["far"]["cpu_util_total"].as_f64().unwrap_or(0.0),
+    );
+    for s in near["streams"].as_array().into_iter().flatten() {
+        let t = &s["tcp_info"];
+        out.push_str(&format!(
+            "  stream {}: {} {} B, retransmits {}, rtt {} us, cwnd {}\n",
+            s["id"],
+            s["role"].as_str().unwrap_or("?"),
+            s["bytes"],
+            s["retransmits"],
+            t["rtt_us"],
+            t["snd_cwnd"]
+        ));
+    }
+    out
+}

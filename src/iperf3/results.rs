@@ -1,0 +1,119 @@
+//! The result exchange: the client's results tell each receiver how much to drain; the
+//! server's results are fathom's counts in the shape iperf3's client reads (`streams[]` by id,
+//! CPU as a percentage of the test's wall time).
+
+use super::params::Params;
+use super::stream::StreamEnd;
+use serde_json::{json, Value};
+
+/// iperf3's stream ids in connection order: 1, 3, 4, 5… (its list code skips 2).
+pub fn stream_id(index: usize) -> u64 {
+    if index == 0 {
+        1
+    } else {
+        index as u64 + 2
+    }
+}
+
+/// The bytes the client says it sent on each stream, by index (u64::MAX where it says nothing).
+pub fn client_sent(client: &Value, n: usize) -> Vec<u64> {
+    let mut out = vec![u64::MAX; n];
+    let streams = client.get("streams").and_then(Value::as_array);
+    for s in streams.into_iter().flatten().take(n.saturating_mul(2)) {
+        let (Some(id), Some(bytes)) = (
+            s.get("id").and_then(Value::as_u64),
+            s.get("bytes").and_then(Value::as_u64),
+        ) else {
+            continue;
+        };
+        if let Some(slot) = (0..n).find(|&i| stream_id(i) == id) {
+            out[slot] = bytes;
+        }
+    }
+    out
+}
+
+/// The server's CPU over a test: (total, user, system) as percentages of `wall_s`.
+pub fn cpu_percent(user_us: u64, sys_us: u64, wall_s: f64) -> (f64, f64, f64) {
+    if wall_s <= 0.0 {
+        return (0.0, 0.0, 0.0);
+    }
+    let pct = |us: u64| us as f64 / 1e6 / wall_s * 100.0;
+    (pct(user_us + sys_us), pct(user_us), pct(sys_us))
+}
+
+/// The results message: one entry per stream, fathom's counts.
+pub fn server_results(
+    p: &Params,
+    ends: &[StreamEnd],
+    cpu: (f64, f64, f64),
+    end_s: f64,
+    cc: Option<&str>,
+) -> Value {
+    let sends_tcp = !p.udp && (p.reverse || p.bidir);
+    let streams: Vec<Value> = ends
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let retransmits: i64 = if !p.udp && p.server_sends(i as u32) {
+                e.retransmits.min(i64::MAX as u64) as i64
+            } else {
+                -1
+            };
+            json!({
+                "id": stream_id(i),
+                "bytes": e.bytes,
+                "retransmits": retransmits,
+                "jitter": finite(e.jitter_s),
+                "errors": e.lost,
+                "packets": e.packets,
+                "start_time": 0,
+                "end_time": finite(end_s),
+            })
+        })
+        .collect();
+    let mut v = json!({
+        "cpu_util_total": finite(cpu.0),
+        "cpu_util_user": finite(cpu.1),
+        "cpu_util_system": finite(cpu.2),
+        "sender_has_retransmits": if sends_tcp { 1 } else if p.reverse || p.bidir { 0 } else { -1 },
+        "streams": streams,
+    });
+    if let Some(cc) = cc {
+        v["congestion_used"] = json!(cc);
+    }
+    v
+}
+
+/// JSON holds no NaN or infinity.
+fn finite(x: f64) -> f64 {
+    if x.is_finite() {
+        x
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_skip_two_as_iperf3s_do() {
+        let ids: Vec<u64> = (0..4).map(stream_id).collect();
+        assert_eq!(ids, [1, 3, 4, 5]);
+    }
+
+    #[test]
+    fn reads_the_clients_bytes_by_id() {
+        let c = json!({"streams":[{"id":3,"bytes":7},{"id":1,"bytes":5},{"id":9,"bytes":1},{"id":"x"}]});
+        assert_eq!(client_sent(&c, 3), [5, 7, u64::MAX]);
+        assert_eq!(client_sent(&json!(null), 1), [u64::MAX]);
+    }
+
+    #[test]
+    fn cpu_is_a_share_of_wall_time() {
+        assert_eq!(cpu_percent(500_000, 250_000, 1.0), (75.0, 50.0, 25.0));
+        assert_eq!(cpu_percent(1, 1, 0.0), (0.0, 0.0, 0.0));
+    }
+}

@@ -1,0 +1,152 @@
+//! `fathom stream --iperf3` against a stock `iperf3 -s` (Debian's 3.12): both ends' byte counts
+//! match exactly with `-n`, reverse and parallel streams work, and a busy server is a clear
+//! error with exit 1. Also against fathom's own `serve --iperf3`, each side checking the other.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::channel;
+use std::time::Duration;
+
+/// A child process killed (by its PID) when dropped.
+struct Kill(Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `cmd` and waits (at most 20 s) for a line of its `stream` holding `ready`; returns
+/// the child and that line.
+fn start(mut cmd: Command, stderr: bool, ready: &str) -> (Kill, String) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn (scripts/install-test-deps.sh installs iperf3)");
+    let out: Box<dyn std::io::Read + Send> = if stderr {
+        Box::new(child.stderr.take().unwrap())
+    } else {
+        Box::new(child.stdout.take().unwrap())
+    };
+    let (tx, rx) = channel();
+    let ready = ready.to_string();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if line.contains(&ready) {
+                let _ = tx.send(line);
+            }
+        }
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the server's ready line");
+    (Kill(child), line)
+}
+
+/// A stock `iperf3 -s` on a free loopback port.
+fn iperf3_server() -> (Kill, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    let mut cmd = Command::new("iperf3");
+    cmd.args(["-s", "-B", "127.0.0.1", "-p", &port, "--forceflush"]);
+    let (k, _) = start(cmd, false, "Server listening");
+    (k, format!("127.0.0.1:{port}"))
+}
+
+/// Runs `fathom stream --iperf3 TARGET ARGS --json`: (exit code, document or stderr).
+fn fathom(target: &str, args: &[&str]) -> (i32, Value, String) {
+    let out = Command::new("timeout")
+        .args([
+            "60",
+            env!("CARGO_BIN_EXE_fathom"),
+            "stream",
+            "--iperf3",
+            target,
+            "--json",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code().unwrap_or(-1), doc, err)
+}
+
+fn far_bytes(d: &Value) -> u64 {
+    d["far"]["streams"]
+        .as_array()
+        .expect("far streams")
+        .iter()
+        .map(|s| s["bytes"].as_u64().unwrap())
+        .sum()
+}
+
+#[test]
+fn byte_counts_match_exactly_against_iperf3_s() {
+    let (_srv, target) = iperf3_server();
+    let (code, d, err) = fathom(&target, &["-n", "10M"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(d["near"]["sent_bytes"], 10_485_760);
+    assert_eq!(far_bytes(&d), 10_485_760);
+    let (code, d, err) = fathom(&target, &["-n", "10M", "-R", "-P", "3"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(d["near"]["received_bytes"], 10_485_760);
+    assert_eq!(far_bytes(&d), 10_485_760);
+    assert_eq!(d["near"]["streams"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn four_timed_streams_report_both_ends() {
+    let (_srv, target) = iperf3_server();
+    let (code, d, err) = fathom(&target, &["-t", "1s", "-P", "4"]);
+    assert_eq!(code, 0, "{err}");
+    let near = d["near"]["streams"].as_array().unwrap();
+    assert_eq!(near.len(), 4);
+    assert!(near
+        .iter()
+        .all(|s| s["tcp_info"]["rtt_us"].as_u64().is_some()));
+    let sent = d["near"]["sent_bytes"].as_u64().unwrap();
+    assert!(far_bytes(&d) > 0 && far_bytes(&d) <= sent);
+    assert!(d["far"]["cpu_util_total"].as_f64().is_some());
+}
+
+#[test]
+fn a_busy_server_is_a_clear_error() {
+    let (_srv, target) = iperf3_server();
+    let port = target.rsplit(':').next().unwrap();
+    let _first = Kill(
+        Command::new("timeout")
+            .args(["30", "iperf3", "-c", "127.0.0.1", "-p", port, "-t", "4"])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    let (code, _, err) = fathom(&target, &["-t", "1s"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("the server is busy running a test"), "{err}");
+}
+
+#[test]
+fn fathom_drives_fathoms_own_iperf3_server() {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fathom"));
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--iperf3=0"]);
+    let (_agent, line) = start(cmd, true, "iperf3 clients on");
+    let target = line
+        .split_whitespace()
+        .find(|w| w.parse::<std::net::SocketAddr>().is_ok())
+        .expect("address")
+        .to_string();
+    let (code, d, err) = fathom(&target, &["-n", "10M", "--bidir"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(d["near"]["sent_bytes"], 10_485_760);
+    assert_eq!(d["near"]["received_bytes"], 10_485_760);
+    assert_eq!(far_bytes(&d), 2 * 10_485_760);
+}
