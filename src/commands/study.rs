@@ -116,7 +116,7 @@ fn run_sweep(
 /// Why this machine cannot run a sweep across IPsec lab links with `alg`: what the kernel lacks,
 /// or that fathom's lab does not set ESP up yet (see `fathom_lab::ipsec`).
 fn ipsec_refusal(alg: &str) -> String {
-    let probe = fathom_lab::ipsec::Alg::parse(alg)
+    let probe = fathom_lab::ipsec::Suite::parse(alg)
         .map_err(|e| e.to_string())
         .and_then(|a| {
             fathom_lab::ipsec::probe(a, &format!("fl-study{}-ipsec-probe", std::process::id()))
