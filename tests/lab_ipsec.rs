@@ -62,9 +62,8 @@ fn status(name: &str) -> (i32, serde_json::Value) {
     (out.status.code().unwrap_or(-1), json(&out))
 }
 
-/// Bytes the first link's SAs carried, both ways, as `lab status` reads them.
-fn sa_bytes(doc: &serde_json::Value) -> u64 {
-    let link = &doc["ipsec"]["links"][0];
+/// Bytes an encrypted link's SAs carried, both ways, as `lab status` reads them.
+fn sa_bytes(link: &serde_json::Value) -> u64 {
     u(&link["bytes_in"]) + u(&link["bytes_out"])
 }
 
@@ -193,8 +192,18 @@ fn a_stream_crosses_the_link_as_esp_only_and_the_sas_count_it() {
     assert!(esp > 10_485_760 / 1500, "{esp} ESP packets for 10 MiB");
     assert_eq!(tcp, 0, "TCP in clear on the link");
     let (_, after) = status(&name);
-    let grew = sa_bytes(&after) - sa_bytes(&before);
+    let grew = sa_bytes(&after["ipsec"]["links"][0]) - sa_bytes(&before["ipsec"]["links"][0]);
     assert!(grew >= 10_485_760, "the SAs counted {grew} bytes");
+    // The result records the suite, the data path and the SAs around the test.
+    assert_valid(&doc, "a stream across IPsec");
+    assert_eq!(doc["ipsec"]["suite"], "aes-256-gcm");
+    assert_eq!(doc["ipsec"]["datapath"], before["ipsec"]["datapath"]);
+    let link = &doc["ipsec"]["links"][0];
+    let counted = sa_bytes(&link["sa_after"]) - sa_bytes(&link["sa_before"]);
+    assert!(
+        counted >= 10_485_760,
+        "the result's SAs counted {counted} bytes"
+    );
 
     let text = run_ok(&["lab", "status", "--name", &name], 60);
     let text = String::from_utf8_lossy(&text.stdout);

@@ -23,7 +23,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 pub use probe::probe;
-pub use sas::{link_status, IpsecLinkStatus, IpsecStatus};
+pub use sas::{charon_cpu_s, link_status, IpsecLinkStatus, IpsecStatus};
 pub use suite::Suite;
 
 use crate::error::{Error, Result};

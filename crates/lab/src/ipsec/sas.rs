@@ -205,6 +205,20 @@ pub(crate) fn read_link(lab: &Lab, link: &IpsecLink) -> IpsecLinkStatus {
     st
 }
 
+/// CPU seconds the lab's running charons have used so far, if it has any.
+pub fn charon_cpu_s(lab: &Lab) -> Option<f64> {
+    let running: Vec<u32> = lab
+        .hosts()
+        .iter()
+        .filter_map(|h| h.charon.as_ref().filter(|c| c.is_running()))
+        .map(|c| c.pid)
+        .collect();
+    if running.is_empty() {
+        return None;
+    }
+    running.into_iter().map(crate::process::cpu_s).sum()
+}
+
 /// The IPsec status of `lab`, if it has IPsec.
 pub fn link_status(lab: &Lab) -> Option<IpsecStatus> {
     let ipsec: &IpsecLayout = lab.layout().ipsec.as_ref()?;
