@@ -134,7 +134,7 @@ impl IpsecLayout {
 }
 
 /// The strongSwan files `--ipsec` needs, each with the Debian package that has it.
-const NEEDED: [(&str, &str); 6] = [
+const NEEDED: [(&str, &str); 5] = [
     ("/usr/lib/ipsec/charon", "strongswan-charon"),
     ("/usr/sbin/swanctl", "strongswan-swanctl"),
     (
@@ -142,16 +142,12 @@ const NEEDED: [(&str, &str); 6] = [
         "libcharon-extra-plugins",
     ),
     (
-        "/usr/lib/ipsec/plugins/libstrongswan-curve25519.so",
-        "libstrongswan-extra-plugins",
-    ),
-    (
-        "/usr/lib/ipsec/plugins/libstrongswan-chapoly.so",
-        "libstrongswan-extra-plugins",
-    ),
-    (
-        "/usr/lib/ipsec/plugins/libstrongswan-gcm.so",
+        "/usr/lib/ipsec/plugins/libstrongswan-openssl.so",
         "libstrongswan-standard-plugins",
+    ),
+    (
+        "/usr/lib/ipsec/plugins/libstrongswan-kdf.so",
+        "libstrongswan",
     ),
 ];
 

@@ -1,6 +1,5 @@
 //! The cipher suites `lab up --ipsec` names: for each, the ESP and IKE proposals strongSwan
-//! negotiates, the crypto plugins charon loads for them, and the kernel algorithms the ESP
-//! probe tries.
+//! negotiates and the kernel algorithms the ESP probe tries.
 
 use serde::{Deserialize, Serialize};
 
@@ -78,17 +77,6 @@ impl Suite {
         }
     }
 
-    /// The crypto plugins charon needs for this suite (SHA-1 is charon's own requirement).
-    pub(crate) fn plugins(self) -> &'static str {
-        match self {
-            Suite::Aes128Gcm | Suite::Aes256Gcm => {
-                "random nonce aes gcm sha1 sha2 hmac kdf curve25519"
-            }
-            Suite::Chacha20Poly1305 => "random nonce chapoly sha1 sha2 hmac kdf curve25519",
-            Suite::AesCbcSha256 => "random nonce aes sha1 sha2 hmac kdf curve25519",
-        }
-    }
-
     /// The kernel's algorithms for the ESP probe.
     pub(crate) fn kernel(self) -> KernelAlg {
         match self {
@@ -138,6 +126,5 @@ mod tests {
             "chacha20poly1305-prfsha256-x25519"
         );
         assert_eq!(Suite::AesCbcSha256.ike_proposal(), "aes128-sha256-x25519");
-        assert!(Suite::Chacha20Poly1305.plugins().contains("chapoly"));
     }
 }

@@ -28,7 +28,7 @@ impl Lab {
             .iter()
             .map(|_| random_hex(32, "0x"))
             .collect::<Result<_>>()?;
-        let strongswan = config::strongswan_conf(layout.suite, layout.datapath);
+        let strongswan = config::strongswan_conf(layout.datapath);
         for i in 0..self.state.layout.hosts.len() {
             let host = self.state.layout.hosts[i].clone();
             let files = HostFiles::of(self.dir.path(), &host.name);
