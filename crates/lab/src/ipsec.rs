@@ -105,13 +105,22 @@ impl IpsecLink {
 
 impl IpsecLayout {
     /// A connection for every pair of `layout`'s hosts; [`Error::Topology`] beyond
-    /// [`MAX_IPSEC_HOSTS`] hosts.
+    /// [`MAX_IPSEC_HOSTS`] hosts or for a wrong-key host the lab does not have.
     pub fn new(layout: &Layout, opts: &IpsecOptions) -> Result<IpsecLayout> {
         let hosts = &layout.hosts;
         if hosts.len() > MAX_IPSEC_HOSTS {
             return Err(Error::Topology(format!(
                 "--ipsec: at most {MAX_IPSEC_HOSTS} hosts (one connection per pair), not {}",
                 hosts.len()
+            )));
+        }
+        if let Some(h) = opts
+            .wrong_psk_host
+            .as_ref()
+            .filter(|h| !hosts.iter().any(|x| &&x.name == h))
+        {
+            return Err(Error::Topology(format!(
+                "--ipsec-wrong-psk: the lab has no host '{h}'"
             )));
         }
         let mut links = Vec::new();

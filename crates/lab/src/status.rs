@@ -25,6 +25,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::ipsec::{self, IpsecStatus};
 use crate::lab::{namespaces_of, Lab};
+use crate::layout::Host;
 use crate::netns;
 use crate::state::StateDir;
 use crate::wan::{self, WanLinkStatus};
@@ -134,46 +135,11 @@ pub fn status(name: &str) -> Result<Status> {
         problems
             .push("`lab up` did not finish (it crashed, failed or is still running)".to_string());
     }
-    let hosts = lab.hosts().iter().map(|h| {
-        let netns_present = netns::exists(&h.netns);
-        let alive = h.agent.as_ref().is_some_and(|a| a.is_running());
-        if !netns_present {
-            problems.push(format!("namespace {} of host {} is gone", h.netns, h.name));
-        }
-        let charon = h.charon.as_ref().map(|c| ProcessStatus {
-            pid: c.pid,
-            alive: c.is_running(),
-        });
-        if let Some(c) = charon.as_ref().filter(|c| !c.alive) {
-            problems.push(format!(
-                "charon of host {} (pid {}) is not running",
-                h.name, c.pid
-            ));
-        }
-        if let (Some(a), false) = (&h.agent, alive) {
-            problems.push(format!(
-                "agent of host {} (pid {}) is not running",
-                h.name, a.pid
-            ));
-        }
-        HostStatus {
-            name: h.name.clone(),
-            netns: h.netns.clone(),
-            netns_present,
-            addresses: h
-                .interfaces
-                .iter()
-                .map(|i| format!("{}/{}", i.address, i.prefix_len))
-                .collect(),
-            agent: AgentStatus {
-                port: h.agent_port,
-                pid: h.agent.as_ref().map(|a| a.pid),
-                alive,
-            },
-            charon,
-        }
-    });
-    let hosts: Vec<HostStatus> = hosts.collect();
+    let hosts: Vec<HostStatus> = lab
+        .hosts()
+        .iter()
+        .map(|h| host_status(h, &mut problems))
+        .collect();
     let switches: Vec<SwitchStatus> = lab
         .switches()
         .iter()
@@ -224,6 +190,47 @@ pub fn status(name: &str) -> Result<Status> {
         wan,
         ipsec: ipsec::link_status(&lab),
     })
+}
+
+/// Host `h`'s status; what is wrong with it goes into `problems`.
+fn host_status(h: &Host, problems: &mut Vec<String>) -> HostStatus {
+    let netns_present = netns::exists(&h.netns);
+    let alive = h.agent.as_ref().is_some_and(|a| a.is_running());
+    if !netns_present {
+        problems.push(format!("namespace {} of host {} is gone", h.netns, h.name));
+    }
+    let charon = h.charon.as_ref().map(|c| ProcessStatus {
+        pid: c.pid,
+        alive: c.is_running(),
+    });
+    if let (Some(a), false) = (&h.agent, alive) {
+        problems.push(format!(
+            "agent of host {} (pid {}) is not running",
+            h.name, a.pid
+        ));
+    }
+    if let Some(c) = charon.as_ref().filter(|c| !c.alive) {
+        problems.push(format!(
+            "charon of host {} (pid {}) is not running",
+            h.name, c.pid
+        ));
+    }
+    HostStatus {
+        name: h.name.clone(),
+        netns: h.netns.clone(),
+        netns_present,
+        addresses: h
+            .interfaces
+            .iter()
+            .map(|i| format!("{}/{}", i.address, i.prefix_len))
+            .collect(),
+        agent: AgentStatus {
+            port: h.agent_port,
+            pid: h.agent.as_ref().map(|a| a.pid),
+            alive,
+        },
+        charon,
+    }
 }
 
 /// What is wrong with a WAN link, if anything.
