@@ -6,7 +6,9 @@
 # openssl and socat (bench/tls.py: the single-core AES-GCM limit, and socat OPENSSL as a peer)
 # and chromium (crates/report's HTML test loads the report headless, checks the console is clean
 # and screenshots it to see the plots are drawn)
-# and dnsmasq-base (tests/discover_dns.rs: 200 A records and SRV records on a loopback port).
+# and dnsmasq-base (tests/discover_dns.rs: 200 A records and SRV records on a loopback port)
+# and strongSwan (tests/lab_ipsec.rs: `lab up --ipsec` runs charon in every lab host, ESP in
+# user space through kernel-libipsec where the kernel has no ESP).
 # Idempotent and quiet; needs root (apt-get).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
@@ -14,6 +16,7 @@ set -euo pipefail
 packages=(iproute2 ethtool iputils-ping iperf3 perl-base openssh-server openssh-client chromium tcpdump openssl socat dnsmasq-base)
 # `fathom launch` under real launchers (tests/launch_slurm.rs, tests/launch_mpi.rs).
 packages+=(slurm-wlm munge openmpi-bin)
+packages+=(strongswan-charon strongswan-swanctl libcharon-extra-plugins libstrongswan-extra-plugins libstrongswan-standard-plugins)
 install_missing "${packages[@]}"
 # From PyPI: kubernetes-validate, the Kubernetes API schemas (tests/deploy.rs checks deploy/kubernetes).
 python3 -c 'import kubernetes_validate' 2>/dev/null || PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore kubernetes-validate

@@ -8,7 +8,7 @@ use crate::controller::{self, RunOptions, Target, Topology};
 use crate::Failure;
 use fathom_engine::sockopt::CC_REFUSED;
 use fathom_proto::plan::TestPlan;
-use fathom_report::model::WanLinkResult;
+use fathom_report::model::{IpsecLinkResult, IpsecResult, WanLinkResult};
 use fathom_report::Report;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -99,10 +99,17 @@ impl Testbed {
             .lab
             .as_ref()
             .and_then(|l| fathom_lab::wan_links(l).ok());
+        let ipsec_before = self.lab.as_ref().and_then(|l| {
+            let sas = fathom_lab::ipsec::link_status(l)?;
+            Some((sas, fathom_lab::ipsec::charon_cpu_s(l)))
+        });
         let mut run =
             controller::run(&self.topo, plan, &self.opts, &self.interrupted).map_err(failure)?;
         if let (Some(lab), Some(before)) = (&self.lab, wan_before) {
             run.wan = wan_record(before, fathom_lab::wan_links(lab).ok().unwrap_or_default());
+        }
+        if let (Some(lab), Some(before)) = (&self.lab, ipsec_before) {
+            run.ipsec = Some(ipsec_record(lab, before));
         }
         let report = fathom_report::build(&run);
         match &report.error {
@@ -131,6 +138,33 @@ impl Testbed {
     /// it, as [`interrupted`](Self::interrupted) says); a second one aborts the test.
     pub fn finish_running_test_on_interrupt(&self) {
         interrupts().gentle.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The IPsec links of the test's lab, with their SAs before (`before`, with the charons' CPU
+/// then) and after the test.
+fn ipsec_record(
+    lab: &fathom_lab::Lab,
+    (before, cpu_before): (fathom_lab::ipsec::IpsecStatus, Option<f64>),
+) -> IpsecResult {
+    let after = fathom_lab::ipsec::link_status(lab);
+    let links = before.links.iter().map(|b| {
+        let a = after
+            .iter()
+            .flat_map(|a| &a.links)
+            .find(|a| a.name == b.name);
+        IpsecLinkResult {
+            name: b.name.clone(),
+            sa_before: serde_json::to_value(b).ok(),
+            sa_after: a.and_then(|a| serde_json::to_value(a).ok()),
+        }
+    });
+    let cpu_after = fathom_lab::ipsec::charon_cpu_s(lab);
+    IpsecResult {
+        suite: before.suite.to_string(),
+        datapath: before.datapath.name().to_string(),
+        links: links.collect(),
+        charon_cpu_s: cpu_before.zip(cpu_after).map(|(b, a)| (a - b).max(0.0)),
     }
 }
 

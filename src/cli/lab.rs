@@ -123,10 +123,19 @@ pub struct UpArgs {
     /// half on switch sw1, the rest on sw2, the emulator between the switches.
     #[arg(long, value_name = "PARAMS", conflicts_with = "topology")]
     pub wan: Option<String>,
-    /// Kernel ESP (transport mode) between every pair of hosts: aes-128-gcm, aes-256-gcm or
-    /// aes-128-ccm. The kernel is checked first; one that lacks it is named, exit 1.
-    #[arg(long, value_name = "ALG", value_parser = fathom_lab::ipsec::Alg::parse)]
-    pub ipsec: Option<fathom_lab::ipsec::Alg>,
+    /// IPsec (strongSwan's charon, IKEv2 with a lab-made pre-shared key, ESP in tunnel mode)
+    /// between every pair of hosts, with this suite: aes-128-gcm, aes-256-gcm,
+    /// chacha20-poly1305 or aes-cbc+sha256. ESP runs in the kernel where it can, else in
+    /// charon's user space (kernel-libipsec, a TUN device); `lab up` says which.
+    #[arg(long, value_name = "SUITE", value_parser = fathom_lab::ipsec::Suite::parse)]
+    pub ipsec: Option<fathom_lab::ipsec::Suite>,
+    /// With --ipsec: where ESP runs, kernel or userspace, instead of the kernel where it can.
+    #[arg(long, value_name = "PATH", requires = "ipsec",
+          value_parser = fathom_lab::ipsec::Datapath::parse)]
+    pub ipsec_datapath: Option<fathom_lab::ipsec::Datapath>,
+    /// For tests: give this host a pre-shared key of its own, so that its links fail.
+    #[arg(long, value_name = "HOST", requires = "ipsec", hide = true)]
+    pub ipsec_wrong_psk: Option<String>,
     /// The port agents listen on.
     #[arg(long, default_value_t = DEFAULT_AGENT_PORT,
           value_parser = clap::value_parser!(u16).range(1..))]

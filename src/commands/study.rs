@@ -42,15 +42,26 @@ pub fn run(a: &StudyArgs, argv: &[String]) -> Result<(), Failure> {
     std::fs::create_dir_all(&dir)
         .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", dir.display())))?;
     let rec = Recorder::open_required(&a.store, argv)?;
-    let lab = match (&a.lab, study.needs_lab) {
-        (Some(wan), _) => Some(StudyLab::up(wan)?),
-        (None, true) => Some(StudyLab::up("delay=0ms")?),
-        (None, false) => None,
+    let wan = a.lab.as_deref().unwrap_or("delay=0ms");
+    let lab = if a.lab.is_some() || study.needs_lab {
+        Some(StudyLab::up(wan, None)?)
+    } else {
+        None
     };
+    // The IPsec lab, made when a sweep first asks for it (or why it cannot be).
+    let mut ipsec_lab: Option<Result<StudyLab, String>> = None;
     let mut all = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
         eprintln!("== {} ({}/{})", spec.title, i + 1, specs.len());
-        let s = run_sweep(spec, lab.as_ref(), &rec, a.resume)?;
+        let on = match &spec.ipsec {
+            Some(alg) => ipsec_lab
+                .get_or_insert_with(|| StudyLab::up(wan, Some(alg)).map_err(reason))
+                .as_ref()
+                .map(Some)
+                .map_err(String::clone),
+            None => Ok(lab.as_ref()),
+        };
+        let s = run_sweep(spec, on, &rec, a.resume)?;
         let done = s.complete;
         all.push(s);
         if !done {
@@ -61,6 +72,7 @@ pub fn run(a: &StudyArgs, argv: &[String]) -> Result<(), Failure> {
         }
     }
     drop(lab);
+    drop(ipsec_lab);
     let findings = fathom_study::findings(study, &all);
     let files = write_outputs(study, &specs, &all, &findings, &dir, a.quick)?;
     let out = if a.json {
@@ -73,17 +85,18 @@ pub fn run(a: &StudyArgs, argv: &[String]) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Runs one of the study's sweeps on the embedded agent, or between the study lab's hosts.
+/// Runs one of the study's sweeps on the embedded agent, or between the study lab's hosts; an
+/// IPsec sweep whose lab could not be made (`Err`, why) records that instead of running.
 fn run_sweep(
     spec: &SweepSpec,
-    lab: Option<&StudyLab>,
+    lab: Result<Option<&StudyLab>, String>,
     rec: &Recorder,
     resume: bool,
 ) -> Result<Series, Failure> {
     let kind = spec.kind.descriptor();
     let mut base: Vec<String> = kind.flags.iter().map(|f| f.to_string()).collect();
     base.extend(spec.args.iter().cloned());
-    if let Some(l) = lab {
+    if let Ok(Some(l)) = lab {
         base.extend(["--lab".to_string(), l.name.clone()]);
         if !spec
             .args
@@ -103,32 +116,21 @@ fn run_sweep(
         last.values = (1..=search.max.max(1)).map(|n| n.to_string()).collect();
     }
     let sp = sweep::prepare(kind.command, &base, axes, Some(rule))?;
-    if let Some(alg) = &spec.ipsec {
-        return Ok(unavailable(&sp, rec.command(), alg, ipsec_refusal(alg)));
-    }
+    let lab = match (lab, &spec.ipsec) {
+        (Err(why), Some(alg)) => return Ok(unavailable(&sp, rec.command(), alg, why)),
+        (Err(why), None) => return Err(Failure::Runtime(why)),
+        (Ok(lab), _) => lab,
+    };
     let bed = Testbed::for_plan(&sp.common, &sp.points[0].plan)?;
-    match &spec.search {
-        Some(search) => sweep::search(&sp, &bed, rec, resume, &|s: &Series| search.next(s)),
-        None => sweep::execute(&sp, &bed, rec, resume),
+    let mut s = match &spec.search {
+        Some(search) => sweep::search(&sp, &bed, rec, resume, &|s: &Series| search.next(s))?,
+        None => sweep::execute(&sp, &bed, rec, resume)?,
+    };
+    if let Some((suite, datapath)) = lab.and_then(|l| l.ipsec) {
+        let path = ["--ipsec", suite.name(), "--ipsec-datapath", datapath.name()];
+        s.args.extend(path.map(String::from));
     }
-}
-
-/// Why this machine cannot run a sweep across IPsec lab links with `alg`: what the kernel lacks,
-/// or that fathom's lab does not set ESP up yet (see `fathom_lab::ipsec`).
-fn ipsec_refusal(alg: &str) -> String {
-    let probe = fathom_lab::ipsec::Alg::parse(alg)
-        .map_err(|e| e.to_string())
-        .and_then(|a| {
-            fathom_lab::ipsec::probe(a, &format!("fl-study{}-ipsec-probe", std::process::id()))
-                .map_err(|e| e.to_string())
-        });
-    match probe {
-        Err(said) => {
-            let prefix = format!("--ipsec {alg}: ");
-            said.strip_prefix(&prefix).unwrap_or(&said).to_string()
-        }
-        Ok(()) => "the kernel has it, but fathom's study lab does not set up ESP yet".into(),
-    }
+    Ok(s)
 }
 
 /// The series of a sweep that cannot run here: its one point says why, and its options record
@@ -274,31 +276,75 @@ fn summary_text(study: &Study, all: &[Series], findings: &[String], dir: &Path) 
 struct StudyLab {
     name: String,
     files: PathBuf,
+    /// With IPsec: the suite and where ESP runs.
+    ipsec: Option<(fathom_lab::ipsec::Suite, fathom_lab::ipsec::Datapath)>,
 }
 
 impl StudyLab {
-    fn up(wan: &str) -> Result<StudyLab, Failure> {
-        let name = format!("study{}", std::process::id());
+    /// Two hosts joined by the WAN emulator with `wan`, and with `ipsec` (a suite's name) IPsec
+    /// between them. A bad `wan` is a usage error.
+    fn up(wan: &str, ipsec: Option<&str>) -> Result<StudyLab, Failure> {
+        let pid = std::process::id();
+        let name = format!("study{}{pid}", if ipsec.is_some() { "i" } else { "" });
+        let ipsec = ipsec
+            .map(|alg| ipsec_options(alg, &name))
+            .transpose()
+            .map_err(Failure::Runtime)?;
         let topo = fathom_lab::Topology::split(2, None, None, None, wan)
             .map_err(|e| Failure::Usage(format!("--lab {wan}: {e}")))?;
         let exe = std::env::current_exe().map_err(|e| Failure::Runtime(e.to_string()))?;
-        let files = std::env::temp_dir().join(format!("fathom-study-files-{}", std::process::id()));
+        let files = std::env::temp_dir().join(format!("fathom-study-files-{name}"));
         std::fs::create_dir_all(&files)
             .map_err(|e| Failure::Runtime(format!("{}: {e}", files.display())))?;
         let mut agent = fathom_lab::AgentCommand::fathom(&exe);
         agent
             .args
             .extend(["--files-root".into(), files.to_string_lossy().into_owned()]);
-        let opts = fathom_lab::UpOptions::new(&name, agent);
-        eprintln!("fathom: building lab {name}: h1 - WAN emulator ({wan}) - h2");
+        let opts = fathom_lab::UpOptions {
+            ipsec: ipsec.clone(),
+            ..fathom_lab::UpOptions::new(&name, agent)
+        };
+        let with = ipsec.as_ref().map_or(String::new(), |i| {
+            format!(", IPsec {} with ESP in {}", i.suite, i.datapath.name())
+        });
+        eprintln!("fathom: building lab {name}: h1 - WAN emulator ({wan}) - h2{with}");
         if let Err(e) = fathom_lab::Lab::up(&topo, &opts) {
             let _ = std::fs::remove_dir_all(&files);
             return Err(Failure::Runtime(format!(
                 "this study needs a lab (root and ip netns): {e}"
             )));
         }
-        Ok(StudyLab { name, files })
+        let ipsec = ipsec.map(|i| (i.suite, i.datapath));
+        Ok(StudyLab { name, files, ipsec })
     }
+}
+
+/// What a failure says, for a sweep that records it instead of running.
+fn reason(f: Failure) -> String {
+    match f {
+        Failure::Usage(s) | Failure::Runtime(s) => s,
+        Failure::Reported => "it failed".to_string(),
+    }
+}
+
+/// The IPsec options of study lab `name` with suite `alg`, or why this machine cannot run it
+/// (without the `--ipsec ALG: ` its messages start with).
+fn ipsec_options(alg: &str, name: &str) -> Result<fathom_lab::ipsec::IpsecOptions, String> {
+    let options = fathom_lab::ipsec::Suite::parse(alg).and_then(|suite| {
+        fathom_lab::ipsec::check_packages().map_err(|e| e.to_string())?;
+        let probe_ns = format!("fl-{name}-ipsec-probe");
+        let datapath =
+            fathom_lab::ipsec::choose(suite, None, &probe_ns).map_err(|e| e.to_string())?;
+        Ok(fathom_lab::ipsec::IpsecOptions {
+            suite,
+            datapath,
+            wrong_psk_host: None,
+        })
+    });
+    options.map_err(|said| {
+        let prefix = format!("--ipsec {alg}: ");
+        said.strip_prefix(&prefix).unwrap_or(&said).to_string()
+    })
 }
 
 impl Drop for StudyLab {

@@ -105,6 +105,7 @@ pub fn run(
         embedded: topo.server.embedded,
         started_unix_s,
         wan: Vec::new(),
+        ipsec: None,
         error: None,
     };
     let mut collector = Collector::new(run, opts.progress, total_s, opts.live);

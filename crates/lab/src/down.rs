@@ -25,6 +25,8 @@ pub struct DownReport {
     pub agents_stopped: usize,
     /// WAN link forwarders stopped.
     pub forwarders_stopped: usize,
+    /// strongSwan charons stopped (`lab up --ipsec`).
+    pub charons_stopped: usize,
     /// Things the user should know about, one line each.
     pub warnings: Vec<String>,
 }
@@ -52,6 +54,8 @@ pub fn down(name: &str) -> Result<DownReport> {
 
     let forwarders: Vec<&AgentProcess> = state.iter().flat_map(|s| s.layout.forwarders()).collect();
     report.forwarders_stopped = stop(&forwarders, "forwarders", &mut report.warnings);
+    let charons: Vec<&AgentProcess> = state.iter().flat_map(|s| s.layout.charons()).collect();
+    report.charons_stopped = stop(&charons, "charons", &mut report.warnings);
     let agents: Vec<&AgentProcess> = state.iter().flat_map(|s| s.layout.agents()).collect();
     report.agents_stopped = stop(&agents, "agents", &mut report.warnings);
     if let Some(s) = &state {

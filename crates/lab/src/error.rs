@@ -18,7 +18,8 @@ pub enum Error {
     /// A topology (file or `--hosts` flags) is invalid.
     #[error("topology: {0}")]
     Topology(String),
-    /// IPsec cannot be set up (the kernel lacks ESP or the algorithm).
+    /// IPsec cannot be set up (strongSwan missing, the kernel lacks ESP for the kernel path, a
+    /// host's charon failed or refused its peer).
     #[error("{0}")]
     Ipsec(String),
     /// No state and no namespaces exist for this lab name.

@@ -1,180 +1,204 @@
-//! IPsec between lab hosts: the ESP algorithms `lab up --ipsec` names, and the check that this
-//! kernel can run one. The check adds a security association with a random key in a namespace
-//! of its own (made and deleted here), fed to `ip -batch` on its standard input so that the key
-//! is never on a command line, and says what the kernel lacks when it fails.
+//! IPsec between lab hosts with strongSwan: `lab up --ipsec SUITE` runs a charon in every host
+//! (inside its namespace, with its own config, socket, log and PID file under the lab's state
+//! directory), gives each pair of hosts an IKEv2 connection with a pre-shared key made for the
+//! lab, and waits until every CHILD_SA is installed at both ends. The keys come from a real
+//! IKEv2 negotiation. ESP runs in the kernel (kernel-netlink) where the kernel can ([`probe`]),
+//! else in charon's user space over a TUN device (kernel-libipsec); `--ipsec-datapath` forces
+//! either.
 //!
-//! Setting up the hosts' associations and policies is not built: the kernels this project runs
-//! on have no ESP (CONFIG_INET_ESP), so nothing here could test it; `lab up --ipsec` stops
-//! with one line saying which is missing, and does not build a lab in clear.
+//! - `suite.rs`: the suites and their proposals; `probe.rs`: the kernel's ESP check;
+//! - `config.rs`: strongswan.conf and swanctl.conf; `charon.rs`: starting, loading, initiating;
+//! - `sas.rs`: the SAs and their counters (`swanctl --list-sas --raw`); `up.rs`: the lab's step.
 
-use std::fmt::Write;
+mod charon;
+mod config;
+mod probe;
+mod sas;
+mod suite;
+mod up;
+
+use std::net::Ipv4Addr;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+pub use probe::probe;
+pub use sas::{charon_cpu_s, link_status, IpsecLinkStatus, IpsecStatus};
+pub use suite::Suite;
 
 use crate::error::{Error, Result};
-use crate::ip::{self, Tool};
+use crate::layout::Layout;
 
-/// An ESP AEAD algorithm, as `lab up --ipsec` names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Alg {
-    /// AES-128 in GCM mode with a 16-byte tag (RFC 4106).
-    Aes128Gcm,
-    /// AES-256 in GCM mode with a 16-byte tag (RFC 4106).
-    Aes256Gcm,
-    /// AES-128 in CCM mode with a 16-byte tag (RFC 4309).
-    Aes128Ccm,
+/// The most hosts a lab with `--ipsec` may have: every pair of hosts gets a connection.
+pub const MAX_IPSEC_HOSTS: usize = 16;
+
+/// Where ESP runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Datapath {
+    /// In the kernel (xfrm), which charon programs through kernel-netlink.
+    Kernel,
+    /// In charon, over a TUN device (kernel-libipsec).
+    Userspace,
 }
 
-impl Alg {
-    /// Every algorithm, in the order they are listed to the user.
-    pub const ALL: [Alg; 3] = [Alg::Aes128Gcm, Alg::Aes256Gcm, Alg::Aes128Ccm];
-
-    /// Its name on the command line and in the topology file.
+impl Datapath {
+    /// Its name on the command line and in the output.
     pub fn name(self) -> &'static str {
         match self {
-            Alg::Aes128Gcm => "aes-128-gcm",
-            Alg::Aes256Gcm => "aes-256-gcm",
-            Alg::Aes128Ccm => "aes-128-ccm",
+            Datapath::Kernel => "kernel",
+            Datapath::Userspace => "userspace",
         }
     }
 
-    /// The algorithm called `name`, or an error listing the known ones.
-    pub fn parse(name: &str) -> std::result::Result<Alg, String> {
-        Alg::ALL
-            .into_iter()
-            .find(|a| a.name() == name)
-            .ok_or_else(|| {
-                let all: Vec<_> = Alg::ALL.iter().map(|a| a.name()).collect();
-                format!("'{name}' is not one of {}", all.join(", "))
-            })
-    }
-
-    /// The kernel's name for it, its key length in bytes (the key, then the salt), and the
-    /// kernel option that builds it.
-    fn kernel(self) -> (&'static str, usize, &'static str) {
-        match self {
-            Alg::Aes128Gcm => ("rfc4106(gcm(aes))", 16 + 4, "CONFIG_CRYPTO_GCM"),
-            Alg::Aes256Gcm => ("rfc4106(gcm(aes))", 32 + 4, "CONFIG_CRYPTO_GCM"),
-            Alg::Aes128Ccm => ("rfc4309(ccm(aes))", 16 + 3, "CONFIG_CRYPTO_CCM"),
+    /// The data path called `name`.
+    pub fn parse(name: &str) -> std::result::Result<Datapath, String> {
+        match name {
+            "kernel" => Ok(Datapath::Kernel),
+            "userspace" => Ok(Datapath::Userspace),
+            _ => Err(format!("'{name}' is not one of kernel, userspace")),
         }
     }
 }
 
-/// A random key of `len` bytes as the hex `ip xfrm` reads.
-fn random_key(len: usize) -> Result<String> {
-    let mut key = vec![0u8; len];
-    getrandom::getrandom(&mut key).map_err(|e| Error::Command {
-        command: "getrandom".into(),
-        message: e.to_string(),
-    })?;
-    Ok(key.iter().fold(String::from("0x"), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    }))
+/// What `lab up` is asked for: the suite and the data path (already chosen, see [`choose`]).
+#[derive(Clone, Debug)]
+pub struct IpsecOptions {
+    /// The cipher suite.
+    pub suite: Suite,
+    /// Where ESP runs.
+    pub datapath: Datapath,
+    /// For tests: give this host a pre-shared key of its own, so that its links fail.
+    pub wrong_psk_host: Option<String>,
 }
 
-/// The SA `ip xfrm` adds to test the kernel: ESP in transport mode with the algorithms `algs`.
-fn state(spi: u32, algs: &str) -> String {
-    format!(
-        "xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi {spi:#x} reqid 1 mode transport \
-         {algs}\n"
-    )
+/// The IPsec part of a lab's layout, as its state records it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct IpsecLayout {
+    /// The cipher suite.
+    pub suite: Suite,
+    /// Where ESP runs.
+    pub datapath: Datapath,
+    /// One connection per pair of hosts.
+    pub links: Vec<IpsecLink>,
 }
 
-/// What a failed `ip xfrm state add` says is missing: the algorithm, or ESP itself.
-#[derive(Debug, PartialEq)]
-enum Missing {
-    Algorithm,
-    Esp,
-    Other(String),
+/// An encrypted link between two hosts.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct IpsecLink {
+    /// As the user sees it: `h1-h2`.
+    pub name: String,
+    /// The connection's (and its CHILD_SA's) name in swanctl.conf: `l1-2` (host indexes).
+    pub conn: String,
+    /// The two hosts; the first initiates.
+    pub ends: [String; 2],
+    /// Their addresses (each host's first).
+    pub addrs: [Ipv4Addr; 2],
 }
 
-fn missing(said: String) -> Missing {
-    if said.contains("type not found") {
-        Missing::Esp
-    } else if said.contains("algorithm not found") {
-        Missing::Algorithm
-    } else {
-        Missing::Other(said)
+impl IpsecLink {
+    /// Which end `host` is (0 or 1), if any.
+    pub fn end_of(&self, host: &str) -> Option<usize> {
+        self.ends.iter().position(|e| e == host)
     }
 }
 
-/// Adds `sa` in namespace `ns`: what is missing when the kernel refuses it.
-fn try_state(ns: &str, sa: &str) -> Option<Missing> {
-    ip::run(Tool::Ip, Some(ns), false, sa)
-        .err()
-        .map(|e| missing(e.to_string()))
+impl IpsecLayout {
+    /// A connection for every pair of `layout`'s hosts; [`Error::Topology`] beyond
+    /// [`MAX_IPSEC_HOSTS`] hosts or for a wrong-key host the lab does not have.
+    pub fn new(layout: &Layout, opts: &IpsecOptions) -> Result<IpsecLayout> {
+        let hosts = &layout.hosts;
+        if hosts.len() > MAX_IPSEC_HOSTS {
+            return Err(Error::Topology(format!(
+                "--ipsec: at most {MAX_IPSEC_HOSTS} hosts (one connection per pair), not {}",
+                hosts.len()
+            )));
+        }
+        if let Some(h) = opts
+            .wrong_psk_host
+            .as_ref()
+            .filter(|h| !hosts.iter().any(|x| &&x.name == h))
+        {
+            return Err(Error::Topology(format!(
+                "--ipsec-wrong-psk: the lab has no host '{h}'"
+            )));
+        }
+        let mut links = Vec::new();
+        for (i, a) in hosts.iter().enumerate() {
+            for (j, b) in hosts.iter().enumerate().skip(i + 1) {
+                links.push(IpsecLink {
+                    name: format!("{}-{}", a.name, b.name),
+                    conn: format!("l{}-{}", i + 1, j + 1),
+                    ends: [a.name.clone(), b.name.clone()],
+                    addrs: [a.address(), b.address()],
+                });
+            }
+        }
+        Ok(IpsecLayout {
+            suite: opts.suite,
+            datapath: opts.datapath,
+            links,
+        })
+    }
 }
 
-/// Checks that this kernel runs ESP with `alg`, in a throwaway namespace `probe_ns`. The kernel
-/// looks the algorithm up before ESP, so when the AEAD is missing a second SA, with CBC and
-/// HMAC, tells whether ESP is missing too.
-pub fn probe(alg: Alg, probe_ns: &str) -> Result<()> {
-    let (name, len, option) = alg.kernel();
-    let aead = state(0x100, &format!("aead {name} {} 128", random_key(len)?));
-    let classic = state(
-        0x101,
-        &format!(
-            "enc cbc(aes) {} auth hmac(sha256) {}",
-            random_key(16)?,
-            random_key(32)?
-        ),
-    );
-    ip::run(Tool::Ip, None, false, &format!("netns add {probe_ns}\n"))?;
-    let first = try_state(probe_ns, &aead);
-    let esp = match first {
-        Some(Missing::Algorithm) => try_state(probe_ns, &classic),
-        _ => None,
-    };
-    let _ = ip::run(Tool::Ip, None, false, &format!("netns del {probe_ns}\n"));
-    let no_esp = "ESP itself (CONFIG_INET_ESP)";
-    let lacks = match (first, esp) {
-        (None, _) => {
-            return Err(Error::Ipsec(format!(
-                "--ipsec {}: this kernel has it, but fathom's lab does not set up ESP between \
-                 hosts yet",
-                alg.name()
-            )))
-        }
-        (Some(Missing::Esp), _) => no_esp.to_string(),
-        (Some(Missing::Algorithm), Some(Missing::Esp)) => {
-            format!("the {name} AEAD ({option}) and {no_esp}")
-        }
-        (Some(Missing::Algorithm), _) => format!("the {name} AEAD ({option})"),
-        (Some(Missing::Other(said)), _) => said,
-    };
+/// The strongSwan files `--ipsec` needs, each with the Debian package that has it.
+const NEEDED: [(&str, &str); 5] = [
+    ("/usr/lib/ipsec/charon", "strongswan-charon"),
+    ("/usr/sbin/swanctl", "strongswan-swanctl"),
+    (
+        "/usr/lib/ipsec/plugins/libstrongswan-kernel-libipsec.so",
+        "libcharon-extra-plugins",
+    ),
+    (
+        "/usr/lib/ipsec/plugins/libstrongswan-openssl.so",
+        "libstrongswan-standard-plugins",
+    ),
+    (
+        "/usr/lib/ipsec/plugins/libstrongswan-kdf.so",
+        "libstrongswan",
+    ),
+];
+
+/// The packages `--ipsec` needs that are missing, one line naming them and the install
+/// command; `Ok` when all are there.
+pub fn check_packages() -> Result<()> {
+    let mut missing: Vec<&str> = NEEDED
+        .iter()
+        .filter(|(file, _)| !Path::new(file).exists())
+        .map(|&(_, package)| package)
+        .collect();
+    missing.dedup();
+    if missing.is_empty() {
+        return Ok(());
+    }
     Err(Error::Ipsec(format!(
-        "--ipsec {}: this kernel lacks {lacks}",
-        alg.name()
+        "--ipsec needs strongSwan, which is missing here ({}): run `apt-get install -y \
+         strongswan-charon strongswan-swanctl libcharon-extra-plugins \
+         libstrongswan-extra-plugins libstrongswan-standard-plugins`",
+        missing.join(", ")
     )))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_kernels_refusals_name_what_is_missing() {
-        let refusal = |m: &str| missing(format!("ip -batch -: {m}"));
-        assert_eq!(refusal("Error: Requested type not found."), Missing::Esp);
-        assert_eq!(
-            refusal("Error: Requested AEAD algorithm not found."),
-            Missing::Algorithm
-        );
-        assert!(matches!(
-            refusal("Operation not permitted"),
-            Missing::Other(_)
-        ));
-    }
-
-    #[test]
-    fn a_probe_sa_has_its_algorithms_and_a_fresh_key() {
-        let sa = state(
-            0x100,
-            &format!("aead rfc4106(gcm(aes)) {} 128", random_key(36).unwrap()),
-        );
-        assert!(sa.starts_with("xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x100 "));
-        assert!(sa.ends_with(" 128\n"), "{sa}");
-        let key = sa.split_whitespace().rev().nth(1).unwrap();
-        assert_eq!(key.len(), 2 + 2 * 36, "{key}");
-        assert_ne!(random_key(36).unwrap(), random_key(36).unwrap());
+/// Chooses where ESP runs: `forced` if given (the kernel only if it passes the probe, user
+/// space only with /dev/net/tun), else the kernel where it can and user space otherwise.
+/// Probes in a throwaway namespace `probe_ns`.
+pub fn choose(suite: Suite, forced: Option<Datapath>, probe_ns: &str) -> Result<Datapath> {
+    let tun = || {
+        if Path::new("/dev/net/tun").exists() {
+            Ok(Datapath::Userspace)
+        } else {
+            Err(Error::Ipsec(format!(
+                "--ipsec {suite}: user-space ESP needs /dev/net/tun, which this machine lacks"
+            )))
+        }
+    };
+    match forced {
+        Some(Datapath::Kernel) => probe(suite, probe_ns).map(|()| Datapath::Kernel),
+        Some(Datapath::Userspace) => tun(),
+        None => match probe(suite, probe_ns) {
+            Ok(()) => Ok(Datapath::Kernel),
+            Err(_) => tun(),
+        },
     }
 }

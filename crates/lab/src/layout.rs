@@ -6,6 +6,7 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use serde::{Deserialize, Serialize};
 
 use crate::agent::AgentProcess;
+use crate::ipsec::IpsecLayout;
 use crate::name::netns_name;
 use crate::topology::{Interface, Link, Subnet, Topology, Wan};
 
@@ -21,6 +22,9 @@ pub struct Layout {
     /// WAN links, in topology order.
     #[serde(default)]
     pub wans: Vec<WanLink>,
+    /// IPsec between the hosts (`lab up --ipsec`), once set up.
+    #[serde(default)]
+    pub ipsec: Option<IpsecLayout>,
 }
 
 /// A host of a running lab: where it is, its addresses, its agent.
@@ -39,6 +43,9 @@ pub struct Host {
     /// Its sshd (`lab up --sshd`), once started.
     #[serde(default)]
     pub sshd: Option<AgentProcess>,
+    /// Its strongSwan charon (`lab up --ipsec`), once started.
+    #[serde(default)]
+    pub charon: Option<AgentProcess>,
 }
 
 impl Host {
@@ -88,6 +95,7 @@ impl Layout {
                 agent_port,
                 agent: None,
                 sshd: None,
+                charon: None,
             })
             .collect();
         let switches = topology
@@ -113,6 +121,7 @@ impl Layout {
             switches,
             links: topology.links.clone(),
             wans,
+            ipsec: None,
         }
     }
 
@@ -133,6 +142,11 @@ impl Layout {
     /// The hosts' sshd processes that were started.
     pub fn sshds(&self) -> impl Iterator<Item = &AgentProcess> {
         self.hosts.iter().filter_map(|h| h.sshd.as_ref())
+    }
+
+    /// The hosts' charons that were started.
+    pub fn charons(&self) -> impl Iterator<Item = &AgentProcess> {
+        self.hosts.iter().filter_map(|h| h.charon.as_ref())
     }
 
     /// The WAN links' forwarders that were started.

@@ -14,7 +14,8 @@
 //! - A WAN link joins two nodes through the user-space WAN emulator in a router namespace of
 //!   its own ([`wan`]): [`wan_links`] reports its parameters and counters, [`set_wan`] changes
 //!   it while it runs.
-//! - `lab up --ipsec` first checks that the kernel runs ESP with the algorithm ([`ipsec`]).
+//! - `lab up --ipsec` runs strongSwan's charon in every host and encrypts every pair of hosts'
+//!   traffic with IKEv2 and ESP, in the kernel or in user space ([`ipsec`]).
 //! - Nothing is ever created in the root namespace, and nothing is connected to it.
 //! - This is a library: the `fathom lab` command line and what it prints live in the binary
 //!   (`src/cli/lab.rs`, `src/commands/lab/`). A WAN link's forwarder process runs
@@ -53,7 +54,8 @@ pub use netns::{connect_in, run_in};
 pub use state::write_key;
 pub use state::{files_dir, running_labs, FILES_ROOT, STATE_ROOT};
 pub use status::{
-    status, AgentStatus, HostStatus, LinkStatus, Status, SwitchStatus, STATUS_SCHEMA_VERSION,
+    status, AgentStatus, HostStatus, LinkStatus, ProcessStatus, Status, SwitchStatus,
+    STATUS_SCHEMA_VERSION,
 };
 pub use topology::Topology;
 pub use up::{UpOptions, DEFAULT_READY_TIMEOUT};

@@ -8,7 +8,10 @@
 //!   links: [{ends: ["h1:eth0", "sw1:h1"], mtu, rate_bps}],
 //!   wan: [{name, router, netns, netns_present, ends: ["h1", "h2"],
 //!          params: {a_to_b, b_to_a}, counters: {a_to_b: {...}, b_to_a: {...}} | null,
-//!          forwarder: {pid, alive, error, cpu_s}}]}`
+//!          forwarder: {pid, alive, error, cpu_s}}],
+//!   ipsec: {suite, datapath, links: [{name, ike_state, child_state, bytes_in, bytes_out,
+//!           packets_in, packets_out, rekeys, error}]}}`
+//! (`ipsec` only for a lab made with `--ipsec`; a host then also has `charon: {pid, alive}`).
 //! (a WAN link's counters are [`fathom_wan::DirCounters`]: received, forwarded, forwarded_bytes,
 //! delayed, dropped_loss, dropped_queue, dropped_oversize, dropped_overflow, dropped_ring,
 //! dropped_tx_error, queue_peak_packets, queue_peak_bytes, held_peak_packets).
@@ -20,7 +23,9 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::ipsec::{self, IpsecStatus};
 use crate::lab::{namespaces_of, Lab};
+use crate::layout::Host;
 use crate::netns;
 use crate::state::StateDir;
 use crate::wan::{self, WanLinkStatus};
@@ -51,6 +56,9 @@ pub struct Status {
     pub links: Vec<LinkStatus>,
     /// WAN links, with the emulator's parameters and counters.
     pub wan: Vec<WanLinkStatus>,
+    /// IPsec between the hosts (`lab up --ipsec`): suite, data path, each link's SAs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ipsec: Option<IpsecStatus>,
 }
 
 /// A host's status.
@@ -66,6 +74,18 @@ pub struct HostStatus {
     pub addresses: Vec<String>,
     /// Its agent.
     pub agent: AgentStatus,
+    /// Its strongSwan charon (`lab up --ipsec`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub charon: Option<ProcessStatus>,
+}
+
+/// A recorded process's status.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProcessStatus {
+    /// Its pid.
+    pub pid: u32,
+    /// Whether that process still runs.
+    pub alive: bool,
 }
 
 /// An agent's status.
@@ -115,35 +135,11 @@ pub fn status(name: &str) -> Result<Status> {
         problems
             .push("`lab up` did not finish (it crashed, failed or is still running)".to_string());
     }
-    let hosts = lab.hosts().iter().map(|h| {
-        let netns_present = netns::exists(&h.netns);
-        let alive = h.agent.as_ref().is_some_and(|a| a.is_running());
-        if !netns_present {
-            problems.push(format!("namespace {} of host {} is gone", h.netns, h.name));
-        }
-        if let (Some(a), false) = (&h.agent, alive) {
-            problems.push(format!(
-                "agent of host {} (pid {}) is not running",
-                h.name, a.pid
-            ));
-        }
-        HostStatus {
-            name: h.name.clone(),
-            netns: h.netns.clone(),
-            netns_present,
-            addresses: h
-                .interfaces
-                .iter()
-                .map(|i| format!("{}/{}", i.address, i.prefix_len))
-                .collect(),
-            agent: AgentStatus {
-                port: h.agent_port,
-                pid: h.agent.as_ref().map(|a| a.pid),
-                alive,
-            },
-        }
-    });
-    let hosts: Vec<HostStatus> = hosts.collect();
+    let hosts: Vec<HostStatus> = lab
+        .hosts()
+        .iter()
+        .map(|h| host_status(h, &mut problems))
+        .collect();
     let switches: Vec<SwitchStatus> = lab
         .switches()
         .iter()
@@ -192,7 +188,49 @@ pub fn status(name: &str) -> Result<Status> {
         switches,
         links,
         wan,
+        ipsec: ipsec::link_status(&lab),
     })
+}
+
+/// Host `h`'s status; what is wrong with it goes into `problems`.
+fn host_status(h: &Host, problems: &mut Vec<String>) -> HostStatus {
+    let netns_present = netns::exists(&h.netns);
+    let alive = h.agent.as_ref().is_some_and(|a| a.is_running());
+    if !netns_present {
+        problems.push(format!("namespace {} of host {} is gone", h.netns, h.name));
+    }
+    let charon = h.charon.as_ref().map(|c| ProcessStatus {
+        pid: c.pid,
+        alive: c.is_running(),
+    });
+    if let (Some(a), false) = (&h.agent, alive) {
+        problems.push(format!(
+            "agent of host {} (pid {}) is not running",
+            h.name, a.pid
+        ));
+    }
+    if let Some(c) = charon.as_ref().filter(|c| !c.alive) {
+        problems.push(format!(
+            "charon of host {} (pid {}) is not running",
+            h.name, c.pid
+        ));
+    }
+    HostStatus {
+        name: h.name.clone(),
+        netns: h.netns.clone(),
+        netns_present,
+        addresses: h
+            .interfaces
+            .iter()
+            .map(|i| format!("{}/{}", i.address, i.prefix_len))
+            .collect(),
+        agent: AgentStatus {
+            port: h.agent_port,
+            pid: h.agent.as_ref().map(|a| a.pid),
+            alive,
+        },
+        charon,
+    }
 }
 
 /// What is wrong with a WAN link, if anything.
@@ -232,5 +270,6 @@ fn orphan_status(name: &str) -> Result<Status> {
         switches: Vec::new(),
         links: Vec::new(),
         wan: Vec::new(),
+        ipsec: None,
     })
 }

@@ -9,6 +9,7 @@ use crate::agent::{AgentCommand, AgentProcess, DEFAULT_AGENT_PORT};
 use crate::down::down;
 use crate::error::{Error, IoContext, Result};
 use crate::ip::{self, Tool};
+use crate::ipsec::IpsecOptions;
 use crate::lab::{namespaces_of, Lab};
 use crate::layout::{Host, Layout};
 use crate::name::check_lab_name;
@@ -37,6 +38,8 @@ pub struct UpOptions {
     pub sshd: bool,
     /// Give every host's agent a scratch directory for file copies ([`crate::files_dir`]).
     pub files: bool,
+    /// IPsec between every pair of hosts (see [`crate::ipsec`]).
+    pub ipsec: Option<IpsecOptions>,
 }
 
 impl UpOptions {
@@ -51,6 +54,7 @@ impl UpOptions {
             ready_timeout: DEFAULT_READY_TIMEOUT,
             sshd: false,
             files: false,
+            ipsec: None,
         }
     }
 }
@@ -110,6 +114,9 @@ impl Lab {
         }
         self.start_forwarders(&opts.router_exe)?;
         operstate::wait_running(&self.state.layout, deadline)?;
+        if let Some(ipsec) = &opts.ipsec {
+            self.start_ipsec(ipsec)?;
+        }
         self.wait_forwarders(deadline)?;
         self.wait_ready(deadline)?;
         for h in self.hosts() {

@@ -15,6 +15,7 @@ pub fn build(run: &RunData) -> Report {
         fathom_version: env!("CARGO_PKG_VERSION").to_string(),
         test: echo(run),
         wan: run.wan.clone(),
+        ipsec: run.ipsec.clone(),
         error: run.error.clone(),
         ..Default::default()
     };

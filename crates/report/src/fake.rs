@@ -130,6 +130,7 @@ pub fn run_data(flows: u32, bidir: bool) -> RunData {
         embedded: false,
         started_unix_s: 1_700_000_000.0,
         wan: Vec::new(),
+        ipsec: None,
         error: None,
     }
 }

@@ -11,7 +11,9 @@ pub use crate::sections::rr::model as rr;
 pub use crate::sections::udp::model as udp;
 
 pub use advice::Advice;
-pub use hosts::{GroupResult, HostResult, ThreadResult, WanLinkResult};
+pub use hosts::{
+    GroupResult, HostResult, IpsecLinkResult, IpsecResult, ThreadResult, WanLinkResult,
+};
 pub use kind::{KindFlow, KindInterval, KindSummary, KindTest};
 pub use rr::{Latency, RrFlow, RrInterval, RrSummary, RrTest, SegmentsPerTransaction};
 use serde::{Deserialize, Serialize};
@@ -39,6 +41,9 @@ pub struct Report {
     pub intervals: Vec<Interval>,
     /// The lab's WAN emulator links, when the test ran between lab hosts of a lab that has them.
     pub wan: Vec<WanLinkResult>,
+    /// IPsec on the lab links the test crossed (`lab up --ipsec`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipsec: Option<IpsecResult>,
     /// Things the user should know, each saying what to do.
     pub warnings: Vec<String>,
     /// Set when the test failed; figures above hold what was measured until then.

@@ -50,6 +50,8 @@ pub struct RunData {
     pub started_unix_s: f64,
     /// The WAN emulator links of the lab the test ran in.
     pub wan: Vec<crate::model::WanLinkResult>,
+    /// IPsec on the lab links the test crossed.
+    pub ipsec: Option<crate::model::IpsecResult>,
     /// What went wrong, if anything.
     pub error: Option<String>,
 }

@@ -88,5 +88,31 @@ pub(crate) fn wan(r: &Report) -> Vec<String> {
             ));
         }
     }
+    lines.extend(r.ipsec.iter().flat_map(ipsec));
     lines
+}
+
+/// One line per encrypted lab link: suite, where ESP ran, what its SAs carried, and the CPU
+/// the lab's charons used.
+fn ipsec(i: &crate::model::IpsecResult) -> Vec<String> {
+    let path = match i.datapath.as_str() {
+        "userspace" => "in user space (strongSwan's charon, not fathom)",
+        _ => "in the kernel",
+    };
+    let cpu = i
+        .charon_cpu_s
+        .map_or(String::new(), |c| format!("; charon used {c:.2} CPU-s"));
+    i.links
+        .iter()
+        .map(|l| {
+            let (out, inb) = l.bytes();
+            format!(
+                "ipsec {}: {}, ESP {path}: its SA carried {} out, {} in{cpu}",
+                l.name,
+                i.suite,
+                human_bytes(out),
+                human_bytes(inb)
+            )
+        })
+        .collect()
 }

@@ -81,14 +81,24 @@ fn up(a: UpArgs, fathom_exe: &Path) -> anyhow::Result<i32> {
         })?,
         (None, None, _) => anyhow::bail!("lab up: give --hosts N or a topology file"),
     };
-    if let Some(alg) = a.ipsec {
-        fathom_lab::ipsec::probe(alg, &format!("fl-{}-ipsec-probe", a.name))?;
-    }
+    let ipsec = match a.ipsec {
+        Some(suite) => {
+            fathom_lab::ipsec::check_packages()?;
+            let probe_ns = format!("fl-{}-ipsec-probe", a.name);
+            Some(fathom_lab::ipsec::IpsecOptions {
+                suite,
+                datapath: fathom_lab::ipsec::choose(suite, a.ipsec_datapath, &probe_ns)?,
+                wrong_psk_host: a.ipsec_wrong_psk,
+            })
+        }
+        None => None,
+    };
     let opts = UpOptions {
         agent_port: a.agent_port,
         ready_timeout: Duration::from_secs(a.ready_timeout),
         sshd: a.sshd,
         files: a.files_root,
+        ipsec,
         ..UpOptions::new(&a.name, AgentCommand::fathom(fathom_exe))
     };
     let started = Instant::now();
@@ -113,6 +123,9 @@ fn down(name: Option<&str>) -> anyhow::Result<i32> {
     let forwarders = match report.forwarders_stopped {
         0 => String::new(),
         n => format!(", {}", count(n, "forwarder", "forwarders")),
+    } + &match report.charons_stopped {
+        0 => String::new(),
+        n => format!(", {}", count(n, "charon", "charons")),
     };
     print(&format!(
         "lab '{name}' removed: {}, {}{forwarders} stopped, in {secs:.2} s\n",
@@ -183,6 +196,18 @@ fn up_summary(lab: &Lab, took: Duration) -> String {
             )
         })
         .collect();
+    let ipsec = lab.layout().ipsec.as_ref().map_or(String::new(), |i| {
+        format!(
+            "IPsec {} on {}, ESP in {} (strongSwan charon in every host)\n",
+            i.suite,
+            count(i.links.len(), "link", "links"),
+            match i.datapath {
+                fathom_lab::ipsec::Datapath::Kernel => "the kernel",
+                fathom_lab::ipsec::Datapath::Userspace =>
+                    "user space (kernel-libipsec, TUN ipsec0)",
+            }
+        )
+    });
     let ssh = if hosts.iter().any(|h| h.sshd.is_some()) {
         format!(
             "ssh between hosts: fathom lab exec --name {name} {} -- ssh {} hostname\n",
@@ -208,7 +233,7 @@ fn up_summary(lab: &Lab, took: Duration) -> String {
         String::new()
     };
     format!(
-        "lab '{name}' is up in {:.2} s: {} ({range}), {}, agents on port {}\n{wans}\
+        "lab '{name}' is up in {:.2} s: {} ({range}), {}, agents on port {}\n{wans}{ipsec}\
          run inside a host: fathom lab exec --name {name} {} -- ip addr\n{ssh}{files}\
          remove it:         fathom lab down --name {name}\n",
         took.as_secs_f64(),

@@ -19,13 +19,23 @@ pub fn render(status: &Status) -> String {
     }
     let gone = |present: bool| if present { "" } else { " (gone)" };
     let hosts = status.hosts.iter().map(|h| {
+        let charon = match &h.charon {
+            Some(c) if !c.alive => format!(", charon pid {} DEAD", c.pid),
+            Some(c) => format!(", charon pid {}", c.pid),
+            None => String::new(),
+        };
         let agent = match (h.agent.pid, h.agent.alive) {
             (Some(pid), true) => format!(":{} pid {pid}", h.agent.port),
             (Some(pid), false) => format!(":{} pid {pid} DEAD", h.agent.port),
             (None, _) => "not started".to_string(),
         };
         let netns = format!("{}{}", h.netns, gone(h.netns_present));
-        vec![h.name.clone(), h.addresses.join(","), netns, agent]
+        vec![
+            h.name.clone(),
+            h.addresses.join(","),
+            netns,
+            agent + &charon,
+        ]
     });
     table(&mut s, ["host", "address", "netns", "agent"], hosts);
     let switches = status.switches.iter().map(|sw| {
@@ -43,7 +53,35 @@ pub fn render(status: &Status) -> String {
     });
     table(&mut s, ["link", "mtu", "rate"], links);
     wan_tables(&mut s, &status.wan);
+    if let Some(ipsec) = &status.ipsec {
+        ipsec_table(&mut s, ipsec);
+    }
     s
+}
+
+/// Appends the encrypted links: suite, data path, SA states, counters and rekeys.
+fn ipsec_table(out: &mut String, ipsec: &fathom_lab::ipsec::IpsecStatus) {
+    let rows = ipsec.links.iter().map(|l| {
+        vec![
+            l.name.clone(),
+            format!("{} {}", ipsec.suite, ipsec.datapath.name()),
+            l.error
+                .clone()
+                .unwrap_or_else(|| format!("{} {}", l.ike_state, l.child_state)),
+            format!("{} B, {} p", l.bytes_out, l.packets_out),
+            format!("{} B, {} p", l.bytes_in, l.packets_in),
+            l.rekeys.to_string(),
+        ]
+    });
+    let header = [
+        "ipsec link",
+        "suite, ESP",
+        "IKE, CHILD SA",
+        "out",
+        "in",
+        "rekeys",
+    ];
+    table(out, header, rows);
 }
 
 /// Appends the WAN links: one table of links and forwarders, one of parameters and counters
@@ -168,6 +206,7 @@ mod tests {
                     pid: Some(42),
                     alive: false,
                 },
+                charon: None,
             }],
             switches: Vec::new(),
             links: vec![LinkStatus {
@@ -176,6 +215,7 @@ mod tests {
                 rate_bps: Some(2_500_000_000),
             }],
             wan: Vec::new(),
+            ipsec: None,
         };
         let text = render(&st);
         assert!(text.starts_with("lab 't' (STALE)"), "{text}");

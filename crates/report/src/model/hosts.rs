@@ -107,3 +107,42 @@ pub struct WanLinkResult {
     #[serde(default)]
     pub forwarder_cpu_s: Option<f64>,
 }
+
+/// IPsec on the lab links the test crossed (`lab up --ipsec`): the suite, where ESP ran (in
+/// the kernel, or in user space: strongSwan's charon, not fathom, then does the crypto), each
+/// link's SA counters before and after the test, and the CPU the lab's charons used meanwhile.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct IpsecResult {
+    /// The cipher suite, e.g. `aes-256-gcm`.
+    pub suite: String,
+    /// `kernel` or `userspace`.
+    pub datapath: String,
+    /// Each encrypted link.
+    pub links: Vec<IpsecLinkResult>,
+    /// CPU seconds every charon of the lab used over the test, on the machine the lab's hosts
+    /// share (with user-space ESP, the encryption itself).
+    pub charon_cpu_s: Option<f64>,
+}
+
+/// One encrypted link: its SAs before and after the test, as `fathom lab status --json` shows
+/// them (`bytes_in`, `bytes_out`, `packets_in`, `packets_out`, ... of its first end).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct IpsecLinkResult {
+    /// The link's name, e.g. `h1-h2`.
+    pub name: String,
+    /// Its SAs before the test.
+    pub sa_before: Option<serde_json::Value>,
+    /// Its SAs after the test.
+    pub sa_after: Option<serde_json::Value>,
+}
+
+impl IpsecLinkResult {
+    /// Bytes the SAs carried over the test, out and in (0 where a count is missing).
+    pub fn bytes(&self) -> (u64, u64) {
+        let n = |v: &Option<serde_json::Value>, k: &str| {
+            v.as_ref().and_then(|v| v[k].as_u64()).unwrap_or(0)
+        };
+        let d = |k: &str| n(&self.sa_after, k).saturating_sub(n(&self.sa_before, k));
+        (d("bytes_out"), d("bytes_in"))
+    }
+}

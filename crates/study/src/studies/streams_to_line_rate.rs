@@ -128,11 +128,24 @@ fn findings(series: &[Series]) -> Vec<String> {
         };
         link_text = fathom_units::rate::format(rate);
         out.extend(mode_findings(s, &m, rate as f64, &link_text, &mut fills));
+        out.extend(datapath(s, &m));
     }
     if !link_text.is_empty() {
         out.push(cheapest(&fills, &link_text));
     }
     out
+}
+
+/// Where an IPsec mode's ESP ran (`--ipsec-datapath` in its options), and so what it measured.
+fn datapath(s: &Series, m: &str) -> Option<String> {
+    let i = s.args.iter().position(|a| a == "--ipsec-datapath")?;
+    Some(match s.args.get(i + 1).map(String::as_str) {
+        Some("userspace") => format!(
+            "{m}: ESP ran in user space (strongSwan's charon, kernel-libipsec), so what it \
+             measured is strongSwan's user-space ESP, not fathom."
+        ),
+        _ => format!("{m}: ESP ran in the kernel (strongSwan's charon negotiated the keys)."),
+    })
 }
 
 /// The mode's sentences: where it reaches 90% (or that it never does), then one stream.
