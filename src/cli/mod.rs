@@ -9,6 +9,7 @@ pub mod kind;
 pub mod lab;
 pub mod launch;
 pub mod method;
+pub mod profile_run;
 pub mod rr;
 pub mod stream;
 pub mod test_args;

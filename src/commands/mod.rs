@@ -10,6 +10,7 @@ pub mod lab;
 pub mod launch;
 pub mod output;
 pub mod plot;
+pub mod profile_run;
 pub mod report;
 pub mod runs;
 pub mod serve;
