@@ -7,6 +7,7 @@ use fathom::commands::profile_run::{profile_reports, GroupRun};
 use fathom_proto::profile::{
     FlowOp, Group, Op, ProfilePlan, Program, Protocol, Repeat, Size, Transaction,
 };
+use fathom_report::model::profile::ProfileSummary;
 
 fn op(op: Op, count: u32) -> FlowOp {
     FlowOp {
@@ -73,4 +74,116 @@ fn a_stream_program_moves_exactly_its_bytes() {
     let s = &runs[0].report.summary;
     assert_eq!(s.total_bytes_sent, 6_553_600);
     assert_eq!(s.total_bytes_received, 6_553_600);
+    let p = exact(&runs[0], 6_553_600, 0, 1);
+    assert_eq!(p.ops[0].server.count, 100);
+    assert_eq!(p.ops[0].name, "write");
+}
+
+/// The group's profile figures, with both ends' totals checked against `sent` and `received`
+/// (as the connecting end counts them) and `iterations` at both ends.
+fn exact(r: &GroupRun, sent: u64, received: u64, iterations: u64) -> ProfileSummary {
+    let p = r
+        .report
+        .summary
+        .profile()
+        .expect("a profile section")
+        .clone();
+    let who = &r.group;
+    assert_eq!(
+        (p.client.sent, p.client.received),
+        (sent, received),
+        "{who}: client"
+    );
+    assert_eq!(
+        (p.server.sent, p.server.received),
+        (received, sent),
+        "{who}: agent"
+    );
+    assert_eq!(p.client.iterations, iterations, "{who}: client iterations");
+    assert_eq!(p.server.iterations, iterations, "{who}: agent iterations");
+    p
+}
+
+#[test]
+fn request_response_and_connection_churn_count_exactly_at_both_ends() {
+    let rr = group(
+        "rr",
+        2,
+        vec![iterations(
+            500,
+            vec![
+                op(Op::Write(Size::Fixed(100)), 1),
+                op(Op::Read(Size::Fixed(2_000)), 1),
+            ],
+        )],
+    );
+    let crr = group(
+        "crr",
+        3,
+        vec![iterations(
+            50,
+            vec![
+                op(Op::Connect, 1),
+                op(Op::Write(Size::Fixed(64)), 2),
+                op(Op::Read(Size::Fixed(1_000)), 1),
+                op(Op::Disconnect, 1),
+            ],
+        )],
+    );
+    let runs = run(vec![rr, crr]);
+    let p = exact(&runs[0], 2 * 500 * 100, 2 * 500 * 2_000, 1_000);
+    assert!(p.latency_us.is_some());
+    assert_eq!(p.ops[0].client.count, 1_000);
+    assert_eq!(p.ops[1].server.bytes, 2 * 500 * 2_000);
+    let p = exact(&runs[1], 3 * 50 * 128, 3 * 50 * 1_000, 150);
+    let counts: Vec<u64> = p.ops.iter().map(|o| o.client.count).collect();
+    assert_eq!(counts, [150, 300, 150, 150]);
+    let counts: Vec<u64> = p.ops.iter().map(|o| o.server.count).collect();
+    assert_eq!(counts, [150, 300, 150, 150]);
+}
+
+#[test]
+fn random_sizes_agree_at_both_ends_and_timed_transactions_end() {
+    let program = vec![
+        iterations(
+            200,
+            vec![
+                op(Op::Write(Size::Rand { lo: 1, hi: 9_000 }), 1),
+                op(Op::Think(Size::Rand { lo: 0, hi: 50 }), 1),
+                op(Op::Read(Size::List(vec![10, 100, 1_000])), 1),
+            ],
+        ),
+        Transaction {
+            repeat: Repeat::DurationMs(200),
+            rate: Some(500),
+            barrier: false,
+            ops: vec![op(Op::Write(Size::Fixed(1_000)), 1)],
+        },
+    ];
+    let runs = run(vec![group("mixed", 2, program)]);
+    let p = runs[0].report.summary.profile().expect("a profile section");
+    assert_eq!(p.client.sent, p.server.received);
+    assert_eq!(p.client.received, p.server.sent);
+    assert_eq!(p.ops[0].client.count, 400);
+    assert_eq!(p.ops[0].client.bytes, p.ops[0].server.bytes);
+    assert_eq!(p.ops[2].client.bytes, p.ops[2].server.bytes);
+    // 200 ms at 500/s: about 100 iterations per flow, never more than the rate allows.
+    let timed = p.ops[3].client.count;
+    assert!((2..=2 * 101).contains(&timed), "{timed} timed iterations");
+}
+
+#[test]
+fn a_thousand_threads_of_one_connection_each_complete() {
+    let runs = run(vec![group(
+        "many",
+        1_000,
+        vec![iterations(
+            2,
+            vec![
+                op(Op::Write(Size::Fixed(1_000)), 1),
+                op(Op::Read(Size::Fixed(10)), 1),
+            ],
+        )],
+    )]);
+    exact(&runs[0], 1_000 * 2_000, 1_000 * 20, 2_000);
 }

@@ -180,9 +180,13 @@ pub fn totals(runs: &[GroupRun]) -> Totals {
     };
     for r in runs {
         t.failed += usize::from(r.report.error.is_some());
-        let s = &r.report.summary;
-        t.client_sent += s.total_bytes_sent;
-        t.server_received += s.total_bytes_received;
+        if let Some(p) = r.report.summary.profile() {
+            t.iterations += p.iterations;
+            t.client_sent += p.client.sent;
+            t.client_received += p.client.received;
+            t.server_sent += p.server.sent;
+            t.server_received += p.server.received;
+        }
     }
     t
 }

@@ -111,6 +111,12 @@ impl Descriptor {
         self.pattern == Pattern::RequestResponse
     }
 
+    /// True for the kinds whose leading side records each transaction's latency: the
+    /// request/response kinds, and programs (each iteration's time).
+    pub fn times_transactions(&self) -> bool {
+        matches!(self.pattern, Pattern::RequestResponse | Pattern::Program)
+    }
+
     /// True when the leading side (the sender, or the asker) decides when a test ends and the
     /// other side must be told to finish, because no end of stream reaches it: every pattern
     /// but the TCP stream, whose receivers see the sender close.

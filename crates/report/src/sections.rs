@@ -2,15 +2,17 @@
 //! place that knows every kind's section.
 
 pub mod file;
+pub mod profile;
 pub mod rr;
 pub mod stream;
 pub mod udp;
 
 use crate::model::{Interval, KindSummary, KindTest, Report};
 use crate::section::Section;
-use fathom_proto::kind::Figure;
+use fathom_proto::kind::{Figure, Pattern};
 use fathom_proto::plan::TestPlan;
 use file::FILE;
+use profile::PROFILE;
 use stream::STREAM;
 use udp::Udp;
 
@@ -28,6 +30,7 @@ pub fn of_summary(r: &Report) -> &'static dyn Section {
         }
         Some(KindSummary::Udp(_)) => &Udp,
         Some(KindSummary::File(_)) => &FILE,
+        Some(KindSummary::Profile(_)) => &PROFILE,
         None => &STREAM,
     }
 }
@@ -50,6 +53,8 @@ pub fn of_plan(plan: &TestPlan) -> &'static dyn Section {
         &Udp
     } else if plan.file().is_some() {
         &FILE
+    } else if d.pattern == Pattern::Program {
+        &PROFILE
     } else {
         &STREAM
     }

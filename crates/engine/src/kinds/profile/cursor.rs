@@ -55,13 +55,25 @@ pub(super) struct Cursor {
     implicit: bool,
     connected: bool,
     iterations: u64,
+    /// Each transaction's first operation's place in program order.
+    offsets: Vec<usize>,
 }
 
 impl Cursor {
     /// The start of `program` for flow `flow`, as written or (`mirror`) mirrored.
     pub(super) fn new(program: Arc<Program>, flow: u32, mirror: bool) -> Cursor {
         let rng = program.seed ^ u64::from(flow).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let offsets = program
+            .transactions
+            .iter()
+            .scan(0, |at, t| {
+                let first = *at;
+                *at += t.ops.len();
+                Some(first)
+            })
+            .collect();
         Cursor {
+            offsets,
             program,
             mirror,
             rng,
@@ -75,6 +87,15 @@ impl Cursor {
             implicit: false,
             connected: false,
             iterations: 0,
+        }
+    }
+
+    /// The place in program order of the operation [`Cursor::next`] gave, none when that was
+    /// the cursor's own connect or disconnect.
+    pub(super) fn position(&self) -> Option<usize> {
+        match self.implicit {
+            true => None,
+            false => self.offsets.get(self.tx).map(|first| first + self.op),
         }
     }
 

@@ -8,6 +8,7 @@ use crate::clock;
 use crate::kind::Io;
 use crate::measure::counters::FlowStats;
 use crate::measure::latency::Latency;
+use fathom_proto::sample::{ProfileCounters, PROFILE_OPS};
 use mio::net::TcpStream;
 use std::io::{self, Read, Write};
 use std::sync::Arc;
@@ -54,6 +55,10 @@ pub(super) struct Runner {
     timed: bool,
     sent: u64,
     received: u64,
+    /// Counts per flow operation, published at the end of every step.
+    ops: ProfileCounters,
+    /// The operation under way's entry in `ops`, and when it began.
+    current: Option<(usize, u64)>,
 }
 
 impl Runner {
@@ -66,6 +71,8 @@ impl Runner {
             timed,
             sent: 0,
             received: 0,
+            ops: ProfileCounters::default(),
+            current: None,
         }
     }
 
@@ -73,9 +80,15 @@ impl Runner {
     /// turn is over or the connection must be opened or closed.
     pub(super) fn step(
         &mut self,
-        mut sock: Option<&mut TcpStream>,
+        sock: Option<&mut TcpStream>,
         io: &mut Io<'_>,
     ) -> io::Result<Event> {
+        let event = self.turn(sock, io);
+        self.stats.set_profile(&self.ops);
+        event
+    }
+
+    fn turn(&mut self, mut sock: Option<&mut TcpStream>, io: &mut Io<'_>) -> io::Result<Event> {
         let mut ops = 0;
         loop {
             let now = clock::now_ns();
@@ -97,6 +110,11 @@ impl Runner {
                         Next::End => return Ok(Event::End),
                     };
                     self.doing = Some(d);
+                    self.current = self
+                        .cursor
+                        .position()
+                        .filter(|&i| i < PROFILE_OPS)
+                        .map(|i| (i, now));
                     d
                 }
             };
@@ -122,6 +140,7 @@ impl Runner {
                 return Ok(Event::Wait(None));
             }
             self.doing = None;
+            self.op_done(now);
             let ended = self.cursor.done();
             self.count(ended, io.latency);
         }
@@ -131,15 +150,19 @@ impl Runner {
     pub(super) fn connected(&mut self, fd: i32) {
         self.doing = None;
         self.stats.set_fd(fd);
+        self.op_done(clock::now_ns());
         self.cursor.connected();
+        self.stats.set_profile(&self.ops);
     }
 
     /// The connection [`Event::Disconnect`] asked to close is closed.
     pub(super) fn disconnected(&mut self, latency: &Latency) {
         self.doing = None;
         self.stats.set_fd(-1);
+        self.op_done(clock::now_ns());
         let ended = self.cursor.disconnected();
         self.count(ended, latency);
+        self.stats.set_profile(&self.ops);
     }
 
     /// The other end closed the connection: true when that ended a timed transaction (the
@@ -188,6 +211,7 @@ impl Runner {
                 Ok(k) => {
                     left -= k as u64;
                     self.sent += k as u64;
+                    self.add_bytes(k as u64);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -226,6 +250,23 @@ impl Runner {
     fn add_received(&mut self, n: usize) {
         self.received += n as u64;
         self.stats.set_received(self.received);
+        self.add_bytes(n as u64);
+    }
+
+    /// Counts bytes the operation under way moved.
+    fn add_bytes(&mut self, n: u64) {
+        if let Some((i, _)) = self.current {
+            self.ops.ops[i].bytes += n;
+        }
+    }
+
+    /// Counts the operation under way as done at `now`.
+    fn op_done(&mut self, now: u64) {
+        if let Some((i, started)) = self.current.take() {
+            let o = &mut self.ops.ops[i];
+            o.count += 1;
+            o.ns += now.saturating_sub(started);
+        }
     }
 
     /// Counts an iteration that ended (it began at `started`), into `latency` too.
