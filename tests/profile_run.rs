@@ -187,3 +187,18 @@ fn a_thousand_threads_of_one_connection_each_complete() {
     )]);
     exact(&runs[0], 1_000 * 2_000, 1_000 * 20, 2_000);
 }
+
+#[test]
+fn flows_wait_for_each_other_at_a_barrier_and_then_carry_on() {
+    let mut first = iterations(
+        3,
+        vec![
+            op(Op::Think(Size::Rand { lo: 0, hi: 20_000 }), 1),
+            op(Op::Write(Size::Fixed(10)), 1),
+        ],
+    );
+    first.barrier = true;
+    let second = iterations(5, vec![op(Op::Write(Size::Fixed(1_000)), 1)]);
+    let runs = run(vec![group("together", 4, vec![first, second])]);
+    exact(&runs[0], 4 * (3 * 10 + 5 * 1_000), 0, 4 * 8);
+}

@@ -2,7 +2,9 @@
 //! test's hello, as crr's do) when the program connects, and closes them first when it
 //! disconnects, reading to the other end's close so that neither end resets.
 
+use super::barrier::{Barriers, BARRIER_POLL_NS};
 use super::runner::{Event, Runner};
+use crate::clock;
 use crate::kind::{Flow, Io, Step};
 use crate::kinds::crr::{dial, established};
 use fathom_proto::plan::SocketOptions;
@@ -11,6 +13,7 @@ use mio::net::TcpStream;
 use std::io::{self, Write};
 use std::net::{Shutdown, SocketAddr};
 use std::os::fd::AsRawFd;
+use std::sync::Arc;
 
 /// One flow on the connecting end.
 pub(super) struct Client {
@@ -26,6 +29,10 @@ pub(super) struct Client {
     pub link: Option<Link>,
     /// When the flow next wants to run regardless of readiness.
     pub wake: Option<u64>,
+    /// The barriers every flow of this end shares.
+    pub barriers: Arc<Barriers>,
+    /// The barrier this flow waits at, once it arrived there.
+    pub waiting: Option<usize>,
 }
 
 /// A connection of a flow.
@@ -94,6 +101,29 @@ impl Flow for Client {
 
     fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
         self.wake = None;
+        let step = self.turn(io);
+        if step.is_err() {
+            self.barriers.break_all();
+        }
+        step
+    }
+
+    fn stop(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
+        self.barriers.break_all();
+        if let Some(mut link) = self.link.take() {
+            let _ = io.registry.deregister(&mut link.sock);
+        }
+        Ok(Step::Done)
+    }
+
+    fn timer(&self) -> Option<u64> {
+        self.wake
+    }
+}
+
+impl Client {
+    /// Runs the program until it blocks, yields or ends.
+    fn turn(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
         loop {
             let sock = self
                 .link
@@ -117,6 +147,17 @@ impl Flow for Client {
                 }
                 Event::Yield => return Ok(Step::Again),
                 Event::End => return Ok(Step::Done),
+                Event::Barrier(tx) => {
+                    if self.waiting != Some(tx) {
+                        self.waiting = Some(tx);
+                        self.barriers.arrive(tx);
+                    }
+                    if !self.barriers.all_here(tx)? {
+                        self.wake = Some(clock::now_ns().saturating_add(BARRIER_POLL_NS));
+                        return Ok(Step::Wait);
+                    }
+                    self.runner.pass_barrier();
+                }
                 Event::PeerEnded => {
                     return Err(io::Error::new(
                         io::ErrorKind::UnexpectedEof,
@@ -125,16 +166,5 @@ impl Flow for Client {
                 }
             }
         }
-    }
-
-    fn stop(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
-        if let Some(mut link) = self.link.take() {
-            let _ = io.registry.deregister(&mut link.sock);
-        }
-        Ok(Step::Done)
-    }
-
-    fn timer(&self) -> Option<u64> {
-        self.wake
     }
 }

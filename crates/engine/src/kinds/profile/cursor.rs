@@ -29,6 +29,9 @@ pub(super) enum Next {
     Do(Action),
     /// The next iteration starts at this instant (a transaction with a rate).
     Until(u64),
+    /// Transaction this many ended, and it waits for every flow (its `barrier`) before the
+    /// next one starts; call [`Cursor::pass_barrier`] once they all got there.
+    Barrier(usize),
     /// The program is over and the connection closed.
     End,
 }
@@ -54,6 +57,8 @@ pub(super) struct Cursor {
     /// The current connect or disconnect is the cursor's own, not one of the program's.
     implicit: bool,
     connected: bool,
+    /// The current transaction's barrier is passed.
+    passed: bool,
     iterations: u64,
     /// Each transaction's first operation's place in program order.
     offsets: Vec<usize>,
@@ -86,6 +91,7 @@ impl Cursor {
             iter_start: 0,
             implicit: false,
             connected: false,
+            passed: false,
             iterations: 0,
         }
     }
@@ -110,12 +116,15 @@ impl Cursor {
             let Some(t) = self.program.transactions.get(self.tx) else {
                 return self.close_or(Next::End);
             };
-            let (repeat, rate) = (t.repeat, t.rate);
+            let (repeat, rate, barrier) = (t.repeat, t.rate, t.barrier);
             if self.op == 0 && self.left == 0 {
                 match self.begin_iteration(repeat, rate, now) {
                     Begin::Go => {}
                     Begin::Wait(until) => return Next::Until(until),
                     Begin::Close => return self.close_or(Next::End),
+                    Begin::Over if barrier && !self.mirror && !self.passed => {
+                        return Next::Barrier(self.tx)
+                    }
                     Begin::Over => {
                         self.next_transaction();
                         continue;
@@ -272,7 +281,13 @@ impl Cursor {
         }
     }
 
+    /// Every flow reached the barrier [`Next::Barrier`] named.
+    pub(super) fn pass_barrier(&mut self) {
+        self.passed = true;
+    }
+
     fn next_transaction(&mut self) {
+        self.passed = false;
         self.tx += 1;
         self.done = 0;
         self.op = 0;

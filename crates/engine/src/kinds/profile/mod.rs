@@ -9,15 +9,20 @@
 //! timed transaction's) closes it. Both ends draw random sizes from one generator per flow
 //! seeded with the program's seed and the flow's id, so they agree on every size.
 //!
+//! A transaction marked `barrier` ends when every flow of the connecting end ended it
+//! ([`barrier`]); barriers across groups (tests of their own) are not kept.
+//!
 //! A timed transaction (`duration`) ends on the connecting end, which then closes the
 //! connection: that close is how the accepting end learns of it.
 
+mod barrier;
 mod client;
 mod cursor;
 mod runner;
 mod serve;
 
 use crate::kind::{wrong_sockets, Flow, Setup, Sockets};
+use barrier::Barriers;
 use cursor::Cursor;
 use fathom_proto::plan::{KindId, KindPlan};
 use fathom_proto::profile::{Op, Program};
@@ -34,20 +39,25 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
     runnable(program, s.tls.is_some())?;
     let program = Arc::new(program.clone());
     match sockets {
-        Sockets::Connect(server, cookie) => Ok(s
-            .own_flows()
-            .map(|f| {
-                let cursor = Cursor::new(program.clone(), f.id, false);
-                Box::new(client::Client {
-                    server,
-                    hello: DataHello { cookie, flow: f.id }.encode(),
-                    opts: s.plan.socket.clone(),
-                    runner: Runner::new(cursor, s.stats_of(f.id), true),
-                    link: None,
-                    wake: None,
-                }) as Box<dyn Flow>
-            })
-            .collect()),
+        Sockets::Connect(server, cookie) => {
+            let own = s.own_flows().count() as u32;
+            let barriers = Arc::new(Barriers::new(own, program.transactions.len()));
+            Ok(s.own_flows()
+                .map(|f| {
+                    let cursor = Cursor::new(program.clone(), f.id, false);
+                    Box::new(client::Client {
+                        server,
+                        hello: DataHello { cookie, flow: f.id }.encode(),
+                        opts: s.plan.socket.clone(),
+                        runner: Runner::new(cursor, s.stats_of(f.id), true),
+                        link: None,
+                        wake: None,
+                        barriers: barriers.clone(),
+                        waiting: None,
+                    }) as Box<dyn Flow>
+                })
+                .collect())
+        }
         Sockets::Listen(listener, cookie) => {
             let slots = s
                 .plan

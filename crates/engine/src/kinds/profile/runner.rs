@@ -31,6 +31,9 @@ pub(super) enum Event {
     End,
     /// The other end closed the connection.
     PeerEnded,
+    /// Transaction this many ended at a barrier: call [`Runner::pass_barrier`] once every
+    /// flow got there.
+    Barrier(usize),
 }
 
 /// The operation under way.
@@ -107,6 +110,7 @@ impl Runner {
                     let d = match self.cursor.next(now) {
                         Next::Do(a) => doing_of(a, now),
                         Next::Until(t) => return Ok(Event::Wait(Some(t))),
+                        Next::Barrier(tx) => return Ok(Event::Barrier(tx)),
                         Next::End => return Ok(Event::End),
                     };
                     self.doing = Some(d);
@@ -163,6 +167,11 @@ impl Runner {
         let ended = self.cursor.disconnected();
         self.count(ended, latency);
         self.stats.set_profile(&self.ops);
+    }
+
+    /// Every flow reached the barrier [`Event::Barrier`] named.
+    pub(super) fn pass_barrier(&mut self) {
+        self.cursor.pass_barrier();
     }
 
     /// The other end closed the connection: true when that ended a timed transaction (the

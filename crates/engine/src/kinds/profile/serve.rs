@@ -204,6 +204,8 @@ impl Served {
                     self.release(true);
                     return Ok(Step::Done);
                 }
+                // A mirror follows its connection and never waits at a barrier.
+                Event::Barrier(_) => runner.pass_barrier(),
                 Event::PeerEnded if runner.peer_ended() => {
                     self.release(false);
                     return Ok(Step::Done);
