@@ -106,7 +106,7 @@ pub enum FlowKindCounters {
 
 /// Flow operations of a profile counted one by one, in program order (the rest are counted
 /// only in the flow's totals).
-pub const PROFILE_OPS: usize = 16;
+pub const PROFILE_OPS: usize = 12;
 
 /// A profile flow's counts for each of its first [`PROFILE_OPS`] flow operations, in program
 /// order over all its transactions (cumulative).

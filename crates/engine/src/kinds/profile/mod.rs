@@ -65,7 +65,7 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
                 .iter()
                 .map(|f| {
                     let cursor = Cursor::new(program.clone(), f.id, true);
-                    serve::Slot::Ready(Runner::new(cursor, s.stats_of(f.id), false))
+                    serve::Slot::Ready(Box::new(Runner::new(cursor, s.stats_of(f.id), false)))
                 })
                 .collect();
             let shared = serve::Shared {

@@ -24,7 +24,7 @@ const RETRY_NS: u64 = 200_000;
 /// A flow's place between its connections.
 pub(super) enum Slot {
     /// Waiting for the flow's next connection.
-    Ready(Runner),
+    Ready(Box<Runner>),
     /// A connection runs it.
     Held,
     /// Its program is over (or failed): later connections naming it are strangers.
@@ -64,7 +64,7 @@ impl Shared {
 
 /// What a connection found in its flow's slot.
 enum Taken {
-    Runner(Runner),
+    Runner(Box<Runner>),
     /// The flow's previous connection is still closing.
     Busy,
     /// No such flow, or its program is over.
@@ -132,7 +132,7 @@ struct Served {
     /// The flow its hello named.
     flow: Option<u32>,
     /// The flow's place, while this connection runs it.
-    runner: Option<Runner>,
+    runner: Option<Box<Runner>>,
     wake: Option<u64>,
 }
 
