@@ -202,3 +202,102 @@ fn flows_wait_for_each_other_at_a_barrier_and_then_carry_on() {
     let runs = run(vec![group("together", 4, vec![first, second])]);
     exact(&runs[0], 4 * (3 * 10 + 5 * 1_000), 0, 4 * 8);
 }
+
+/// A timed profile transaction of `ops`, `ms` long.
+fn timed(ms: u64, ops: Vec<FlowOp>) -> Transaction {
+    Transaction {
+        repeat: Repeat::DurationMs(ms),
+        rate: None,
+        barrier: false,
+        ops,
+    }
+}
+
+/// The built-in test `argv` (as typed after `fathom`) on an in-process agent, and its report.
+fn built_in(argv: &[&str]) -> fathom_report::Report {
+    use clap::Parser;
+    let cli = fathom::cli::Cli::try_parse_from(["fathom"].iter().chain(argv))
+        .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+    let fathom::cli::Command::Test(t) = cli.command else {
+        panic!("{argv:?} is not a test");
+    };
+    let plan = t.plan().unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+    fathom::testbed::Testbed::new(t.common(), plan.socket.ipv6)
+        .and_then(|bed| bed.run(plan))
+        .unwrap_or_else(|e| panic!("{argv:?}: {e:?}"))
+}
+
+/// The profile equivalents of `stream` and `rr` against the built-in tests, in the same run,
+/// alternating, 3 s each (`bench/profile.py` runs it in a release build and reads its lines).
+#[test]
+#[ignore = "a benchmark: bench/profile.py runs it"]
+fn bench_profile_against_built_in_tests() {
+    let rounds: usize = std::env::var("FATHOM_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
+    let stream = || {
+        let mut g = group(
+            "stream",
+            1,
+            vec![timed(3_000, vec![op(Op::Write(Size::Fixed(1 << 20)), 1)])],
+        );
+        g.nodelay = false;
+        let r = run(vec![g]).remove(0).report;
+        r.summary.bits_per_second
+    };
+    let rr = || {
+        let ops = vec![
+            op(Op::Write(Size::Fixed(1)), 1),
+            op(Op::Read(Size::Fixed(1)), 1),
+        ];
+        let r = run(vec![group("rr", 1, vec![timed(3_000, ops)])])
+            .remove(0)
+            .report;
+        r.summary.profile().map_or(0.0, |p| p.iterations_per_second)
+    };
+    let stream_built_in = || built_in(&["stream", "-t", "3"]).summary.bits_per_second;
+    let rr_built_in = || {
+        let r = built_in(&["rr", "-t", "3", "--nodelay"]);
+        r.summary.rr().map_or(0.0, |rr| rr.transactions_per_second)
+    };
+    type Case<'a> = (&'a str, &'a dyn Fn() -> f64, &'a dyn Fn() -> f64);
+    let cases: [Case; 2] = [
+        ("stream", &stream, &stream_built_in),
+        ("rr", &rr, &rr_built_in),
+    ];
+    for (name, profile, fixed) in cases {
+        let (mut p, mut f) = (Vec::new(), Vec::new());
+        for round in 0..rounds {
+            if round % 2 == 0 {
+                p.push(profile());
+                f.push(fixed());
+            } else {
+                f.push(fixed());
+                p.push(profile());
+            }
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (pm, fm) = (median(&mut p), median(&mut f));
+        println!(
+            "bench {name}: profile {pm:.4e} built-in {fm:.4e} ratio {:.3} rounds {rounds}",
+            pm / fm
+        );
+    }
+}
+
+#[test]
+fn a_timed_transaction_the_agent_only_writes_ends_and_counts_match() {
+    let runs = run(vec![group(
+        "reverse",
+        2,
+        vec![timed(200, vec![op(Op::Read(Size::Fixed(64 << 10)), 1)])],
+    )]);
+    let p = runs[0].report.summary.profile().expect("a profile section");
+    assert_eq!(p.client.received, p.server.sent);
+    assert_eq!(p.client.sent, 0);
+    assert!(p.client.iterations > 0);
+}
