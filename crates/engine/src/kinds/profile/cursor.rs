@@ -353,3 +353,86 @@ fn random(rng: &mut u64) -> u64 {
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fathom_proto::profile::{FlowOp, Transaction};
+
+    fn program() -> Arc<Program> {
+        let op = |op| FlowOp {
+            op,
+            count: 2,
+            can_fail: false,
+        };
+        Arc::new(Program {
+            transactions: vec![Transaction {
+                repeat: Repeat::Iterations(3),
+                rate: None,
+                barrier: false,
+                ops: vec![
+                    op(Op::Write(Size::Rand { lo: 1, hi: 1_000 })),
+                    op(Op::Think(Size::Rand { lo: 1, hi: 9 })),
+                    op(Op::Read(Size::List(vec![5, 50, 500]))),
+                ],
+            }],
+            seed: 42,
+        })
+    }
+
+    /// Every action of `c` until its end, as it runs with its connections always opening.
+    fn actions(mut c: Cursor) -> Vec<Action> {
+        let mut all = Vec::new();
+        loop {
+            match c.next(0) {
+                Next::Do(Action::Connect) => c.connected(),
+                Next::Do(Action::Disconnect) => {
+                    c.disconnected();
+                }
+                Next::Do(a) => {
+                    all.push(a);
+                    c.done();
+                }
+                Next::Until(_) | Next::Barrier(_) => unreachable!("no rate, no barrier"),
+                Next::End => return all,
+            }
+        }
+    }
+
+    #[test]
+    fn the_mirror_draws_the_same_sizes_and_does_the_opposite() {
+        let ours = actions(Cursor::new(program(), 3, false));
+        let theirs = actions(Cursor::new(program(), 3, true));
+        let opposite: Vec<Action> = ours
+            .iter()
+            .filter_map(|a| match *a {
+                Action::Write(n) => Some(Action::Read(n)),
+                Action::Read(n) => Some(Action::Write(n)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(theirs, opposite);
+        assert_eq!(ours.len(), 3 * 6);
+        let other_flow = actions(Cursor::new(program(), 4, false));
+        assert_ne!(ours, other_flow, "each flow draws its own sizes");
+    }
+
+    #[test]
+    fn roles_follow_op_mirror() {
+        let s = Size::Fixed(1);
+        for op in [
+            Op::Connect,
+            Op::Disconnect,
+            Op::Write(s.clone()),
+            Op::Read(s.clone()),
+            Op::SendTo(s.clone()),
+            Op::Recv(s.clone()),
+        ] {
+            let mirrored = op.mirror().expect("a mirror");
+            let ours = std::mem::discriminant(&role(&mirrored, false).0);
+            assert_eq!(ours, std::mem::discriminant(&role(&op, true).0), "{op:?}");
+        }
+        assert!(Op::Think(s.clone()).mirror().is_none());
+        assert!(matches!(role(&Op::Think(s), true).0, What::Skip));
+    }
+}
