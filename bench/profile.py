@@ -22,12 +22,12 @@ out = subprocess.run(
      "--ignored", "--nocapture", "--test-threads", "1", "bench_profile_against_built_in_tests"],
     cwd=root, env=env, capture_output=True, text=True, timeout=3600,
 )
-lines = [l for l in out.stdout.splitlines() if l.startswith("bench ")]
+lines = re.findall(r"bench \w+: profile .*", out.stdout)
 if out.returncode != 0 or not lines:
     sys.exit(out.stdout[-2000:] + out.stderr[-2000:])
 print("load", os.getloadavg())
 for l in lines:
-    m = re.match(r"bench (\w+): profile (\S+) built-in (\S+) ratio (\S+) rounds (\d+)", l)
+    m = re.search(r"bench (\w+): profile (\S+) built-in (\S+) ratio (\S+) rounds (\d+)", l)
     name, p, b, ratio, n = m.groups()
     unit, scale = ("Gbit/s", 1e9) if name == "stream" else ("k tx/s", 1e3)
     print(f"{name:7} profile {float(p)/scale:8.2f} built-in {float(b)/scale:8.2f} {unit}"
