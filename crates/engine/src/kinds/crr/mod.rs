@@ -258,7 +258,7 @@ pub(super) fn established(sock: &mio::net::TcpStream) -> io::Result<bool> {
 
 /// Sends `bytes` held back until the next write (MSG_MORE), so that the hello and what follows
 /// leave in one segment.
-pub(super) fn send_more(fd: RawFd, bytes: &[u8]) -> io::Result<usize> {
+fn send_more(fd: RawFd, bytes: &[u8]) -> io::Result<usize> {
     // SAFETY: `bytes` is valid for its length; `fd` is the caller's open socket.
     let n = unsafe {
         libc::send(
