@@ -7,6 +7,7 @@
 //! corpus/file.
 
 use fathom_proto::plan::{Direction, FlowPlan, KindPlan, Limit, RrOptions, TestPlan};
+use fathom_proto::profile::{FlowOp, Op, Program, Repeat, Size, Transaction};
 use fathom_proto::udp::UdpOptions;
 use fathom_proto::{Connection, JoinPlan, Preamble, PreambleKind, ToAgent};
 use std::io::Cursor;
@@ -51,7 +52,7 @@ fn main() {
 
 /// Every test kind but the file copy (its own target has its seeds), each with seeds of its
 /// own: its options small, so that a seed runs in moments.
-fn kinds() -> [KindPlan; 5] {
+fn kinds() -> [KindPlan; 6] {
     let rr = RrOptions {
         request: 1,
         response: 1,
@@ -73,6 +74,26 @@ fn kinds() -> [KindPlan; 5] {
             blast: false,
             faults: None,
             gso: false,
+        }),
+        KindPlan::Profile(Program {
+            transactions: vec![Transaction {
+                repeat: Repeat::Iterations(2),
+                rate: None,
+                barrier: false,
+                ops: vec![
+                    FlowOp {
+                        op: Op::Write(Size::Rand { lo: 1, hi: 64 }),
+                        count: 1,
+                        can_fail: false,
+                    },
+                    FlowOp {
+                        op: Op::Read(Size::Fixed(1)),
+                        count: 1,
+                        can_fail: false,
+                    },
+                ],
+            }],
+            seed: 1,
         }),
     ]
 }

@@ -10,6 +10,7 @@ pub mod lab;
 pub mod launch;
 pub mod method;
 pub mod profile;
+pub mod profile_run;
 pub mod rr;
 pub mod stream;
 pub mod test_args;

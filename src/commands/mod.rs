@@ -13,6 +13,7 @@ pub mod launch;
 pub mod output;
 pub mod plot;
 pub mod profile;
+pub mod profile_run;
 pub mod report;
 pub mod runs;
 pub mod serve;

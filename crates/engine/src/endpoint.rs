@@ -380,10 +380,10 @@ impl Sampler {
         (self.sink)(snap);
     }
 
-    /// The latencies recorded since the last snapshot, merged over the workers (request/response
-    /// kinds, on the side that asks).
+    /// The latencies recorded since the last snapshot, merged over the workers (the kinds that
+    /// time transactions, on the side that asks).
     fn latency(&self) -> Option<Vec<u8>> {
-        let asks = self.plan.rr().is_some()
+        let asks = self.plan.kind.descriptor().times_transactions()
             && self
                 .plan
                 .flows

@@ -17,6 +17,7 @@
 use crate::bounds::PlanError;
 use crate::file::FileOptions;
 use crate::flow::FlowPlan;
+use crate::profile::Program;
 use crate::rr::RrOptions;
 use crate::udp::UdpOptions;
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,8 @@ pub enum KindId {
     Udp,
     /// A file copy, disk to disk.
     File,
+    /// A workload profile's group: every flow runs a program of flow operations.
+    Profile,
 }
 
 /// What carries a kind's payload.
@@ -58,6 +61,10 @@ pub enum Pattern {
     /// One side sends numbered datagrams, the other counts them, their gaps, duplicates, order
     /// and jitter: the report's `udp` sections.
     DatagramStream,
+    /// Each flow runs a program of flow operations (connect, write, read, think, ...) and the
+    /// other end its mirror; the side running the program as written decides when it ends:
+    /// the report's `profile` section.
+    Program,
 }
 
 /// A figure a kind adds to its pattern's report section.
@@ -104,6 +111,12 @@ impl Descriptor {
         self.pattern == Pattern::RequestResponse
     }
 
+    /// True for the kinds whose leading side records each transaction's latency: the
+    /// request/response kinds, and programs (each iteration's time).
+    pub fn times_transactions(&self) -> bool {
+        matches!(self.pattern, Pattern::RequestResponse | Pattern::Program)
+    }
+
     /// True when the leading side (the sender, or the asker) decides when a test ends and the
     /// other side must be told to finish, because no end of stream reaches it: every pattern
     /// but the TCP stream, whose receivers see the sender close.
@@ -141,6 +154,17 @@ const FILE: Descriptor = Descriptor {
     flags: &[],
     transport: Transport::Tcp,
     pattern: Pattern::Stream,
+    primary_metric: "bits_per_second",
+    figures: &[],
+};
+
+const PROFILE: Descriptor = Descriptor {
+    id: KindId::Profile,
+    name: "profile",
+    command: "profile",
+    flags: &["run"],
+    transport: Transport::Tcp,
+    pattern: Pattern::Program,
     primary_metric: "bits_per_second",
     figures: &[],
 };
@@ -190,7 +214,7 @@ const UDP_RR: Descriptor = request_response(
 );
 
 /// The registry: every kind, one line each.
-pub const KINDS: &[&Descriptor] = &[&STREAM, &RR, &CRR, &UDP_RR, &UDP, &FILE];
+pub const KINDS: &[&Descriptor] = &[&STREAM, &RR, &CRR, &UDP_RR, &UDP, &FILE, &PROFILE];
 
 impl KindId {
     /// This kind's descriptor.
@@ -202,6 +226,7 @@ impl KindId {
             KindId::UdpRr => &UDP_RR,
             KindId::Udp => &UDP,
             KindId::File => &FILE,
+            KindId::Profile => &PROFILE,
         }
     }
 
@@ -241,6 +266,8 @@ pub enum KindPlan {
     Udp(UdpOptions),
     /// A file copy, disk to disk.
     File(FileOptions),
+    /// A profile group's flows, each running this program (the other end its mirror).
+    Profile(Program),
 }
 
 impl Default for KindPlan {
@@ -260,6 +287,7 @@ impl KindPlan {
             KindPlan::UdpRr(_) => KindId::UdpRr,
             KindPlan::Udp(_) => KindId::Udp,
             KindPlan::File(_) => KindId::File,
+            KindPlan::Profile(_) => KindId::Profile,
         }
     }
 
@@ -269,7 +297,7 @@ impl KindPlan {
             KindId::Rr => Some(KindPlan::Rr(options)),
             KindId::Crr => Some(KindPlan::Crr(options)),
             KindId::UdpRr => Some(KindPlan::UdpRr(options)),
-            KindId::Stream | KindId::Udp | KindId::File => None,
+            KindId::Stream | KindId::Udp | KindId::File | KindId::Profile => None,
         }
     }
 
@@ -293,6 +321,7 @@ impl KindPlan {
             }
             KindPlan::Udp(o) => o.validate(),
             KindPlan::File(o) => o.validate(flows, tls),
+            KindPlan::Profile(p) => p.validate(),
         }
     }
 

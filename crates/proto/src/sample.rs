@@ -100,6 +100,31 @@ pub enum FlowKindCounters {
     Udp(UdpCounters),
     /// The file copy's disk and network counters.
     File(FileCounters),
+    /// A profile flow's counts per flow operation.
+    Profile(ProfileCounters),
+}
+
+/// Flow operations of a profile counted one by one, in program order (the rest are counted
+/// only in the flow's totals).
+pub const PROFILE_OPS: usize = 12;
+
+/// A profile flow's counts for each of its first [`PROFILE_OPS`] flow operations, in program
+/// order over all its transactions (cumulative).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProfileCounters {
+    /// One per flow operation.
+    pub ops: [OpCounters; PROFILE_OPS],
+}
+
+/// One flow operation's counts at one end (cumulative).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpCounters {
+    /// Times it completed.
+    pub count: u64,
+    /// Payload bytes it moved.
+    pub bytes: u64,
+    /// Time it took, summed, ns.
+    pub ns: u64,
 }
 
 impl FlowSnapshot {
@@ -115,6 +140,14 @@ impl FlowSnapshot {
     pub fn file(&self) -> Option<FileCounters> {
         match self.kind {
             Some(FlowKindCounters::File(f)) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The counts per flow operation, for the profile kind.
+    pub fn profile(&self) -> Option<ProfileCounters> {
+        match self.kind {
+            Some(FlowKindCounters::Profile(p)) => Some(p),
             _ => None,
         }
     }

@@ -7,6 +7,7 @@ mod hosts;
 pub mod kind;
 pub mod tls;
 pub use crate::sections::file::model as file;
+pub use crate::sections::profile::model as profile;
 pub use crate::sections::rr::model as rr;
 pub use crate::sections::udp::model as udp;
 

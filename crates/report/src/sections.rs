@@ -2,15 +2,17 @@
 //! place that knows every kind's section.
 
 pub mod file;
+pub mod profile;
 pub mod rr;
 pub mod stream;
 pub mod udp;
 
 use crate::model::{Interval, KindSummary, KindTest, Report};
 use crate::section::Section;
-use fathom_proto::kind::{Figure, KindId};
+use fathom_proto::kind::{Figure, KindId, Pattern};
 use fathom_proto::plan::TestPlan;
 use file::FILE;
+use profile::PROFILE;
 use stream::STREAM;
 use udp::Udp;
 
@@ -28,6 +30,7 @@ pub fn of_summary(r: &Report) -> &'static dyn Section {
         }
         Some(KindSummary::Udp(_)) => &Udp,
         Some(KindSummary::File(_)) => &FILE,
+        Some(KindSummary::Profile(_)) => &PROFILE,
         None => &STREAM,
     }
 }
@@ -48,6 +51,7 @@ pub fn of_kind(name: &str) -> &'static dyn Section {
         Some(d) if d.is_rr() => rr::section(d.adds(Figure::Lost)),
         Some(d) if d.id == KindId::Udp => &Udp,
         Some(d) if d.id == KindId::File => &FILE,
+        Some(d) if d.pattern == Pattern::Program => &PROFILE,
         _ => &STREAM,
     }
 }
@@ -61,6 +65,8 @@ pub fn of_plan(plan: &TestPlan) -> &'static dyn Section {
         &Udp
     } else if plan.file().is_some() {
         &FILE
+    } else if d.pattern == Pattern::Program {
+        &PROFILE
     } else {
         &STREAM
     }

@@ -20,6 +20,7 @@ mod crr;
 mod file;
 pub use file::remove_stale_parts;
 mod pacer;
+mod profile;
 mod rr;
 mod stream;
 mod udp;
@@ -39,6 +40,7 @@ pub static REGISTRY: &[Kind] = &[
     Kind::new(KindId::UdpRr, Wiring::UdpPerFlow, udp_rr::flows),
     Kind::new(KindId::Udp, Wiring::UdpPerFlow, udp::flows),
     Kind::new(KindId::File, Wiring::TcpPerFlow, file::flows),
+    Kind::new(KindId::Profile, Wiring::TcpPerTransaction, profile::flows),
 ];
 
 impl Kind {

@@ -2,9 +2,12 @@
 //! sampler at interval boundaries. One cache line per flow so flows never share a line.
 
 use fathom_proto::file::FileCounters;
-use fathom_proto::sample::{FlowKindCounters, FlowSnapshot};
+use fathom_proto::sample::{
+    FlowKindCounters, FlowSnapshot, OpCounters, ProfileCounters, PROFILE_OPS,
+};
 use fathom_proto::udp::UdpCounters;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering::Relaxed};
+use std::sync::OnceLock;
 
 /// `u64::MAX` marks "no byte yet" in the time fields.
 const NONE: u64 = u64::MAX;
@@ -22,7 +25,12 @@ pub struct FlowStats {
     fd: AtomicI32,
     udp: UdpCells,
     file: FileCells,
+    /// A profile flow's counts per flow operation, made at its first publication.
+    profile: OnceLock<Box<[AtomicU64; PROFILE_CELLS]>>,
 }
+
+/// How many counters a [`ProfileCounters`] holds.
+const PROFILE_CELLS: usize = 3 * PROFILE_OPS;
 
 /// A file flow's counters, published whole by its flow ([`FlowStats::set_file`]); `NONE`
 /// marks an absent optional one, and `verified` is 0 (not yet), 1 (match) or 2 (mismatch).
@@ -54,6 +62,7 @@ impl Default for FlowStats {
             fd: AtomicI32::new(-1),
             udp: UdpCells::default(),
             file: FileCells::default(),
+            profile: OnceLock::new(),
         }
     }
 }
@@ -163,6 +172,27 @@ impl FlowStats {
         }
         self.file.used.store(true, Relaxed);
     }
+    /// Publishes a profile flow's counts per flow operation.
+    pub fn set_profile(&self, p: &ProfileCounters) {
+        let cells = self
+            .profile
+            .get_or_init(|| Box::new(std::array::from_fn(|_| AtomicU64::new(0))));
+        for (cell, o) in cells.chunks(3).zip(&p.ops) {
+            cell[0].store(o.count, Relaxed);
+            cell[1].store(o.bytes, Relaxed);
+            cell[2].store(o.ns, Relaxed);
+        }
+    }
+    /// The profile counts now, if the flow publishes them.
+    fn profile_snapshot(&self) -> Option<ProfileCounters> {
+        self.profile.get().map(|cells| ProfileCounters {
+            ops: std::array::from_fn(|i| OpCounters {
+                count: cells[3 * i].load(Relaxed),
+                bytes: cells[3 * i + 1].load(Relaxed),
+                ns: cells[3 * i + 2].load(Relaxed),
+            }),
+        })
+    }
     /// The file counters now, if the flow publishes them.
     fn file_snapshot(&self) -> Option<FileCounters> {
         self.file.used.load(Relaxed).then(|| {
@@ -209,7 +239,8 @@ impl FlowStats {
             kind: self
                 .udp_snapshot()
                 .map(FlowKindCounters::Udp)
-                .or_else(|| self.file_snapshot().map(FlowKindCounters::File)),
+                .or_else(|| self.file_snapshot().map(FlowKindCounters::File))
+                .or_else(|| self.profile_snapshot().map(FlowKindCounters::Profile)),
         }
     }
 }

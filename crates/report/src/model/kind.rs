@@ -9,6 +9,7 @@
 
 use super::{FlowResult, Interval, Summary, TestEcho};
 use crate::sections::file::model::{FileStages, FileSummary};
+use crate::sections::profile::model::ProfileSummary;
 use crate::sections::rr::model::{RrFlow, RrInterval, RrSummary, RrTest};
 use crate::sections::udp::model::{UdpFlow, UdpInterval, UdpSummary, UdpTest};
 use serde::de::{Deserialize, Deserializer, Error as _};
@@ -93,6 +94,8 @@ kind_value!(
         Udp(UdpSummary) = "udp", udp,
         /// Bytes at each stage, where the time went, the checksum's verdict.
         File(FileSummary) = "file", file,
+        /// Each end's bytes and iterations, and every flow operation's counts.
+        Profile(ProfileSummary) = "profile", profile,
     }
 );
 

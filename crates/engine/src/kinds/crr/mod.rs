@@ -100,19 +100,7 @@ struct Client {
 
 impl Client {
     fn connect(&self, start: u64, io: &Io<'_>) -> io::Result<Attempt> {
-        let sock = Socket::new(
-            Domain::for_address(self.server),
-            Type::STREAM,
-            Some(Protocol::TCP),
-        )?;
-        sockopt::apply(&sock, &self.opts)?;
-        sock.set_nonblocking(true)?;
-        match sock.connect(&self.server.into()) {
-            Err(e) if e.raw_os_error() != Some(libc::EINPROGRESS) => return Err(e),
-            _ => {}
-        }
-        let mut sock = mio::net::TcpStream::from_std(sock.into());
-        io.registry.register(&mut sock, io.token, READ_WRITE)?;
+        let sock = dial(self.server, &self.opts, io)?;
         let sock = match &self.tls {
             Some(end) => Wire::tls(sock, end.session()?, end.clone(), TLS_READ),
             None => Wire::clear(sock),
@@ -131,14 +119,10 @@ impl Client {
     /// complete.
     fn advance(a: &mut Attempt, io: &mut Io<'_>, hello: &[u8], resp: u64) -> io::Result<bool> {
         if !a.connected {
-            if let Some(e) = a.sock.socket().take_error()? {
-                return Err(e);
+            if !established(a.sock.socket())? {
+                return Ok(false);
             }
-            match a.sock.socket().peer_addr() {
-                Ok(_) => a.connected = true,
-                Err(e) if e.kind() == io::ErrorKind::NotConnected => return Ok(false),
-                Err(e) => return Err(e),
-            }
+            a.connected = true;
         }
         while a.hello_sent < hello.len() {
             match send_more(a.sock.socket().as_raw_fd(), &hello[a.hello_sent..]) {
@@ -233,6 +217,42 @@ impl Flow for Client {
 
     fn timer(&self) -> Option<u64> {
         self.pacer.timer()
+    }
+}
+
+/// Opens a non-blocking connection to `server` with `opts`, registered under the running
+/// flow's token; it is established once [`established`] says so.
+pub(super) fn dial(
+    server: SocketAddr,
+    opts: &SocketOptions,
+    io: &Io<'_>,
+) -> io::Result<mio::net::TcpStream> {
+    let sock = Socket::new(
+        Domain::for_address(server),
+        Type::STREAM,
+        Some(Protocol::TCP),
+    )?;
+    sockopt::apply(&sock, opts)?;
+    sock.set_nonblocking(true)?;
+    match sock.connect(&server.into()) {
+        Err(e) if e.raw_os_error() != Some(libc::EINPROGRESS) => return Err(e),
+        _ => {}
+    }
+    let mut sock = mio::net::TcpStream::from_std(sock.into());
+    io.registry.register(&mut sock, io.token, READ_WRITE)?;
+    Ok(sock)
+}
+
+/// Whether a connection [`dial`] opened is established: `Ok(false)` while it is still under
+/// way, its error once it failed.
+pub(super) fn established(sock: &mio::net::TcpStream) -> io::Result<bool> {
+    if let Some(e) = sock.take_error()? {
+        return Err(e);
+    }
+    match sock.peer_addr() {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(false),
+        Err(e) => Err(e),
     }
 }
 

@@ -1,0 +1,103 @@
+//! The profile kind: every flow runs a workload profile's program (transactions of flow
+//! operations, `fathom_proto::profile`), the connecting end as written and the accepting end
+//! its mirror image, on the workers and event loops every kind runs on (no thread per flow: a
+//! profile's threads are its flows, spread over the workers like any test's).
+//!
+//! Connections open and close as the program says, so the kind is wired as crr is (one
+//! listener on the accepting end; each connection opens with the test's hello naming its
+//! flow). A data operation on a closed connection opens it first, and the program's end (or a
+//! timed transaction's) closes it. Both ends draw random sizes from one generator per flow
+//! seeded with the program's seed and the flow's id, so they agree on every size.
+//!
+//! A transaction marked `barrier` ends when every flow of the connecting end ended it
+//! ([`barrier`]); barriers across groups (tests of their own) are not kept.
+//!
+//! A timed transaction (`duration`) ends on the connecting end, which then closes the
+//! connection: that close is how the accepting end learns of it.
+
+mod barrier;
+mod client;
+mod cursor;
+mod runner;
+mod serve;
+
+use crate::kind::{wrong_sockets, Flow, Setup, Sockets};
+use barrier::Barriers;
+use cursor::Cursor;
+use fathom_proto::plan::{KindId, KindPlan};
+use fathom_proto::profile::{Op, Program};
+use fathom_proto::DataHello;
+use runner::Runner;
+use std::io;
+use std::sync::{Arc, Mutex};
+
+/// Builds this side's flows of the profile kind from its sockets.
+pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
+    let KindPlan::Profile(program) = &s.plan.kind else {
+        return Err(wrong_sockets(KindId::Profile));
+    };
+    runnable(program, s.tls.is_some())?;
+    let program = Arc::new(program.clone());
+    match sockets {
+        Sockets::Connect(server, cookie) => {
+            let own = s.own_flows().count() as u32;
+            let barriers = Arc::new(Barriers::new(own, program.transactions.len()));
+            Ok(s.own_flows()
+                .map(|f| {
+                    let cursor = Cursor::new(program.clone(), f.id, false);
+                    Box::new(client::Client {
+                        server,
+                        hello: DataHello { cookie, flow: f.id }.encode(),
+                        opts: s.plan.socket.clone(),
+                        runner: Runner::new(cursor, s.stats_of(f.id), true),
+                        link: None,
+                        wake: None,
+                        barriers: barriers.clone(),
+                        waiting: None,
+                    }) as Box<dyn Flow>
+                })
+                .collect())
+        }
+        Sockets::Listen(listener, cookie) => {
+            let slots = s
+                .plan
+                .flows
+                .iter()
+                .map(|f| {
+                    let cursor = Cursor::new(program.clone(), f.id, true);
+                    serve::Slot::Ready(Box::new(Runner::new(cursor, s.stats_of(f.id), false)))
+                })
+                .collect();
+            let shared = serve::Shared {
+                cookie,
+                opts: s.plan.socket.clone(),
+                slots: Mutex::new(slots),
+            };
+            Ok(vec![serve::acceptor(listener, shared)?])
+        }
+        _ => Err(wrong_sockets(KindId::Profile)),
+    }
+}
+
+/// Refuses what this engine cannot run yet: TLS, and datagram operations (which need a UDP
+/// flow of their own).
+fn runnable(program: &Program, tls: bool) -> io::Result<()> {
+    let unsupported = |what: &str| {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("profile flows cannot run {what} yet"),
+        ))
+    };
+    if tls {
+        return unsupported("over TLS");
+    }
+    let datagrams = program
+        .transactions
+        .iter()
+        .flat_map(|t| &t.ops)
+        .any(|f| matches!(f.op, Op::SendTo(_) | Op::Recv(_)));
+    if datagrams {
+        return unsupported("sendto or recv");
+    }
+    Ok(())
+}

@@ -1,0 +1,82 @@
+//! Profile figures: each end's bytes and iterations from its last snapshot (a profile's counts
+//! are exact over the whole program), the iteration latency from the connecting ends'
+//! histograms, and every flow operation's counts summed over the flows.
+
+use super::model::{OpFigures, ProfileEnd, ProfileOp, ProfileSummary};
+use crate::model::{KindSummary, Summary};
+use crate::run::{Role, View};
+use crate::sections::rr::figures::{empty, latency, merge_into};
+use fathom_proto::plan::KindPlan;
+use fathom_proto::sample::{OpCounters, Snapshot, PROFILE_OPS};
+
+/// Fills `summary.profile`.
+pub fn fill(v: &View<'_>, summary: &mut Summary) {
+    let KindPlan::Profile(program) = &v.run.plan.kind else {
+        return;
+    };
+    let (client, client_ops) = end(v, Role::Client);
+    let (server, server_ops) = end(v, Role::Server);
+    let mut hist = empty();
+    for e in v.run.ends.iter().filter(|e| e.role == Role::Client) {
+        merge_into(&mut hist, &e.snaps);
+    }
+    let ops = program
+        .transactions
+        .iter()
+        .enumerate()
+        .flat_map(|(t, tx)| tx.ops.iter().map(move |f| (t + 1, f.op.name())))
+        .take(PROFILE_OPS)
+        .enumerate()
+        .map(|(i, (transaction, name))| ProfileOp {
+            transaction,
+            name: name.into(),
+            client: figures(client_ops[i]),
+            server: figures(server_ops[i]),
+        })
+        .collect();
+    summary.section = Some(KindSummary::Profile(ProfileSummary {
+        iterations: client.iterations,
+        iterations_per_second: match summary.seconds {
+            s if s > 0.0 => client.iterations as f64 / s,
+            _ => 0.0,
+        },
+        client,
+        server,
+        latency_us: latency(&hist),
+        ops,
+    }));
+}
+
+/// The totals of every end in `role` from its last snapshot, and its counts per operation.
+fn end(v: &View<'_>, role: Role) -> (ProfileEnd, [OpCounters; PROFILE_OPS]) {
+    let mut total = ProfileEnd::default();
+    let mut ops = [OpCounters::default(); PROFILE_OPS];
+    let lasts = v
+        .run
+        .ends
+        .iter()
+        .filter(|e| e.role == role)
+        .filter_map(|e| e.snaps.last());
+    for flow in lasts.flat_map(|s: &Snapshot| &s.flows) {
+        total.sent += flow.sent;
+        total.received += flow.received;
+        total.iterations += flow.transactions;
+        for (o, f) in ops.iter_mut().zip(flow.profile().unwrap_or_default().ops) {
+            o.count += f.count;
+            o.bytes += f.bytes;
+            o.ns += f.ns;
+        }
+    }
+    (total, ops)
+}
+
+fn figures(o: OpCounters) -> OpFigures {
+    OpFigures {
+        count: o.count,
+        bytes: o.bytes,
+        mean_us: match o.count {
+            0 => 0.0,
+            n => o.ns as f64 / n as f64 / 1e3,
+        },
+    }
+}

@@ -1,0 +1,87 @@
+//! A profile group's section: a stream's terminal table with the group's lines after the
+//! retransmits (iterations and their latency, each end's bytes, and a row per flow operation
+//! with its count, bytes and mean time at both ends, as uperf's per-flowop statistics); its
+//! figures in [`figures`], its records in [`model`].
+
+pub mod figures;
+pub mod model;
+
+use super::stream::Stream;
+use crate::cells::rtt;
+use crate::model::{FlowResult, Interval, Report, Summary};
+use crate::run::View;
+use crate::section::{Item, Section};
+use model::ProfileSummary;
+
+/// The profile section.
+#[derive(Debug)]
+pub struct Profile;
+
+/// The profile section.
+pub static PROFILE: Profile = Profile;
+
+/// The stream's table with the profile's lines after the retransmits.
+static TABLE: Stream = Stream::with(|r, item| {
+    if let Some(p) = r.summary.profile() {
+        lines(p, item);
+    }
+});
+
+impl Section for Profile {
+    fn fill(&self, v: &View<'_>, summary: &mut Summary, _flows: &mut [FlowResult]) {
+        figures::fill(v, summary);
+    }
+
+    fn metrics(&self, s: &Summary) -> Vec<(&'static str, f64)> {
+        s.profile().map_or_else(Vec::new, |p| {
+            vec![("iterations_per_second", p.iterations_per_second)]
+        })
+    }
+
+    fn head(&self) -> String {
+        TABLE.head()
+    }
+
+    fn row(&self, label: &str, iv: &Interval) -> String {
+        TABLE.row(label, iv)
+    }
+
+    fn flows(&self, r: &Report) -> Vec<String> {
+        TABLE.flows(r)
+    }
+
+    fn summary(&self, r: &Report, item: &mut Item<'_>) {
+        TABLE.summary(r, item);
+    }
+}
+
+/// The profile's lines: iterations, latency, each end's bytes, then one per flow operation.
+fn lines(p: &ProfileSummary, item: &mut Item<'_>) {
+    item(
+        "iterations",
+        format!("{} ({:.1}/s)", p.iterations, p.iterations_per_second),
+    );
+    if let Some(l) = &p.latency_us {
+        item(
+            "iteration time",
+            format!("p50 {}  p99 {}  max {}", rtt(l.p50), rtt(l.p99), rtt(l.max)),
+        );
+    }
+    for (label, e) in [("client bytes", p.client), ("agent bytes", p.server)] {
+        item(label, format!("sent {}, received {}", e.sent, e.received));
+    }
+    for (i, o) in p.ops.iter().enumerate() {
+        item(
+            &format!("flowop {} t{} {}", i + 1, o.transaction, o.name),
+            format!(
+                "client {} × {} B {:.1} µs; agent {} × {} B {:.1} µs",
+                o.client.count,
+                o.client.bytes,
+                o.client.mean_us,
+                o.server.count,
+                o.server.bytes,
+                o.server.mean_us
+            ),
+        );
+    }
+}

@@ -1,0 +1,58 @@
+//! The profile section of a report: the `profile` object of `summary`, present for profile
+//! groups only (a key schema 2 documents of other kinds never carry).
+
+use crate::model::Latency;
+use serde::{Deserialize, Serialize};
+
+/// A profile group's figures over the whole test (`summary.profile`): what each end moved,
+/// the iterations, their latency, and every flow operation's counts at both ends.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct ProfileSummary {
+    /// Iterations the connecting ends completed.
+    pub iterations: u64,
+    /// Iterations per second over the measured window.
+    pub iterations_per_second: f64,
+    /// The connecting ends (running the program as written).
+    pub client: ProfileEnd,
+    /// The agent (running its mirror).
+    pub server: ProfileEnd,
+    /// Each iteration's time at the connecting ends, µs.
+    pub latency_us: Option<Latency>,
+    /// The flow operations, in program order (the first `PROFILE_OPS` of them).
+    pub ops: Vec<ProfileOp>,
+}
+
+/// What one end of a group moved over the whole test.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProfileEnd {
+    /// Payload bytes written.
+    pub sent: u64,
+    /// Payload bytes read.
+    pub received: u64,
+    /// Iterations completed.
+    pub iterations: u64,
+}
+
+/// One flow operation's counts at both ends, summed over the group's flows.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct ProfileOp {
+    /// Its transaction, from 1.
+    pub transaction: usize,
+    /// Its name as the program says it ("write").
+    pub name: String,
+    /// At the connecting ends.
+    pub client: OpFigures,
+    /// At the agent (its mirror: a write there is a read).
+    pub server: OpFigures,
+}
+
+/// A flow operation's counts at one end.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+pub struct OpFigures {
+    /// Times it completed.
+    pub count: u64,
+    /// Payload bytes it moved.
+    pub bytes: u64,
+    /// Its mean time, µs (0 when it never completed).
+    pub mean_us: f64,
+}

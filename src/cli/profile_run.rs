@@ -1,0 +1,48 @@
+//! `fathom profile run`'s options: where the profile's groups find their agents, how results
+//! are printed and kept. What runs comes from the profile file (`fathom_proto::profile`).
+
+use super::common::{CommonArgs, StoreArgs};
+use super::units::parse_duration;
+use clap::{Args, FromArgMatches};
+use std::path::PathBuf;
+
+/// Options of `fathom profile run FILE`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ProfileRunArgs {
+    /// The lab whose host names the groups' `remote`s use (default: the one running lab).
+    #[arg(long, value_name = "NAME")]
+    pub lab: Option<String>,
+    /// Pre-shared key file for the agents (the same file they serve with).
+    #[arg(long, value_name = "PATH")]
+    pub key_file: Option<PathBuf>,
+    /// Print one JSON document on stdout: every group's report and the totals.
+    #[arg(long)]
+    pub json: bool,
+    /// Interval between samples.
+    #[arg(short = 'i', long, value_parser = parse_duration, value_name = "DUR", allow_hyphen_values = true)]
+    pub interval: Option<u64>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+impl ProfileRunArgs {
+    /// The shared test options for a group whose agent is `remote` (none: an in-process
+    /// agent), as a test command would have them.
+    pub fn common(&self, remote: Option<&str>) -> Result<CommonArgs, String> {
+        let cmd = <CommonArgs as Args>::augment_args(clap::Command::new("profile"));
+        let mut c = cmd
+            .try_get_matches_from(["profile"])
+            .and_then(|m| CommonArgs::from_arg_matches(&m))
+            .map_err(|e| e.to_string())?;
+        c.server = remote.map(str::to_string);
+        c.lab = self.lab.clone();
+        c.key_file = self.key_file.clone();
+        c.json = self.json;
+        c.quiet = true;
+        if let Some(i) = self.interval {
+            c.interval = i;
+        }
+        c.store = self.store.clone();
+        Ok(c)
+    }
+}

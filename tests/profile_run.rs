@@ -1,0 +1,303 @@
+//! Profiles run end to end on an in-process agent: exact byte and iteration counts at both
+//! ends for programs with `iterations`, connection churn, and many threads.
+
+use fathom::cli::common::StoreArgs;
+use fathom::cli::profile_run::ProfileRunArgs;
+use fathom::commands::profile_run::{profile_reports, GroupRun};
+use fathom_proto::profile::{
+    FlowOp, Group, Op, ProfilePlan, Program, Protocol, Repeat, Size, Transaction,
+};
+use fathom_report::model::profile::ProfileSummary;
+
+fn op(op: Op, count: u32) -> FlowOp {
+    FlowOp {
+        op,
+        count,
+        can_fail: false,
+    }
+}
+
+fn group(name: &str, threads: u32, transactions: Vec<Transaction>) -> Group {
+    Group {
+        name: name.into(),
+        threads,
+        flows_per_thread: 1,
+        remote: None,
+        protocol: Protocol::Tcp,
+        nodelay: true,
+        window: None,
+        program: Program {
+            transactions,
+            seed: 7,
+        },
+    }
+}
+
+fn iterations(n: u64, ops: Vec<FlowOp>) -> Transaction {
+    Transaction {
+        repeat: Repeat::Iterations(n),
+        rate: None,
+        barrier: false,
+        ops,
+    }
+}
+
+fn run(groups: Vec<Group>) -> Vec<GroupRun> {
+    let plan = ProfilePlan {
+        name: "test".into(),
+        groups,
+    };
+    let args = ProfileRunArgs {
+        store: StoreArgs {
+            path: None,
+            no_store: true,
+        },
+        ..ProfileRunArgs::default()
+    };
+    let runs = profile_reports(&plan, &args).unwrap_or_else(|e| panic!("{e:?}"));
+    for r in &runs {
+        assert_eq!(r.report.error, None, "group {}", r.group);
+    }
+    runs
+}
+
+#[test]
+fn a_stream_program_moves_exactly_its_bytes() {
+    let runs = run(vec![group(
+        "writer",
+        1,
+        vec![iterations(
+            1,
+            vec![op(Op::Write(Size::Fixed(64 << 10)), 100)],
+        )],
+    )]);
+    let s = &runs[0].report.summary;
+    assert_eq!(s.total_bytes_sent, 6_553_600);
+    assert_eq!(s.total_bytes_received, 6_553_600);
+    let p = exact(&runs[0], 6_553_600, 0, 1);
+    assert_eq!(p.ops[0].server.count, 100);
+    assert_eq!(p.ops[0].name, "write");
+}
+
+/// The group's profile figures, with both ends' totals checked against `sent` and `received`
+/// (as the connecting end counts them) and `iterations` at both ends.
+fn exact(r: &GroupRun, sent: u64, received: u64, iterations: u64) -> ProfileSummary {
+    let p = r
+        .report
+        .summary
+        .profile()
+        .expect("a profile section")
+        .clone();
+    let who = &r.group;
+    assert_eq!(
+        (p.client.sent, p.client.received),
+        (sent, received),
+        "{who}: client"
+    );
+    assert_eq!(
+        (p.server.sent, p.server.received),
+        (received, sent),
+        "{who}: agent"
+    );
+    assert_eq!(p.client.iterations, iterations, "{who}: client iterations");
+    assert_eq!(p.server.iterations, iterations, "{who}: agent iterations");
+    p
+}
+
+#[test]
+fn request_response_and_connection_churn_count_exactly_at_both_ends() {
+    let rr = group(
+        "rr",
+        2,
+        vec![iterations(
+            500,
+            vec![
+                op(Op::Write(Size::Fixed(100)), 1),
+                op(Op::Read(Size::Fixed(2_000)), 1),
+            ],
+        )],
+    );
+    let crr = group(
+        "crr",
+        3,
+        vec![iterations(
+            50,
+            vec![
+                op(Op::Connect, 1),
+                op(Op::Write(Size::Fixed(64)), 2),
+                op(Op::Read(Size::Fixed(1_000)), 1),
+                op(Op::Disconnect, 1),
+            ],
+        )],
+    );
+    let runs = run(vec![rr, crr]);
+    let p = exact(&runs[0], 2 * 500 * 100, 2 * 500 * 2_000, 1_000);
+    assert!(p.latency_us.is_some());
+    assert_eq!(p.ops[0].client.count, 1_000);
+    assert_eq!(p.ops[1].server.bytes, 2 * 500 * 2_000);
+    let p = exact(&runs[1], 3 * 50 * 128, 3 * 50 * 1_000, 150);
+    let counts: Vec<u64> = p.ops.iter().map(|o| o.client.count).collect();
+    assert_eq!(counts, [150, 300, 150, 150]);
+    let counts: Vec<u64> = p.ops.iter().map(|o| o.server.count).collect();
+    assert_eq!(counts, [150, 300, 150, 150]);
+}
+
+#[test]
+fn random_sizes_agree_at_both_ends_and_timed_transactions_end() {
+    let program = vec![
+        iterations(
+            200,
+            vec![
+                op(Op::Write(Size::Rand { lo: 1, hi: 9_000 }), 1),
+                op(Op::Think(Size::Rand { lo: 0, hi: 50 }), 1),
+                op(Op::Read(Size::List(vec![10, 100, 1_000])), 1),
+            ],
+        ),
+        Transaction {
+            repeat: Repeat::DurationMs(200),
+            rate: Some(500),
+            barrier: false,
+            ops: vec![op(Op::Write(Size::Fixed(1_000)), 1)],
+        },
+    ];
+    let runs = run(vec![group("mixed", 2, program)]);
+    let p = runs[0].report.summary.profile().expect("a profile section");
+    assert_eq!(p.client.sent, p.server.received);
+    assert_eq!(p.client.received, p.server.sent);
+    assert_eq!(p.ops[0].client.count, 400);
+    assert_eq!(p.ops[0].client.bytes, p.ops[0].server.bytes);
+    assert_eq!(p.ops[2].client.bytes, p.ops[2].server.bytes);
+    // 200 ms at 500/s: about 100 iterations per flow, never more than the rate allows.
+    let timed = p.ops[3].client.count;
+    assert!((2..=2 * 101).contains(&timed), "{timed} timed iterations");
+}
+
+#[test]
+fn a_thousand_threads_of_one_connection_each_complete() {
+    let runs = run(vec![group(
+        "many",
+        1_000,
+        vec![iterations(
+            2,
+            vec![
+                op(Op::Write(Size::Fixed(1_000)), 1),
+                op(Op::Read(Size::Fixed(10)), 1),
+            ],
+        )],
+    )]);
+    exact(&runs[0], 1_000 * 2_000, 1_000 * 20, 2_000);
+}
+
+#[test]
+fn flows_wait_for_each_other_at_a_barrier_and_then_carry_on() {
+    let mut first = iterations(
+        3,
+        vec![
+            op(Op::Think(Size::Rand { lo: 0, hi: 20_000 }), 1),
+            op(Op::Write(Size::Fixed(10)), 1),
+        ],
+    );
+    first.barrier = true;
+    let second = iterations(5, vec![op(Op::Write(Size::Fixed(1_000)), 1)]);
+    let runs = run(vec![group("together", 4, vec![first, second])]);
+    exact(&runs[0], 4 * (3 * 10 + 5 * 1_000), 0, 4 * 8);
+}
+
+/// A timed profile transaction of `ops`, `ms` long.
+fn timed(ms: u64, ops: Vec<FlowOp>) -> Transaction {
+    Transaction {
+        repeat: Repeat::DurationMs(ms),
+        rate: None,
+        barrier: false,
+        ops,
+    }
+}
+
+/// The built-in test `argv` (as typed after `fathom`) on an in-process agent, and its report.
+fn built_in(argv: &[&str]) -> fathom_report::Report {
+    use clap::Parser;
+    let cli = fathom::cli::Cli::try_parse_from(["fathom"].iter().chain(argv))
+        .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+    let fathom::cli::Command::Test(t) = cli.command else {
+        panic!("{argv:?} is not a test");
+    };
+    let plan = t.plan().unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+    fathom::testbed::Testbed::new(t.common(), plan.socket.ipv6)
+        .and_then(|bed| bed.run(plan))
+        .unwrap_or_else(|e| panic!("{argv:?}: {e:?}"))
+}
+
+/// The profile equivalents of `stream` and `rr` against the built-in tests, in the same run,
+/// alternating, 3 s each (`bench/profile.py` runs it in a release build and reads its lines).
+#[test]
+#[ignore = "a benchmark: bench/profile.py runs it"]
+fn bench_profile_against_built_in_tests() {
+    let rounds: usize = std::env::var("FATHOM_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
+    let stream = || {
+        let mut g = group(
+            "stream",
+            1,
+            vec![timed(3_000, vec![op(Op::Write(Size::Fixed(1 << 20)), 1)])],
+        );
+        g.nodelay = false;
+        let r = run(vec![g]).remove(0).report;
+        r.summary.bits_per_second
+    };
+    let rr = || {
+        let ops = vec![
+            op(Op::Write(Size::Fixed(1)), 1),
+            op(Op::Read(Size::Fixed(1)), 1),
+        ];
+        let r = run(vec![group("rr", 1, vec![timed(3_000, ops)])])
+            .remove(0)
+            .report;
+        r.summary.profile().map_or(0.0, |p| p.iterations_per_second)
+    };
+    let stream_built_in = || built_in(&["stream", "-t", "3"]).summary.bits_per_second;
+    let rr_built_in = || {
+        let r = built_in(&["rr", "-t", "3", "--nodelay"]);
+        r.summary.rr().map_or(0.0, |rr| rr.transactions_per_second)
+    };
+    type Case<'a> = (&'a str, &'a dyn Fn() -> f64, &'a dyn Fn() -> f64);
+    let cases: [Case; 2] = [
+        ("stream", &stream, &stream_built_in),
+        ("rr", &rr, &rr_built_in),
+    ];
+    for (name, profile, fixed) in cases {
+        let (mut p, mut f) = (Vec::new(), Vec::new());
+        for round in 0..rounds {
+            if round % 2 == 0 {
+                p.push(profile());
+                f.push(fixed());
+            } else {
+                f.push(fixed());
+                p.push(profile());
+            }
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (pm, fm) = (median(&mut p), median(&mut f));
+        println!(
+            "bench {name}: profile {pm:.4e} built-in {fm:.4e} ratio {:.3} rounds {rounds}",
+            pm / fm
+        );
+    }
+}
+
+#[test]
+fn a_timed_transaction_the_agent_only_writes_ends_and_counts_match() {
+    let runs = run(vec![group(
+        "reverse",
+        2,
+        vec![timed(200, vec![op(Op::Read(Size::Fixed(64 << 10)), 1)])],
+    )]);
+    let p = runs[0].report.summary.profile().expect("a profile section");
+    assert_eq!(p.client.received, p.server.sent);
+    assert_eq!(p.client.sent, 0);
+    assert!(p.client.iterations > 0);
+}
