@@ -1,5 +1,6 @@
-//! `fathom profile check|show` through the binary: every shipped profile validates, and each
-//! class of invalid profile exits 2 naming FILE:LINE:COLUMN.
+//! `fathom profile check|show|run` through the binary: every shipped profile validates (and the
+//! TCP ones run their quick form), and each class of invalid profile exits 2 naming
+//! FILE:LINE:COLUMN.
 
 mod common;
 use common::*;
@@ -145,6 +146,67 @@ fn a_set_the_profile_does_not_use_is_refused() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("did you mean 'threads'?"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// The shipped profiles `profile run` can carry today (TCP groups only: UDP and TLS groups are
+/// refused with a message until the kind runs them).
+const RUNNABLE: &[&str] = &[
+    "crr",
+    "many-flows",
+    "netperf-rr",
+    "netperf-stream",
+    "rr-payloads",
+    "socket-buffers",
+    "two-hosts",
+    "write-size",
+];
+
+#[test]
+fn shipped_tcp_profiles_run_their_quick_form() {
+    for name in RUNNABLE {
+        let path = format!("{}/profiles/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+        let out = run(
+            &["profile", "run", &path, "--set", "duration=300ms", "--json"],
+            60,
+        );
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["totals"]["failed"], 0, "{name}");
+        assert!(doc["totals"]["iterations"].as_u64().unwrap() > 0, "{name}");
+    }
+}
+
+#[test]
+fn profile_run_moves_exact_counts_and_refuses_udp_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let exact = dir.path().join("exact.toml");
+    std::fs::write(
+        &exact,
+        "name = \"exact\"\n[[group]]\nthreads = 2\n[[group.transaction]]\n\
+         flowops = [{ op = \"connect\" }]\n[[group.transaction]]\niterations = 10\n\
+         flowops = [{ op = \"write\", size = \"64K\" }, { op = \"read\", size = 100 }]\n",
+    )
+    .unwrap();
+    let path = exact.display().to_string();
+    let out = run(&["profile", "run", &path, "--json"], 60);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = &doc["totals"];
+    // Each flow: its connect transaction (one iteration), then ten.
+    assert_eq!(t["iterations"], 2 * (1 + 10));
+    assert_eq!(t["client_sent"], 2 * 10 * 65_536);
+    assert_eq!(t["server_received"], 2 * 10 * 65_536);
+    assert_eq!(t["server_sent"], 2 * 10 * 100);
+    assert_eq!(t["client_received"], 2 * 10 * 100);
+
+    let udp = format!("{}/profiles/udp-small.toml", env!("CARGO_MANIFEST_DIR"));
+    let out = run(&["profile", "run", &udp, "--set", "duration=100ms"], 30);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("only tcp groups run yet"),
         "{}",
         stderr(&out)
     );

@@ -11,6 +11,8 @@ disconnect). Variables ($name or ${name}) take their default from [vars], then
 FATHOM_VAR_<name> in the environment, then --set name=value.
 
 Examples:
+  fathom profile run profiles/netperf-stream.toml
+  fathom profile run profiles/two-hosts.toml --set h1=HOST1 --set h2=HOST2 --key-file k
   fathom profile check profiles/netperf-stream.toml
   fathom profile show profiles/many-flows.toml --set threads=8
   fathom profile show profiles/rrul.toml --json";
@@ -32,6 +34,20 @@ pub enum ProfileCommand {
     Check(ProfileFile),
     /// Print the expanded plan as the agents will run it (with --json, as JSON).
     Show(ProfileShowArgs),
+    /// Run the profile: every group as one test, all groups at once, then the totals (exit 1
+    /// when a group's test failed).
+    Run(ProfileRunCommand),
+}
+
+/// `fathom profile run`.
+#[derive(Args, Debug)]
+pub struct ProfileRunCommand {
+    /// The profile and its variables.
+    #[command(flatten)]
+    pub profile: ProfileFile,
+    /// Where the groups find their agents, and how results are printed and kept.
+    #[command(flatten)]
+    pub run: super::profile_run::ProfileRunArgs,
 }
 
 /// A profile file and its variables.

@@ -1,5 +1,5 @@
-//! `fathom profile check|show`: a profile file read into its validated plan, then a line that
-//! says it is good, or the plan in words or JSON. Nothing is sent anywhere.
+//! `fathom profile check|show|run`: a profile file read into its validated plan, then a line
+//! that says it is good, the plan in words or JSON, or the plan run (`profile_run`).
 
 use crate::cli::profile::{ProfileArgs, ProfileCommand, ProfileFile};
 use crate::commands::output::write_stdout;
@@ -35,6 +35,12 @@ pub fn run(a: &ProfileArgs) -> Result<(), Failure> {
                 fathom_profile::show(&plan).into_bytes()
             };
             write_stdout(&text);
+        }
+        ProfileCommand::Run(r) => {
+            let plan = load(&r.profile)?;
+            if super::profile_run::run_profile(&plan, &r.run)? != std::process::ExitCode::SUCCESS {
+                return Err(Failure::Reported);
+            }
         }
     }
     Ok(())

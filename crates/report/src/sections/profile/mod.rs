@@ -28,6 +28,12 @@ static TABLE: Stream = Stream::with(|r, item| {
 });
 
 impl Section for Profile {
+    /// A profile's test has no byte budget of its own (its limit is open-ended): it ends
+    /// when every flow's program has.
+    fn bytes_limit(&self, _bytes: u64) -> String {
+        "until every flow's program ends".to_string()
+    }
+
     fn fill(&self, v: &View<'_>, summary: &mut Summary, _flows: &mut [FlowResult]) {
         figures::fill(v, summary);
     }
@@ -72,9 +78,11 @@ fn lines(p: &ProfileSummary, item: &mut Item<'_>) {
     }
     for (i, o) in p.ops.iter().enumerate() {
         item(
-            &format!("flowop {} t{} {}", i + 1, o.transaction, o.name),
+            &format!("flowop {}", i + 1),
             format!(
-                "client {} × {} B {:.1} µs; agent {} × {} B {:.1} µs",
+                "{} (transaction {}): client {} × {} B {:.1} µs; agent {} × {} B {:.1} µs",
+                o.name,
+                o.transaction,
                 o.client.count,
                 o.client.bytes,
                 o.client.mean_us,
