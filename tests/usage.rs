@@ -294,6 +294,24 @@ fn every_flag_the_docs_and_messages_name_exists() {
     known.extend(["release", "path", "relative", "hostfile", "only"].map(String::from));
     // iperf3's own, where fathom's iperf3 side says what it does with them.
     known.extend(["sctp", "rsa-private-key-path", "udp-counters-64bit"].map(String::from));
+    // strongSwan's swanctl and util-linux's unshare, which the lab runs for `--ipsec`.
+    known.extend(
+        [
+            "child",
+            "file",
+            "ike",
+            "initiate",
+            "list-sas",
+            "load-all",
+            "mount",
+            "noprompt",
+            "propagation",
+            "raw",
+            "timeout",
+            "uri",
+        ]
+        .map(String::from),
+    );
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = vec![root.join("README.md")];
     named_in(&root.join("docs"), &mut files);
