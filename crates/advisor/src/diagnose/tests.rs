@@ -190,6 +190,28 @@ fn a_full_send_buffer_is_named() {
 }
 
 #[test]
+fn a_full_send_buffer_on_a_lossy_path_ranks_after_the_loss() {
+    // As a 1% lossy lab link showed: the send buffer limited 31% of the time beside the
+    // retransmits, and recovery's unacknowledged data is what filled it.
+    let mut r = stream();
+    r.summary.sender_bytes = 1448 * 100_000;
+    r.summary.retransmits = 1000;
+    r.summary.bits_per_second = 10e6;
+    r.wan = vec![WanLinkResult {
+        a_to_b: "delay=10ms,loss=1%".into(),
+        ..WanLinkResult::default()
+    }];
+    let f = &mut r.flows[0];
+    f.sndbuf_limited_pct = 31.0;
+    f.sndbuf_end = 131_072;
+    f.rtt_us = 100_000;
+    f.bits_per_second = 5e6;
+    let a = diagnose(&r, &settings());
+    assert_eq!(ids(&a)[..2], ["path_loss", "send_buffer"], "{a:?}");
+    assert!(a[1].why.ends_with("so the loss comes first"), "{}", a[1].why);
+}
+
+#[test]
 fn one_percent_of_retransmits_is_loss_on_the_path() {
     let mut r = stream();
     r.summary.sender_bytes = 1448 * 100_000;
