@@ -43,7 +43,7 @@ pub enum Slot {
     /// A test runs; new connections are refused with ACCESS_DENIED.
     Busy,
     /// A test waits for its streams: connections with its cookie join it.
-    Collecting([u8; wire::COOKIE_LEN], SyncSender<TcpStream>),
+    Collecting([u8; wire::COOKIE_LEN], SyncSender<(u64, TcpStream)>),
 }
 
 /// The iperf3 listener of an agent.
@@ -77,7 +77,12 @@ impl Server {
             Err(_) => return,
         };
         let tests = Arc::new(AtomicUsize::new(0));
+        // Each connection's place in the accept queue: streams take their roles (forward
+        // first, then reverse) in the order the client connected them, not the order in which
+        // their cookie-reading threads happen to finish.
+        let mut seq = 0u64;
         for conn in self.listener.incoming() {
+            seq += 1;
             let Ok(s) = conn else {
                 // Out of descriptors or a reset in the backlog: breathe, then go on.
                 std::thread::sleep(Duration::from_millis(10));
@@ -99,7 +104,7 @@ impl Server {
             let (pending, tests) = (self.pending.clone(), tests.clone());
             let spawned = std::thread::Builder::new()
                 .name("iperf3-ctl".into())
-                .spawn(move || arrive(s, &ctx, &pending, &tests));
+                .spawn(move || arrive(s, seq, &ctx, &pending, &tests));
             if spawned.is_err() {
                 self.pending.fetch_sub(1, Ordering::SeqCst);
             }
@@ -109,14 +114,20 @@ impl Server {
 
 /// A new connection: its cookie decides whether it is a stream of the test collecting them,
 /// the control connection of a new test, or refused.
-fn arrive(mut s: TcpStream, ctx: &session::Ctx, pending: &AtomicUsize, tests: &AtomicUsize) {
+fn arrive(
+    mut s: TcpStream,
+    seq: u64,
+    ctx: &session::Ctx,
+    pending: &AtomicUsize,
+    tests: &AtomicUsize,
+) {
     let cookie = wire::read_cookie(&mut s, Instant::now() + COOKIE_WAIT);
     pending.fetch_sub(1, Ordering::SeqCst);
     let Ok(cookie) = cookie else { return };
     let mut slot = lock(&ctx.slot);
     match &*slot {
         Slot::Collecting(c, tx) if *c == cookie => {
-            let _ = tx.try_send(s);
+            let _ = tx.try_send((seq, s));
         }
         Slot::Idle => {
             *slot = Slot::Busy;
@@ -133,8 +144,13 @@ fn arrive(mut s: TcpStream, ctx: &session::Ctx, pending: &AtomicUsize, tests: &A
     }
 }
 
-/// Sets the slot to collect `n` streams with `cookie`; returns where they arrive.
-fn collect(slot: &Mutex<Slot>, cookie: [u8; wire::COOKIE_LEN], n: usize) -> Receiver<TcpStream> {
+/// Sets the slot to collect `n` streams with `cookie`; returns where they arrive, each with its
+/// place in the accept queue.
+fn collect(
+    slot: &Mutex<Slot>,
+    cookie: [u8; wire::COOKIE_LEN],
+    n: usize,
+) -> Receiver<(u64, TcpStream)> {
     let (tx, rx) = sync_channel(n);
     *lock(slot) = Slot::Collecting(cookie, tx);
     rx

@@ -169,18 +169,25 @@ fn open_streams(
         }
         return Ok(socks);
     }
-    let rx: Receiver<TcpStream> = super::collect(&ctx.slot, cookie, n);
+    let rx: Receiver<(u64, TcpStream)> = super::collect(&ctx.slot, cookie, n);
     wire::send_state(ctrl, State::CreateStreams).map_err(|e| e.to_string())?;
-    let mut socks = Vec::with_capacity(n);
-    while socks.len() < n {
+    let mut arrived = Vec::with_capacity(n);
+    while arrived.len() < n {
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
-            Ok(s) => socks.push(Sock::Tcp(s)),
-            Err(_) => return Err(format!("{} of {n} streams connected in time", socks.len())),
+            Ok(a) => arrived.push(a),
+            Err(_) => {
+                return Err(format!(
+                    "{} of {n} streams connected in time",
+                    arrived.len()
+                ))
+            }
         }
     }
     super::hold(&ctx.slot);
-    Ok(socks)
+    // In the client's order: with --bidir the first half sends and the second receives.
+    arrived.sort_by_key(|(seq, _)| *seq);
+    Ok(arrived.into_iter().map(|(_, s)| Sock::Tcp(s)).collect())
 }
 
 /// Applies `-w`, `-C`, `-M`, `-N` and `-S` to the streams.

@@ -208,7 +208,11 @@ fn a_full_send_buffer_on_a_lossy_path_ranks_after_the_loss() {
     f.bits_per_second = 5e6;
     let a = diagnose(&r, &settings());
     assert_eq!(ids(&a)[..2], ["path_loss", "send_buffer"], "{a:?}");
-    assert!(a[1].why.ends_with("so the loss comes first"), "{}", a[1].why);
+    assert!(
+        a[1].why.ends_with("so the loss comes first"),
+        "{}",
+        a[1].why
+    );
 }
 
 #[test]
