@@ -3,7 +3,7 @@
 (strongSwan's charon, `lab up --ipsec`), alternating in one run: rate, CPU per GB, and fathom's
 own CPU against charon's (issue 28: fathom's share stays under 5% of what ESP costs).
 
-Usage: bench/ipsec.py [--fathom BIN] [--rounds 3] [--time 5] [--suite aes-256-gcm]
+Usage: bench/ipsec.py [--fathom BIN] [--before OLDBIN] [--rounds 3] [--time 5] [--suite aes-256-gcm]
 Needs: root, strongSwan (scripts/install-test-deps.sh), a fathom build (default: the newest of
 $CARGO_TARGET_DIR/{release,debug}/fathom).
 
@@ -12,7 +12,9 @@ kernel has none, as here: what is measured then is strongSwan's user-space ESP, 
 CPU per GB is the CPU-seconds of the processes that move the bytes (both fathom ends, plus every
 charon of the IPsec lab) per 10^9 application bytes received; the lab's hosts share this machine,
 whose busy CPU-seconds per GB are shown beside it. Machines here are shared and noisy: read the
-ratios within a round, not the absolutes. Every lab is removed at the end, also on failure.
+ratios within a round, not the absolutes. `--before OLDBIN` adds a third plain lab made and run by
+an older build (e.g. one from before IPsec came), so that "IPsec off is as fast as before" is a
+same-run ratio too. Every lab is removed at the end, also on failure.
 """
 import argparse
 import json
@@ -66,6 +68,7 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--time", type=int, default=5)
     p.add_argument("--suite", default="aes-256-gcm")
+    p.add_argument("--before", default=None, help="an older fathom: its clear stream in a lab of its own")
     a = p.parse_args()
     binary = a.fathom or newest_fathom()
     pid = os.getpid()
@@ -77,16 +80,24 @@ def main():
         said = fathom(binary, ["lab", "up", "--hosts", "2", "--name", esp, "--ipsec", a.suite], 120)
         made.append(esp)
         print(f"fathom: {binary}\n{said.splitlines()[1]}")
-        rows = {m: [] for m in ("clear", "TLS", "IPsec")}
+        modes = [("clear", binary, clear, False), ("TLS", binary, clear, True), ("IPsec", binary, esp, False)]
+        if a.before:
+            old = f"bo{pid}"
+            fathom(a.before, ["lab", "up", "--hosts", "2", "--name", old], 120)
+            made.append(old)
+            modes.insert(1, ("clear before", a.before, old, False))
+            print(f"before: {a.before}")
+        rows = {m[0]: [] for m in modes}
         for r in range(a.rounds):
-            for mode, lab, tls in (("clear", clear, False), ("TLS", clear, True), ("IPsec", esp, False)):
-                rows[mode].append(stream(binary, lab, a.time, tls))
+            for mode, exe, lab, tls in modes:
+                rows[mode].append(stream(exe, lab, a.time, tls))
             print(f"round {r + 1}: " + ", ".join(f"{m} {rows[m][-1]['gbit_s']:.3f} Gbit/s" for m in rows),
                   f"(load {' '.join(open('/proc/loadavg').read().split()[:3])})")
         report(rows, a.suite)
     finally:
         for lab in made:
-            subprocess.run([binary, "lab", "down", "--name", lab], capture_output=True, timeout=60)
+            exe = a.before if lab.startswith("bo") else binary
+            subprocess.run([exe, "lab", "down", "--name", lab], capture_output=True, timeout=60)
 
 
 def report(rows, suite):

@@ -264,3 +264,73 @@ fn every_suite_comes_up_and_carries_a_ping() {
         assert_gone(&name);
     }
 }
+
+/// Three hosts on one switch; the link of h3 carries the `ipsec` key.
+const KEYED_TOPOLOGY: &str = r#"
+[[host]]
+name = "h1"
+[[host]]
+name = "h2"
+[[host]]
+name = "h3"
+[[switch]]
+name = "sw1"
+[[link]]
+ends = ["h1", "sw1"]
+[[link]]
+ends = ["h2", "sw1"]
+[[link]]
+ends = ["h3", "sw1"]
+ipsec = "aes-128-gcm"
+"#;
+
+#[test]
+fn a_topologys_ipsec_key_encrypts_only_the_pairs_across_its_link() {
+    if !root_or_ci() {
+        return;
+    }
+    let name = unique("t");
+    let _guard = Guard(name.clone());
+    let file = std::env::temp_dir().join(format!("{name}.toml"));
+    std::fs::write(&file, KEYED_TOPOLOGY).unwrap();
+    let topo = file.display().to_string();
+    let both = [
+        "lab",
+        "up",
+        "--name",
+        &name,
+        "--ipsec",
+        "aes-128-gcm",
+        &topo,
+    ];
+    let err = run_exit(&both, 60, 2);
+    assert!(
+        err.contains("--ipsec and the topology's `ipsec` keys"),
+        "{err}"
+    );
+    let out = run_ok(&["lab", "up", "--name", &name, &topo], 120);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("IPsec aes-128-gcm on 2 links"), "{said}");
+    let ping = |to: &str| {
+        let argv = [
+            "lab", "exec", "--name", &name, "h1", "--", "ping", "-c", "2", "-W", "2", to,
+        ];
+        run_ok(&argv, 30);
+    };
+    ping("10.77.0.2");
+    ping("10.77.0.3");
+    let (code, doc) = status(&name);
+    assert_eq!(code, 0, "{doc}");
+    let links = doc["ipsec"]["links"].as_array().unwrap();
+    let names: Vec<_> = links.iter().map(|l| l["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["h1-h3", "h2-h3"], "{doc}");
+    assert!(u(&links[0]["packets_out"]) >= 2, "h1 to h3 in ESP: {doc}");
+    assert_eq!(
+        u(&links[1]["packets_out"]),
+        0,
+        "h2 to h3 was not used: {doc}"
+    );
+    run_ok(&["lab", "down", "--name", &name], 60);
+    assert_gone(&name);
+    let _ = std::fs::remove_file(&file);
+}

@@ -129,12 +129,13 @@ pub struct UpArgs {
     /// charon's user space (kernel-libipsec, a TUN device); `lab up` says which.
     #[arg(long, value_name = "SUITE", value_parser = fathom_lab::ipsec::Suite::parse)]
     pub ipsec: Option<fathom_lab::ipsec::Suite>,
-    /// With --ipsec: where ESP runs, kernel or userspace, instead of the kernel where it can.
-    #[arg(long, value_name = "PATH", requires = "ipsec",
+    /// With --ipsec or a topology's `ipsec` keys: where ESP runs, kernel or userspace,
+    /// instead of the kernel where it can.
+    #[arg(long, value_name = "PATH",
           value_parser = fathom_lab::ipsec::Datapath::parse)]
     pub ipsec_datapath: Option<fathom_lab::ipsec::Datapath>,
     /// For tests: give this host a pre-shared key of its own, so that its links fail.
-    #[arg(long, value_name = "HOST", requires = "ipsec", hide = true)]
+    #[arg(long, value_name = "HOST", hide = true)]
     pub ipsec_wrong_psk: Option<String>,
     /// The port agents listen on.
     #[arg(long, default_value_t = DEFAULT_AGENT_PORT,

@@ -38,6 +38,8 @@ Topology files (TOML): every key is optional unless marked.
   ends = [\"h1\", \"sw1\"]      # required: two hosts or switches
   rate = \"1G\"               # k, M, G, T bits per second; tbf on both ends
   mtu = 9000                # per-link MTU
+  ipsec = \"aes-256-gcm\"     # IPsec between the hosts on its two sides (a switch end
+                            # stands for every host linked to it); one suite per lab
 
   [[wan]]                   # the WAN emulator between two nodes (router node wanN)
   ends = [\"sw1\", \"sw2\"]     # required: hosts or switches; a is ends[0], b is ends[1]
@@ -47,6 +49,7 @@ Topology files (TOML): every key is optional unless marked.
   a_to_b = \"loss=0.1%\"      # keys changed on top of params, frames from a to b
   b_to_a = \"rate=100M\"      # the same, frames from b to a
   mtu = 1500                # MTU of the path (default: the lab's)
+  ipsec = \"aes-256-gcm\"     # as on [[link]]: the hosts on either side, pair by pair
 
 Rules, checked before anything is made (errors name the entry and exit 2):
 - names: 1-15 letters, digits or '_', starting with a letter, unique across hosts and

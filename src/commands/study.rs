@@ -338,6 +338,7 @@ fn ipsec_options(alg: &str, name: &str) -> Result<fathom_lab::ipsec::IpsecOption
         Ok(fathom_lab::ipsec::IpsecOptions {
             suite,
             datapath,
+            pairs: None,
             wrong_psk_host: None,
         })
     });

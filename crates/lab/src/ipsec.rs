@@ -1,7 +1,8 @@
 //! IPsec between lab hosts with strongSwan: `lab up --ipsec SUITE` runs a charon in every host
 //! (inside its namespace, with its own config, socket, log and PID file under the lab's state
 //! directory), gives each pair of hosts an IKEv2 connection with a pre-shared key made for the
-//! lab, and waits until every CHILD_SA is installed at both ends. The keys come from a real
+//! lab (with a topology's `ipsec` keys: each pair across a link that carries one, and a charon
+//! only in those pairs' hosts), and waits until every CHILD_SA is installed at both ends. The keys come from a real
 //! IKEv2 negotiation. ESP runs in the kernel (kernel-netlink) where the kernel can ([`probe`]),
 //! else in charon's user space over a TUN device (kernel-libipsec); `--ipsec-datapath` forces
 //! either.
@@ -68,6 +69,8 @@ pub struct IpsecOptions {
     pub suite: Suite,
     /// Where ESP runs.
     pub datapath: Datapath,
+    /// The pairs of hosts to join (a topology's `ipsec` keys); none: every pair.
+    pub pairs: Option<Vec<[String; 2]>>,
     /// For tests: give this host a pre-shared key of its own, so that its links fail.
     pub wrong_psk_host: Option<String>,
 }
@@ -79,7 +82,7 @@ pub struct IpsecLayout {
     pub suite: Suite,
     /// Where ESP runs.
     pub datapath: Datapath,
-    /// One connection per pair of hosts.
+    /// One connection per pair of hosts joined.
     pub links: Vec<IpsecLink>,
 }
 
@@ -104,8 +107,8 @@ impl IpsecLink {
 }
 
 impl IpsecLayout {
-    /// A connection for every pair of `layout`'s hosts; [`Error::Topology`] beyond
-    /// [`MAX_IPSEC_HOSTS`] hosts or for a wrong-key host the lab does not have.
+    /// A connection for every pair of `layout`'s hosts that `opts` joins; [`Error::Topology`]
+    /// beyond [`MAX_IPSEC_HOSTS`] hosts or for a wrong-key host the lab does not have.
     pub fn new(layout: &Layout, opts: &IpsecOptions) -> Result<IpsecLayout> {
         let hosts = &layout.hosts;
         if hosts.len() > MAX_IPSEC_HOSTS {
@@ -123,9 +126,17 @@ impl IpsecLayout {
                 "--ipsec-wrong-psk: the lab has no host '{h}'"
             )));
         }
+        let joined = |a: &str, b: &str| {
+            opts.pairs
+                .as_ref()
+                .is_none_or(|p| p.iter().any(|[x, y]| [x, y] == [a, b] || [x, y] == [b, a]))
+        };
         let mut links = Vec::new();
         for (i, a) in hosts.iter().enumerate() {
             for (j, b) in hosts.iter().enumerate().skip(i + 1) {
+                if !joined(&a.name, &b.name) {
+                    continue;
+                }
                 links.push(IpsecLink {
                     name: format!("{}-{}", a.name, b.name),
                     conn: format!("l{}-{}", i + 1, j + 1),

@@ -15,7 +15,8 @@
 //!   its own ([`wan`]): [`wan_links`] reports its parameters and counters, [`set_wan`] changes
 //!   it while it runs.
 //! - `lab up --ipsec` runs strongSwan's charon in every host and encrypts every pair of hosts'
-//!   traffic with IKEv2 and ESP, in the kernel or in user space ([`ipsec`]).
+//!   traffic with IKEv2 and ESP, in the kernel or in user space ([`ipsec`]); a topology's
+//!   `ipsec` keys encrypt only the pairs across the links that carry them.
 //! - Nothing is ever created in the root namespace, and nothing is connected to it.
 //! - This is a library: the `fathom lab` command line and what it prints live in the binary
 //!   (`src/cli/lab.rs`, `src/commands/lab/`). A WAN link's forwarder process runs

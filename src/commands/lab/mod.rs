@@ -81,13 +81,33 @@ fn up(a: UpArgs, fathom_exe: &Path) -> anyhow::Result<i32> {
         })?,
         (None, None, _) => anyhow::bail!("lab up: give --hosts N or a topology file"),
     };
-    let ipsec = match a.ipsec {
-        Some(suite) => {
+    let asked = match (a.ipsec, &topology.ipsec) {
+        (Some(_), Some(_)) => {
+            return Err(fathom_lab::Error::Topology(
+                "--ipsec and the topology's `ipsec` keys: give one of them".into(),
+            )
+            .into())
+        }
+        (Some(suite), None) => Some((suite, None)),
+        (None, Some(t)) => Some((t.suite, Some(t.pairs.clone()))),
+        (None, None) if a.ipsec_datapath.is_some() || a.ipsec_wrong_psk.is_some() => {
+            return Err(fathom_lab::Error::Topology(
+                "--ipsec-datapath: the lab has no IPsec (give --ipsec SUITE or `ipsec` keys in \
+                 the topology)"
+                    .into(),
+            )
+            .into())
+        }
+        (None, None) => None,
+    };
+    let ipsec = match asked {
+        Some((suite, pairs)) => {
             fathom_lab::ipsec::check_packages()?;
             let probe_ns = format!("fl-{}-ipsec-probe", a.name);
             Some(fathom_lab::ipsec::IpsecOptions {
                 suite,
                 datapath: fathom_lab::ipsec::choose(suite, a.ipsec_datapath, &probe_ns)?,
+                pairs,
                 wrong_psk_host: a.ipsec_wrong_psk,
             })
         }
@@ -198,7 +218,7 @@ fn up_summary(lab: &Lab, took: Duration) -> String {
         .collect();
     let ipsec = lab.layout().ipsec.as_ref().map_or(String::new(), |i| {
         format!(
-            "IPsec {} on {}, ESP in {} (strongSwan charon in every host)\n",
+            "IPsec {} on {}, ESP in {} (a strongSwan charon in each of their hosts)\n",
             i.suite,
             count(i.links.len(), "link", "links"),
             match i.datapath {

@@ -1,6 +1,6 @@
-//! The IPsec step of `lab up`: write every host's configuration, start its charon, load it,
-//! initiate every link from its first end and wait until both ends have the CHILD_SA
-//! installed. Each charon is recorded in the state as soon as it runs, so `down` stops it
+//! The IPsec step of `lab up`: write the configuration of every host on an encrypted link,
+//! start its charon, load it, initiate every link from its first end and wait until both ends
+//! have the CHILD_SA installed. Each charon is recorded in the state as soon as it runs, so `down` stops it
 //! whatever fails next.
 
 use std::time::{Duration, Instant};
@@ -31,6 +31,9 @@ impl Lab {
         let strongswan = config::strongswan_conf(layout.datapath);
         for i in 0..self.state.layout.hosts.len() {
             let host = self.state.layout.hosts[i].clone();
+            if !layout.links.iter().any(|l| l.end_of(&host.name).is_some()) {
+                continue;
+            }
             let files = HostFiles::of(self.dir.path(), &host.name);
             let wrong = opts.wrong_psk_host.as_deref() == Some(host.name.as_str());
             let other = random_hex(32, "0x")?;

@@ -86,6 +86,9 @@ pub enum TopologyError {
     /// A link to a node that does not exist.
     #[error("unknown node '{0}'")]
     UnknownNode(String),
+    /// An `ipsec` key that names no suite, no hosts, or another suite than the others.
+    #[error("{0}")]
+    Ipsec(String),
     /// A link from a node to itself.
     #[error("a link needs two different nodes")]
     SameNode,

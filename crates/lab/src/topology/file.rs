@@ -17,6 +17,7 @@
 //! ends = ["h1", "sw1"]
 //! mtu = 9000                # optional
 //! rate = "1G"               # optional: tbf on both ends
+//! ipsec = "aes-256-gcm"     # optional: IPsec between the hosts on its two sides
 //!
 //! [[wan]]
 //! name = "h1-h2"            # optional (default "<a>-<b>"): what `lab wan set` calls it
@@ -25,6 +26,8 @@
 //! a_to_b = "rate=100M"      # optional: on top of `params`, from ends[0] to ends[1]
 //! b_to_a = "loss=0.1%"      # optional: on top of `params`, from ends[1] to ends[0]
 //! mtu = 1500                # optional
+//! ipsec = "aes-256-gcm"     # optional: IPsec between the hosts on its two sides (a switch
+//!                           # end stands for every host linked to it); one suite per lab
 //! ```
 
 use serde::Deserialize;
@@ -90,6 +93,9 @@ pub struct LinkEntry {
     pub mtu: Option<u32>,
     /// Rate limit of both ends' egress, e.g. `"1G"`.
     pub rate: Option<String>,
+    /// IPsec between the hosts on its two sides, with this suite (see `ipsec.rs`).
+    #[serde(default)]
+    pub ipsec: Option<String>,
 }
 
 /// A `[[wan]]` entry: the WAN emulator between two nodes, in a router namespace of its own.
@@ -108,4 +114,7 @@ pub struct WanEntry {
     pub b_to_a: Option<String>,
     /// MTU of the emulated path (default: the lab's).
     pub mtu: Option<u32>,
+    /// IPsec between the hosts on its two sides, with this suite (see `ipsec.rs`).
+    #[serde(default)]
+    pub ipsec: Option<String>,
 }

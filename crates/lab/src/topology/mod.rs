@@ -12,6 +12,7 @@
 
 mod error;
 mod file;
+mod ipsec;
 mod subnet;
 mod validate;
 mod wan;
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, IoContext, Result};
 pub use error::TopologyError;
 pub use file::{HostEntry, LabSection, LinkEntry, SwitchEntry, TopologyFile, WanEntry};
+pub use ipsec::TopologyIpsec;
 pub use subnet::Subnet;
 pub use wan::Wan;
 
@@ -46,6 +48,8 @@ pub struct Topology {
     pub links: Vec<Link>,
     /// WAN links, in declaration order.
     pub wans: Vec<Wan>,
+    /// The host pairs its `ipsec` keys encrypt, if any entry has one.
+    pub ipsec: Option<TopologyIpsec>,
 }
 
 /// A host: a namespace with addressed interfaces, running an agent.
@@ -133,6 +137,7 @@ impl Topology {
                 ends: vec![format!("h{i}"), "sw1".to_string()],
                 mtu: None,
                 rate: rate.map(str::to_string),
+                ipsec: None,
             })
             .collect();
         Topology::from_file(TopologyFile {
@@ -193,6 +198,7 @@ impl Topology {
                     ],
                     mtu: None,
                     rate: rate.map(str::to_string),
+                    ipsec: None,
                 })
                 .collect();
             (vec![switch("sw1"), switch("sw2")], links, ["sw1", "sw2"])
@@ -204,6 +210,7 @@ impl Topology {
             a_to_b: None,
             b_to_a: None,
             mtu: None,
+            ipsec: None,
         };
         Topology::from_file(TopologyFile {
             lab: LabSection {
@@ -219,7 +226,13 @@ impl Topology {
 
     /// Checks a topology as read and resolves its interfaces and addresses.
     pub fn from_file(file: TopologyFile) -> Result<Topology> {
-        validate::validate(file).map_err(|e| Error::Topology(e.to_string()))
+        let refuse = |e: TopologyError| Error::Topology(e.to_string());
+        let ipsec = ipsec::resolve(&file);
+        let topology = validate::validate(file).map_err(refuse)?;
+        Ok(Topology {
+            ipsec: ipsec.map_err(refuse)?,
+            ..topology
+        })
     }
 }
 

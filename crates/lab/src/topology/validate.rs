@@ -126,6 +126,7 @@ pub(super) fn validate(file: TopologyFile) -> Result<Topology, TopologyError> {
         switches,
         links,
         wans,
+        ipsec: None,
     })
 }
 
