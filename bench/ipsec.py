@@ -89,9 +89,12 @@ def main():
             print(f"before: {a.before}")
         rows = {m[0]: [] for m in modes}
         for r in range(a.rounds):
-            for mode, exe, lab, tls in modes:
+            # Every other round in reverse, so no mode always runs right after another.
+            for mode, exe, lab, tls in (modes if r % 2 == 0 else modes[::-1]):
                 rows[mode].append(stream(exe, lab, a.time, tls))
-            print(f"round {r + 1}: " + ", ".join(f"{m} {rows[m][-1]['gbit_s']:.3f} Gbit/s" for m in rows),
+            print(f"round {r + 1}: " + ", ".join(f"{m} {rows[m][-1]['gbit_s']:.3f} Gbit/s" for m in rows)
+                  + (f", clear / clear before {rows['clear'][-1]['gbit_s'] / rows['clear before'][-1]['gbit_s']:.2f}"
+                     if a.before else ""),
                   f"(load {' '.join(open('/proc/loadavg').read().split()[:3])})")
         report(rows, a.suite)
     finally:
