@@ -11,6 +11,7 @@ Each stream runner returns a Run: the receiver-side or tool-reported rate, the u
 the client and of the server processes (from wait4()), and the tool's settings as run.
 Every process is started here, bounded in time, and ended by its PID only.
 """
+import argparse
 import atexit
 import json
 import os
@@ -96,6 +97,16 @@ class Path:
 
 
 PATH = Path("loopback")
+
+
+def side_by_side_args(doc):
+    """A side-by-side bench script's argument parser, described by `doc`, with the options every
+    such script takes: --path (see add_path_arg), --rounds and --time (seconds per run)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_path_arg(parser)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--time", type=int, default=5)
+    return parser
 
 
 def add_path_arg(parser):

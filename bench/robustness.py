@@ -42,6 +42,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import robustness_attacks
+from robustness_attacks import read_exact, read_frame, read_varint
 
 MAGIC = b"FTHM"
 VERSION = 8
@@ -129,21 +130,6 @@ def connect(port, timeout=5.0):
     return s
 
 
-def read_exact(s, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise EOFError("closed")
-        buf += chunk
-    return buf
-
-
-def read_frame(s):
-    (n,) = struct.unpack(">I", read_exact(s, 4))
-    return read_exact(s, n)
-
-
 def handshake(s):
     """Preamble, challenge, keyed answer, Welcome."""
     s.sendall(preamble())
@@ -154,18 +140,6 @@ def handshake(s):
     s.sendall(auth(hmac.new(KEY, DOMAIN + nonce, hashlib.sha256).digest()))
     welcome = read_frame(s)
     assert welcome[0] == 1, f"expected Welcome, got {welcome[:80]!r}"
-
-
-def uvarint(buf, i):
-    """A postcard varint at buf[i:]: (value, index after it)."""
-    value = shift = 0
-    while True:
-        b = buf[i]
-        i += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return value, i
 
 
 def drain(s):
@@ -383,7 +357,7 @@ def crr_strangers(agent, idle=400):
     s.sendall(setup(plan(kind="crr", limit=("time", 3 * 10**9), rr=(1, 1, 1))))
     ready = read_frame(s)
     assert ready[0] == 3, f"expected Ready, got {ready[:80]!r}"
-    port, _ = uvarint(ready, 1)
+    port, _ = read_varint(ready, 1)
     connected = read_frame(s)
     assert connected[0] == 4, f"expected Connected, got {connected[:80]!r}"
     s.sendall(frame(varint(4) + varint(time.monotonic_ns() + 10**8)))

@@ -167,6 +167,7 @@ def silent_first(agent, wire, plan, kind, silent=7):
 
 
 def read_varint(b, i):
+    """A postcard varint at b[i:]: (value, index after it)."""
     n, shift = 0, 0
     while True:
         n |= (b[i] & 0x7F) << shift
@@ -176,21 +177,20 @@ def read_varint(b, i):
             return n, i
 
 
+def read_exact(s, n):
+    """Exactly n bytes from socket s; EOFError if it closes first."""
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            raise EOFError("closed")
+        buf += chunk
+    return buf
+
+
 def read_frame(s):
-    head = b""
-    while len(head) < 4:
-        chunk = s.recv(4 - len(head))
-        if not chunk:
-            raise EOFError("closed")
-        head += chunk
-    n = int.from_bytes(head, "big")
-    body = b""
-    while len(body) < n:
-        chunk = s.recv(n - len(body))
-        if not chunk:
-            raise EOFError("closed")
-        body += chunk
-    return body
+    """One length-prefixed frame's body (4-byte big-endian length) from socket s."""
+    return read_exact(s, int.from_bytes(read_exact(s, 4), "big"))
 
 
 def never_reads(agent, connect, handshake, frame, varint, budget_mb=300, seconds=30):

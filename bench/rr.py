@@ -15,7 +15,6 @@ sockperf, with the load. Machines here are shared and noisy: read ratios, not ab
 `--before BIN` also runs another build's 1 B and 14 B cases in every round (a before/after
 ratio in one run).
 """
-import argparse
 import json
 import os
 import re
@@ -55,10 +54,7 @@ def sockperf_pp(secs, size):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    peers.add_path_arg(ap)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--time", type=int, default=5)
+    ap = peers.side_by_side_args(__doc__)
     ap.add_argument("--quick", action="store_true", help="only the 1 B and 14 B cases")
     ap.add_argument("--before", help="another fathom build whose 1 B and 14 B cases run in every round too")
     a = ap.parse_args()

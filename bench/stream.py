@@ -13,7 +13,6 @@ each round. Machines here are shared and noisy: read the same-run ratios, not th
 --equal gives every tool the same write size (128K) instead of its own default. --variant
 NAME=ARGS (repeatable) adds fathom with extra arguments as another tool, for A/B runs.
 """
-import argparse
 import shlex
 import shutil
 import statistics
@@ -30,10 +29,7 @@ BINARIES = {"iperf3": "iperf3", "iperf2": "iperf", "nuttcp": "nuttcp"}
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    peers.add_path_arg(ap)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--time", type=int, default=5)
+    ap = peers.side_by_side_args(__doc__)
     ap.add_argument("--scenarios", default="single,four,thousand")
     ap.add_argument("--equal", action="store_true", help="same write size (128K) for every tool")
     ap.add_argument("--tools", default="", help="comma list to restrict the peers")

@@ -19,7 +19,6 @@ the TLS stream with its ends on separate CPUs (`--affinity 0/1`) is measured bes
 loopback the path places the ends, and that row repeats the plain TLS stream).
 `--before BIN` also runs another build's TLS stream in every round (a before/after ratio).
 """
-import argparse
 import os
 import re
 import statistics
@@ -112,10 +111,7 @@ def parse_size(s):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    peers.add_path_arg(ap)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--time", type=int, default=5)
+    ap = peers.side_by_side_args(__doc__)
     ap.add_argument("--bytes", default="2G")
     ap.add_argument("--before", help="another fathom build whose TLS stream runs in every round too")
     a = ap.parse_args()

@@ -13,7 +13,6 @@ throughput mode counts only at the sender. Usage: bench/udp.py [--path veth|pinn
 [--rounds 5] [--time 5] [--size 64] [--before OTHER_FATHOM_BINARY] (cargo build --release first). Every process is started by peers.py, bounded in
 time and ended by its PID.
 """
-import argparse
 import json
 import re
 import shutil
@@ -90,10 +89,7 @@ def load():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    peers.add_path_arg(ap)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--time", type=int, default=5)
+    ap = peers.side_by_side_args(__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--before", help="another fathom binary, run alongside (a before/after pair)")
     a = ap.parse_args()

@@ -1,16 +1,27 @@
 #!/usr/bin/env python3
 """Checks issue 22's size rules on the Rust sources git tracks: no file over 500 lines, no
 function over 80 lines (from its `fn` line to its closing brace). Prints each breach and exits 1
-when there is one, 0 otherwise.
+when there is one, 0 otherwise. The functions in KNOWN are known breaches, printed but not
+counted; one that is back within the limit is named so that it is struck from KNOWN.
+tests/size_rules.rs runs this in the test suite.
 
 Usage: scripts/check-size.py [--files N] [--functions N] [PATH ...]
-(PATH: folders or files below the repository; the whole repository by default.)
+(PATH: folders or files below the repository, relative to its root, from wherever the script is
+run; the whole repository by default.)
 """
 
 import argparse
+import os
 import re
 import subprocess
 import sys
+
+# (path, function) known to be over the limit, each with its owner's reason: strike an entry
+# once the function is split.
+KNOWN = {
+    # The worker's event loop, which issue 23's data-path work owns and splits.
+    ("crates/engine/src/worker.rs", "run"),
+}
 
 FN = re.compile(r"^\s*(pub(\([^)]*\))?\s+)?((const|async|unsafe|extern\s+\"[^\"]*\")\s+)*fn\s+(\w+)")
 
@@ -50,6 +61,7 @@ def main():
     ap.add_argument("--functions", type=int, default=80, help="most lines a function may have")
     ap.add_argument("paths", nargs="*", default=["."])
     a = ap.parse_args()
+    os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     listed = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard", "--", *a.paths],
         capture_output=True,
@@ -57,6 +69,7 @@ def main():
         check=True,
     ).stdout.split()
     breaches = 0
+    still_over = set()
     for path in sorted(p for p in listed if p.endswith(".rs")):
         try:
             with open(path, encoding="utf-8") as f:
@@ -68,8 +81,14 @@ def main():
             breaches += 1
         for name, first, length in functions(lines):
             if length > a.functions:
-                print(f"{path}:{first}: fn {name} is {length} lines (over {a.functions})")
-                breaches += 1
+                known = (path, name) in KNOWN
+                print(f"{path}:{first}: fn {name} is {length} lines (over {a.functions})"
+                      + (" (known: see KNOWN)" if known else ""))
+                breaches += not known
+                still_over.add((path, name))
+    for path, name in sorted(KNOWN - still_over):
+        if path in listed:
+            print(f"{path}: fn {name} is within the limit now: strike it from KNOWN")
     print(f"{breaches} over the limits")
     return 1 if breaches else 0
 

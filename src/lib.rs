@@ -23,3 +23,10 @@ pub enum Failure {
     /// Already reported on stdout/stderr; only the exit code is left (exit 1).
     Reported,
 }
+
+impl From<cli::error::KeyFileError> for Failure {
+    /// A `--key-file` that gives no key is bad usage.
+    fn from(e: cli::error::KeyFileError) -> Failure {
+        Failure::Usage(e.to_string())
+    }
+}

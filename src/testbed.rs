@@ -45,12 +45,7 @@ impl Testbed {
         ipv6: Option<bool>,
         files_root: Option<std::path::PathBuf>,
     ) -> Result<Testbed, Failure> {
-        let key = c
-            .key_file
-            .as_deref()
-            .map(read_key)
-            .transpose()
-            .map_err(Failure::Usage)?;
+        let key = c.key_file.as_deref().map(read_key).transpose()?;
         let (topo, lab) = topology(c, ipv6, files_root)?;
         let mut bed = Testbed::on(c, topo, key);
         bed.lab = lab;
@@ -223,7 +218,7 @@ fn topology(
     let lab = lab(c.lab.as_deref())?;
     let resolve = |name: &str| match &lab {
         Err(several) if is_lab_host(name) => Err(Failure::Usage(format!(
-            "'{name}' is a lab host, and several labs are running ({several}); pick one with --lab"
+            "'{name}' is a lab host, and {several}"
         ))),
         _ => Target::lab_or_resolve(name, lab.as_ref().ok().and_then(Option::as_ref), ipv6)
             .map_err(|e| Failure::Runtime(e.to_string())),
@@ -278,10 +273,17 @@ fn found_topology(
     })
 }
 
+/// Several labs run and none was picked, so a lab host's name is ambiguous.
+#[derive(Debug, thiserror::Error)]
+#[error("several labs are running ({running}); pick one with --lab")]
+struct SeveralLabs {
+    /// The running labs' names, comma-separated.
+    running: String,
+}
+
 /// The lab named by --lab, else the one the lab subcommands would pick (the only one
-/// running); none if no lab runs; `Err(names)` when several run and none is
-/// picked.
-fn lab(name: Option<&str>) -> Result<Result<Option<fathom_lab::Lab>, String>, Failure> {
+/// running); none if no lab runs; [`SeveralLabs`] when several run and none is picked.
+fn lab(name: Option<&str>) -> Result<Result<Option<fathom_lab::Lab>, SeveralLabs>, Failure> {
     match name {
         Some(n) => fathom_lab::Lab::load(n)
             .map(|l| Ok(Some(l)))
@@ -289,7 +291,9 @@ fn lab(name: Option<&str>) -> Result<Result<Option<fathom_lab::Lab>, String>, Fa
         None if fathom_lab::running_labs().is_empty() => Ok(Ok(None)),
         None => match fathom_lab::resolve_name(None) {
             Ok(n) => Ok(Ok(fathom_lab::Lab::load(&n).ok())),
-            Err(_) => Ok(Err(fathom_lab::running_labs().join(", "))),
+            Err(_) => Ok(Err(SeveralLabs {
+                running: fathom_lab::running_labs().join(", "),
+            })),
         },
     }
 }

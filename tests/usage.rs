@@ -51,6 +51,15 @@ fn a_sweep_offers_only_options_of_the_plan() {
             "{name} offered: {err}"
         );
     }
+    // --advise explains one run: sweep's help does not show it, and sweep refuses it.
+    let help =
+        String::from_utf8_lossy(&run(&["sweep", "stream", "--help"], 30).stdout).into_owned();
+    assert!(!help.contains("--advise"), "{help}");
+    check(
+        &["sweep", "stream", "--vary", "parallel=1,2", "--advise"],
+        2,
+        "--advise explains one run",
+    );
 }
 
 #[test]

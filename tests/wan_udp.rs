@@ -31,14 +31,10 @@ fn udp_across(lab: &TestLab, args: &[&str], secs: u64) -> serde_json::Value {
 }
 
 /// Makes a lab with `wan` and runs `fathom udp ARGS` across it (see [`udp_across`]); None when
-/// `test` is skipped for want of root.
-fn udp_lab(
-    test: &str,
-    tag: &str,
-    wan: &str,
-    args: &[&str],
-) -> Option<(TestLab, serde_json::Value)> {
-    if !root_or_skip(test) {
+/// the calling test (named by its thread, as the test harness names it) is skipped for want of
+/// root.
+fn udp_lab(tag: &str, wan: &str, args: &[&str]) -> Option<(TestLab, serde_json::Value)> {
+    if !root_or_skip(std::thread::current().name().unwrap_or("wan_udp")) {
         return None;
     }
     let lab = TestLab::up(tag, wan);
@@ -56,7 +52,6 @@ fn wan_delta(doc: &serde_json::Value, dir: &str, field: &str) -> u64 {
 #[test]
 fn udp_loss_agrees_with_the_emulators_drops_and_the_delay_is_its_delay() {
     let Some((_lab, doc)) = udp_lab(
-        "udp_loss_agrees_with_the_emulators_drops_and_the_delay_is_its_delay",
         "udploss",
         "loss=1%,delay=2ms",
         &[
@@ -100,7 +95,6 @@ fn udp_loss_agrees_with_the_emulators_drops_and_the_delay_is_its_delay() {
 #[test]
 fn udp_through_a_100m_link_is_received_at_100m_and_the_excess_is_lost() {
     let Some((lab, doc)) = udp_lab(
-        "udp_through_a_100m_link_is_received_at_100m_and_the_excess_is_lost",
         "udprate",
         "rate=100M",
         &[
@@ -145,24 +139,8 @@ fn udp_through_a_100m_link_is_received_at_100m_and_the_excess_is_lost() {
         "missing on the path {path}, lost {lost}: {u}"
     );
     // GSO cannot fragment: datagrams larger than the path's 1500-byte MTU are refused, clearly.
-    let out = run(
-        FATHOM,
-        &[
-            "udp",
-            "--lab",
-            &lab.name,
-            "--server",
-            "h2",
-            "--clients",
-            "h1",
-            "--gso",
-            "--size",
-            "4000",
-            "-t",
-            "1",
-        ],
-        60,
-    );
+    let gso = udp_args(&lab, &["--gso", "--size", "4000", "-t", "1"]);
+    let out = run(FATHOM, &gso, 60);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
@@ -174,7 +152,6 @@ fn udp_through_a_100m_link_is_received_at_100m_and_the_excess_is_lost() {
 #[test]
 fn udp_jitter_through_an_emulator_with_2ms_of_jitter_is_of_its_size() {
     let Some((_lab, doc)) = udp_lab(
-        "udp_jitter_through_an_emulator_with_2ms_of_jitter_is_of_its_size",
         "udpjit",
         "delay=5ms,jitter=2ms",
         &["-n", "600", "--pps", "200", "--size", "200"],

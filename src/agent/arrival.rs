@@ -66,7 +66,7 @@ struct Newcomer {
 enum Step {
     Waiting,
     Stranger,
-    Arrived(Arrival),
+    Arrived(Box<Arrival>),
 }
 
 /// Accepts and checks the test's data connections until every flow has arrived, handing each to
@@ -245,7 +245,7 @@ impl Arrivals {
     }
 
     /// Advances newcomer `i` as far as its socket allows.
-    fn step(&mut self, i: usize) -> Result<Option<Arrival>, ArrivalError> {
+    fn step(&mut self, i: usize) -> Result<Option<Box<Arrival>>, ArrivalError> {
         let Some(n) = self.slots.get_mut(i).and_then(Option::as_mut) else {
             return Ok(None);
         };
@@ -312,7 +312,7 @@ fn advance(n: &mut Newcomer, want: &Expected, seen: &mut [bool]) -> Result<Step,
     }
     let tls = n.proven.take().and_then(|(_, h)| h).map(Handshake::finish);
     let sock = dup_blocking(&n.sock).map_err(|source| ArrivalError::Socket { flow, source })?;
-    Ok(Step::Arrived(Arrival { flow, sock, tls }))
+    Ok(Step::Arrived(Box::new(Arrival { flow, sock, tls })))
 }
 
 /// A blocking socket for the same connection as `sock` (which is closed with its slot).

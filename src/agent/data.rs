@@ -83,7 +83,7 @@ pub fn pair_udp(socks: Vec<Socket>, cookie: [u8; 16], stop: Arc<AtomicBool>, tx:
                 sock,
                 tls: None,
             };
-            if tx.send(Event::Flow(Ok(arrival))).is_err() {
+            if tx.send(Event::Flow(Ok(Box::new(arrival)))).is_err() {
                 return;
             }
         }

@@ -33,7 +33,7 @@ pub enum Event {
     /// A message (or the end) from the controller.
     Ctrl(Result<Option<ToAgent>, FrameError>),
     /// A data connection arrived, or arrival failed.
-    Flow(Result<Arrival, AgentError>),
+    Flow(Result<Box<Arrival>, AgentError>),
     /// The running endpoint took a snapshot.
     Snap(Box<Snapshot>),
     /// The running endpoint finished.
@@ -242,7 +242,7 @@ impl<S: ControlStream> Session<S> {
                     return Err(e.into());
                 }
                 Event::Flow(Ok(arrival)) => {
-                    if let Some(infos) = test.arrived(arrival)? {
+                    if let Some(infos) = test.arrived(*arrival)? {
                         self.send(&ToController::Connected(infos))?;
                     }
                 }

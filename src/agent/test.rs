@@ -8,12 +8,11 @@ use super::session::Event;
 use super::{data, AgentConfig, Reservation};
 use crate::connect::{self, ServerData};
 use fathom_engine::kind::{Kind, Wiring};
-use fathom_engine::tls::{Session, TlsEnd};
+use fathom_engine::tls::TlsEnd;
 use fathom_engine::{clock, Aborter, Prepared, Side, Sockets};
 use fathom_proto::plan::TestPlan;
 use fathom_proto::sample::FlowInfo;
 use fathom_proto::{auth, JoinPlan, ToController};
-use socket2::Socket;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -28,7 +27,7 @@ const MAX_START_LEAD: Duration = Duration::from_secs(60);
 pub(super) struct Test {
     plan: Option<Arc<TestPlan>>,
     stop_accepting: Arc<AtomicBool>,
-    sockets: Vec<Option<(Socket, Option<(Session, u64)>)>>,
+    sockets: Vec<Option<Arrival>>,
     arrived: usize,
     prepared: Option<Prepared>,
     running: Option<(Aborter, std::thread::JoinHandle<()>)>,
@@ -116,7 +115,7 @@ impl Test {
             .sockets
             .get_mut(a.flow as usize)
             .ok_or(AgentError::NoSuchFlow)?;
-        *slot = Some((a.sock, a.tls));
+        *slot = Some(a);
         self.arrived += 1;
         if self.arrived < self.sockets.len() {
             return Ok(None);
@@ -126,14 +125,18 @@ impl Test {
             Some(_) => Sockets::Tls(
                 arrived
                     .filter_map(|(f, s)| match s {
-                        Some((sock, Some((session, ns)))) => Some((*f, sock, session, ns)),
+                        Some(Arrival {
+                            sock,
+                            tls: Some((session, ns)),
+                            ..
+                        }) => Some((*f, sock, session, ns)),
                         _ => None,
                     })
                     .collect(),
             ),
             None => Kind::of(plan.kind.id())?.wiring().per_flow(
                 arrived
-                    .filter_map(|(f, s)| s.map(|(sock, _)| (*f, sock)))
+                    .filter_map(|(f, s)| s.map(|a| (*f, a.sock)))
                     .collect(),
             ),
         };

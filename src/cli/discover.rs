@@ -81,7 +81,7 @@ pub fn resolve(
     };
     let timeout = Duration::from_nanos(d.discovery_timeout);
     let found = discover::discover(&source, choice.expect, timeout).map_err(failure)?;
-    let found = discover::reachable(found, |a| answers(a).map_err(|e| e.to_string()));
+    let found = discover::reachable(found, answers);
     let chosen = select::choose(found, &choice).map_err(failure)?;
     if let Some(w) = &chosen.warning {
         eprintln!("fathom: warning: {w}");

@@ -1,8 +1,29 @@
 //! [`ArgsError`]: what is wrong with a test's options, naming the flag or the value (a plan
-//! field by the flags [`Sets`] says set it); [`ValueError`]: a value its option does not take.
+//! field by the flags [`Sets`] says set it); [`ValueError`]: a value its option does not take;
+//! [`KeyFileError`]: a `--key-file` that gives no key.
 //! `main` turns them into exit 2 (bad usage) with their one-line message.
 
 use fathom_proto::validate::PlanError;
+use std::path::PathBuf;
+
+/// A key file (`--key-file`, or a lab's) that gives no key.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyFileError {
+    /// The file cannot be read (or is not a small regular file).
+    #[error("--key-file {}: {source}", path.display())]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why it cannot be read.
+        source: std::io::Error,
+    },
+    /// The file holds nothing but whitespace.
+    #[error("--key-file {}: the file is empty", path.display())]
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+}
 
 /// A test's options that cannot make a plan; every message names the flag or the value.
 #[derive(Debug, thiserror::Error)]

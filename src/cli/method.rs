@@ -42,8 +42,9 @@ pub struct VaryArgs {
 impl Extra for VaryArgs {
     const PLACE: Place = Place::Sweep;
 
+    /// The vary options; `--advise` (which explains one run) is hidden, as sweep refuses it.
     fn augment(cmd: clap::Command) -> clap::Command {
-        VaryArgs::augment_args(cmd)
+        VaryArgs::augment_args(cmd).mut_arg("advise", |a| a.hide(true))
     }
 
     fn from_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {

@@ -221,12 +221,15 @@ pub struct ServeArgs {
 }
 
 /// Reads a key file: its contents, surrounding whitespace removed.
-pub fn read_key(path: &std::path::Path) -> Result<Vec<u8>, String> {
-    let text = read_small(path, MAX_SMALL_FILE)
-        .map_err(|e| format!("--key-file {}: {e}", path.display()))?;
+pub fn read_key(path: &std::path::Path) -> Result<Vec<u8>, error::KeyFileError> {
+    let path = path.to_path_buf();
+    let text = match read_small(&path, MAX_SMALL_FILE) {
+        Ok(text) => text,
+        Err(source) => return Err(error::KeyFileError::Unreadable { path, source }),
+    };
     let key = text.trim_ascii().to_vec();
     if key.is_empty() {
-        return Err(format!("--key-file {}: the file is empty", path.display()));
+        return Err(error::KeyFileError::Empty { path });
     }
     Ok(key)
 }

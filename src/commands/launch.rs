@@ -34,7 +34,7 @@ pub fn run(a: &LaunchArgs, argv: &[String]) -> Result<u8, Failure> {
         )));
     }
     let key = a.test.test.common().key_file.as_deref().map(read_key);
-    let key = key.transpose().map_err(Failure::Usage)?;
+    let key = key.transpose()?;
     let launch = rank::launch_id(env);
     let (given, port) = rank0_address(a).map_err(usage)?;
     if me.rank == 0 {
@@ -185,8 +185,7 @@ fn follow(
             timeout: Duration::from_nanos(a.rendezvous_timeout),
         };
         let resolve = || (host, port).to_socket_addrs().map(Iterator::collect);
-        let start = |ip, key: &[u8]| start_agent(ip, key).map_err(|e| e.to_string());
-        rendezvous::join(&joining, resolve, start).and_then(|j| j.wait())
+        rendezvous::join(&joining, resolve, start_agent).and_then(|j| j.wait())
     };
     match outcome {
         Ok(0) => 0,

@@ -7,12 +7,7 @@ use fathom_engine::tls::Identity;
 
 /// Runs the agent in the foreground.
 pub fn run(a: &ServeArgs) -> Result<(), Failure> {
-    let key = a
-        .key_file
-        .as_deref()
-        .map(read_key)
-        .transpose()
-        .map_err(Failure::Usage)?;
+    let key = a.key_file.as_deref().map(read_key).transpose()?;
     if key.is_none() && !a.listen.ip().is_loopback() && !a.insecure {
         return Err(Failure::Usage(format!(
             "refusing to listen on {} without a key: pass --key-file, or --insecure to let any controller run tests",

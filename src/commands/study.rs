@@ -330,7 +330,8 @@ fn reason(f: Failure) -> String {
 /// The IPsec options of study lab `name` with suite `alg`, or why this machine cannot run it
 /// (without the `--ipsec ALG: ` its messages start with).
 fn ipsec_options(alg: &str, name: &str) -> Result<fathom_lab::ipsec::IpsecOptions, String> {
-    let options = fathom_lab::ipsec::Suite::parse(alg).and_then(|suite| {
+    let options = fathom_lab::ipsec::Suite::parse(alg).map_err(|e| e.to_string());
+    let options = options.and_then(|suite| {
         fathom_lab::ipsec::check_packages().map_err(|e| e.to_string())?;
         let probe_ns = format!("fl-{name}-ipsec-probe");
         let datapath =

@@ -138,5 +138,5 @@ pub enum TargetError {
     },
     /// The lab's key file could not be read.
     #[error("{0}")]
-    LabKey(String),
+    LabKey(#[from] crate::cli::error::KeyFileError),
 }

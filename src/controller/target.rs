@@ -38,7 +38,7 @@ impl Target {
             return Ok(None);
         };
         let addr = host.agent_addr();
-        let key = crate::cli::read_key(&lab.key_file()).map_err(TargetError::LabKey)?;
+        let key = crate::cli::read_key(&lab.key_file())?;
         Ok(Some(Target {
             addr,
             name: name.to_string(),

@@ -3,6 +3,7 @@
 //! (the exact command) and how sure it is. The rules are pure functions of the snapshot, so
 //! tests feed them a fake tree; the thresholds are stated in docs/advisor.md. [`diagnose`] does
 //! the same for a finished run: its report's figures and the settings in, ranked advice out.
+#![forbid(unsafe_code)]
 
 pub mod diagnose;
 pub mod read;

@@ -117,7 +117,10 @@ fn server_error(send: &'static [u8], hello: Option<TlsVersion>) -> String {
         }
     });
     let end = TlsEnd::server(&id, &TlsOptions::default()).unwrap();
-    let e = end.handshake(&server).err().expect("refused").to_string();
+    let Err(e) = end.handshake(&server) else {
+        panic!("the handshake was not refused");
+    };
+    let e = e.to_string();
     drop(server);
     peer.join().unwrap();
     e

@@ -53,11 +53,31 @@ impl Datapath {
     }
 
     /// The data path called `name`.
-    pub fn parse(name: &str) -> std::result::Result<Datapath, String> {
+    pub fn parse(name: &str) -> std::result::Result<Datapath, UnknownName> {
         match name {
             "kernel" => Ok(Datapath::Kernel),
             "userspace" => Ok(Datapath::Userspace),
-            _ => Err(format!("'{name}' is not one of kernel, userspace")),
+            _ => Err(UnknownName::new(name, ["kernel", "userspace"])),
+        }
+    }
+}
+
+/// A name that is none of the known ones (a cipher suite's, a data path's).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("'{name}' is not one of {known}")]
+pub struct UnknownName {
+    /// The name given.
+    pub name: String,
+    /// The known names, comma-separated.
+    pub known: String,
+}
+
+impl UnknownName {
+    /// `name`, which is none of `known`.
+    pub fn new<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> UnknownName {
+        UnknownName {
+            name: name.to_string(),
+            known: known.into_iter().collect::<Vec<_>>().join(", "),
         }
     }
 }

@@ -19,15 +19,20 @@ const MAX_LAB_NAME: usize = 32;
 /// most 15 bytes.
 const MAX_NODE_NAME: usize = 15;
 
-/// Checks a lab name: 1–32 of `A-Z a-z 0-9 _ -`, starting with a letter or digit.
-pub fn check_lab_name(name: &str) -> Result<()> {
-    let ok = !name.is_empty()
-        && name.len() <= MAX_LAB_NAME
+/// Whether `name` is 1–`max` of `A-Z a-z 0-9 _ -`, starting with a letter or digit (a lab's
+/// name, a WAN link's).
+pub(crate) fn is_dashed_name(name: &str, max: usize) -> bool {
+    !name.is_empty()
+        && name.len() <= max
         && name.starts_with(|c: char| c.is_ascii_alphanumeric())
         && name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if ok {
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Checks a lab name: 1–32 of `A-Z a-z 0-9 _ -`, starting with a letter or digit.
+pub fn check_lab_name(name: &str) -> Result<()> {
+    if is_dashed_name(name, MAX_LAB_NAME) {
         Ok(())
     } else {
         Err(Error::BadName(format!(

@@ -87,14 +87,36 @@ mod tests {
         assert!(!cmdline(me).unwrap().is_empty());
     }
 
+    /// CPU time this thread has used, seconds (CLOCK_THREAD_CPUTIME_ID).
+    fn thread_cpu_s() -> f64 {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `t` is a valid out-pointer for the call's duration.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+        assert_eq!(rc, 0, "clock_gettime: {}", std::io::Error::last_os_error());
+        t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
+    }
+
     #[test]
     fn counts_the_cpu_our_threads_used() {
+        // Spin until this thread has used 100 ms of CPU (ten ticks at 100 Hz), however long
+        // that takes on a loaded machine or under `nice -n 19`: a fixed wall-clock spin may get
+        // less than one tick of CPU there. Bounded, so that it never hangs.
         let me = std::process::id();
         let before = cpu_s(me).unwrap();
-        let spin = std::time::Instant::now();
+        let start = thread_cpu_s();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         let mut x = 0u64;
-        while spin.elapsed() < std::time::Duration::from_millis(60) {
-            x = std::hint::black_box(x.wrapping_add(1));
+        while thread_cpu_s() - start < 0.1 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no 100 ms of CPU in 60 s"
+            );
+            for _ in 0..1000 {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
         }
         let after = cpu_s(me).unwrap();
         assert!(after > before, "{before} s, then {after} s after spinning");

@@ -80,11 +80,32 @@ fn a_host_to_host_link_needs_no_switch() {
     assert_eq!(topo.hosts[1].interfaces[0].address.to_string(), "10.77.0.2");
 }
 
+/// A `[[link]]` entry joining `a` and `b`.
+fn link(a: &str, b: &str) -> String {
+    format!("[[link]]\nends = [\"{a}\", \"{b}\"]\n")
+}
+
+/// [`TWO_HOSTS`] with both hosts linked to sw1.
+fn linked() -> String {
+    format!("{TWO_HOSTS}{}{}", link("h1", "sw1"), link("h2", "sw1"))
+}
+
+/// Each topology of `cases` is refused with one line containing its expected text.
+fn refused_in_one_line(cases: &[(String, &str)]) {
+    for (toml, expected) in cases {
+        let err = error_of(toml);
+        assert!(
+            err.contains(expected),
+            "expected {expected:?} in {err:?} for:\n{toml}"
+        );
+        assert!(!err.contains('\n'), "not one line: {err:?}");
+    }
+}
+
 #[test]
 fn mistakes_get_one_clear_line_each() {
-    let link = |a: &str, b: &str| format!("[[link]]\nends = [\"{a}\", \"{b}\"]\n");
-    let linked = format!("{TWO_HOSTS}{}{}", link("h1", "sw1"), link("h2", "sw1"));
-    let cases: Vec<(String, &str)> = vec![
+    let linked = linked();
+    refused_in_one_line(&[
         (
             format!("{TWO_HOSTS}{}{}", link("h1", "sw1"), link("h2", "sw9")),
             "unknown node 'sw9'",
@@ -105,15 +126,6 @@ fn mistakes_get_one_clear_line_each() {
             ),
             "rate '1x'",
         ),
-        (
-            format!("[lab]\nsubnet = \"10.77.0.1/16\"\n{linked}"),
-            "did you mean 10.77.0.0/16",
-        ),
-        (
-            format!("[lab]\nsubnet = \"10.77.0.0\"\n{linked}"),
-            "subnet '10.77.0.0'",
-        ),
-        (format!("[lab]\nmtu = 20\n{linked}"), "mtu 20"),
         (
             format!("{TWO_HOSTS}{}", link("h1", "sw1")),
             "host h2 has no [[link]]",
@@ -138,6 +150,27 @@ fn mistakes_get_one_clear_line_each() {
             linked.replacen("name = \"h2\"", "name = \"h-2\"", 1),
             "node name 'h-2'",
         ),
+    ]);
+    let err = error_of(&format!(
+        "{linked}[[host]]\nname = \"h3\"\ncolour = \"red\"\n"
+    ));
+    assert!(err.contains("line 13: unknown field `colour`"), "{err}");
+    assert!(!err.contains('\n'), "not one line: {err:?}");
+}
+
+#[test]
+fn addressing_mistakes_get_one_clear_line_each() {
+    let linked = linked();
+    refused_in_one_line(&[
+        (
+            format!("[lab]\nsubnet = \"10.77.0.1/16\"\n{linked}"),
+            "did you mean 10.77.0.0/16",
+        ),
+        (
+            format!("[lab]\nsubnet = \"10.77.0.0\"\n{linked}"),
+            "subnet '10.77.0.0'",
+        ),
+        (format!("[lab]\nmtu = 20\n{linked}"), "mtu 20"),
         (
             linked.replacen("name = \"h2\"", "name = \"h2\"\naddress = \"10.77.0.1\"", 1),
             "10.77.0.1 is given to both h1 and h2",
@@ -161,20 +194,7 @@ fn mistakes_get_one_clear_line_each() {
             format!("{linked}[[switch]]\nname = \"sw2\"\n{}", link("h1", "sw2")),
             "two links into subnet 10.77.0.0/16",
         ),
-    ];
-    for (toml, expected) in cases {
-        let err = error_of(&toml);
-        assert!(
-            err.contains(expected),
-            "expected {expected:?} in {err:?} for:\n{toml}"
-        );
-        assert!(!err.contains('\n'), "not one line: {err:?}");
-    }
-    let err = error_of(&format!(
-        "{linked}[[host]]\nname = \"h3\"\ncolour = \"red\"\n"
-    ));
-    assert!(err.contains("line 13: unknown field `colour`"), "{err}");
-    assert!(!err.contains('\n'), "not one line: {err:?}");
+    ]);
 }
 
 /// Two hosts on sw1, one on sw2, and WAN links as given.
@@ -278,14 +298,7 @@ fn wan_mistakes_get_one_clear_line_each() {
         ),
         (wan("\"sw1\", \"sw2\"", "speed = 1\n"), "unknown field `speed`"),
     ];
-    for (wans, expected) in cases {
-        let err = error_of(&two_segments(&wans));
-        assert!(
-            err.contains(expected),
-            "expected {expected:?} in {err:?} for:\n{wans}"
-        );
-        assert!(!err.contains('\n'), "not one line: {err:?}");
-    }
+    refused_in_one_line(&cases.map(|(wans, expected)| (two_segments(&wans), expected)));
 }
 
 #[test]

@@ -7,6 +7,7 @@
 
 use crate::model::{FlowResult, Interval, KindInterval, Report, Summary, TestEcho};
 use crate::run::View;
+use crate::sections::stream;
 use fathom_proto::plan::TestPlan;
 use fathom_proto::sample::Snapshot;
 use std::fmt::Debug;
@@ -53,17 +54,32 @@ pub trait Section: Debug + Sync {
         Vec::new()
     }
 
-    /// The interval table's column heads.
-    fn head(&self) -> String;
+    /// The interval table's column heads: the stream's unless the kind has its own.
+    fn head(&self) -> String {
+        stream::head()
+    }
 
-    /// One interval's figures under `label` (its time span, or a host's name).
-    fn row(&self, label: &str, iv: &Interval) -> String;
+    /// One interval's figures under `label` (its time span, or a host's name): the stream's
+    /// unless the kind has its own.
+    fn row(&self, label: &str, iv: &Interval) -> String {
+        stream::row(label, iv)
+    }
 
-    /// The per-flow table: its head and one line per flow.
-    fn flows(&self, r: &Report) -> Vec<String>;
+    /// The per-flow table, its head and one line per flow: the stream's unless the kind has
+    /// its own.
+    fn flows(&self, r: &Report) -> Vec<String> {
+        stream::flows(&r.flows)
+    }
 
-    /// The summary's lines after the TLS ones.
-    fn summary(&self, r: &Report, item: &mut Item<'_>);
+    /// The summary's lines after the TLS ones: the stream's, with
+    /// [`Section::after_retransmits`] after its retransmits, unless the kind has its own.
+    fn summary(&self, r: &Report, item: &mut Item<'_>) {
+        stream::summary(r, item, &mut |item| self.after_retransmits(r, item));
+    }
+
+    /// A stream-like kind's own summary lines, printed after the stream's retransmits (a file
+    /// copy's, a profile's); none by default.
+    fn after_retransmits(&self, _r: &Report, _item: &mut Item<'_>) {}
 
     /// The CSV columns after the common ones (none unless the kind has its own).
     fn csv_heads(&self) -> &'static [&'static str] {

@@ -43,7 +43,7 @@ pub use error::StoreError;
 pub use path::{default_path, default_path_from};
 pub use refs::Ref;
 pub use runs::{NewRun, RunRow, SeriesSlot, StoredRun};
-pub use schema::CURRENT as SCHEMA_VERSION;
+pub use schema::{CURRENT as SCHEMA_VERSION, MIGRATIONS};
 pub use series::SeriesRow;
 
 use rusqlite::Connection;

@@ -101,8 +101,9 @@ const V3: &str = "
 ALTER TABLE runs ADD COLUMN command TEXT;
 ";
 
-/// The steps, in order: step `i` takes a database from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 3] = [V1, V2, V3];
+/// The steps, in order: step `i` takes a database from version `i` to `i + 1` (public so the
+/// migration tests build an old database with the very step that made it).
+pub const MIGRATIONS: [&str; 3] = [V1, V2, V3];
 
 /// The schema version this build writes.
 pub const CURRENT: i64 = MIGRATIONS.len() as i64;

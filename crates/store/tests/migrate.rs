@@ -2,84 +2,15 @@
 
 mod common;
 
-use fathom_store::{Store, StoreError, SCHEMA_VERSION};
+use fathom_store::{Store, StoreError, MIGRATIONS, SCHEMA_VERSION};
 use rusqlite::Connection;
 use std::path::Path;
-
-/// The schema exactly as fathom's schema version 1 created it (frozen: never edit).
-const V1_DDL: &str = "
-CREATE TABLE runs (
-    id INTEGER PRIMARY KEY,
-    started_unix_s REAL NOT NULL,
-    kind TEXT NOT NULL,
-    server TEXT NOT NULL,
-    clients TEXT NOT NULL,
-    args TEXT NOT NULL,
-    fathom_version TEXT NOT NULL,
-    plan TEXT NOT NULL,
-    summary TEXT NOT NULL,
-    report TEXT NOT NULL,
-    env TEXT NOT NULL,
-    error TEXT,
-    primary_value REAL
-);
-CREATE INDEX runs_started ON runs(started_unix_s);
-CREATE TABLE intervals (
-    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    idx INTEGER NOT NULL,
-    start_s REAL NOT NULL,
-    end_s REAL NOT NULL,
-    omitted INTEGER NOT NULL,
-    bits_per_second REAL,
-    sender_bits_per_second REAL,
-    bytes INTEGER NOT NULL,
-    retransmits INTEGER NOT NULL,
-    rtt_us REAL,
-    cwnd INTEGER NOT NULL,
-    cpu_local REAL,
-    cpu_remote REAL,
-    transactions_per_second REAL,
-    latency_p50_us REAL,
-    latency_p99_us REAL,
-    lost INTEGER,
-    PRIMARY KEY (run_id, idx)
-) WITHOUT ROWID;
-CREATE TABLE flows (
-    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    id INTEGER NOT NULL,
-    direction TEXT NOT NULL,
-    bits_per_second REAL,
-    sender_bits_per_second REAL,
-    bytes INTEGER NOT NULL,
-    sender_bytes INTEGER NOT NULL,
-    retransmits INTEGER NOT NULL,
-    rtt_us INTEGER NOT NULL,
-    rttvar_us INTEGER NOT NULL,
-    min_rtt_us INTEGER NOT NULL,
-    cwnd INTEGER NOT NULL,
-    window INTEGER NOT NULL,
-    mss INTEGER NOT NULL,
-    data_segs_per_ack REAL,
-    delivery_rate_bps REAL,
-    rwnd_limited_pct REAL,
-    sndbuf_limited_pct REAL,
-    busy_pct REAL,
-    sndbuf INTEGER NOT NULL,
-    rcvbuf INTEGER NOT NULL,
-    cc TEXT NOT NULL,
-    transactions INTEGER,
-    transactions_per_second REAL,
-    sender TEXT NOT NULL,
-    receiver TEXT NOT NULL,
-    PRIMARY KEY (run_id, id)
-) WITHOUT ROWID;
-";
 
 /// A version 1 database at `path` holding one run, saved as a version 1 fathom saved it.
 fn make_v1(path: &Path, report: &fathom_report::Report) {
     let db = Connection::open(path).unwrap();
     db.execute_batch("PRAGMA journal_mode = WAL;").unwrap();
-    db.execute_batch(V1_DDL).unwrap();
+    db.execute_batch(MIGRATIONS[0]).unwrap();
     db.execute(
         "INSERT INTO runs (id, started_unix_s, kind, server, clients, args, fathom_version, plan,
              summary, report, env, error, primary_value)

@@ -158,17 +158,18 @@ const PROBES_AT_ONCE: usize = 64;
 /// `found` with the ready agents that `connect` cannot reach moved to `unreachable`, so that
 /// they count as missing (and `--min-agents` may let the test go on without them). Probes run
 /// in parallel, a few dozen at a time; the order of the rest is kept.
-pub fn reachable<F>(mut found: Found, connect: F) -> Found
+pub fn reachable<F, E>(mut found: Found, connect: F) -> Found
 where
-    F: Fn(&Agent) -> Result<(), String> + Sync,
+    F: Fn(&Agent) -> Result<(), E> + Sync,
+    E: std::fmt::Display + Send,
 {
     let mut answers = Vec::with_capacity(found.ready.len());
     for chunk in found.ready.chunks(PROBES_AT_ONCE) {
         std::thread::scope(|s| {
             let probes: Vec<_> = chunk.iter().map(|a| s.spawn(|| connect(a))).collect();
-            answers.extend(probes.into_iter().map(|p| {
-                p.join()
-                    .unwrap_or_else(|_| Err("the probe failed".to_string()))
+            answers.extend(probes.into_iter().map(|p| match p.join() {
+                Ok(answer) => answer.map_err(|e| e.to_string()),
+                Err(_) => Err("the probe failed".to_string()),
             }));
         });
     }

@@ -1,8 +1,20 @@
-//! Why a rendezvous failed: [`JoinError`] on a rank's side, [`GatherError`] on rank 0's, and
-//! [`Refusal`], what rank 0 tells a rank whose registration it does not take.
+//! Why a rendezvous failed: [`JoinError`] on a rank's side (with [`NotRank0`], what answered in
+//! rank 0's place), [`GatherError`] on rank 0's, and [`Refusal`], what rank 0 tells a rank whose
+//! registration it does not take.
 
 use fathom_proto::FrameError;
 use std::net::SocketAddr;
+
+/// What answered at an address of rank 0 instead of rank 0's challenge.
+#[derive(Debug, thiserror::Error)]
+pub enum NotRank0 {
+    /// Not fathom's rendezvous, or another version of it.
+    #[error("{0}")]
+    Frame(#[from] FrameError),
+    /// A rendezvous message other than the challenge.
+    #[error("expected a challenge, got {0}")]
+    Unexpected(String),
+}
 
 /// Why a rank could not join rank 0, or lost it while waiting for the exit code; each names
 /// rank 0's address as given.
@@ -29,7 +41,7 @@ pub enum JoinError {
         /// The address tried.
         addr: SocketAddr,
         /// What answered wrong.
-        reason: String,
+        reason: NotRank0,
     },
     /// This rank's own end of the connection has no address.
     #[error("{0}")]
@@ -44,7 +56,7 @@ pub enum JoinError {
     },
     /// The agent did not start.
     #[error("{0}")]
-    Agent(String),
+    Agent(Box<dyn std::error::Error + Send + Sync>),
     /// The connection failed while registering.
     #[error("rank 0 at {root}: {source}")]
     Lost {

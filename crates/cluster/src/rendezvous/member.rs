@@ -2,8 +2,8 @@
 //! it, then wait for the test's exit code while rank 0 keeps saying it is alive.
 
 use super::{
-    exchange_preambles, recv, JoinError, Registration, ToRank, HANDSHAKE, RANK_DOMAIN, ROOT_DOMAIN,
-    SILENCE,
+    exchange_preambles, recv, JoinError, NotRank0, Registration, ToRank, HANDSHAKE, RANK_DOMAIN,
+    ROOT_DOMAIN, SILENCE,
 };
 use fathom_proto::{auth, Connection, FrameError};
 use std::io;
@@ -41,10 +41,10 @@ pub struct Joined {
 /// name may not resolve yet), retrying until `j.timeout`; then starts the agent with
 /// `start_agent(address rank 0 was reached from, the agent's key)`, which answers the agent's
 /// port (or why it did not start), and registers it.
-pub fn join(
+pub fn join<E: Into<Box<dyn std::error::Error + Send + Sync>>>(
     j: &Joining,
     resolve: impl Fn() -> io::Result<Vec<SocketAddr>>,
-    start_agent: impl FnOnce(IpAddr, &[u8]) -> Result<u16, String>,
+    start_agent: impl FnOnce(IpAddr, &[u8]) -> Result<u16, E>,
 ) -> Result<Joined, JoinError> {
     let deadline = Instant::now() + j.timeout;
     let (mut conn, nonce, key_required) = reach(j, &resolve, deadline)?;
@@ -64,7 +64,7 @@ pub fn join(
     }
     let own: [u8; 32] = auth::random();
     let agent_key = j.key.unwrap_or(&own);
-    let port = start_agent(here, agent_key).map_err(JoinError::Agent)?;
+    let port = start_agent(here, agent_key).map_err(|e| JoinError::Agent(e.into()))?;
     let mine = auth::nonce();
     conn.send(&Registration {
         rank: j.rank,
@@ -144,7 +144,7 @@ enum Attempt {
 }
 
 /// One attempt to reach rank 0 at `a`; an error is final (not rank 0, another version).
-fn attempt(a: SocketAddr, deadline: Instant) -> Result<Attempt, String> {
+fn attempt(a: SocketAddr, deadline: Instant) -> Result<Attempt, NotRank0> {
     let left = deadline.saturating_duration_since(Instant::now());
     let mut stream = match TcpStream::connect_timeout(&a, left.clamp(RETRY, HANDSHAKE)) {
         Ok(s) => s,
@@ -154,7 +154,7 @@ fn attempt(a: SocketAddr, deadline: Instant) -> Result<Attempt, String> {
     let _ = stream.set_read_timeout(Some(HANDSHAKE));
     match exchange_preambles(&mut stream) {
         Err(FrameError::Io(e)) => return Ok(Attempt::Retry(e.to_string())),
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(e.into()),
         Ok(()) => {}
     }
     let mut conn = Connection::new(stream);
@@ -163,9 +163,9 @@ fn attempt(a: SocketAddr, deadline: Instant) -> Result<Attempt, String> {
             nonce,
             key_required,
         }) => Ok(Attempt::Reached(conn, nonce, key_required)),
-        Ok(other) => Err(format!("expected a challenge, got {other:?}")),
+        Ok(other) => Err(NotRank0::Unexpected(format!("{other:?}"))),
         Err(FrameError::Io(e)) => Ok(Attempt::Retry(e.to_string())),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(e.into()),
     }
 }
 

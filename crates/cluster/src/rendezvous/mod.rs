@@ -32,7 +32,7 @@ mod error;
 mod member;
 mod root;
 
-pub use error::{GatherError, JoinError, Refusal};
+pub use error::{GatherError, JoinError, NotRank0, Refusal};
 pub use member::{join, Joined, Joining};
 pub use root::{Registered, Root};
 

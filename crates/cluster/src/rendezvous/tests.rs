@@ -45,7 +45,7 @@ fn rank(
             |ip, k| {
                 assert_eq!(ip, LOOP);
                 assert!(k.len() >= 16);
-                Ok(40000 + rank as u16)
+                Ok::<_, String>(40000 + rank as u16)
             },
         )
         .map_err(|e| e.to_string())?;

@@ -1,6 +1,7 @@
 //! The cipher suites `lab up --ipsec` names: for each, the ESP and IKE proposals strongSwan
 //! negotiates and the kernel algorithms the ESP probe tries.
 
+use super::UnknownName;
 use serde::{Deserialize, Serialize};
 
 /// An ESP cipher suite, as `lab up --ipsec` names it.
@@ -49,14 +50,11 @@ impl Suite {
     }
 
     /// The suite called `name`, or an error listing the known ones.
-    pub fn parse(name: &str) -> std::result::Result<Suite, String> {
+    pub fn parse(name: &str) -> std::result::Result<Suite, UnknownName> {
         Suite::ALL
             .into_iter()
             .find(|a| a.name() == name)
-            .ok_or_else(|| {
-                let all: Vec<_> = Suite::ALL.iter().map(|a| a.name()).collect();
-                format!("'{name}' is not one of {}", all.join(", "))
-            })
+            .ok_or_else(|| UnknownName::new(name, Suite::ALL.iter().map(|a| a.name())))
     }
 
     /// The ESP proposal in swanctl.conf's syntax.
@@ -111,7 +109,7 @@ mod tests {
             let json = serde_json::to_string(&s).unwrap();
             assert_eq!(json, format!("\"{}\"", s.name()));
         }
-        let err = Suite::parse("des").unwrap_err();
+        let err = Suite::parse("des").unwrap_err().to_string();
         assert_eq!(
             err,
             "'des' is not one of aes-128-gcm, aes-256-gcm, chacha20-poly1305, aes-cbc+sha256"

@@ -57,17 +57,7 @@ pub(super) fn validate(file: TopologyFile) -> Result<Topology, TopologyError> {
     if file.hosts.is_empty() {
         return Err(TopologyError::NoHost);
     }
-    let switches = file
-        .switches
-        .iter()
-        .map(|s| {
-            let own = s.subnet.as_deref().map(str::parse).transpose()?;
-            Ok(SwitchSpec {
-                name: s.name.clone(),
-                subnet: own.unwrap_or(subnet),
-            })
-        })
-        .collect::<Result<Vec<_>, TopologyError>>()?;
+    let switches = switch_specs(&file, subnet)?;
     let mut wiring = Wiring {
         nodes: index_nodes(&file)?,
         switches: &switches,
@@ -89,21 +79,7 @@ pub(super) fn validate(file: TopologyFile) -> Result<Topology, TopologyError> {
                 error: Box::new(e),
             })?;
     }
-    let mut wans: Vec<Wan> = Vec::with_capacity(file.wans.len());
-    for (index, entry) in file.wans.iter().enumerate() {
-        let [a, b] = two_ends(&entry.ends, &format!("wan {}", index + 1))?;
-        let name = wan::name_of(entry, [&a, &b])?;
-        let wan = wiring
-            .wire_wan(entry, index, name.clone(), [a, b])
-            .map_err(|e| TopologyError::Wan {
-                name: name.clone(),
-                error: Box::new(e),
-            })?;
-        if wans.iter().any(|w| w.name == wan.name) {
-            return Err(TopologyError::DuplicateWan(name));
-        }
-        wans.push(wan);
-    }
+    let wans = wire_wans(&file.wans, &mut wiring)?;
     if let Some(s) = wiring
         .switch_ports
         .iter()
@@ -128,6 +104,40 @@ pub(super) fn validate(file: TopologyFile) -> Result<Topology, TopologyError> {
         wans,
         ipsec: None,
     })
+}
+
+/// The switches of `file`, each in its own subnet or the lab's (`subnet`).
+fn switch_specs(file: &TopologyFile, subnet: Subnet) -> Result<Vec<SwitchSpec>, TopologyError> {
+    file.switches
+        .iter()
+        .map(|s| {
+            let own = s.subnet.as_deref().map(str::parse).transpose()?;
+            Ok(SwitchSpec {
+                name: s.name.clone(),
+                subnet: own.unwrap_or(subnet),
+            })
+        })
+        .collect()
+}
+
+/// Wires every WAN link of `entries` in order, refusing a name given twice.
+fn wire_wans(entries: &[WanEntry], wiring: &mut Wiring<'_>) -> Result<Vec<Wan>, TopologyError> {
+    let mut wans: Vec<Wan> = Vec::with_capacity(entries.len());
+    for (index, entry) in entries.iter().enumerate() {
+        let [a, b] = two_ends(&entry.ends, &format!("wan {}", index + 1))?;
+        let name = wan::name_of(entry, [&a, &b])?;
+        let wan = wiring
+            .wire_wan(entry, index, name.clone(), [a, b])
+            .map_err(|e| TopologyError::Wan {
+                name: name.clone(),
+                error: Box::new(e),
+            })?;
+        if wans.iter().any(|w| w.name == wan.name) {
+            return Err(TopologyError::DuplicateWan(name));
+        }
+        wans.push(wan);
+    }
+    Ok(wans)
 }
 
 /// The two node names of an `ends` entry of `what` (`link 3`, `wan 1`).

@@ -37,13 +37,7 @@ pub(super) fn name_of(entry: &WanEntry, [a, b]: [&str; 2]) -> Result<String, Top
     let Some(name) = &entry.name else {
         return Ok(format!("{a}-{b}"));
     };
-    let ok = !name.is_empty()
-        && name.len() <= MAX_WAN_NAME
-        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if ok {
+    if crate::name::is_dashed_name(name, MAX_WAN_NAME) {
         Ok(name.clone())
     } else {
         Err(TopologyError::WanName(name.clone()))

@@ -65,9 +65,14 @@ pub fn standin_exe() -> &'static Path {
     })
 }
 
-/// Options for lab `name` with the stand-in agent.
+/// Options for lab `name` with the stand-in agent. Its agents get a minute to listen: perl
+/// starting under `nice -n 19` on a loaded machine may take longer than `up`'s default, and
+/// these tests check what `up` makes, not how fast.
 pub fn standin_options(name: &str) -> UpOptions {
-    UpOptions::new(name, AgentCommand::fathom(standin_exe()))
+    UpOptions {
+        ready_timeout: std::time::Duration::from_secs(60),
+        ..UpOptions::new(name, AgentCommand::fathom(standin_exe()))
+    }
 }
 
 /// Runs `lab down` for its lab when dropped, also while a failed test unwinds.
@@ -151,15 +156,22 @@ pub fn agent_pids(lab: &Lab) -> Vec<u32> {
         .collect()
 }
 
-/// Connects from host `from`'s namespace to host `to`'s agent within a second, or panics.
+/// Connects from host `from`'s namespace to host `to`'s agent, or panics with the last error.
+/// Attempts of a second each are repeated for up to 20 s: the first packets across the switch
+/// wait for ARP, whose retry is a second, and on a loaded machine one attempt can miss it.
 pub fn reach(lab: &Lab, from: &str, to: &str) {
     let to = lab.host(to).unwrap().agent_addr();
-    fathom_lab::connect_in(
-        &lab.host(from).unwrap().netns,
-        to,
-        std::time::Duration::from_secs(1),
-    )
-    .unwrap();
+    let netns = &lab.host(from).unwrap().netns;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        match fathom_lab::connect_in(netns, to, std::time::Duration::from_secs(1)) {
+            Ok(_) => return,
+            Err(e) if std::time::Instant::now() >= deadline => {
+                panic!("{netns} cannot reach {to} in 20 s: {e}")
+            }
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(100)),
+        }
+    }
 }
 
 /// The exit status of `sh -c script` run in `node` of `lab`.

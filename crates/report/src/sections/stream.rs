@@ -1,49 +1,25 @@
 //! The plain stream's section of the terminal table: bit rates and TCP state per interval and
 //! per flow, and the summary of bytes, CPU, buffers and TCP internals. It is every stream-like
-//! kind's base (a file copy adds its lines after the retransmits).
+//! kind's base: [`Section`]'s default table methods call it, and a kind adds its summary lines
+//! after the retransmits (a file copy's, a profile's) with [`Section::after_retransmits`].
 
 use crate::cells::{arrow, buffers, cpu_lines, direction, pct, rate, rtt, secs};
 use crate::model::{FlowResult, Interval, Report};
 use crate::section::{Item, Section};
 use crate::warnings::human_bytes;
 
-/// A stream-like kind's section: the plain stream's, with the kind's own summary lines after
-/// the retransmits (a file copy's).
+/// The plain stream's section: every method the [`Section`] trait's default, which is the
+/// stream's table.
 #[derive(Debug)]
-pub struct Stream {
-    after_retransmits: fn(&Report, &mut Item<'_>),
-}
+pub struct Stream;
 
 /// The plain stream's section.
-pub static STREAM: Stream = Stream::with(|_, _| {});
+pub static STREAM: Stream = Stream;
 
-impl Stream {
-    /// The stream's section with `after_retransmits` adding a kind's lines.
-    pub const fn with(after_retransmits: fn(&Report, &mut Item<'_>)) -> Stream {
-        Stream { after_retransmits }
-    }
-}
-
-impl Section for Stream {
-    fn head(&self) -> String {
-        stream_head()
-    }
-
-    fn row(&self, label: &str, iv: &Interval) -> String {
-        stream_row(label, iv)
-    }
-
-    fn flows(&self, r: &Report) -> Vec<String> {
-        stream_flows(&r.flows)
-    }
-
-    fn summary(&self, r: &Report, item: &mut Item<'_>) {
-        stream_summary(r, item, &mut |item| (self.after_retransmits)(r, item));
-    }
-}
+impl Section for Stream {}
 
 /// The stream interval table's column heads.
-fn stream_head() -> String {
+pub(crate) fn head() -> String {
     format!(
         "{:>11} {:>13} {:>13} {:>6} {:>9} {:>7} {:>10} {:>7}",
         "time", "receiver", "sender", "retr", "rtt", "cwnd", "cpu local", "remote"
@@ -51,7 +27,7 @@ fn stream_head() -> String {
 }
 
 /// One stream interval's line under `label`.
-fn stream_row(label: &str, iv: &Interval) -> String {
+pub(crate) fn row(label: &str, iv: &Interval) -> String {
     format!(
         "{:>11} {:>13} {:>13} {:>6} {:>9} {:>7} {:>10} {:>7}",
         label,
@@ -66,7 +42,7 @@ fn stream_row(label: &str, iv: &Interval) -> String {
 }
 
 /// One line per flow over the measured window.
-fn stream_flows(list: &[FlowResult]) -> Vec<String> {
+pub(crate) fn flows(list: &[FlowResult]) -> Vec<String> {
     let row = |c: [&str; 12]| {
         format!(
             "{:>4} {:^3} {:>13} {:>13} {:>10} {:>6} {:>9} {:>7} {:>9} {:>9} {:>8} {:>8}",
@@ -98,7 +74,7 @@ fn stream_flows(list: &[FlowResult]) -> Vec<String> {
 }
 
 /// A stream's summary lines; `after_retransmits` adds a kind's own lines there (a copy's).
-fn stream_summary(
+pub(crate) fn summary(
     r: &Report,
     item: &mut Item<'_>,
     after_retransmits: &mut dyn FnMut(&mut Item<'_>),

@@ -5,11 +5,10 @@
 pub mod figures;
 pub mod model;
 
-use super::stream::Stream;
 use crate::build::ratio;
 use crate::cells::rate;
 use crate::model::file::FileSummary;
-use crate::model::{FlowResult, Interval, KindInterval, Report, Summary, TestEcho};
+use crate::model::{FlowResult, KindInterval, Report, Summary, TestEcho};
 use crate::run::View;
 use crate::section::{Item, Section, Span};
 use fathom_proto::plan::TestPlan;
@@ -21,13 +20,6 @@ pub struct File;
 
 /// The file copy's section.
 pub static FILE: File = File;
-
-/// The stream's table with the copy's lines after the retransmits.
-static TABLE: Stream = Stream::with(|r, item| {
-    if let Some(f) = r.summary.file() {
-        lines(f, r.summary.bits_per_second, item);
-    }
-});
 
 impl Section for File {
     /// A copy moves its file; a get does not know the size until the agent opens it.
@@ -53,20 +45,11 @@ impl Section for File {
             .map_or_else(Vec::new, |f| figures::metrics(f, s.seconds))
     }
 
-    fn head(&self) -> String {
-        TABLE.head()
-    }
-
-    fn row(&self, label: &str, iv: &Interval) -> String {
-        TABLE.row(label, iv)
-    }
-
-    fn flows(&self, r: &Report) -> Vec<String> {
-        TABLE.flows(r)
-    }
-
-    fn summary(&self, r: &Report, item: &mut Item<'_>) {
-        TABLE.summary(r, item);
+    /// The copy's lines after the stream's retransmits.
+    fn after_retransmits(&self, r: &Report, item: &mut Item<'_>) {
+        if let Some(f) = r.summary.file() {
+            lines(f, r.summary.bits_per_second, item);
+        }
     }
 }
 

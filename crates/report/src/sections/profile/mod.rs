@@ -6,9 +6,8 @@
 pub mod figures;
 pub mod model;
 
-use super::stream::Stream;
 use crate::cells::rtt;
-use crate::model::{FlowResult, Interval, Report, Summary};
+use crate::model::{FlowResult, Report, Summary};
 use crate::run::View;
 use crate::section::{Item, Section};
 use model::ProfileSummary;
@@ -19,13 +18,6 @@ pub struct Profile;
 
 /// The profile section.
 pub static PROFILE: Profile = Profile;
-
-/// The stream's table with the profile's lines after the retransmits.
-static TABLE: Stream = Stream::with(|r, item| {
-    if let Some(p) = r.summary.profile() {
-        lines(p, item);
-    }
-});
 
 impl Section for Profile {
     /// A profile's test has no byte budget of its own (its limit is open-ended): it ends
@@ -44,20 +36,11 @@ impl Section for Profile {
         })
     }
 
-    fn head(&self) -> String {
-        TABLE.head()
-    }
-
-    fn row(&self, label: &str, iv: &Interval) -> String {
-        TABLE.row(label, iv)
-    }
-
-    fn flows(&self, r: &Report) -> Vec<String> {
-        TABLE.flows(r)
-    }
-
-    fn summary(&self, r: &Report, item: &mut Item<'_>) {
-        TABLE.summary(r, item);
+    /// The profile's lines after the stream's retransmits.
+    fn after_retransmits(&self, r: &Report, item: &mut Item<'_>) {
+        if let Some(p) = r.summary.profile() {
+            lines(p, item);
+        }
     }
 }
 
