@@ -5,12 +5,17 @@
 //! the same for a finished run: its report's figures and the settings in, ranked advice out.
 
 pub mod diagnose;
+pub mod links;
 pub mod read;
 pub mod settings;
+pub mod verify;
+pub mod wire;
 
 mod buffers;
+mod ethtool;
 mod host;
 mod nic;
+mod queues;
 #[cfg(test)]
 mod tests;
 
@@ -38,11 +43,17 @@ pub const IDS: &[&str] = &[
     "irq_affinity",
     "offload",
     "offloads_unknown",
+    "rx_ring",
+    "channels",
+    "rfs",
+    "xps",
     "governor",
     "idle_states",
     "numa",
     "nofile",
     "nr_open",
+    "link_window",
+    "link_loss",
 ];
 
 /// How much a finding matters; findings are ranked by it, worst first.
@@ -112,6 +123,7 @@ pub struct Finding {
 pub fn findings(s: &Settings) -> Vec<Finding> {
     let mut out = buffers::findings(s);
     out.extend(nic::findings(s));
+    out.extend(queues::findings(s));
     out.extend(host::findings(s));
     out.sort_by_key(|f| (f.severity, f.confidence));
     out
