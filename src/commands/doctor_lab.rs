@@ -5,7 +5,7 @@ use super::doctor_remote::settings_at;
 use crate::controller::Target;
 use crate::Failure;
 use fathom_advisor::links::{self, Link};
-use fathom_advisor::{findings, Finding, Settings};
+use fathom_advisor::{findings, Confidence, Finding, Settings, Severity};
 use fathom_wan::{LinkParams, LossModel};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -52,6 +52,8 @@ pub struct LabDoctor {
 pub fn lab(name: &str) -> Result<LabDoctor, Failure> {
     let lab =
         fathom_lab::Lab::load(name).map_err(|e| Failure::Runtime(format!("--lab {name}: {e}")))?;
+    let wans =
+        fathom_lab::wan_links(&lab).map_err(|e| Failure::Runtime(format!("--lab {name}: {e}")))?;
     let mut settings: BTreeMap<String, Settings> = BTreeMap::new();
     let mut hosts = Vec::new();
     for h in lab.hosts() {
@@ -59,15 +61,18 @@ pub fn lab(name: &str) -> Result<LabDoctor, Failure> {
             .map_err(|e| Failure::Runtime(e.to_string()))?
             .ok_or_else(|| Failure::Runtime(format!("--lab {name}: no host {}", h.name)))?;
         let s = settings_at(&target, None)?;
+        let mut found = findings(&s);
+        if wans.iter().any(|w| w.ends.contains(&h.name)) {
+            found.iter_mut().for_each(the_labs_own);
+            found.sort_by_key(|f| (f.severity, f.confidence));
+        }
         hosts.push(LabHost {
             host: h.name.clone(),
             interfaces: s.ifaces.iter().map(|i| i.name.clone()).collect(),
-            findings: findings(&s),
+            findings: found,
         });
         settings.insert(h.name.clone(), s);
     }
-    let wans =
-        fathom_lab::wan_links(&lab).map_err(|e| Failure::Runtime(format!("--lab {name}: {e}")))?;
     let links = wans
         .into_iter()
         .map(|w| {
@@ -89,6 +94,19 @@ pub fn lab(name: &str) -> Result<LabDoctor, Failure> {
         hosts,
         links,
     })
+}
+
+/// On a host facing a WAN emulator, offloads are off and the MTU is the topology's on purpose
+/// (the emulator forwards frames in user space): those findings become notes that say so.
+fn the_labs_own(f: &mut Finding) {
+    if matches!(f.id, "offload" | "mtu") {
+        f.severity = Severity::Note;
+        f.confidence = Confidence::Low;
+        f.why = format!(
+            "the lab set this on purpose (its WAN emulator forwards frames in user space, and the topology sets each link's MTU): {}",
+            f.why
+        );
+    }
 }
 
 /// A link's two directions folded into what the advisor needs; a direction whose parameters do

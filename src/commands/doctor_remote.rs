@@ -1,7 +1,8 @@
 //! `fathom doctor HOST`: the settings of HOST's host through its agent (the advisor's reader run
 //! there, sent back as [`fathom_advisor::wire`] JSON and checked against its bounds), then a
 //! short probe of the path (a few rr transactions for the RTT, one stream of 2 s) whose stream
-//! the advisor explains with the receiving end's settings.
+//! the advisor explains with the settings of its ends: the far end's (the receiver), this
+//! host's send-side sysctls (the sender).
 
 use crate::cli::test_args::TestArgs;
 use crate::cli::{Cli, Command};
@@ -9,7 +10,7 @@ use crate::controller::{self, Target};
 use crate::testbed::Testbed;
 use crate::Failure;
 use clap::Parser;
-use fathom_advisor::{diagnose, findings, wire, Finding, Settings};
+use fathom_advisor::{diagnose, findings, read, wire, Finding, Settings};
 use fathom_report::model::Advice;
 use fathom_report::Report;
 use serde::Serialize;
@@ -65,9 +66,27 @@ pub fn remote(host: &str, key_file: Option<&Path>) -> Result<Remote, Failure> {
         host: host.to_string(),
         interfaces: there.ifaces.iter().map(|i| i.name.clone()).collect(),
         findings: findings(&there),
-        advice: diagnose(&stream, &there),
+        advice: diagnose(&stream, &as_path(&there)),
         probe,
     })
+}
+
+/// The send-side sysctls, which the probe's sender (this host) has its own of.
+const SEND_SIDE: [&str; 3] = [
+    "net.core.wmem_max",
+    "net.core.wmem_default",
+    "net.ipv4.tcp_wmem",
+];
+
+/// The settings the probe's stream ran under: the far end's (its receiver), with this host's
+/// send-side sysctls (its sender).
+fn as_path(there: &Settings) -> Settings {
+    let mut s = there.clone();
+    for name in SEND_SIDE {
+        s.sysctls.remove(name);
+    }
+    s.sysctls.extend(read::sysctls(Path::new("/"), SEND_SIDE));
+    s
 }
 
 /// The settings of `host`'s host, through its agent.
