@@ -315,3 +315,58 @@ fn apply_sets_a_namespace_sysctl_and_sets_it_back() {
     }
     assert_eq!(read(&ns, name).unwrap(), was, "set back when dropped");
 }
+
+/// A TLS stream with both ends pinned to the CPU it fills: the cipher comes first (the full CPU
+/// is its doing), and `--verify` re-runs the test with the cheaper cipher it names. Which
+/// cipher is faster depends on the CPU, so no ratio is asserted.
+#[test]
+fn a_tls_stream_on_one_full_cpu_is_the_cipher_and_verify_runs_the_cheaper_one() {
+    if !root_or_ci() {
+        return;
+    }
+    let lab = Lab::up("tls", None);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db").to_string_lossy().into_owned();
+    let out = run(
+        &[
+            "stream",
+            "--tls",
+            "-t",
+            "2",
+            "--affinity",
+            "0/0",
+            "-q",
+            "--server",
+            "h2",
+            "--clients",
+            "h1",
+            "--lab",
+            &lab.name,
+            "--store",
+            &db,
+        ],
+        90,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let d = doc(
+        &[
+            "doctor",
+            "--run",
+            "1",
+            "--store",
+            &db,
+            "--verify",
+            "--iterations",
+            "2",
+            "--json",
+        ],
+        240,
+    );
+    let (id, a) = first(&d);
+    assert_eq!(id, "tls_cipher", "{a}");
+    let v = &d["verify"];
+    assert_eq!(v["change"], "--cipher aes-128-gcm", "{v:#}");
+    assert_eq!(v["outcome"], "rerun", "{v:#}");
+    assert_eq!(v["after_test"]["tls"]["cipher"], "aes-128-gcm", "{v:#}");
+    assert_eq!(v["after"].as_array().unwrap().len(), 2);
+}

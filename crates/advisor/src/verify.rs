@@ -108,8 +108,9 @@ pub struct RatioCi {
 
 /// The ratio of `after`'s mean to `before`'s with its interval by the delta method: the
 /// ratio's relative variance is the sum of the two means' relative variances, with Student's
-/// t at the Welch-Satterthwaite degrees of freedom. `None` with fewer than two values on a
-/// side or a mean of 0 before.
+/// t at the Welch-Satterthwaite degrees of freedom; a ratio is never negative, so the low end
+/// is cut at 0 (a wide interval then says the runs were too noisy to tell). `None` with fewer
+/// than two values on a side or a mean of 0 before.
 pub fn ratio_ci(before: &[f64], after: &[f64], level: f64) -> Option<RatioCi> {
     if before.len() < 2 || after.len() < 2 {
         return None;
@@ -135,7 +136,7 @@ pub fn ratio_ci(before: &[f64], after: &[f64], level: f64) -> Option<RatioCi> {
     let half = t_quantile(level, df) * ratio * var.sqrt();
     Some(RatioCi {
         ratio,
-        low: ratio - half,
+        low: (ratio - half).max(0.0),
         high: ratio + half,
         level,
     })
@@ -215,6 +216,8 @@ mod tests {
         assert!((r.ratio - 2.0).abs() < 1e-12);
         assert!(r.low < 2.0 && r.high > 2.0 && r.low > 1.0, "{r:?}");
         assert!(ratio_ci(&[1.0], &[2.0, 2.0], 0.95).is_none());
+        let noisy = ratio_ci(&[0.0, 356.0, 656.0], &[1894.0, 840.0, 468.0], 0.95).unwrap();
+        assert_eq!(noisy.low, 0.0, "never below 0: {noisy:?}");
         assert!(ratio_ci(&[0.0, 0.0], &[2.0, 2.0], 0.95).is_none());
     }
 }
