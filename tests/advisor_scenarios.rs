@@ -307,7 +307,7 @@ fn apply_sets_a_namespace_sysctl_and_sets_it_back() {
         value: "77".into(),
     };
     {
-        let applied = Applied::prepare(&s, &[ns.clone()]).unwrap();
+        let applied = Applied::prepare(&s, std::slice::from_ref(&ns)).unwrap();
         applied.set(Some("77")).unwrap();
         assert_eq!(read(&ns, name).unwrap(), "77");
         let now = std::fs::read_to_string("/proc/sys/net/core/somaxconn").unwrap();
