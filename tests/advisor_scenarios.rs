@@ -58,6 +58,31 @@ impl Lab {
         all.extend(["--no-store", "--json", "--advise"]);
         doc(&all, secs)
     }
+
+    /// Runs `args` from h1 to h2 (stored in a store of its own), then `fathom doctor --run 1
+    /// --verify --iterations 2 --json` on it: the doctor's document.
+    fn verified(&self, args: &[&str]) -> Value {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("runs.db").to_string_lossy().into_owned();
+        let mut all = args.to_vec();
+        all.extend([
+            "-q",
+            "--server",
+            "h2",
+            "--clients",
+            "h1",
+            "--lab",
+            &self.name,
+        ]);
+        all.extend(["--store", &db]);
+        let out = run(&all, 90);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let verify = ["--verify", "--iterations", "2", "--json"];
+        doc(
+            &[&["doctor", "--run", "1", "--store", &db][..], &verify].concat(),
+            240,
+        )
+    }
 }
 
 impl Drop for Lab {
@@ -210,36 +235,7 @@ fn verify_reruns_the_48k_scenario_with_the_recommended_buffer() {
         return;
     }
     let lab = Lab::up("ver", Some("delay=50ms"));
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("runs.db").to_string_lossy().into_owned();
-    let args = ["stream", "-t", "2", "--omit", "1", "--buffer", "48K", "-q"];
-    let mut all = args.to_vec();
-    all.extend([
-        "--server",
-        "h2",
-        "--clients",
-        "h1",
-        "--lab",
-        &lab.name,
-        "--store",
-        &db,
-    ]);
-    let out = run(&all, 90);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let d = doc(
-        &[
-            "doctor",
-            "--run",
-            "1",
-            "--store",
-            &db,
-            "--verify",
-            "--iterations",
-            "2",
-            "--json",
-        ],
-        240,
-    );
+    let d = lab.verified(&["stream", "-t", "2", "--omit", "1", "--buffer", "48K"]);
     let v = &d["verify"];
     assert_eq!(v["finding"], "receive_window", "{v:#}");
     assert_eq!(v["outcome"], "rerun", "{v:#}");
@@ -325,43 +321,7 @@ fn a_tls_stream_on_one_full_cpu_is_the_cipher_and_verify_runs_the_cheaper_one() 
         return;
     }
     let lab = Lab::up("tls", None);
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("runs.db").to_string_lossy().into_owned();
-    let out = run(
-        &[
-            "stream",
-            "--tls",
-            "-t",
-            "2",
-            "--affinity",
-            "0/0",
-            "-q",
-            "--server",
-            "h2",
-            "--clients",
-            "h1",
-            "--lab",
-            &lab.name,
-            "--store",
-            &db,
-        ],
-        90,
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let d = doc(
-        &[
-            "doctor",
-            "--run",
-            "1",
-            "--store",
-            &db,
-            "--verify",
-            "--iterations",
-            "2",
-            "--json",
-        ],
-        240,
-    );
+    let d = lab.verified(&["stream", "--tls", "-t", "2", "--affinity", "0/0"]);
     let (id, a) = first(&d);
     assert_eq!(id, "tls_cipher", "{a}");
     let v = &d["verify"];
