@@ -58,6 +58,31 @@ impl Lab {
         all.extend(["--no-store", "--json", "--advise"]);
         doc(&all, secs)
     }
+
+    /// Runs `args` from h1 to h2 (stored in a store of its own), then `fathom doctor --run 1
+    /// --verify --iterations 2 --json` on it: the doctor's document.
+    fn verified(&self, args: &[&str]) -> Value {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("runs.db").to_string_lossy().into_owned();
+        let mut all = args.to_vec();
+        all.extend([
+            "-q",
+            "--server",
+            "h2",
+            "--clients",
+            "h1",
+            "--lab",
+            &self.name,
+        ]);
+        all.extend(["--store", &db]);
+        let out = run(&all, 90);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let verify = ["--verify", "--iterations", "2", "--json"];
+        doc(
+            &[&["doctor", "--run", "1", "--store", &db][..], &verify].concat(),
+            240,
+        )
+    }
 }
 
 impl Drop for Lab {
@@ -79,10 +104,9 @@ fn a_healthy_loopback_stream_gives_notes_at_most() {
     assert!(advice.iter().all(|a| a["severity"] == "note"), "{advice:?}");
 }
 
-/// net.core.rmem_max is not per namespace, so the low value is read from a fake root, as the
-/// settings tests do, while the run itself asked for 1 MB on loopback.
-#[test]
-fn rmem_max_below_the_requested_buffer_is_the_clamp() {
+/// A store holding one loopback stream that asked for a 1 MB buffer, and a fake root whose
+/// net.core.rmem_max (not per namespace) is 212992: (its directory, the store, the root).
+fn clamped_run() -> (tempfile::TempDir, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db").to_string_lossy().into_owned();
     let core = dir.path().join("root/proc/sys/net/core");
@@ -97,6 +121,14 @@ fn rmem_max_below_the_requested_buffer_is_the_clamp() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let root = dir.path().join("root").to_string_lossy().into_owned();
+    (dir, db, root)
+}
+
+/// net.core.rmem_max is not per namespace, so the low value is read from a fake root, as the
+/// settings tests do, while the run itself asked for 1 MB on loopback.
+#[test]
+fn rmem_max_below_the_requested_buffer_is_the_clamp() {
+    let (_dir, db, root) = clamped_run();
     let d = doc(
         &[
             "doctor", "--run", "1", "--store", &db, "--root", &root, "--json",
@@ -192,4 +224,109 @@ fn a_receiver_pinned_to_the_cpu_it_fills_is_cpu_bound_there() {
     assert_eq!(id, "cpu_bound", "{a}");
     assert_eq!(a["figures"]["cpu"], 0.0, "{a}");
     assert_eq!(a["severity"], "warning", "{a}");
+}
+
+/// `--verify` on the 48K scenario re-runs it with the buffer the finding recommends. Whether
+/// the ratio exceeds 1 depends on the machine's load, so only that the second runs used the
+/// recommended buffer is asserted, and that a ratio with its interval was computed.
+#[test]
+fn verify_reruns_the_48k_scenario_with_the_recommended_buffer() {
+    if !root_or_ci() {
+        return;
+    }
+    let lab = Lab::up("ver", Some("delay=50ms"));
+    let d = lab.verified(&["stream", "-t", "2", "--omit", "1", "--buffer", "48K"]);
+    let v = &d["verify"];
+    assert_eq!(v["finding"], "receive_window", "{v:#}");
+    assert_eq!(v["outcome"], "rerun", "{v:#}");
+    let change = v["change"].as_str().unwrap();
+    let kb: u32 = change
+        .strip_prefix("--buffer ")
+        .and_then(|k| k.strip_suffix('K'))
+        .and_then(|k| k.parse().ok())
+        .unwrap_or_else(|| panic!("a --buffer NK change: {change}"));
+    assert!(kb > 48, "a larger buffer than the stored 48K: {change}");
+    assert_eq!(
+        v["after_test"]["rcvbuf"],
+        kb * 1024,
+        "the second runs used it: {v:#}"
+    );
+    assert_eq!(v["before"].as_array().unwrap().len(), 2);
+    assert_eq!(v["after"].as_array().unwrap().len(), 2);
+    assert!(
+        v["ci_low"].as_f64().unwrap() <= v["ratio"].as_f64().unwrap(),
+        "{v:#}"
+    );
+}
+
+/// The clamp's change is a system one: `--verify` prints it and runs nothing; `--apply` refuses
+/// it (net.core.rmem_max is not a namespace's own, and the run was on loopback).
+#[test]
+fn verify_prints_a_system_change_and_apply_refuses_one_outside_a_namespace() {
+    let (_dir, db, root) = clamped_run();
+    let base = [
+        "doctor", "--run", "1", "--store", &db, "--root", &root, "--verify",
+    ];
+    let d = doc(&[&base[..], &["--json"]].concat(), 30);
+    assert_eq!(d["verify"]["outcome"], "system", "{d:#}");
+    assert_eq!(d["verify"]["change"], "sysctl -w net.core.rmem_max=1048576");
+    assert_eq!(
+        d["verify"]["before"].as_array().unwrap().len(),
+        0,
+        "nothing ran"
+    );
+    let out = run(&[&base[..], &["--apply"]].concat(), 30);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--apply sets only a sysctl"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `--apply`'s mechanism in a lab host's namespace: the sysctl is set there and set back when
+/// the guard goes, and the host outside keeps its own.
+#[test]
+fn apply_sets_a_namespace_sysctl_and_sets_it_back() {
+    use fathom::commands::doctor_apply::{read, Applied, Sysctl};
+    if !root_or_ci() {
+        return;
+    }
+    let lab = Lab::up("app", None);
+    let status = doc(&["lab", "status", "--name", &lab.name, "--json"], 30);
+    let ns = status["hosts"][1]["netns"].as_str().unwrap().to_string();
+    let name = "net.core.somaxconn";
+    let was = read(&ns, name).unwrap();
+    let outside = std::fs::read_to_string("/proc/sys/net/core/somaxconn").unwrap();
+    let s = Sysctl {
+        name: name.into(),
+        value: "77".into(),
+    };
+    {
+        let applied = Applied::prepare(&s, std::slice::from_ref(&ns)).unwrap();
+        applied.set(Some("77")).unwrap();
+        assert_eq!(read(&ns, name).unwrap(), "77");
+        let now = std::fs::read_to_string("/proc/sys/net/core/somaxconn").unwrap();
+        assert_eq!(now, outside, "this namespace keeps its own");
+    }
+    assert_eq!(read(&ns, name).unwrap(), was, "set back when dropped");
+}
+
+/// A TLS stream with both ends pinned to the CPU it fills: the cipher comes first (the full CPU
+/// is its doing), and `--verify` re-runs the test with the cheaper cipher it names. Which
+/// cipher is faster depends on the CPU, so no ratio is asserted.
+#[test]
+fn a_tls_stream_on_one_full_cpu_is_the_cipher_and_verify_runs_the_cheaper_one() {
+    if !root_or_ci() {
+        return;
+    }
+    let lab = Lab::up("tls", None);
+    let d = lab.verified(&["stream", "--tls", "-t", "2", "--affinity", "0/0"]);
+    let (id, a) = first(&d);
+    assert_eq!(id, "tls_cipher", "{a}");
+    let v = &d["verify"];
+    assert_eq!(v["change"], "--cipher aes-128-gcm", "{v:#}");
+    assert_eq!(v["outcome"], "rerun", "{v:#}");
+    assert_eq!(v["after_test"]["tls"]["cipher"], "aes-128-gcm", "{v:#}");
+    assert_eq!(v["after"].as_array().unwrap().len(), 2);
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_valid, json, run, stderr};
+use common::{assert_doctor_valid, assert_valid, json, run, stderr};
 use serde_json::Value;
 
 /// The doctor schema.
@@ -14,13 +14,6 @@ fn store() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("runs.db").to_string_lossy().into_owned();
     (dir, path)
-}
-
-fn assert_doctor_valid(doc: &Value) {
-    let schema: Value = serde_json::from_str(DOCTOR_SCHEMA).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(doc).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{errors:?}");
 }
 
 #[test]

@@ -128,6 +128,10 @@ fn conversations() -> Vec<(String, Vec<ToAgent>)> {
             "keyed-auth".to_string(),
             vec![ToAgent::Auth { mac: Some([7; 32]) }],
         ),
+        (
+            "settings".to_string(),
+            vec![auth.clone(), ToAgent::Settings, ToAgent::Close],
+        ),
     ];
     for kind in kinds() {
         let name = kind.name();

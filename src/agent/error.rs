@@ -31,6 +31,9 @@ pub enum AgentError {
     /// The test ran past `--max-duration`.
     #[error("the test exceeded this agent's --max-duration and was stopped")]
     Overran,
+    /// This host's settings report is larger than the protocol carries.
+    #[error("this host's settings report is {0} bytes, more than the protocol carries")]
+    SettingsTooLarge(usize),
     /// A message the session does not take.
     #[error("unexpected {0} message")]
     Unexpected(&'static str),

@@ -12,7 +12,7 @@ use fathom_engine::{clock, measure::host};
 use fathom_proto::sample::{EndpointInfo, Snapshot};
 use fathom_proto::{
     auth, Connection, FrameError, Preamble, PreambleKind, ToAgent, ToController, MAX_FRAME,
-    PRE_AUTH_FRAME,
+    PRE_AUTH_FRAME, SETTINGS_MAX,
 };
 use std::io::Write;
 use std::net::{Shutdown, SocketAddr};
@@ -294,6 +294,7 @@ impl<S: ControlStream> Session<S> {
                 test.aborted = Some(reason);
             }
             ToAgent::Close => return Ok(Some(test.summary())),
+            ToAgent::Settings => self.send(&ToController::Settings(settings_report()?))?,
             other => return Err(AgentError::Unexpected(name(&other))),
         }
         Ok(None)
@@ -323,5 +324,18 @@ fn name(m: &ToAgent) -> &'static str {
         ToAgent::Finish => "Finish",
         ToAgent::Abort { .. } => "Abort",
         ToAgent::Close => "Close",
+        ToAgent::Settings => "Settings",
+    }
+}
+
+/// This host's settings as the advisor reads them (every interface but loopback, and this
+/// process's open-files limit), as the wire carries them.
+fn settings_report() -> Result<String, AgentError> {
+    let limit = crate::fdlimit::Limit::now();
+    let s = fathom_advisor::read::host(None, Some((limit.soft, limit.hard)));
+    let json = fathom_advisor::wire::encode(&s);
+    match json.len() <= SETTINGS_MAX {
+        true => Ok(json),
+        false => Err(AgentError::SettingsTooLarge(json.len())),
     }
 }

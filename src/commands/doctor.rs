@@ -1,8 +1,12 @@
 //! `fathom doctor`: this host's settings through the advisor, as a ranked list or one JSON
 //! document, and with `--run N` the advisor's diagnosis of a stored run; `--advise` on the test
-//! commands ends a run with that diagnosis. It reads and never sends traffic; it exits 0
-//! whatever it finds.
+//! commands ends a run with that diagnosis. It exits 0 whatever it finds. Alone or with
+//! `--run` it only reads; with HOST it also probes the path (`doctor_remote`), and with
+//! `--verify` it re-runs the stored test (`doctor_verify`).
 
+use super::doctor_lab::LabDoctor;
+use super::doctor_remote::Remote;
+use super::doctor_verify::Verified;
 use super::output::Format;
 use crate::cli::common::CommonArgs;
 use crate::cli::doctor::DoctorArgs;
@@ -31,11 +35,18 @@ struct Document<'a> {
     run: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     advice: Option<&'a [Advice]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    remote: Option<&'a Remote>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verify: Option<&'a Verified>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lab: Option<&'a LabDoctor>,
 }
 
-/// A stored run to explain: its id and its findings.
+/// A stored run to explain: its id, its test's arguments and its findings.
 struct Explained {
     id: i64,
+    args: Vec<String>,
     advice: Vec<Advice>,
 }
 
@@ -45,54 +56,88 @@ pub fn run(a: &DoctorArgs) -> Result<(), Failure> {
         check_iface(name, a.root.as_deref().unwrap_or(Path::new("/")))?;
     }
     let stored = a.run.as_deref().map(|r| load(a, r)).transpose()?;
+    let remote = a
+        .host
+        .as_deref()
+        .map(|h| super::doctor_remote::remote(h, a.key_file.as_deref()))
+        .transpose()?;
+    let lab = a.lab.as_deref().map(super::doctor_lab::lab).transpose()?;
     let limit = crate::fdlimit::Limit::now();
     let mut settings = match &a.root {
         Some(root) => read::tree(root, a.iface.as_deref()),
         None => read::host(a.iface.as_deref(), Some((limit.soft, limit.hard))),
     };
-    let explained = stored.map(|(id, report, env)| {
+    let explained = stored.map(|(id, report, env, args)| {
         if a.root.is_none() {
             settings.sysctls.extend(stored_sysctls(&env));
         }
         Explained {
             id,
+            args,
             advice: diagnose(&report, &settings),
         }
     });
+    let verified = match (&explained, a.verify) {
+        (Some(e), true) => Some(super::doctor_verify::verify(
+            &e.args,
+            &e.advice,
+            a.iterations,
+            a.apply,
+        )?),
+        _ => None,
+    };
     let found = findings(&settings);
     let interfaces: Vec<&str> = settings.ifaces.iter().map(|i| i.name.as_str()).collect();
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_default();
+    let doc = Document {
+        schema_version: SCHEMA_VERSION,
+        document: "doctor",
+        fathom_version: env!("CARGO_PKG_VERSION"),
+        host,
+        interfaces,
+        findings: &found,
+        run: explained.as_ref().map(|e| e.id),
+        advice: explained.as_ref().map(|e| e.advice.as_slice()),
+        remote: remote.as_ref(),
+        verify: verified.as_ref(),
+        lab: lab.as_ref(),
+    };
     let out = if a.json {
-        let doc = Document {
-            schema_version: SCHEMA_VERSION,
-            document: "doctor",
-            fathom_version: env!("CARGO_PKG_VERSION"),
-            host,
-            interfaces,
-            findings: &found,
-            run: explained.as_ref().map(|e| e.id),
-            advice: explained.as_ref().map(|e| e.advice.as_slice()),
-        };
         let mut v = serde_json::to_vec_pretty(&doc)
             .map_err(|e| Failure::Runtime(format!("doctor: {e}")))?;
         v.push(b'\n');
         v
     } else {
-        let mut text = list(&host, &interfaces, &found);
-        if let Some(e) = &explained {
-            let _ = write!(text, "\nrun {}\n", e.id);
-            text.push_str(&fathom_advisor::diagnose::list(&e.advice));
-        }
-        text.into_bytes()
+        text(&doc).into_bytes()
     };
     crate::commands::output::write_stdout(&out);
     Ok(())
 }
 
-/// Stored run `r` of the store `a` names: its id, report and environment.
-fn load(a: &DoctorArgs, r: &str) -> Result<(i64, Report, serde_json::Value), Failure> {
+/// The terminal form of `d`: this host's list, then each part the command asked for.
+fn text(d: &Document) -> String {
+    let mut text = list(&d.host, &d.interfaces, d.findings);
+    if let (Some(id), Some(advice)) = (d.run, d.advice) {
+        let _ = write!(text, "\nrun {id}\n");
+        text.push_str(&fathom_advisor::diagnose::list(advice));
+    }
+    if let Some(v) = d.verify {
+        text.push_str(&super::doctor_verify::list(v));
+    }
+    if let Some(l) = d.lab {
+        text.push_str(&super::doctor_lab::list(l));
+    }
+    if let Some(r) = d.remote {
+        text.push('\n');
+        text.push_str(&super::doctor_remote::list(r));
+    }
+    text
+}
+
+/// Stored run `r` of the store `a` names: its id, report, environment and test arguments.
+fn load(a: &DoctorArgs, r: &str) -> Result<(i64, Report, serde_json::Value, Vec<String>), Failure> {
     let id = match Ref::parse(r) {
         Ok(Ref::Run(id)) => id,
         Ok(Ref::Series(_)) => {
@@ -106,7 +151,7 @@ fn load(a: &DoctorArgs, r: &str) -> Result<(i64, Report, serde_json::Value), Fai
     let run = store
         .load_run(id)
         .map_err(|e| Failure::Runtime(e.to_string()))?;
-    Ok((id, run.report, run.env))
+    Ok((id, run.report, run.env, run.args))
 }
 
 /// The sysctls kept with a stored run (the controller host's, at run time), bounded to the
@@ -167,7 +212,7 @@ fn check_iface(name: &str, root: &Path) -> Result<(), Failure> {
 }
 
 /// The terminal list: a heading, then each finding, worst first, notes last.
-fn list(host: &str, interfaces: &[&str], found: &[Finding]) -> String {
+pub(super) fn list(host: &str, interfaces: &[&str], found: &[Finding]) -> String {
     let mut s = String::new();
     let ifaces = if interfaces.is_empty() {
         "no interface but loopback".to_string()
@@ -186,6 +231,12 @@ fn list(host: &str, interfaces: &[&str], found: &[Finding]) -> String {
     if found.is_empty() {
         s.push_str("nothing in this host's settings limits networking\n");
     }
+    finding_lines(&mut s, found);
+    s
+}
+
+/// Each finding as a block: rank, severity, id, confidence, `source = value`, why, change.
+pub(super) fn finding_lines(s: &mut String, found: &[Finding]) {
     for (n, f) in found.iter().enumerate() {
         let _ = writeln!(
             s,
@@ -200,5 +251,4 @@ fn list(host: &str, interfaces: &[&str], found: &[Finding]) -> String {
         let _ = writeln!(s, "   why: {}", f.why);
         let _ = writeln!(s, "   change: {}", f.change);
     }
-    s
 }

@@ -3,6 +3,10 @@
 pub mod compare;
 pub mod compare_clear;
 pub mod doctor;
+pub mod doctor_apply;
+pub mod doctor_lab;
+pub mod doctor_remote;
+pub mod doctor_verify;
 pub mod file;
 pub mod install;
 pub mod iperf3;

@@ -238,6 +238,25 @@ impl Control {
         }
     }
 
+    /// Asks the agent for its host's settings report (the advisor's JSON, not yet checked),
+    /// read in a frame of at most [`fathom_proto::SETTINGS_FRAME`] bytes, then closes.
+    pub fn settings(&mut self) -> Result<String, ControlError> {
+        self.send(&ToAgent::Settings)?;
+        let got = self
+            .reader
+            .expect::<ToController>(fathom_proto::SETTINGS_FRAME);
+        let _ = self.send(&ToAgent::Close);
+        match got {
+            Ok(ToController::Settings(json)) => Ok(json),
+            Ok(other) => Err(self.problem(unexpected("Settings", other))),
+            Err(x) => Err(ControlError::Waiting {
+                agent: self.name.clone(),
+                expecting: "Settings",
+                reason: describe(x),
+            }),
+        }
+    }
+
     /// Hands the reading half to the caller for the running phase, with a read timeout.
     pub fn into_reader(self, timeout: Duration) -> (Connection<TcpStream>, TcpStream) {
         let _ = self.stream.set_read_timeout(Some(timeout));
@@ -284,6 +303,7 @@ fn unexpected(want: &'static str, got: ToController) -> Problem {
         ToController::Connected(_) => "Connected",
         ToController::Snapshot(_) => "Snapshot",
         ToController::Done(_) => "Done",
+        ToController::Settings(_) => "Settings",
         ToController::Error { message } => return Problem::Said(message),
     };
     Problem::Unexpected { want, got }

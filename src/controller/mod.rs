@@ -208,6 +208,18 @@ fn check_fd_limit(topo: &Topology, plan: &TestPlan) -> Result<(), ControlError> 
     }
 }
 
+/// The settings report of `t`'s host (`fathom doctor HOST`): the advisor's JSON as its agent
+/// sent it, reached with `t`'s own key, else with `key`.
+pub fn host_settings(t: &Target, key: Option<Vec<u8>>) -> Result<String, ControlError> {
+    let opts = RunOptions {
+        key,
+        bind: None,
+        progress: false,
+        live: None,
+    };
+    connect(t, &opts)?.settings()
+}
+
 /// Opens the control connection to `t`: directly, or from inside its lab namespace.
 fn connect(t: &Target, opts: &RunOptions) -> Result<Control, ControlError> {
     let key = t.key.as_deref().or(opts.key.as_deref());

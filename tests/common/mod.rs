@@ -124,6 +124,15 @@ pub fn assert_valid(doc: &serde_json::Value, what: &str) {
     assert!(errors.is_empty(), "{what}: {errors:?}");
 }
 
+/// Asserts that `doc` validates against docs/schema/doctor.schema.json.
+pub fn assert_doctor_valid(doc: &serde_json::Value) {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../docs/schema/doctor.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let errors: Vec<String> = validator.iter_errors(doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
 /// The arguments `KIND --server SERVER --clients CLIENTS ARGS --json`, `kind_args` being KIND
 /// then ARGS: a test across several hosts.
 pub fn across<'a>(server: &'a str, clients: &'a str, kind_args: &[&'a str]) -> Vec<&'a str> {

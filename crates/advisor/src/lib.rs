@@ -6,12 +6,17 @@
 #![forbid(unsafe_code)]
 
 pub mod diagnose;
+pub mod links;
 pub mod read;
 pub mod settings;
+pub mod verify;
+pub mod wire;
 
 mod buffers;
+mod ethtool;
 mod host;
 mod nic;
+mod queues;
 #[cfg(test)]
 mod tests;
 
@@ -39,11 +44,17 @@ pub const IDS: &[&str] = &[
     "irq_affinity",
     "offload",
     "offloads_unknown",
+    "rx_ring",
+    "channels",
+    "rfs",
+    "xps",
     "governor",
     "idle_states",
     "numa",
     "nofile",
     "nr_open",
+    "link_window",
+    "link_loss",
 ];
 
 /// How much a finding matters; findings are ranked by it, worst first.
@@ -113,6 +124,7 @@ pub struct Finding {
 pub fn findings(s: &Settings) -> Vec<Finding> {
     let mut out = buffers::findings(s);
     out.extend(nic::findings(s));
+    out.extend(queues::findings(s));
     out.extend(host::findings(s));
     out.sort_by_key(|f| (f.severity, f.confidence));
     out

@@ -73,7 +73,7 @@ pub fn findings(s: &Settings) -> Vec<Finding> {
 
 /// The CPU mask of `cpus` CPUs as sysfs writes it: 32-bit words in hex, highest first, joined
 /// by commas ("ff", "ffffffff,ffffffff").
-fn all_cpus(cpus: usize) -> String {
+pub(crate) fn all_cpus(cpus: usize) -> String {
     let mut words: Vec<String> = (0..cpus.div_ceil(32))
         .map(|w| {
             let bits = (cpus - w * 32).min(32);

@@ -1,13 +1,12 @@
 //! The one reader of a host's settings: files below a root directory (`/` on a real host, a
-//! fake tree in tests) and, on a real host, `ethtool -k`. Unreadable values are left out, never
-//! guessed; the rules stay silent on what was not read.
+//! fake tree in tests) and, on a real host, `ethtool -k`, `-g` and `-l`. Unreadable values are
+//! left out, never guessed; the rules stay silent on what was not read.
 
+use crate::ethtool;
 use crate::settings::{sysctl_names, IdleState, Iface, Offloads, Settings};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 /// The network interfaces below `root` (sys/class/net), loopback excluded, sorted.
 pub fn interfaces(root: &Path) -> Vec<String> {
@@ -69,13 +68,17 @@ pub fn sysctls<'a>(
         .collect()
 }
 
-/// This host's settings for interface `only` (or all), with offloads from `ethtool -k` when
-/// ethtool is installed, and the open-files limit `nofile` (soft, hard) the caller read.
+/// This host's settings for interface `only` (or all), with offloads, rings and channels from
+/// `ethtool -k`, `-g` and `-l` when ethtool is installed, and the open-files limit `nofile`
+/// (soft, hard) the caller read.
 pub fn host(only: Option<&str>, nofile: Option<(u64, u64)>) -> Settings {
     let mut s = tree(Path::new("/"), only);
     s.nofile = nofile;
     for i in &mut s.ifaces {
-        i.offloads = ethtool_k(&i.name);
+        let name = i.name.as_str();
+        i.offloads = ethtool::output(&["-k", name]).map(|o| parse_ethtool_k(&o));
+        i.ring_rx = ethtool::output(&["-g", name]).and_then(|o| ethtool::parse_rings(&o));
+        i.channels = ethtool::output(&["-l", name]).and_then(|o| ethtool::parse_channels(&o));
     }
     s.ethtool = s.ifaces.iter().any(|i| i.offloads.is_some());
     s
@@ -146,16 +149,17 @@ fn names(device: &str, name: &str) -> bool {
             .is_some_and(|r| r.starts_with(['-', '@']))
 }
 
-/// Interface `name` below `root`: MTU, receive queues, whether RPS is on, and the affinity of
-/// its interrupts among `irqs`.
+/// Interface `name` below `root`: MTU, receive and transmit queues, whether RPS and XPS are on,
+/// its RFS flow entries, and the affinity of its interrupts among `irqs`.
 fn iface(root: &Path, name: String, irqs: &[(u32, String)]) -> Iface {
     let dir = root.join("sys/class/net").join(&name);
     let queues = dir.join("queues");
     let rx: Vec<usize> = numbered(&queues, "rx-");
-    let rps = rx.iter().any(|q| {
-        text(&queues.join(format!("rx-{q}/rps_cpus")))
+    let tx: Vec<usize> = numbered(&queues, "tx-");
+    let any_cpu = |dir: &str, q: &usize, file: &str| {
+        text(&queues.join(format!("{dir}-{q}/{file}")))
             .is_some_and(|m| m.chars().any(|c| c.is_ascii_hexdigit() && c != '0'))
-    });
+    };
     let irqs = irqs
         .iter()
         .filter(|(_, d)| names(d, &name))
@@ -164,39 +168,27 @@ fn iface(root: &Path, name: String, irqs: &[(u32, String)]) -> Iface {
             Some((n, cpus))
         })
         .collect();
+    let flow_cnt = rx
+        .iter()
+        .filter_map(|q| {
+            text(&queues.join(format!("rx-{q}/rps_flow_cnt")))?
+                .parse::<u64>()
+                .ok()
+        })
+        .fold(0u64, u64::saturating_add);
     Iface {
         mtu: text(&dir.join("mtu")).and_then(|m| m.parse().ok()),
         rx_queues: rx.len(),
-        rps,
+        rps: rx.iter().any(|q| any_cpu("rx", q, "rps_cpus")),
         irqs,
         offloads: None,
+        tx_queues: tx.len(),
+        xps: tx.iter().any(|q| any_cpu("tx", q, "xps_cpus")),
+        rps_flow_cnt: flow_cnt,
+        ring_rx: None,
+        channels: None,
         name,
     }
-}
-
-/// `ethtool -k IFACE`, parsed; `None` when ethtool is missing, fails or takes over 5 s.
-fn ethtool_k(iface: &str) -> Option<Offloads> {
-    let mut child = Command::new("ethtool")
-        .args(["-k", iface])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let end = Instant::now() + Duration::from_secs(5);
-    loop {
-        match child.try_wait() {
-            Ok(Some(st)) if st.success() => break,
-            Ok(None) if Instant::now() < end => std::thread::sleep(Duration::from_millis(20)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
-    let out = child.wait_with_output().ok()?;
-    Some(parse_ethtool_k(&String::from_utf8_lossy(&out.stdout)))
 }
 
 /// The features of `ethtool -k`'s output ("generic-receive-offload: on [fixed]").

@@ -1,6 +1,7 @@
 //! What the advisor knows of a host: a plain snapshot, filled by [`crate::read`] (or by a test),
 //! with every value kept as read so that findings can cite it.
 
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The socket buffer sysctls (core and TCP, limits and defaults): the advisor reads them, and
@@ -23,6 +24,7 @@ const OTHER_SYSCTLS: &[&str] = &[
     "net.core.busy_poll",
     "net.core.busy_read",
     "net.core.somaxconn",
+    "net.core.rps_sock_flow_entries",
     "fs.nr_open",
 ];
 
@@ -32,7 +34,7 @@ pub fn sysctl_names() -> impl Iterator<Item = &'static str> {
 }
 
 /// A host's settings, as read.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
     /// The sysctls of [`sysctl_names`] that could be read: name -> value (whitespace collapsed).
     pub sysctls: BTreeMap<String, String>,
@@ -53,7 +55,7 @@ pub struct Settings {
 }
 
 /// One network interface.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Iface {
     /// Its name.
     pub name: String,
@@ -68,13 +70,24 @@ pub struct Iface {
     pub irqs: BTreeMap<u32, String>,
     /// Its offloads from `ethtool -k`, if ethtool ran.
     pub offloads: Option<Offloads>,
+    /// Transmit queues (queues/tx-*).
+    pub tx_queues: usize,
+    /// Whether any transmit queue's xps_cpus mask has a CPU set.
+    pub xps: bool,
+    /// The RFS flow table entries summed over its receive queues (queues/rx-*/rps_flow_cnt).
+    pub rps_flow_cnt: u64,
+    /// Its RX ring from `ethtool -g`: (current, pre-set maximum), if ethtool told.
+    pub ring_rx: Option<(u64, u64)>,
+    /// Its receive channels from `ethtool -l`: (current, pre-set maximum) of the combined
+    /// channels, or of the RX ones on a NIC without combined ones, if ethtool told.
+    pub channels: Option<(u64, u64)>,
 }
 
 /// Offload features as `ethtool -k` prints them: feature -> (on, fixed).
 pub type Offloads = BTreeMap<String, (bool, bool)>;
 
 /// One cpuidle state.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IdleState {
     /// Its name (C1, C6, ...).
     pub name: String,

@@ -311,3 +311,87 @@ fn findings_are_ranked_worst_first() {
     let ids: Vec<&str> = f.iter().map(|x| x.id).collect();
     assert_eq!(ids, ["rmem_max", "somaxconn", "default_qdisc"]);
 }
+
+#[test]
+fn xps_off_and_rps_without_rfs_are_cited_from_sysfs() {
+    let s = settings(&[
+        ("sys/class/net/eth0/queues/tx-0/xps_cpus", "00\n"),
+        ("sys/class/net/eth0/queues/tx-1/xps_cpus", "00\n"),
+        ("sys/class/net/eth0/queues/rx-0/rps_cpus", "ff\n"),
+        ("sys/class/net/eth0/queues/rx-0/rps_flow_cnt", "0\n"),
+        ("proc/sys/net/core/rps_sock_flow_entries", "0\n"),
+    ]);
+    let i = &s.ifaces[0];
+    assert_eq!(
+        (i.tx_queues, i.xps, i.rps, i.rps_flow_cnt),
+        (2, false, true, 0)
+    );
+    let f = findings(&s);
+    let xps = find(&f, "xps").expect("XPS off on 2 queues");
+    assert_eq!(xps.source, "/sys/class/net/eth0/queues/tx-0/xps_cpus");
+    assert_eq!(xps.value, "0 on all 2 transmit queues");
+    let rfs = find(&f, "rfs").expect("RPS without RFS");
+    assert_eq!(
+        (rfs.source.as_str(), rfs.value.as_str()),
+        ("net.core.rps_sock_flow_entries", "0")
+    );
+    assert!(rfs
+        .change
+        .starts_with("sysctl -w net.core.rps_sock_flow_entries=32768"));
+}
+
+#[test]
+fn xps_on_and_rfs_on_are_silent() {
+    let s = settings(&[
+        ("sys/class/net/eth0/queues/tx-0/xps_cpus", "0f\n"),
+        ("sys/class/net/eth0/queues/tx-1/xps_cpus", "f0\n"),
+        ("sys/class/net/eth0/queues/rx-0/rps_cpus", "ff\n"),
+        ("sys/class/net/eth0/queues/rx-0/rps_flow_cnt", "4096\n"),
+        ("sys/class/net/eth0/queues/rx-1/rps_flow_cnt", "4096\n"),
+        ("proc/sys/net/core/rps_sock_flow_entries", "32768\n"),
+    ]);
+    assert_eq!(s.ifaces[0].rps_flow_cnt, 8192);
+    let f = findings(&s);
+    assert!(
+        find(&f, "xps").is_none() && find(&f, "rfs").is_none(),
+        "{f:#?}"
+    );
+}
+
+#[test]
+fn a_short_ring_and_unused_channels_are_cited_with_ethtools_values() {
+    let mut s = settings(&[]);
+    s.ifaces[0].ring_rx = Some((256, 4096));
+    s.ifaces[0].channels = Some((2, 8));
+    let f = findings(&s);
+    let ring = find(&f, "rx_ring").expect("a 256-packet ring of 4096");
+    assert_eq!(
+        (
+            ring.source.as_str(),
+            ring.value.as_str(),
+            ring.change.as_str()
+        ),
+        (
+            "ethtool -g eth0",
+            "RX ring 256 (maximum 4096)",
+            "ethtool -G eth0 rx 4096"
+        )
+    );
+    let ch = find(&f, "channels").expect("2 of 8 channels on 8 CPUs");
+    assert_eq!(
+        (ch.source.as_str(), ch.value.as_str()),
+        ("ethtool -l eth0", "2 of 8 channels")
+    );
+    assert!(
+        ch.change.starts_with("ethtool -L eth0 combined 8"),
+        "{}",
+        ch.change
+    );
+    s.ifaces[0].ring_rx = Some((4096, 4096));
+    s.ifaces[0].channels = Some((8, 8));
+    let f = findings(&s);
+    assert!(
+        find(&f, "rx_ring").is_none() && find(&f, "channels").is_none(),
+        "{f:#?}"
+    );
+}

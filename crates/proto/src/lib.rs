@@ -33,6 +33,12 @@
 //!  ── Heartbeat ─────────────────────────────────▶   at least every second; silence ends the test
 //!  ◀──────────────────────── Done{endpoint info}
 //!  ── Close ─────────────────────────────────────▶
+//!
+//!  `fathom doctor HOST` runs no test on its connection: after Welcome it asks for the host's
+//!  settings and closes.
+//!  ── Settings ──────────────────────────────────▶   the advisor's reader on the agent's host
+//!  ◀──────────────────────── Settings{json}          at most SETTINGS_MAX bytes
+//!  ── Close ─────────────────────────────────────▶
 //! ```
 //! Any malformed or unexpected message is answered with `Error{message}` and the connection is
 //! closed; nothing in this crate panics on input. Until `Welcome`, the agent reads frames of at
@@ -60,7 +66,7 @@ pub use frame::{
     Connection, DataHello, FrameError, Preamble, PreambleKind, MAGIC, MAX_FRAME, PRE_AUTH_FRAME,
     PROTOCOL_VERSION,
 };
-pub use msg::{JoinPlan, ToAgent, ToController};
+pub use msg::{JoinPlan, ToAgent, ToController, SETTINGS_FRAME, SETTINGS_MAX};
 
 /// The agent's default control port.
 pub const DEFAULT_PORT: u16 = 5301;

@@ -39,6 +39,9 @@ pub enum ToAgent {
     },
     /// The controller has everything; the agent may free the test.
     Close,
+    /// Send this host's settings report (`fathom doctor HOST`): the advisor's reader run on the
+    /// agent's host, answered by [`ToController::Settings`].
+    Settings,
 }
 
 /// Agent → controller.
@@ -85,7 +88,17 @@ pub enum ToController {
         /// One line saying what.
         message: String,
     },
+    /// The answer to [`ToAgent::Settings`]: the agent host's settings as the advisor's JSON
+    /// (`fathom_advisor::wire`), at most [`SETTINGS_MAX`] bytes.
+    Settings(String),
 }
+
+/// The longest settings report an agent sends, and the frame cap its reader applies (with
+/// [`SETTINGS_FRAME`]) before parsing it.
+pub const SETTINGS_MAX: usize = 4 << 20;
+
+/// The largest frame that carries a settings report: the report and its framing.
+pub const SETTINGS_FRAME: usize = SETTINGS_MAX + 16;
 
 /// What a client agent needs to join a test whose server is another agent.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

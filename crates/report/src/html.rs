@@ -2,6 +2,7 @@
 //! no external URL) with the findings, a section per run or series (tables, warnings, charts)
 //! and the environment. Every text from the data is escaped.
 
+mod advice;
 mod run;
 mod series;
 

@@ -354,3 +354,45 @@ fn chromium_console_errors_are_caught() {
     );
     assert!(console.contains("Uncaught ReferenceError"), "{console}");
 }
+
+/// A page of one run section holding `run`.
+fn one_run(run: fathom_report::Report) -> String {
+    render(&Page {
+        title: "advice".into(),
+        sections: vec![Section::Run {
+            title: "Stream".into(),
+            report: run,
+            about: Vec::new(),
+        }],
+        ..Page::default()
+    })
+}
+
+#[test]
+fn a_run_with_advice_shows_the_advisors_findings_and_one_without_does_not() {
+    let plain = one_run(report(1, false));
+    assert!(
+        !plain.contains("<h3>Advice</h3>"),
+        "no advice unless the run has it"
+    );
+    let mut run = report(1, false);
+    run.advice = Some(vec![fathom_report::model::Advice {
+        id: "receive_window".into(),
+        severity: "warning".into(),
+        confidence: "high".into(),
+        seen: "limited by the receive window 83% of the time".into(),
+        why: "a 48 KB window <at> 100 ms".into(),
+        change: "--buffer 2M".into(),
+        ..Default::default()
+    }]);
+    let h = one_run(run.clone());
+    assert!(h.contains("<div class=\"advice\">\n<h3>Advice</h3>"), "{h}");
+    assert!(
+        h.contains("<code>receive_window</code> (high confidence)"),
+        "{h}"
+    );
+    assert!(h.contains("change: <code>--buffer 2M</code>"), "{h}");
+    assert!(h.contains("a 48 KB window &lt;at&gt; 100 ms"), "escaped");
+    run.advice = Some(Vec::new());
+    assert!(one_run(run).contains("found nothing that limited this run"));
+}

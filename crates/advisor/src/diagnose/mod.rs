@@ -83,6 +83,9 @@ pub fn diagnose(r: &Report, s: &Settings) -> Vec<Advice> {
     if out.iter().any(|f| f.id == "path_loss") {
         out.iter_mut().for_each(after_loss);
     }
+    if out.iter().any(|f| f.id == "tls_cipher") {
+        out.iter_mut().for_each(after_tls);
+    }
     out.sort_by_key(|f| (f.severity, f.confidence));
     out.into_iter().map(Found::advice).collect()
 }
@@ -119,6 +122,18 @@ fn after_loss(f: &mut Found) {
         f.why = format!(
             "{}; the path also lost packets, and loss recovery holds data in the buffers, so \
              the loss comes first",
+            f.why
+        );
+    }
+}
+
+/// On a TLS stream the full CPU is the cipher's doing: the CPU-bound finding ranks after the
+/// TLS one, which names the cheaper cipher to measure.
+fn after_tls(f: &mut Found) {
+    if f.id == "cpu_bound" {
+        f.confidence = Confidence::Low;
+        f.why = format!(
+            "{}; the stream is TLS, and encryption is what filled the CPU (tls_cipher)",
             f.why
         );
     }

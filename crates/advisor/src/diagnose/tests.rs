@@ -357,6 +357,24 @@ fn a_tls_stream_on_a_full_cpu_names_the_cipher() {
     let a = diagnose(&r, &settings());
     let tls = a.iter().find(|a| a.id == "tls_cipher").expect("tls_cipher");
     assert_eq!(figure(tls, "cpu_s_per_gb"), 2.0);
+    assert_eq!(
+        a[0].id, "tls_cipher",
+        "the cipher ranks before the CPU it filled: {a:#?}"
+    );
+    assert!(
+        a[0].change.starts_with("--cipher aes-128-gcm"),
+        "{}",
+        a[0].change
+    );
+    if let Some(t) = r.summary.tls.as_mut() {
+        t.suite = "TLS13_AES_128_GCM_SHA256".into();
+    }
+    let a = diagnose(&r, &settings());
+    assert!(
+        a[0].change.starts_with("more flows"),
+        "no cheaper cipher: {}",
+        a[0].change
+    );
 }
 
 /// Values from a store or a settings tree are bounded nowhere else: the largest ones must give

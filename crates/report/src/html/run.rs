@@ -1,6 +1,6 @@
 //! A run's section of the HTML report: what ran, the summary table (throughput and CPU for
-//! streams, transactions and latency for request/response), the hosts, warnings and the
-//! interval charts.
+//! streams, transactions and latency for request/response), the hosts, warnings, the advisor's
+//! findings when the run has them, and the interval charts.
 
 use super::{charts, esc, notes, table};
 use crate::model::{Interval, Report, Summary};
@@ -20,6 +20,7 @@ pub fn section(title: &str, r: &Report, about: &[String]) -> String {
         ));
     }
     h.push_str(&notes(&r.warnings, r.error.as_deref()));
+    h.push_str(&super::advice::part(r.advice.as_deref()));
     let rows: Vec<Vec<(String, bool)>> = summary(&r.summary)
         .into_iter()
         .map(|(k, v)| vec![(k.to_string(), false), (v, true)])
