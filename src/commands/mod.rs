@@ -7,6 +7,7 @@ pub mod file;
 pub mod install;
 pub mod iperf3;
 pub mod iperf3_client;
+pub mod iperf3_udp;
 pub mod key;
 pub mod lab;
 pub mod launch;

@@ -1,13 +1,14 @@
 //! iperf3's protocol. `fathom serve --iperf3` answers stock iperf3 clients (3.x), one test at a
 //! time as iperf3's server does: the client's receiver figures are fathom's counts, and what
 //! fathom measured on its end (bytes, TCP_INFO, CPU) goes to the agent's log. `fathom stream
-//! --iperf3` drives a stock `iperf3 -s` (`client`).
+//! --iperf3` and `fathom udp --iperf3` drive a stock `iperf3 -s` (`client`, `udp_client`).
 //!
 //! Layers, one per file: `wire` (states, cookie, framed JSON), `params` (the client's options,
 //! bounded), `session` (the control state machine, diagrammed there), `stream` and `udp` (the
 //! data path), `results` (the result exchange), `log` and `interval` (what the agent's log says).
 
 mod client;
+mod client_interval;
 mod interval;
 mod log;
 mod params;
@@ -15,10 +16,12 @@ mod results;
 mod session;
 mod stream;
 mod udp;
+mod udp_client;
 mod wire;
 
-pub use client::{run as run_client, Both};
-pub use params::Params;
+pub use client::{run as run_client, Both, Options as ClientOptions};
+pub use client_interval::Interval;
+pub use params::{Params, MAX_PARALLEL};
 pub use results::stream_id;
 pub use stream::StreamEnd;
 
