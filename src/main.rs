@@ -37,6 +37,7 @@ fn main() -> ExitCode {
         cli::Command::Plot(a) => commands::plot::run(&a),
         cli::Command::Study(a) => commands::study::run(&a, &argv),
         cli::Command::Serve(a) => commands::serve::run(&a),
+        cli::Command::Iperf3(a) => commands::iperf3_cli::run(&a),
         cli::Command::Doctor(a) => commands::doctor::run(&a),
         cli::Command::Profile(a) => commands::profile::run(&a),
         cli::Command::Key(a) => commands::key::run(&a),

@@ -42,13 +42,17 @@ pub fn run(a: &StreamArgs, host: &str) -> Result<(), Failure> {
 
 /// Prints both ends: a table, or one JSON document with `json`.
 pub fn print(addr: SocketAddr, both: &Both, json: bool) {
+    crate::stdout::write_stdout(render(addr, both, json).as_bytes());
+}
+
+/// Both ends as text: a table, or one JSON document with `json`.
+pub fn render(addr: SocketAddr, both: &Both, json: bool) -> String {
     let doc = document(addr, both);
-    let out = if json {
+    if json {
         format!("{doc:#}\n")
     } else {
         table(&doc)
-    };
-    crate::stdout::write_stdout(out.as_bytes());
+    }
 }
 
 /// HOST, HOST:PORT or [V6]:PORT; iperf3's port 5201 when none is given.

@@ -5,15 +5,11 @@
 
 use super::iperf3_client::{print, resolve};
 use crate::cli::udp::UdpArgs;
-use crate::iperf3::{run_client, ClientOptions, Params};
+use crate::iperf3::{run_client, ClientOptions, Params, MAX_UDP_LEN, MIN_UDP_LEN};
 use crate::Failure;
 
 /// iperf3's UDP rate when `-b` is not given: 1 Mbit/s per stream.
 pub const DEFAULT_RATE: u64 = 1_000_000;
-/// The smallest datagram iperf3 takes: seconds, microseconds and a 64-bit sequence number.
-const MIN_SIZE: u64 = 16;
-/// The largest UDP payload.
-const MAX_SIZE: u64 = 65_507;
 
 /// Runs the test and prints both ends (a table, or one JSON document with `--json`).
 pub fn run(a: &UdpArgs, host: &str) -> Result<(), Failure> {
@@ -41,9 +37,9 @@ fn params(a: &UdpArgs) -> Result<Params, Failure> {
             "--iperf3: one client only; drop --clients".into(),
         ));
     }
-    if !(MIN_SIZE..=MAX_SIZE).contains(&a.size) {
+    if !(MIN_UDP_LEN..=MAX_UDP_LEN).contains(&a.size) {
         return Err(Failure::Usage(format!(
-            "--size: {} bytes; iperf3's datagrams hold {MIN_SIZE} to {MAX_SIZE}",
+            "--size: {} bytes; iperf3's datagrams hold {MIN_UDP_LEN} to {MAX_UDP_LEN}",
             a.size
         )));
     }

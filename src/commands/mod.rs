@@ -6,6 +6,7 @@ pub mod doctor;
 pub mod file;
 pub mod install;
 pub mod iperf3;
+pub mod iperf3_cli;
 pub mod iperf3_client;
 pub mod iperf3_udp;
 pub mod key;

@@ -322,7 +322,8 @@ fn watch(
         if let Some(iv) = sampler.poll(shared, now) {
             each(iv);
         }
-        match wire::read_state(ctrl, Instant::now() + TICK) {
+        let wake = (Instant::now() + TICK).min(sampler.next_at());
+        match wire::read_state(ctrl, wake) {
             Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
             Err(e) => return Err(format!("the iperf3 server closed the test: {e}")),
             Ok(b) => return Err(format!("the iperf3 server sent state {b} while testing")),

@@ -60,6 +60,11 @@ impl Sampler {
         }
     }
 
+    /// When the next interval is due.
+    pub fn next_at(&self) -> Instant {
+        self.next
+    }
+
     /// Cuts an interval if one is due at `now`; returns it.
     pub fn poll(&mut self, shared: &Shared, now: Instant) -> Option<&Interval> {
         if now < self.next {

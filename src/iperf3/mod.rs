@@ -5,11 +5,14 @@
 //!
 //! Layers, one per file: `wire` (states, cookie, framed JSON), `params` (the client's options,
 //! bounded), `session` (the control state machine, diagrammed there), `stream` and `udp` (the
-//! data path), `results` (the result exchange), `log` and `interval` (what the agent's log says).
+//! data path), `results` (the result exchange), `log` and `interval` (what the agent's log says),
+//! `json` and `json_end` (the client's `-J` document in iperf3's shape).
 
 mod client;
 mod client_interval;
 mod interval;
+mod json;
+mod json_end;
 mod log;
 mod params;
 mod results;
@@ -21,7 +24,10 @@ mod wire;
 
 pub use client::{run as run_client, Both, Options as ClientOptions};
 pub use client_interval::Interval;
-pub use params::{Params, MAX_PARALLEL};
+pub use json::{document as json_document, error_document, Target};
+pub use params::{
+    Params, MAX_MSS, MAX_OMIT, MAX_PARALLEL, MAX_TCP_LEN, MAX_UDP_LEN, MAX_WINDOW, MIN_UDP_LEN,
+};
 pub use results::stream_id;
 pub use stream::StreamEnd;
 
