@@ -189,6 +189,17 @@ fn a_busy_server_is_a_clear_error() {
 }
 
 #[test]
+fn a_paced_tcp_stream_stays_near_its_rate() {
+    let (_srv, target) = iperf3_server();
+    // 100 Mbit/s for 1 s is 12.5 MB; unpaced, loopback moves hundreds of MB in that time.
+    let (code, d, err) = fathom(&target, &["--rate", "100M", "-t", "1s"]);
+    assert_eq!(code, 0, "{err}");
+    let sent = d["near"]["sent_bytes"].as_u64().unwrap();
+    assert!(sent > 0 && sent < 4 * 12_500_000, "{sent} bytes");
+    assert!(far_bytes(&d) <= sent);
+}
+
+#[test]
 fn fathom_drives_fathoms_own_iperf3_server() {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_fathom"));
     cmd.args(["serve", "--listen", "127.0.0.1:0", "--iperf3=0"]);

@@ -26,7 +26,10 @@ pub fn run(a: &StreamArgs, host: &str) -> Result<(), Failure> {
         omit: c.omit.div_ceil(1_000_000_000),
         bytes: a.bytes.unwrap_or(0),
         len: a.write.map_or(128 * 1024, |w| w as usize),
-        rate: 0,
+        // --rate is fathom's total; iperf3's -b is per stream.
+        rate: a
+            .rate
+            .map_or(0, |r| (r / u64::from(c.parallel.clamp(1, 128))).max(1)),
         window: 0,
         congestion: None,
         mss: 0,

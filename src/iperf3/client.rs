@@ -93,7 +93,7 @@ pub fn run(
     let shared = Arc::new(Shared::new(socks.len(), p.bytes, omit_end));
     let mut sampler = Sampler::new(o.interval, started, omit_end, tcp_clones(&socks));
     let threads = stream::spawn(socks, &p, &shared, false);
-    let watched = watch(&mut ctrl, &p, &shared, (started, &mut sampler, each));
+    let watched = watch(&mut ctrl, &p, &shared, started, &mut sampler, each);
     shared.stop_send.store(true, Relaxed);
     let ended = Instant::now();
     if let Some(iv) = sampler.finish(&shared, ended) {
@@ -178,7 +178,8 @@ fn open_streams(
     Ok((socks, connected))
 }
 
-/// Applies `-w`, `-C`, `-M` and `-N` to a TCP stream on this end, as iperf3's client does.
+/// Applies `-w`, `-C`, `-M` and `-N` to a TCP stream on this end, as iperf3's client does, and
+/// `-b` as SO_MAX_PACING_RATE.
 fn configure(s: &TcpStream, p: &Params) -> Result<(), String> {
     let sock = socket2::SockRef::from(s);
     let fail = |what: &str, e: std::io::Error| format!("{what}: {e}");
@@ -196,6 +197,12 @@ fn configure(s: &TcpStream, p: &Params) -> Result<(), String> {
     }
     if p.nodelay {
         sock.set_nodelay(true).map_err(|e| fail("-N", e))?;
+    }
+    if p.rate > 0 {
+        // iperf3's -b for TCP: the kernel paces each stream too, not only the writes.
+        use std::os::fd::AsRawFd;
+        fathom_engine::sockopt::set_max_pacing_rate(s.as_raw_fd(), (p.rate / 8).max(1))
+            .map_err(|e| fail("-b", e))?;
     }
     Ok(())
 }
@@ -302,7 +309,9 @@ fn watch(
     ctrl: &mut TcpStream,
     p: &Params,
     shared: &Shared,
-    (started, sampler, each): (Instant, &mut Sampler, &mut dyn FnMut(&Interval)),
+    started: Instant,
+    sampler: &mut Sampler,
+    each: &mut dyn FnMut(&Interval),
 ) -> Result<(), String> {
     let run_for = Duration::from_secs(p.time + p.omit);
     let (mut last_moved, mut last_change) = (0, started);

@@ -108,7 +108,7 @@ fn interval(b: &Both, iv: &Interval, prev: &mut [u32]) -> Value {
     }
     let mut out = json!({"streams": streams});
     let forward = |i: usize| !p.bidir || i < p.parallel as usize;
-    out["sum"] = interval_sum(&streams, iv, |i| forward(i));
+    out["sum"] = interval_sum(&streams, iv, forward);
     if p.bidir {
         out["sum_bidir_reverse"] = interval_sum(&streams, iv, |i| !forward(i));
     }
