@@ -153,7 +153,7 @@ fn iperf3s_python_consumer_reads_fathoms_figures() {
         &port,
         "-u",
         "-b",
-        "20M",
+        "5M",
         "-l",
         "1400",
         "-n",

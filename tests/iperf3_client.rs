@@ -141,7 +141,7 @@ fn four_timed_streams_report_both_ends() {
 #[test]
 fn udp_datagrams_are_counted_alike_at_both_ends() {
     let (_srv, target) = iperf3_server();
-    let args = ["--rate", "20M", "-l", "1400", "-n", "1000", "-P", "2"];
+    let args = ["--rate", "5M", "-l", "1400", "-n", "1000", "-P", "2"];
     let (code, d, err) = fathom_kind("udp", &target, &args);
     assert_eq!(code, 0, "{err}");
     assert_eq!(d["protocol"], "udp");
@@ -156,7 +156,7 @@ fn udp_datagrams_are_counted_alike_at_both_ends() {
 #[test]
 fn udp_reverse_counts_what_the_server_sent() {
     let (_srv, target) = iperf3_server();
-    let args = ["-R", "--rate", "10M", "-l", "1200", "-t", "1s"];
+    let args = ["-R", "--rate", "4M", "-l", "1200", "-t", "1s"];
     let (code, d, err) = fathom_kind("udp", &target, &args);
     assert_eq!(code, 0, "{err}");
     let sent = far_sum(&d, "packets");

@@ -20,7 +20,7 @@ const STEP: Duration = Duration::from_secs(10);
 /// How often the control connection is looked at while the test runs.
 const TICK: Duration = Duration::from_millis(50);
 /// How long a UDP sender waits after its last datagram before it says TEST_END.
-const SETTLE: Duration = Duration::from_millis(100);
+const SETTLE: Duration = Duration::from_millis(250);
 /// How long a `-n` test may see no data move before it ends.
 const QUIET: Duration = Duration::from_secs(3);
 
