@@ -211,16 +211,41 @@ fn minus_j_has_every_key_iperf3s_own_has() {
 }
 
 #[test]
+fn json_stream_is_a_line_per_event() {
+    let (_srv, port) = iperf3_server();
+    let out = fathom(&["-c", "127.0.0.1", "-p", &port, "-t", "2", "--json-stream"]);
+    assert_eq!(out.status.code(), Some(0));
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object a line"))
+        .collect();
+    let names: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
+    assert_eq!(names.first(), Some(&"start"), "{names:?}");
+    assert_eq!(names.last(), Some(&"end"), "{names:?}");
+    assert!(names[1..names.len() - 1].iter().all(|n| *n == "interval") && names.len() >= 4);
+    assert_eq!(events[0]["data"]["connected"].as_array().unwrap().len(), 1);
+    let intervals: u64 = events[1..events.len() - 1]
+        .iter()
+        .map(|e| e["data"]["sum"]["bytes"].as_u64().unwrap())
+        .sum();
+    // What the writes still in flight at TEST_END sent is in the end's sum, in no interval.
+    let sent = events.last().unwrap()["data"]["sum_sent"]["bytes"]
+        .as_u64()
+        .unwrap();
+    assert!(intervals > 0 && intervals <= sent, "{intervals} of {sent}");
+}
+
+#[test]
 fn bad_flags_are_usage_errors() {
     for (args, needle) in [
         (&["-c", "127.0.0.1", "--frobnicate"][..], "--frobnicate"),
-        (&["-c", "127.0.0.1", "--json-stream"], "--json-stream"),
         (&["-c", "127.0.0.1", "-Z"], "-Z"),
         (&["-c", "127.0.0.1", "-P", "129"], "129"),
         (&["-c", "127.0.0.1", "-A", "0,1"], "-A"),
         (&["-c", "127.0.0.1", "-u", "-l", "8"], "-l"),
         (&["-P", "2"], "client (-c HOST) or a server (-s)"),
         (&["-s", "-P", "2", "-J"], "-P, -J"),
+        (&["-s", "--json-stream"], "--json-stream"),
         (&["-s", "-B", "10.0.0.1"], "--iperf3-open"),
     ] {
         let out = fathom(args);

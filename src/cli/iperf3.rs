@@ -92,7 +92,7 @@ pub struct Iperf3Args {
     /// Print iperf3's JSON document.
     #[arg(short = 'J', long = "json")]
     pub json: bool,
-    /// A JSON line per event (iperf3 3.13's; refused: use -J).
+    /// A JSON line per event as it happens: start, each interval, end (iperf3 3.13's).
     #[arg(long = "json-stream")]
     pub json_stream: bool,
     /// Seconds between intervals (0: none).
@@ -135,9 +135,6 @@ fn parse_bitrate(s: &str) -> Result<u64, String> {
 impl Iperf3Args {
     /// Checks what clap cannot: one role, the flags of the other role, and refused flags.
     pub fn validate(&self) -> Result<(), String> {
-        if self.json_stream {
-            return Err("--json-stream: not supported (iperf3 3.12, the version fathom speaks, has no such flag); use -J".into());
-        }
         if self.zerocopy {
             return Err("-Z: not supported: this client copies from memory (fathom stream --zerocopy sends with sendfile)".into());
         }
@@ -199,6 +196,7 @@ impl Iperf3Args {
             (self.omit != 0, "-O"),
             (self.affinity.is_some(), "-A"),
             (self.json, "-J"),
+            (self.json_stream, "--json-stream"),
             (self.logfile.is_some(), "--logfile"),
             (self.connect_timeout.is_some(), "--connect-timeout"),
             (self.udp_counters_64bit, "--udp-counters-64bit"),

@@ -1,15 +1,17 @@
 //! `fathom iperf3 ARGS…`: iperf3's command line mapped onto fathom. `-c HOST` runs the client
 //! (`stream --iperf3`, or `udp --iperf3` with `-u`) and prints intervals as they are cut, then
-//! both ends, or with `-J` one document in iperf3's shape (`iperf3::json`); `-s` answers
+//! both ends, or with `-J` one document in iperf3's shape (`iperf3::json`), or with
+//! `--json-stream` a JSON line per event (start, each interval, end) as it happens; `-s` answers
 //! iperf3 clients as `serve --iperf3` does, until the process ends.
 
 use super::iperf3_client::render;
 use crate::cli::iperf3::Iperf3Args;
 use crate::iperf3::{
-    self, ClientOptions, Interval, Params, Server, Target, MAX_MSS, MAX_TCP_LEN, MAX_UDP_LEN,
-    MAX_WINDOW, MIN_UDP_LEN,
+    self, ClientOptions, Event, Interval, Intervals, Params, Server, Target, MAX_MSS, MAX_TCP_LEN,
+    MAX_UDP_LEN, MAX_WINDOW, MIN_UDP_LEN,
 };
 use crate::Failure;
+use serde_json::{json, Value};
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
@@ -74,28 +76,57 @@ fn client(a: &Iperf3Args, host: &str) -> Result<(), Failure> {
             Duration::from_secs_f64(a.interval)
         },
     };
-    if !a.json {
+    let mode = Mode::of(a);
+    if mode == Mode::Text {
         out.write(&format!("Connecting to host {host}, port {}\n", a.port));
     }
-    let json = a.json;
-    let mut each = |iv: &Interval| {
-        if !json {
-            out.write(&interval_line(iv));
+    let target = Target { host, port: a.port };
+    let (sent, mut cut) = (p.clone(), Intervals::default());
+    let mut each = |ev: Event| match (mode, ev) {
+        (Mode::Text, Event::Interval(iv)) => out.write(&interval_line(iv)),
+        (Mode::Stream, Event::Started(s)) => {
+            out.write(&event("start", iperf3::json_start(&sent, s, &target)))
         }
+        (Mode::Stream, Event::Interval(iv)) => out.write(&event("interval", cut.next(&sent, iv))),
+        _ => {}
     };
     let result = iperf3::run_client(addr, p, &o, &mut each);
-    let target = Target { host, port: a.port };
-    match result {
-        Ok(both) if json => out.write(&format!("{:#}\n", iperf3::json_document(&both, &target))),
-        Ok(both) => out.write(&render(addr, &both, false)),
-        Err(msg) => {
-            if json {
-                out.write(&format!("{:#}\n", iperf3::error_document(&msg)));
-            }
-            return Err(Failure::Runtime(msg));
+    let text = match (&result, mode) {
+        (Ok(both), Mode::Text) => render(addr, both, false),
+        (Ok(both), Mode::Json) => format!("{:#}\n", iperf3::json_document(both, &target)),
+        (Ok(both), Mode::Stream) => event("end", iperf3::json_end(both)),
+        (Err(msg), Mode::Json) => format!("{:#}\n", iperf3::error_document(msg)),
+        (Err(msg), Mode::Stream) => event("error", json!(msg)),
+        (Err(_), Mode::Text) => String::new(),
+    };
+    out.write(&text);
+    result.map(|_| ()).map_err(Failure::Runtime)
+}
+
+/// How the client's output is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// A line per interval, then both ends' table.
+    Text,
+    /// One document at the end (`-J`).
+    Json,
+    /// A JSON line per event as it happens (`--json-stream`, iperf3 3.13's).
+    Stream,
+}
+
+impl Mode {
+    fn of(a: &Iperf3Args) -> Mode {
+        match (a.json_stream, a.json) {
+            (true, _) => Mode::Stream,
+            (false, true) => Mode::Json,
+            (false, false) => Mode::Text,
         }
     }
-    Ok(())
+}
+
+/// One `--json-stream` line: `{"event": NAME, "data": DATA}`.
+fn event(name: &str, data: Value) -> String {
+    format!("{}\n", json!({"event": name, "data": data}))
 }
 
 /// One interval as iperf3 prints its sum line.

@@ -36,17 +36,35 @@ pub struct Both {
     pub far: Value,
     /// Seconds from TEST_RUNNING (after `-O`) to TEST_END.
     pub seconds: f64,
-    /// Per stream, (local, remote) addresses.
-    pub connected: Vec<(SocketAddr, SocketAddr)>,
+    /// What was known once the streams were connected.
+    pub start: Start,
     /// This end's intervals (every `-i`).
     pub intervals: Vec<Interval>,
+}
+
+/// What is known once the streams are connected (iperf3's `start`).
+#[derive(Debug, Clone)]
+pub struct Start {
+    /// Per stream, (local, remote) addresses.
+    pub connected: Vec<(SocketAddr, SocketAddr)>,
     /// When the test started, seconds since the Unix epoch.
     pub started_unix: u64,
     /// The test's cookie.
     pub cookie: String,
-    /// The first stream's socket: (SO_SNDBUF, SO_RCVBUF) as the kernel set them, and its
-    /// congestion control (TCP).
-    pub first_socket: (u64, u64, Option<String>),
+    /// The first stream's SO_SNDBUF and SO_RCVBUF as the kernel set them.
+    pub bufs: (u64, u64),
+    /// The first stream's congestion control (TCP).
+    pub congestion: Option<String>,
+    /// The first stream's TCP_MAXSEG (TCP; 0 for UDP).
+    pub mss: u32,
+}
+
+/// What the client reports while a test runs.
+pub enum Event<'a> {
+    /// The streams are connected and the test runs.
+    Started(&'a Start),
+    /// An interval was cut.
+    Interval(&'a Interval),
 }
 
 /// How the client runs, beyond what it asks of the server.
@@ -67,12 +85,13 @@ impl Default for Options {
     }
 }
 
-/// Runs one test against the iperf3 server at `addr`; `each` sees every interval as it is cut.
+/// Runs one test against the iperf3 server at `addr`; `each` sees the start and every interval
+/// as it is cut.
 pub fn run(
     addr: SocketAddr,
     p: Params,
     o: &Options,
-    each: &mut dyn FnMut(&Interval),
+    each: &mut dyn FnMut(Event),
 ) -> Result<Both, String> {
     let mut ctrl = TcpStream::connect_timeout(&addr, o.connect_timeout)
         .map_err(|e| format!("cannot connect to the iperf3 server {addr}: {e}"))?;
@@ -82,12 +101,10 @@ pub fn run(
     wire::send_json(&mut ctrl, &params_json(&p)).map_err(|e| e.to_string())?;
     expect(&mut ctrl, State::CreateStreams)?;
     let (socks, connected) = open_streams(addr, &cookie, &p, o)?;
-    let first_socket = socket_facts(&socks);
     expect(&mut ctrl, State::TestStart)?;
     expect(&mut ctrl, State::TestRunning)?;
-    let started_unix = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let start = start_info(&socks, connected, &cookie);
+    each(Event::Started(&start));
     let (cpu0, started) = (stream::thread_cpu_us(), Instant::now());
     let omit_end = started + Duration::from_secs(p.omit);
     let shared = Arc::new(Shared::new(socks.len(), p.bytes, omit_end));
@@ -97,7 +114,7 @@ pub fn run(
     shared.stop_send.store(true, Relaxed);
     let ended = Instant::now();
     if let Some(iv) = sampler.finish(&shared, ended) {
-        each(iv);
+        each(Event::Interval(iv));
     }
     if p.udp && !p.reverse {
         // The server stops reading at TEST_END: let the last datagrams reach it first.
@@ -130,11 +147,8 @@ pub fn run(
         near_cpu,
         far,
         seconds,
-        connected,
+        start,
         intervals: sampler.out,
-        started_unix,
-        cookie: String::from_utf8_lossy(&cookie[..COOKIE_LEN - 1]).into_owned(),
-        first_socket,
     })
 }
 
@@ -207,12 +221,28 @@ fn configure(s: &TcpStream, p: &Params) -> Result<(), String> {
     Ok(())
 }
 
-/// The first stream's buffer sizes and congestion control, as the kernel has them.
-fn socket_facts(socks: &[Sock]) -> (u64, u64, Option<String>) {
+/// The test's start: the first stream's buffer sizes, congestion control and MSS as the kernel
+/// has them.
+fn start_info(
+    socks: &[Sock],
+    connected: Vec<(SocketAddr, SocketAddr)>,
+    cookie: &[u8; COOKIE_LEN],
+) -> Start {
+    let started_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let mut start = Start {
+        connected,
+        started_unix,
+        cookie: String::from_utf8_lossy(&cookie[..COOKIE_LEN - 1]).into_owned(),
+        bufs: (0, 0),
+        congestion: None,
+        mss: 0,
+    };
     let sock = match socks.first() {
         Some(Sock::Tcp(t)) => socket2::SockRef::from(t),
         Some(Sock::Udp(u)) => socket2::SockRef::from(u),
-        None => return (0, 0, None),
+        None => return start,
     };
     let size = |r: std::io::Result<usize>| r.map_or(0, |n| n as u64);
     let cc = match socks.first() {
@@ -223,11 +253,12 @@ fn socket_facts(socks: &[Sock]) -> (u64, u64, Option<String>) {
         }),
         _ => None,
     };
-    (
-        size(sock.send_buffer_size()),
-        size(sock.recv_buffer_size()),
-        cc,
-    )
+    start.bufs = (size(sock.send_buffer_size()), size(sock.recv_buffer_size()));
+    start.congestion = cc;
+    if matches!(socks.first(), Some(Sock::Tcp(_))) {
+        start.mss = sock.mss().unwrap_or(0);
+    }
+    start
 }
 
 /// A clone of each TCP stream, for TCP_INFO at every interval.
@@ -311,7 +342,7 @@ fn watch(
     shared: &Shared,
     started: Instant,
     sampler: &mut Sampler,
-    each: &mut dyn FnMut(&Interval),
+    each: &mut dyn FnMut(Event),
 ) -> Result<(), String> {
     let run_for = Duration::from_secs(p.time + p.omit);
     let (mut last_moved, mut last_change) = (0, started);
@@ -329,7 +360,7 @@ fn watch(
             return Ok(());
         }
         if let Some(iv) = sampler.poll(shared, now) {
-            each(iv);
+            each(Event::Interval(iv));
         }
         let wake = (Instant::now() + TICK).min(sampler.next_at());
         match wire::read_state(ctrl, wake) {

@@ -8,8 +8,9 @@
 //! samples the intervals; the far end's figures are the server's results message. A stream's
 //! `socket` is its iperf3 stream id (1, 3, 4…), not a descriptor number.
 
-use super::client::Both;
+use super::client::{Both, Start};
 use super::client_interval::Interval;
+use super::params::Params;
 use super::results::stream_id;
 use serde_json::{json, Map, Value};
 
@@ -23,13 +24,14 @@ pub struct Target<'a> {
 
 /// The whole `-J` document.
 pub fn document(b: &Both, t: &Target) -> Value {
-    let mut intervals = Vec::with_capacity(b.intervals.len());
-    let mut prev: Vec<u32> = vec![0; b.near.len()];
-    for iv in &b.intervals {
-        intervals.push(interval(b, iv, &mut prev));
-    }
+    let mut cut = Intervals::default();
+    let intervals: Vec<Value> = b
+        .intervals
+        .iter()
+        .map(|iv| cut.next(&b.params, iv))
+        .collect();
     json!({
-        "start": start(b, t),
+        "start": start(&b.params, &b.start, t),
         "intervals": intervals,
         "end": super::json_end::end(b),
         "extensions": extensions(b),
@@ -42,9 +44,8 @@ pub fn error_document(msg: &str) -> Value {
 }
 
 /// `start`: the connected streams and the test's settings.
-pub fn start(b: &Both, t: &Target) -> Value {
-    let p = &b.params;
-    let connected: Vec<Value> = b
+pub fn start(p: &Params, s: &Start, t: &Target) -> Value {
+    let connected: Vec<Value> = s
         .connected
         .iter()
         .enumerate()
@@ -58,13 +59,13 @@ pub fn start(b: &Both, t: &Target) -> Value {
         "connected": connected,
         "version": concat!("fathom ", env!("CARGO_PKG_VERSION"), " (iperf 3.12 protocol)"),
         "system_info": system_info(),
-        "timestamp": {"time": http_date(b.started_unix), "timesecs": b.started_unix},
+        "timestamp": {"time": http_date(s.started_unix), "timesecs": s.started_unix},
         "connecting_to": {"host": t.host, "port": t.port},
-        "cookie": b.cookie,
+        "cookie": s.cookie,
         "target_bitrate": p.rate,
         "sock_bufsize": p.window,
-        "sndbuf_actual": b.first_socket.0,
-        "rcvbuf_actual": b.first_socket.1,
+        "sndbuf_actual": s.bufs.0,
+        "rcvbuf_actual": s.bufs.1,
         "test_start": {
             "protocol": if p.udp { "UDP" } else { "TCP" },
             "num_streams": p.parallel, "blksize": p.len, "omit": p.omit, "duration": p.time,
@@ -73,19 +74,28 @@ pub fn start(b: &Both, t: &Target) -> Value {
         },
     });
     if !p.udp {
-        let mss = b
-            .near
-            .iter()
-            .find_map(|e| e.tcp.as_ref().map(|t| t.snd_mss));
-        v["tcp_mss_default"] = json!(mss.unwrap_or(0));
+        v["tcp_mss_default"] = json!(s.mss);
     }
     v
 }
 
-/// One interval: each stream's bytes and, on the streams this end sends over TCP, its
-/// TCP_INFO; `prev` holds each stream's retransmit count at the last cut.
-fn interval(b: &Both, iv: &Interval, prev: &mut [u32]) -> Value {
-    let p = &b.params;
+/// The intervals of one test, each as iperf3 writes it; keeps each stream's retransmit count
+/// at the last cut.
+#[derive(Default)]
+pub struct Intervals {
+    prev: Vec<u32>,
+}
+
+impl Intervals {
+    /// The next interval: each stream's bytes and, on the streams this end sends over TCP, its
+    /// TCP_INFO.
+    pub fn next(&mut self, p: &Params, iv: &Interval) -> Value {
+        self.prev.resize(iv.bytes.len(), 0);
+        interval(p, iv, &mut self.prev)
+    }
+}
+
+fn interval(p: &Params, iv: &Interval, prev: &mut [u32]) -> Value {
     let mut streams = Vec::with_capacity(iv.bytes.len());
     for (i, &bytes) in iv.bytes.iter().enumerate() {
         let sender = !p.server_sends(i as u32);

@@ -62,7 +62,7 @@ pub fn end(b: &Both) -> Value {
 
 /// `sender_tcp_congestion` and `receiver_tcp_congestion`, where each end named its own.
 fn congestion(b: &Both, out: &mut Value) {
-    let near = b.first_socket.2.clone();
+    let near = b.start.congestion.clone();
     let far = b.far["congestion_used"].as_str().map(str::to_string);
     let near_sends = !b.params.server_sends(0);
     let (sender, receiver) = if near_sends { (near, far) } else { (far, near) };

@@ -22,9 +22,10 @@ mod udp;
 mod udp_client;
 mod wire;
 
-pub use client::{run as run_client, Both, Options as ClientOptions};
+pub use client::{run as run_client, Both, Event, Options as ClientOptions, Start};
 pub use client_interval::Interval;
-pub use json::{document as json_document, error_document, Target};
+pub use json::{document as json_document, error_document, start as json_start, Intervals, Target};
+pub use json_end::end as json_end;
 pub use params::{
     Params, MAX_MSS, MAX_OMIT, MAX_PARALLEL, MAX_TCP_LEN, MAX_UDP_LEN, MAX_WINDOW, MIN_UDP_LEN,
 };
