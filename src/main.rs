@@ -25,6 +25,9 @@ fn main() -> ExitCode {
         cli::Command::Test(cli::test_args::TestArgs::Stream(s)) if s.iperf3.is_some() => {
             commands::iperf3_client::run(&s, s.iperf3.as_deref().unwrap_or_default())
         }
+        cli::Command::Test(cli::test_args::TestArgs::Udp(u)) if u.iperf3.is_some() => {
+            commands::iperf3_udp::run(&u, u.iperf3.as_deref().unwrap_or_default())
+        }
         cli::Command::Test(t) => commands::test::run_args(&t, &argv),
         cli::Command::Sweep(a) => commands::sweep::run(&a, &argv),
         cli::Command::Runs(a) => commands::runs::run(&a),
@@ -34,6 +37,7 @@ fn main() -> ExitCode {
         cli::Command::Plot(a) => commands::plot::run(&a),
         cli::Command::Study(a) => commands::study::run(&a, &argv),
         cli::Command::Serve(a) => commands::serve::run(&a),
+        cli::Command::Iperf3(a) => commands::iperf3_cli::run(&a),
         cli::Command::Doctor(a) => commands::doctor::run(&a),
         cli::Command::Profile(a) => commands::profile::run(&a),
         cli::Command::Key(a) => commands::key::run(&a),

@@ -1,6 +1,7 @@
 //! `fathom stream --iperf3` against a stock `iperf3 -s` (Debian's 3.12): both ends' byte counts
 //! match exactly with `-n`, reverse and parallel streams work, and a busy server is a clear
-//! error with exit 1. Also against fathom's own `serve --iperf3`, each side checking the other.
+//! error with exit 1. `fathom udp --iperf3` likewise: both ends count the same datagrams.
+//! Also against fathom's own `serve --iperf3`, each side checking the other.
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -62,11 +63,16 @@ fn iperf3_server() -> (Kill, String) {
 
 /// Runs `fathom stream --iperf3 TARGET ARGS --json`: (exit code, document or stderr).
 fn fathom(target: &str, args: &[&str]) -> (i32, Value, String) {
+    fathom_kind("stream", target, args)
+}
+
+/// Runs `fathom KIND --iperf3 TARGET ARGS --json`: (exit code, document or stderr).
+fn fathom_kind(kind: &str, target: &str, args: &[&str]) -> (i32, Value, String) {
     let out = Command::new("timeout")
         .args([
             "60",
             env!("CARGO_BIN_EXE_fathom"),
-            "stream",
+            kind,
             "--iperf3",
             target,
             "--json",
@@ -80,11 +86,26 @@ fn fathom(target: &str, args: &[&str]) -> (i32, Value, String) {
 }
 
 fn far_bytes(d: &Value) -> u64 {
+    far_sum(d, "bytes")
+}
+
+/// The sum of `key` over the server's streams, as its results say.
+fn far_sum(d: &Value, key: &str) -> u64 {
     d["far"]["streams"]
         .as_array()
         .expect("far streams")
         .iter()
-        .map(|s| s["bytes"].as_u64().unwrap())
+        .map(|s| s[key].as_u64().unwrap())
+        .sum()
+}
+
+/// The sum of `key` over this end's streams.
+fn near_sum(d: &Value, key: &str) -> u64 {
+    d["near"]["streams"]
+        .as_array()
+        .expect("near streams")
+        .iter()
+        .map(|s| s[key].as_u64().unwrap_or(0))
         .sum()
 }
 
@@ -118,6 +139,36 @@ fn four_timed_streams_report_both_ends() {
 }
 
 #[test]
+fn udp_datagrams_are_counted_alike_at_both_ends() {
+    let (_srv, target) = iperf3_server();
+    let args = ["--rate", "5M", "-l", "1400", "-n", "1000", "-P", "2"];
+    let (code, d, err) = fathom_kind("udp", &target, &args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(d["protocol"], "udp");
+    assert_eq!(d["near"]["sent_bytes"], 1_400_000);
+    assert_eq!(near_sum(&d, "packets"), 1000);
+    // Loopback at a modest rate loses nothing: the server saw every datagram in sequence.
+    assert_eq!(far_sum(&d, "packets"), 1000, "{d:#}");
+    assert_eq!(far_sum(&d, "errors"), 0);
+    assert_eq!(far_bytes(&d), 1_400_000);
+}
+
+#[test]
+fn udp_reverse_counts_what_the_server_sent() {
+    let (_srv, target) = iperf3_server();
+    let args = ["-R", "--rate", "4M", "-l", "1200", "-t", "1s"];
+    let (code, d, err) = fathom_kind("udp", &target, &args);
+    assert_eq!(code, 0, "{err}");
+    let sent = far_sum(&d, "packets");
+    assert!(sent > 0, "{d:#}");
+    // The server's own count of what it sent is what this end saw, none lost.
+    assert_eq!(near_sum(&d, "packets"), sent, "{d:#}");
+    assert_eq!(near_sum(&d, "lost_packets"), 0);
+    assert_eq!(d["near"]["received_bytes"], sent * 1200);
+    assert!(d["near"]["streams"][0]["jitter_ms"].as_f64().is_some());
+}
+
+#[test]
 fn a_busy_server_is_a_clear_error() {
     let (_srv, target) = iperf3_server();
     let port = target.rsplit(':').next().unwrap();
@@ -132,6 +183,20 @@ fn a_busy_server_is_a_clear_error() {
     let (code, _, err) = fathom(&target, &["-t", "1s"]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("the server is busy running a test"), "{err}");
+    let (code, _, err) = fathom_kind("udp", &target, &["-t", "1s"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("the server is busy running a test"), "{err}");
+}
+
+#[test]
+fn a_paced_tcp_stream_stays_near_its_rate() {
+    let (_srv, target) = iperf3_server();
+    // 100 Mbit/s for 1 s is 12.5 MB; unpaced, loopback moves hundreds of MB in that time.
+    let (code, d, err) = fathom(&target, &["--rate", "100M", "-t", "1s"]);
+    assert_eq!(code, 0, "{err}");
+    let sent = d["near"]["sent_bytes"].as_u64().unwrap();
+    assert!(sent > 0 && sent < 4 * 12_500_000, "{sent} bytes");
+    assert!(far_bytes(&d) <= sent);
 }
 
 #[test]

@@ -387,6 +387,7 @@ impl CommonArgs {
             } else {
                 None
             },
+            max_pacing_rate: None,
         }
     }
 

@@ -5,6 +5,7 @@ pub mod discover;
 pub mod doctor;
 pub mod error;
 pub mod file;
+pub mod iperf3;
 pub mod kind;
 pub mod lab;
 pub mod launch;
@@ -72,6 +73,8 @@ pub enum Command {
     Study(method::StudyArgs),
     /// Run an agent that executes tests for controllers.
     Serve(ServeArgs),
+    /// iperf3's command line (-c HOST or -s, and its common flags) with iperf3's -J output.
+    Iperf3(iperf3::Iperf3Args),
     /// Run a test across the processes of srun or mpirun: rank 0 controls, every rank's agent
     /// takes part.
     Launch(launch::LaunchArgs),

@@ -23,6 +23,7 @@ Examples:
   fathom stream HOST -R                         reverse: the agent sends
   fathom stream HOST --bidir                    both directions at once
   fathom stream HOST -n 1G --json               move exactly 1 GB, JSON result
+  fathom stream HOST --rate 100M -P 2          paced to 100 Mbit/s in all (SO_MAX_PACING_RATE)
   fathom stream --affinity 0/1                  pin local workers to CPU 0, the agent's to CPU 1
   fathom stream --tls --cipher aes-128-gcm      TLS 1.3, the agent's certificate pinned")]
 pub struct StreamArgs {
@@ -50,8 +51,14 @@ pub struct StreamArgs {
     /// TLS options.
     #[command(flatten)]
     pub tls: super::tls::TlsArgs,
+    /// Pace the sending at this many bits per second in all, split over the connections, by
+    /// SO_MAX_PACING_RATE (the fq qdisc, or TCP's internal pacing): forward streams only, this
+    /// end sending. With --iperf3, iperf3's -b (per stream) for TCP.
+    #[arg(long, value_parser = parse_rate, value_name = "BITS", allow_hyphen_values = true)]
+    pub rate: Option<u64>,
     /// Drive a stock iperf3 server (`iperf3 -s`) at HOST[:PORT] (port 5201 by default) instead
-    /// of a fathom agent: -P, -t, -n, -R, --bidir, --omit and --write apply; both ends reported.
+    /// of a fathom agent: -P, -t, -n, -R, --bidir, --omit, --write and --rate apply; both ends
+    /// reported.
     #[arg(long, value_name = "HOST[:PORT]")]
     pub iperf3: Option<String>,
 }
@@ -77,13 +84,17 @@ impl StreamArgs {
         c.validate()?;
         let limit = c.limit("-n/--bytes", self.bytes, Limit::Bytes)?;
         let (client, server) = c.sides();
+        let socket = SocketOptions {
+            max_pacing_rate: self.pacing_rate()?,
+            ..c.socket()
+        };
         super::common::checked(TestPlan {
             kind: KindPlan::Stream,
             flows: flows(c.connections(), self.reverse, self.bidir),
             limit,
             omit_ns: c.omit,
             interval_ns: c.interval,
-            socket: c.socket(),
+            socket,
             write_size: self.write.unwrap_or(DEFAULT_WRITE),
             read_size: self.read.unwrap_or(0),
             zerocopy: self.zerocopy,
@@ -91,6 +102,40 @@ impl StreamArgs {
             client,
             server,
         })
+    }
+}
+
+/// A bit rate ("500k", "100M", "1G": 1000-based), at least 8 bits per second.
+fn parse_rate(s: &str) -> Result<u64, super::error::ValueError> {
+    Ok(fathom_units::rate::parse(s)?)
+}
+
+impl StreamArgs {
+    /// `--rate` as SO_MAX_PACING_RATE per connection, bytes/s. Only this end's sockets carry
+    /// it, so the streams must be this end's to send.
+    fn pacing_rate(&self) -> Result<Option<u64>, ArgsError> {
+        let Some(bits) = self.rate else {
+            return Ok(None);
+        };
+        let c = &self.common;
+        let others = !c.clients.is_empty() || c.discovery.agents_from.is_some();
+        if self.reverse || self.bidir || others {
+            return Err(ArgsError::flag(
+                "--rate",
+                "paces the streams this end sends; with -R, --bidir or --clients other hosts send",
+            ));
+        }
+        let per_conn = bits / 8 / u64::from(c.connections().max(1));
+        if per_conn == 0 {
+            return Err(ArgsError::flag(
+                "--rate",
+                format!(
+                    "{bits} bits/s over {} connections is under a byte per second each",
+                    c.connections()
+                ),
+            ));
+        }
+        Ok(Some(per_conn))
     }
 }
 

@@ -30,13 +30,14 @@ Examples:
   fathom udp HOST -n 1M                   send exactly 1,000,000 datagrams, then stop
   fathom udp HOST -R --json               the agent sends; one JSON document
   fathom udp HOST --blast                 sender only: the receiver discards without accounting
+  fathom udp --iperf3 HOST --rate 100M    against a stock iperf3 server (iperf3 -s)
   fathom udp HOST --gso                   UDP_SEGMENT/UDP_GRO: datagrams, messages and calls apart")]
 pub struct UdpArgs {
     /// Shared options.
     #[command(flatten)]
     pub common: CommonArgs,
     /// Payload bytes per datagram (1 to 65507).
-    #[arg(long, default_value = "64", value_parser = parse_size, value_name = "SIZE", allow_hyphen_values = true)]
+    #[arg(short = 'l', long, default_value = "64", value_parser = parse_size, value_name = "SIZE", allow_hyphen_values = true)]
     pub size: u64,
     /// Send exactly this many datagrams (per direction, split over the flows) instead of a time.
     #[arg(short = 'n', long, value_parser = parse_count, value_name = "N", allow_hyphen_values = true)]
@@ -62,6 +63,11 @@ pub struct UdpArgs {
     /// messages. The report shows datagrams, messages and system calls apart.
     #[arg(long)]
     pub gso: bool,
+    /// Drive a stock iperf3 server (`iperf3 -s`) at HOST[:PORT] (port 5201 by default) instead
+    /// of a fathom agent: -P, -t, -n, -R, --rate (iperf3's 1M per stream when absent), --size
+    /// and --omit apply; both ends reported.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub iperf3: Option<String>,
     /// Test-only: act as if this kernel had no UDP_SEGMENT.
     #[arg(long, hide = true)]
     pub test_no_gso: bool,
@@ -160,6 +166,12 @@ const SETS: &[Sets] = &[
 
 impl KindArgs for UdpArgs {
     fn plan_for(&self, _: KindId) -> Result<TestPlan, ArgsError> {
+        if self.iperf3.is_some() {
+            return Err(ArgsError::Flag {
+                flag: "--iperf3",
+                reason: "drives one iperf3 server, as `fathom udp --iperf3 HOST` alone".into(),
+            });
+        }
         self.plan()
     }
 

@@ -2,7 +2,7 @@
 //! reported: this end's from fathom (bytes, TCP_INFO, CPU), the far end's from iperf3's results.
 
 use crate::cli::stream::StreamArgs;
-use crate::iperf3::{run_client, Both, Params, DEFAULT_PORT};
+use crate::iperf3::{run_client, Both, ClientOptions, Params, DEFAULT_PORT};
 use crate::Failure;
 use serde_json::{json, Value};
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
@@ -26,7 +26,10 @@ pub fn run(a: &StreamArgs, host: &str) -> Result<(), Failure> {
         omit: c.omit.div_ceil(1_000_000_000),
         bytes: a.bytes.unwrap_or(0),
         len: a.write.map_or(128 * 1024, |w| w as usize),
-        rate: 0,
+        // --rate is fathom's total; iperf3's -b is per stream.
+        rate: a
+            .rate
+            .map_or(0, |r| (r / u64::from(c.parallel.clamp(1, 128))).max(1)),
         window: 0,
         congestion: None,
         mss: 0,
@@ -34,19 +37,29 @@ pub fn run(a: &StreamArgs, host: &str) -> Result<(), Failure> {
         tos: 0,
         udp64: false,
     };
-    let both = run_client(addr, p).map_err(Failure::Runtime)?;
-    let doc = document(addr, &both);
-    let out = if c.json {
-        format!("{doc:#}\n")
-    } else {
-        table(&doc)
-    };
-    crate::stdout::write_stdout(out.as_bytes());
+    let both =
+        run_client(addr, p, &ClientOptions::default(), &mut |_| {}).map_err(Failure::Runtime)?;
+    print(addr, &both, c.json);
     Ok(())
 }
 
+/// Prints both ends: a table, or one JSON document with `json`.
+pub fn print(addr: SocketAddr, both: &Both, json: bool) {
+    crate::stdout::write_stdout(render(addr, both, json).as_bytes());
+}
+
+/// Both ends as text: a table, or one JSON document with `json`.
+pub fn render(addr: SocketAddr, both: &Both, json: bool) -> String {
+    let doc = document(addr, both);
+    if json {
+        format!("{doc:#}\n")
+    } else {
+        table(&doc)
+    }
+}
+
 /// HOST, HOST:PORT or [V6]:PORT; iperf3's port 5201 when none is given.
-fn resolve(host: &str) -> Result<SocketAddr, Failure> {
+pub fn resolve(host: &str) -> Result<SocketAddr, Failure> {
     let bad = |e: String| Failure::Usage(format!("--iperf3 {host}: {e}"));
     if let Ok(ip) = host.parse::<IpAddr>() {
         return Ok(SocketAddr::new(ip, DEFAULT_PORT));
@@ -74,8 +87,20 @@ fn document(addr: SocketAddr, b: &Both) -> Value {
         .enumerate()
         .map(|(i, e)| {
             let sends = !b.params.server_sends(i as u32);
-            json!({"id": crate::iperf3::stream_id(i), "role": if sends { "sender" } else { "receiver" },
-                "bytes": e.bytes, "retransmits": e.retransmits, "tcp_info": e.tcp})
+            let mut s = json!({"id": crate::iperf3::stream_id(i),
+                "role": if sends { "sender" } else { "receiver" }, "bytes": e.bytes});
+            if b.params.udp {
+                s["packets"] = json!(e.packets);
+                if !sends {
+                    s["lost_packets"] = json!(e.lost);
+                    s["out_of_order"] = json!(e.out_of_order);
+                    s["jitter_ms"] = json!(finite(e.jitter_s * 1e3));
+                }
+            } else {
+                s["retransmits"] = json!(e.retransmits);
+                s["tcp_info"] = json!(e.tcp);
+            }
+            s
         })
         .collect();
     let (sent, received) = b.near.iter().enumerate().fold((0, 0), |(s, r), (i, e)| {
@@ -86,6 +111,7 @@ fn document(addr: SocketAddr, b: &Both) -> Value {
         }
     });
     json!({"iperf3_server": addr.to_string(), "seconds": b.seconds,
+        "protocol": if b.params.udp { "udp" } else { "tcp" },
         "direction": if b.params.bidir { "bidir" } else if b.params.reverse { "reverse" } else { "forward" },
         "near": {"sent_bytes": sent, "received_bytes": received,
             "cpu_percent": {"total": b.near_cpu.0, "user": b.near_cpu.1, "system": b.near_cpu.2},
@@ -114,7 +140,23 @@ fn table(d: &Value) -> String {
         near["cpu_percent"]["total"].as_f64().unwrap_or(0.0),
         d["far"]["cpu_util_total"].as_f64().unwrap_or(0.0),
     );
+    if d["protocol"] == "udp" {
+        let far = |k: &str| -> u64 {
+            d["far"]["streams"]
+                .as_array()
+                .map_or(0, |s| s.iter().filter_map(|x| x[k].as_u64()).sum())
+        };
+        out.push_str(&format!(
+            "  far datagrams:  {}, lost {}\n",
+            far("packets"),
+            far("errors")
+        ));
+    }
     for s in near["streams"].as_array().into_iter().flatten() {
+        if d["protocol"] == "udp" {
+            out.push_str(&udp_line(s));
+            continue;
+        }
         let t = &s["tcp_info"];
         out.push_str(&format!(
             "  stream {}: {} {} B, retransmits {}, rtt {} us, cwnd {}\n",
@@ -127,4 +169,34 @@ fn table(d: &Value) -> String {
         ));
     }
     out
+}
+
+/// A UDP stream's line: datagrams, and on a receiving stream what was lost and the jitter.
+fn udp_line(s: &Value) -> String {
+    let mut line = format!(
+        "  stream {}: {} {} B, {} datagrams",
+        s["id"],
+        s["role"].as_str().unwrap_or("?"),
+        s["bytes"],
+        s["packets"]
+    );
+    if s["role"] == "receiver" {
+        line.push_str(&format!(
+            ", lost {}, out of order {}, jitter {:.3} ms",
+            s["lost_packets"],
+            s["out_of_order"],
+            s["jitter_ms"].as_f64().unwrap_or(0.0)
+        ));
+    }
+    line.push('\n');
+    line
+}
+
+/// JSON holds no NaN or infinity.
+fn finite(x: f64) -> f64 {
+    if x.is_finite() {
+        x
+    } else {
+        0.0
+    }
 }

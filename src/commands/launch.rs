@@ -113,6 +113,11 @@ fn run_test(
     argv: &[String],
 ) -> Result<(), Failure> {
     let plan = test.plan()?;
+    if plan.socket.max_pacing_rate.is_some() {
+        return Err(Failure::Usage(
+            "--rate: paces the streams this end sends; under launch the ranks send".into(),
+        ));
+    }
     super::test::check_ktls(test)?;
     let bed = Testbed::on(test.common(), topo, key);
     super::test::run_on(bed, test.common(), plan, argv)

@@ -1,24 +1,34 @@
 //! iperf3's protocol. `fathom serve --iperf3` answers stock iperf3 clients (3.x), one test at a
 //! time as iperf3's server does: the client's receiver figures are fathom's counts, and what
 //! fathom measured on its end (bytes, TCP_INFO, CPU) goes to the agent's log. `fathom stream
-//! --iperf3` drives a stock `iperf3 -s` (`client`).
+//! --iperf3` and `fathom udp --iperf3` drive a stock `iperf3 -s` (`client`, `udp_client`).
 //!
 //! Layers, one per file: `wire` (states, cookie, framed JSON), `params` (the client's options,
 //! bounded), `session` (the control state machine, diagrammed there), `stream` and `udp` (the
-//! data path), `results` (the result exchange), `log` and `interval` (what the agent's log says).
+//! data path), `results` (the result exchange), `log` and `interval` (what the agent's log says),
+//! `json` and `json_end` (the client's `-J` document in iperf3's shape).
 
 mod client;
+mod client_interval;
 mod interval;
+mod json;
+mod json_end;
 mod log;
 mod params;
 mod results;
 mod session;
 mod stream;
 mod udp;
+mod udp_client;
 mod wire;
 
-pub use client::{run as run_client, Both};
-pub use params::Params;
+pub use client::{run as run_client, Both, Event, Options as ClientOptions, Start};
+pub use client_interval::Interval;
+pub use json::{document as json_document, error_document, start as json_start, Intervals, Target};
+pub use json_end::end as json_end;
+pub use params::{
+    Params, MAX_MSS, MAX_OMIT, MAX_PARALLEL, MAX_TCP_LEN, MAX_UDP_LEN, MAX_WINDOW, MIN_UDP_LEN,
+};
 pub use results::stream_id;
 pub use stream::StreamEnd;
 

@@ -7,17 +7,17 @@ use serde_json::Value;
 /// iperf3's own cap on `-P`.
 pub const MAX_PARALLEL: u32 = 128;
 /// iperf3's largest TCP block (`-l`).
-const MAX_TCP_LEN: u64 = 1 << 20;
+pub const MAX_TCP_LEN: u64 = 1 << 20;
 /// The largest UDP payload.
-const MAX_UDP_LEN: u64 = 65_507;
+pub const MAX_UDP_LEN: u64 = 65_507;
 /// The smallest UDP datagram: seconds, microseconds and a 64-bit sequence number.
-const MIN_UDP_LEN: u64 = 16;
+pub const MIN_UDP_LEN: u64 = 16;
 /// The largest socket buffer asked for with `-w`.
-const MAX_WINDOW: u64 = 512 << 20;
+pub const MAX_WINDOW: u64 = 512 << 20;
 /// iperf3's largest MSS.
-const MAX_MSS: u64 = 9 * 1024;
+pub const MAX_MSS: u64 = 9 * 1024;
 /// The longest `-O`.
-const MAX_OMIT: u64 = 600;
+pub const MAX_OMIT: u64 = 600;
 
 /// What one test runs, as the client asked.
 #[derive(Debug, Clone, PartialEq)]

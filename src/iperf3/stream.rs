@@ -209,7 +209,7 @@ fn send_tcp(mut s: TcpStream, job: &Job) -> StreamEnd {
     let buf = payload(job.len);
     let sh = &job.shared;
     let (start, mut total, mut omitted, mut retr0) = (Instant::now(), 0u64, None, 0);
-    'run: while !sh.stop_send.load(Ordering::Relaxed) {
+    while !sh.stop_send.load(Ordering::Relaxed) {
         let want = sh.reserve(buf.len() as u64) as usize;
         if want == 0 {
             break;
@@ -220,19 +220,20 @@ fn send_tcp(mut s: TcpStream, job: &Job) -> StreamEnd {
         }
         pace(job.rate, start, total, &sh.stop_send);
         let mut done = 0;
-        while done < want {
-            if sh.stop_send.load(Ordering::Relaxed) {
-                break 'run;
-            }
+        while done < want && !sh.stop_send.load(Ordering::Relaxed) {
             match s.write(&buf[done..want]) {
                 Ok(n) => done += n,
                 Err(e) if super::wire::is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => {
                 }
-                Err(_) => break 'run,
+                Err(_) => break,
             }
         }
+        // What a cut-short write did send is counted too: the receiver counts it.
         total += done as u64;
         sh.count(job.index, done as u64);
+        if done < want {
+            break;
+        }
     }
     let tcp = tcp_info(&s);
     StreamEnd {

@@ -21,7 +21,36 @@ pub fn apply(sock: &Socket, o: &SocketOptions) -> io::Result<()> {
                 Ok(()) => with_context(e, &format!("--cc {cc}")),
             })?;
     }
+    if let Some(rate) = o.max_pacing_rate {
+        set_max_pacing_rate(sock.as_raw_fd(), rate).map_err(|e| with_context(e, "--rate"))?;
+    }
     apply_connected(sock.as_raw_fd(), o)
+}
+
+/// SO_MAX_PACING_RATE: the kernel paces this socket's sends to `bytes_per_s` (with the fq
+/// qdisc, or TCP's internal pacing without it).
+pub fn set_max_pacing_rate(fd: RawFd, bytes_per_s: u64) -> io::Result<()> {
+    // The kernel takes a 32-bit value, or a 64-bit one for rates beyond 4 GB/s.
+    let (v32, v64) = (u32::try_from(bytes_per_s), bytes_per_s);
+    let (ptr, len): (*const libc::c_void, usize) = match &v32 {
+        Ok(v) => ((v as *const u32).cast(), 4),
+        Err(_) => ((&v64 as *const u64).cast(), 8),
+    };
+    // SAFETY: ptr points at a live integer of `len` bytes.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_MAX_PACING_RATE,
+            ptr,
+            len as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 /// Where the kernel lists the congestion control algorithms it has ready.

@@ -43,6 +43,11 @@ pub struct SocketOptions {
     pub busy_poll: bool,
     /// Force IPv6 (true) or IPv4 (false) for addresses that could be either.
     pub ipv6: Option<bool>,
+    /// SO_MAX_PACING_RATE, bytes per second per connection (`stream --rate`). Only the
+    /// controller's own end sends with it (forward streams), so it stays off the wire and
+    /// the protocol keeps its version.
+    #[serde(skip)]
+    pub max_pacing_rate: Option<u64>,
 }
 
 /// Options that differ between the two ends.
