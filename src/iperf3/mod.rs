@@ -7,6 +7,7 @@
 //! bounded), `session` (the control state machine, diagrammed there), `stream` and `udp` (the
 //! data path), `results` (the result exchange), `log` and `interval` (what the agent's log says).
 
+mod auth;
 mod client;
 mod interval;
 mod log;
@@ -17,6 +18,7 @@ mod stream;
 mod udp;
 mod wire;
 
+pub use auth::{password_hash, Auth, DEFAULT_SKEW_S};
 pub use client::{run as run_client, Both};
 pub use params::Params;
 pub use results::stream_id;
@@ -52,6 +54,7 @@ pub struct Server {
     slot: Arc<Mutex<Slot>>,
     pending: Arc<AtomicUsize>,
     max_duration_ns: u64,
+    auth: Option<Arc<Auth>>,
 }
 
 impl Server {
@@ -62,7 +65,14 @@ impl Server {
             slot: Arc::new(Mutex::new(Slot::Idle)),
             pending: Arc::new(AtomicUsize::new(0)),
             max_duration_ns,
+            auth: None,
         })
+    }
+
+    /// Admits only clients that pass iperf3's RSA authentication against `auth`.
+    pub fn with_auth(mut self, auth: Auth) -> Server {
+        self.auth = Some(Arc::new(auth));
+        self
     }
 
     /// The address it listens on.
@@ -100,6 +110,8 @@ impl Server {
                 addr,
                 slot: self.slot.clone(),
                 max_duration_ns: self.max_duration_ns,
+                auth: self.auth.clone(),
+                data: true,
             };
             let (pending, tests) = (self.pending.clone(), tests.clone());
             let spawned = std::thread::Builder::new()

@@ -18,11 +18,12 @@
 //! Every step has a deadline; a peer that misses one, closes, or sends anything unexpected
 //! ends the test and frees its streams.
 
+use super::auth::Auth;
 use super::interval::Ticker;
 use super::params::{self, Params};
 use super::results;
 use super::stream::{self, Shared, Sock, StreamEnd};
-use super::wire::{self, Refusal, State};
+use super::wire::{self, Control, Refusal, State};
 use super::Slot;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::mpsc::Receiver;
@@ -55,28 +56,22 @@ pub struct Ctx {
     pub slot: Arc<Mutex<Slot>>,
     /// The longest test accepted, ns.
     pub max_duration_ns: u64,
+    /// iperf3's RSA authentication, when the agent requires it.
+    pub auth: Option<Arc<Auth>>,
+    /// Whether the test's data streams are opened; without them (the fuzz target's seam) the
+    /// control exchange runs alone, with no stream to count.
+    pub data: bool,
 }
 
 /// Runs one test on an accepted control connection whose cookie has been read.
 pub fn run(
-    mut ctrl: TcpStream,
+    mut ctrl: impl Control,
     cookie: [u8; wire::COOKIE_LEN],
     ctx: &Ctx,
     test: usize,
 ) -> Result<Outcome, String> {
     wire::send_state(&mut ctrl, State::ParamExchange).map_err(e("sending PARAM_EXCHANGE"))?;
-    let p = wire::read_json(&mut ctrl, Instant::now() + STEP)
-        .map_err(|err| {
-            (
-                Refusal::RecvParams,
-                format!("reading the parameters: {err}"),
-            )
-        })
-        .and_then(|v| {
-            let p = params::parse(&v).and_then(|p| check(p, ctx.max_duration_ns));
-            p.map_err(|r| (r, format!("refused the client's parameters ({r:?})")))
-        });
-    let p = match p {
+    let p = match read_params(&mut ctrl, ctx) {
         Ok(p) => p,
         Err((r, why)) => {
             let _ = wire::send_refusal(&mut ctrl, r);
@@ -132,6 +127,33 @@ pub fn run(
     })
 }
 
+/// Reads the client's parameters and, with RSA authentication on, admits the client before
+/// anything else is looked at; the error is the code to send and what the log says.
+fn read_params(ctrl: &mut impl Control, ctx: &Ctx) -> Result<Params, (Refusal, String)> {
+    let v = wire::read_json(ctrl, Instant::now() + STEP).map_err(|err| {
+        (
+            Refusal::RecvParams,
+            format!("reading the parameters: {err}"),
+        )
+    })?;
+    if let Some(auth) = &ctx.auth {
+        let token = v.get("authtoken").and_then(serde_json::Value::as_str);
+        let user = auth
+            .admit(token, unix_now_s())
+            .map_err(|d| (Refusal::AuthTest, format!("not authorized: {d}")))?;
+        eprintln!("fathom serve: iperf3 client authenticated as {user:?}");
+    }
+    let p = params::parse(&v).and_then(|p| check(p, ctx.max_duration_ns));
+    p.map_err(|r| (r, format!("refused the client's parameters ({r:?})")))
+}
+
+/// This host's clock, Unix seconds.
+fn unix_now_s() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
 /// Names the step an I/O error happened in.
 fn e(what: &'static str) -> impl Fn(std::io::Error) -> String {
     move |err| format!("{what}: {err}")
@@ -150,13 +172,17 @@ fn check(p: Params, max_duration_ns: u64) -> Result<Params, Refusal> {
 
 /// Asks for the streams and takes them as they arrive, before a deadline.
 fn open_streams(
-    ctrl: &mut TcpStream,
+    ctrl: &mut impl Control,
     p: &Params,
     cookie: [u8; wire::COOKIE_LEN],
     ctx: &Ctx,
 ) -> Result<Vec<Sock>, String> {
     let n = p.streams() as usize;
     let deadline = Instant::now() + STEP;
+    if !ctx.data {
+        wire::send_state(ctrl, State::CreateStreams).map_err(|e| e.to_string())?;
+        return Ok(Vec::new());
+    }
     if p.udp {
         let mut next = super::udp::listener(ctx.addr).map_err(|e| format!("UDP port: {e}"))?;
         wire::send_state(ctrl, State::CreateStreams).map_err(|e| e.to_string())?;
@@ -239,7 +265,7 @@ fn fds(socks: &[Sock], p: &Params) -> Vec<(bool, Option<std::os::fd::RawFd>)> {
 
 /// Reads the client's next state before `deadline`, logging an interval whenever one is due.
 fn wait_state(
-    ctrl: &mut TcpStream,
+    ctrl: &mut impl Control,
     deadline: Instant,
     ticker: &mut Ticker,
     shared: &Shared,
@@ -258,7 +284,7 @@ fn wait_state(
 /// Waits for TEST_END, swaps results, and collects every stream's end; on any failure the
 /// streams are stopped and joined before the error returns.
 fn finish(
-    ctrl: &mut TcpStream,
+    ctrl: &mut impl Control,
     p: &Params,
     shared: &Arc<Shared>,
     threads: Vec<JoinHandle<StreamEnd>>,
