@@ -9,6 +9,8 @@
 
 mod auth;
 mod client;
+#[doc(hidden)]
+pub mod fuzz;
 mod interval;
 mod log;
 mod params;
