@@ -1,127 +1,16 @@
 //! `fathom serve --iperf3` against the real iperf3 client (Debian's 3.12): the client's figures
 //! are fathom's counts, byte counts are exact with `-n`, UDP lost/total are consistent, and a
 //! busy server, an unsupported option, garbage and oversized or stalled control messages get
-//! iperf3's errors or are cut off, leaving the agent's threads and descriptors at idle.
+//! iperf3's errors or are cut off, leaving the agent's threads and descriptors at idle; with
+//! `--store`, `fathom runs` lists the tests the agent answered.
 
+mod iperf3_common;
+use iperf3_common::{n, Server};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// A `fathom serve --iperf3=0` child, its iperf3 address and its log lines; killed on drop.
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-    log: Receiver<String>,
-}
-
-impl Server {
-    fn start() -> Server {
-        Server::start_with(&[])
-    }
-
-    /// Starts the agent with `extra` serve options.
-    fn start_with(extra: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_fathom"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--iperf3=0"])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn fathom serve");
-        let stderr = child.stderr.take().expect("stderr");
-        let (tx, log) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut s = Server {
-            child,
-            addr: "127.0.0.1:1".parse().unwrap(),
-            log,
-        };
-        let line = s.line_with("iperf3 clients on");
-        s.addr = line
-            .split_whitespace()
-            .find_map(|w| w.parse().ok())
-            .unwrap_or_else(|| panic!("no address in {line}"));
-        s
-    }
-
-    /// The next log line holding `what` (within 20 s).
-    fn line_with(&mut self, what: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self
-                .log
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no log line with {what:?}"));
-            if line.contains(what) {
-                return line;
-            }
-        }
-    }
-
-    /// fathom's (sent, received) bytes from the log line of the next finished test.
-    fn fathom_end(&mut self) -> (u64, u64) {
-        let line = self.line_with("fathom sent");
-        let after = |key: &str| -> u64 {
-            let rest = &line[line.find(key).expect(key) + key.len()..];
-            rest.split_whitespace().next().unwrap().parse().unwrap()
-        };
-        (after("fathom sent "), after("received "))
-    }
-
-    /// Runs `iperf3 -c` against this server with `args` (bounded), returning (exit code, output).
-    fn client(&self, args: &[&str]) -> (i32, String) {
-        self.client_env(args, &[])
-    }
-
-    /// Runs `iperf3 -c` with `args` and environment variables `env`.
-    fn client_env(&self, args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
-        let port = self.addr.port().to_string();
-        let out = Command::new("timeout")
-            .args(["60", "iperf3", "-c", "127.0.0.1", "-p", &port])
-            .args(args)
-            .envs(env.iter().copied())
-            .output()
-            .expect("run iperf3 (scripts/install-test-deps.sh installs it)");
-        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-        text.push_str(&String::from_utf8_lossy(&out.stderr));
-        (out.status.code().unwrap_or(-1), text)
-    }
-
-    /// Runs the client with `-J` and returns its `end` member, asserting success.
-    fn json(&self, args: &[&str]) -> Value {
-        let mut a = args.to_vec();
-        a.push("-J");
-        let (code, text) = self.client(&a);
-        assert_eq!(code, 0, "iperf3 {args:?} failed: {text}");
-        let v: Value = serde_json::from_str(&text).expect("iperf3's JSON");
-        v["end"].clone()
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn n(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
-}
 
 #[test]
 fn tcp_forward_receiver_figures_are_fathoms() {
@@ -319,137 +208,65 @@ fn half_open_and_stalled_connections_leave_the_agent_idle() {
     assert_eq!(code, 0, "{text}");
 }
 
-/// An RSA key pair made by openssl and a users file admitting alice (password "secret"), in a
-/// temporary directory.
-struct Rsa {
-    _dir: tempfile::TempDir,
-    private: String,
-    public: String,
-    users: String,
+/// `fathom ARGS` (bounded): its stdout, asserting it exits 0.
+fn fathom(args: &[&str]) -> String {
+    let out = Command::new("timeout")
+        .arg("30")
+        .arg(env!("CARGO_BIN_EXE_fathom"))
+        .args(args)
+        .output()
+        .expect("fathom");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "fathom {args:?}: {err}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-impl Rsa {
-    fn new() -> Rsa {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = |f: &str| dir.path().join(f).display().to_string();
-        let (private, public, users) = (path("priv.pem"), path("pub.pem"), path("users.csv"));
-        let run = |args: &[&str]| {
-            let out = Command::new("openssl")
-                .args(args)
-                .output()
-                .expect("openssl");
-            assert!(out.status.success(), "openssl {args:?}: {out:?}");
-        };
-        run(&["genrsa", "-out", &private, "2048"]);
-        run(&["rsa", "-in", &private, "-pubout", "-out", &public]);
-        let hash = fathom::iperf3::password_hash("alice", "secret");
-        let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-        std::fs::write(&users, format!("# iperf3 users\nalice,{hex}\n")).unwrap();
-        Rsa {
-            _dir: dir,
-            private,
-            public,
-            users,
-        }
+#[test]
+fn the_agents_store_lists_the_iperf3_tests() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("agent.db").display().to_string();
+    let mut s = Server::start_with(&["--store", &db]);
+    let end = s.json(&["-t", "2", "-P", "2"]);
+    let (_, received) = s.fathom_end();
+    s.line_with("stored as run 1");
+    s.json(&["-u", "-b", "10M", "-t", "1", "-R"]);
+    s.line_with("stored as run 2");
+    let runs: Value = serde_json::from_str(&fathom(&["runs", "--store", &db, "--json"])).unwrap();
+    let runs = runs["runs"].as_array().expect("runs");
+    let kinds: Vec<&str> = runs.iter().map(|r| r["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["udp", "stream"], "newest first: {runs:?}");
+    for r in runs {
+        assert_eq!(
+            r["server"].as_str(),
+            Some(s.addr.to_string().as_str()),
+            "{r}"
+        );
+        assert!(
+            r["clients"].as_str().unwrap().starts_with("127.0.0.1:"),
+            "{r}"
+        );
+        assert!(r["primary_value"].as_f64().unwrap() > 0.0, "{r}");
     }
-
-    /// An agent requiring these credentials, with `extra` serve options.
-    fn serve(&self, extra: &[&str]) -> Server {
-        let mut args = vec![
-            "--rsa-private-key-path",
-            &self.private,
-            "--authorized-users-path",
-            &self.users,
-        ];
-        args.extend(extra);
-        Server::start_with(&args)
+    let show = fathom(&["show", "1", "--store", &db, "--json"]);
+    let run: Value = serde_json::from_str(&show).unwrap();
+    assert_eq!(run["test"]["parallel"].as_u64(), Some(2), "{}", run["test"]);
+    assert_eq!(run["test"]["direction"].as_str(), Some("forward"));
+    assert_eq!(n(&run["summary"]["bytes"]), received);
+    assert_eq!(received, n(&end["sum_received"]["bytes"]));
+    let intervals = run["intervals"].as_array().expect("intervals");
+    assert!(intervals.len() >= 2, "one a second: {intervals:?}");
+    let flow = &intervals[0]["flows"][0];
+    assert!(n(&flow["rtt_us"]) > 0, "TCP_INFO of each interval: {flow}");
+    assert!(
+        run["summary"]["cpu"]["remote"]["fathom_s"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    let table = fathom(&["runs", "--store", &db]);
+    assert!(table.contains("stream") && table.contains("udp"), "{table}");
+    for id in ["1", "2"] {
+        let shown = fathom(&["show", id, "--store", &db]);
+        assert!(shown.contains(&s.addr.to_string()), "{shown}");
     }
-}
-
-/// Runs a 1 s test as `user` with `password`, returning (exit code, output).
-fn as_user(s: &Server, public: &str, user: &str, password: &str) -> (i32, String) {
-    let args = [
-        "-t",
-        "1",
-        "--username",
-        user,
-        "--rsa-public-key-path",
-        public,
-    ];
-    s.client_env(&args, &[("IPERF3_PASSWORD", password)])
-}
-
-/// Asserts iperf3's own refusal, before any stream connected.
-fn refused(r: (i32, String)) {
-    let (code, text) = r;
-    assert_eq!(code, 1, "{text}");
-    assert!(text.contains("test authorization failed"), "{text}");
-    assert!(!text.contains("connected to"), "a stream opened: {text}");
-}
-
-#[test]
-fn rsa_authentication_admits_the_right_password_only() {
-    let k = Rsa::new();
-    let public = &k.public;
-    let mut s = k.serve(&[]);
-    let (code, text) = as_user(&s, public, "alice", "secret");
-    assert_eq!(code, 0, "{text}");
-    s.line_with("authenticated as \"alice\"");
-    refused(as_user(&s, public, "alice", "wrong"));
-    s.line_with("unknown user or wrong password");
-    refused(as_user(&s, public, "bob", "secret"));
-    s.line_with("unknown user or wrong password");
-    refused(s.client(&["-t", "1"]));
-    s.line_with("no authentication token");
-    let (code, text) = as_user(&s, public, "alice", "secret");
-    assert_eq!(code, 0, "{text}");
-}
-
-#[test]
-fn rsa_authentication_refuses_a_stale_timestamp() {
-    let k = Rsa::new();
-    let public = &k.public;
-    // The agent's clock an hour ahead: the client's credentials are an hour old.
-    let mut s = k.serve(&["--test-clock-shift", "1h"]);
-    refused(as_user(&s, public, "alice", "secret"));
-    s.line_with("s off");
-    drop(s);
-    let s = k.serve(&["--test-clock-shift", "1h", "--time-skew-threshold", "3700"]);
-    let (code, text) = as_user(&s, public, "alice", "secret");
-    assert_eq!(code, 0, "{text}");
-}
-
-#[test]
-fn rsa_options_are_checked_before_serving() {
-    let k = Rsa::new();
-    let (private, users) = (&k.private, &k.users);
-    let serve = |extra: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_fathom"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--iperf3=0"])
-            .args(extra)
-            .output()
-            .expect("fathom serve");
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
-    let (code, err) = serve(&[
-        "--rsa-private-key-path",
-        users,
-        "--authorized-users-path",
-        users,
-    ]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("not an unencrypted RSA private key"), "{err}");
-    let (code, err) = serve(&[
-        "--rsa-private-key-path",
-        private,
-        "--authorized-users-path",
-        private,
-    ]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("expected USER,SHA256-HEX"), "{err}");
-    let (code, err) = serve(&["--rsa-private-key-path", private]);
-    assert_eq!(code, Some(2), "{err}");
 }

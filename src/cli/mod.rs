@@ -229,6 +229,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECONDS", requires = "rsa_private_key_path",
           value_parser = clap::value_parser!(u64).range(..=86_400))]
     pub time_skew_threshold: Option<u64>,
+    /// Save what fathom measured of each iperf3 test it answers (its end's bytes, TCP_INFO per
+    /// second, CPU) in this results database, for `fathom runs --store PATH`.
+    #[arg(long = "store", value_name = "PATH", requires = "iperf3")]
+    pub iperf3_store: Option<PathBuf>,
 }
 
 /// Reads a key file: its contents, surrounding whitespace removed.

@@ -22,6 +22,10 @@ pub fn start(a: &ServeArgs, port: u16) -> Result<(), Failure> {
     };
     let mut server = Server::bind(addr, a.max_duration)
         .map_err(|e| Failure::Runtime(format!("--iperf3: cannot listen on {addr}: {e}")))?;
+    if let Some(path) = &a.iperf3_store {
+        fathom_store::Store::open(path).map_err(|e| Failure::Runtime(format!("--store: {e}")))?;
+        server = server.with_store(path.clone());
+    }
     let authenticated = auth.is_some();
     if let Some(auth) = auth {
         server = server.with_auth(auth);

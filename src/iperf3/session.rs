@@ -19,7 +19,7 @@
 //! ends the test and frees its streams.
 
 use super::auth::Auth;
-use super::interval::Ticker;
+use super::interval::{Tick, Ticker};
 use super::params::{self, Params};
 use super::results;
 use super::stream::{self, Shared, Sock, StreamEnd};
@@ -46,6 +46,14 @@ pub struct Outcome {
     pub seconds: f64,
     /// CPU (total, user, system), % of wall time.
     pub cpu: (f64, f64, f64),
+    /// Seconds from TEST_RUNNING to the results sent (the CPU figures' wall time).
+    pub wall_s: f64,
+    /// When TEST_RUNNING was sent, Unix seconds.
+    pub started_unix_s: f64,
+    /// Per stream, the bytes the client's results say it moved (u64::MAX where they say none).
+    pub client_bytes: Vec<u64>,
+    /// fathom's end, once a second.
+    pub ticks: Vec<Tick>,
 }
 
 /// What the session needs from the listener.
@@ -87,6 +95,9 @@ pub fn run(
     wire::send_state(&mut ctrl, State::TestRunning).map_err(e("sending TEST_RUNNING"))?;
     let cpu0 = stream::thread_cpu_us();
     let started = Instant::now();
+    let started_unix_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
     let shared = Arc::new(Shared::new(
         socks.len(),
         p.bytes,
@@ -107,14 +118,15 @@ pub fn run(
         (started, limit),
         &mut ticker,
     );
-    let (ends, seconds) = outcome?;
+    let (ends, seconds, client_bytes) = outcome?;
     let cpu1 = stream::thread_cpu_us();
     let (u, s) = ends
         .iter()
         .fold((cpu1.0 - cpu0.0, cpu1.1 - cpu0.1), |a, e| {
             (a.0 + e.cpu_us.0, a.1 + e.cpu_us.1)
         });
-    let cpu = results::cpu_percent(u, s, started.elapsed().as_secs_f64());
+    let wall_s = started.elapsed().as_secs_f64();
+    let cpu = results::cpu_percent(u, s, wall_s);
     let msg = results::server_results(&p, &ends, cpu, seconds, p.congestion.as_deref());
     wire::send_json(&mut ctrl, &msg).map_err(e("sending the results"))?;
     wire::send_state(&mut ctrl, State::DisplayResults).map_err(e("sending DISPLAY_RESULTS"))?;
@@ -124,6 +136,10 @@ pub fn run(
         ends,
         seconds,
         cpu,
+        wall_s,
+        started_unix_s,
+        client_bytes,
+        ticks: ticker.ticks,
     })
 }
 
@@ -290,7 +306,7 @@ fn finish(
     threads: Vec<JoinHandle<StreamEnd>>,
     (started, limit): (Instant, Duration),
     ticker: &mut Ticker,
-) -> Result<(Vec<StreamEnd>, f64), String> {
+) -> Result<(Vec<StreamEnd>, f64, Vec<u64>), String> {
     use std::sync::atomic::Ordering::Relaxed;
     let join = |threads: Vec<JoinHandle<StreamEnd>>| -> Vec<StreamEnd> {
         threads
@@ -325,14 +341,12 @@ fn finish(
         Ok(v) => v,
         Err(e) => return abort(threads, format!("reading the client's results: {e}")),
     };
-    for (i, b) in results::client_sent(&client, threads.len())
-        .into_iter()
-        .enumerate()
-    {
-        shared.targets[i].store(b, Relaxed);
+    let client_bytes = results::client_sent(&client, threads.len());
+    for (i, b) in client_bytes.iter().enumerate() {
+        shared.targets[i].store(*b, Relaxed);
     }
     shared.drain.store(true, Relaxed);
     let window_start = started + Duration::from_secs(p.omit);
     let seconds = ended.saturating_duration_since(window_start).as_secs_f64();
-    Ok((join(threads), seconds))
+    Ok((join(threads), seconds, client_bytes))
 }
