@@ -47,13 +47,7 @@ impl std::fmt::Display for Denied {
         match self {
             Denied::NoToken => f.write_str("no authentication token"),
             Denied::BadToken => f.write_str("an authentication token that does not decrypt"),
-            Denied::BadCredentials(u) => {
-                write!(
-                    f,
-                    "user {:?}: unknown user or wrong password",
-                    u.escape_debug().to_string()
-                )
-            }
+            Denied::BadCredentials(u) => write!(f, "user {u:?}: unknown user or wrong password"),
             Denied::Stale(u, skew) => write!(f, "user {u:?}: the token's time is {skew} s off"),
         }
     }
