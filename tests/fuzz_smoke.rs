@@ -1,6 +1,6 @@
 //! The CI smoke of the fuzz targets (`fuzz/`): every input of the `plan` target's kept corpus;
-//! every input of the `control` and `file` targets', then a short random run of mutations of
-//! each; each through its target's entry point, in a private network
+//! every input of the `control`, `file` and `iperf3_control` targets', then a short random run
+//! of mutations of each; each through its target's entry point, in a private network
 //! namespace (root; skipped without it outside CI). A panic on any thread (as libFuzzer's panic
 //! hook would abort on), or an input that takes longer than [`SLOW`], fails the test. The long
 //! coverage-guided runs are in fuzz/README.md.
@@ -21,6 +21,7 @@ const SLOW: Duration = Duration::from_secs(10);
 /// Time for the random part, per target.
 const RANDOM_RUN: Duration = Duration::from_secs(20);
 const FILE_RANDOM_RUN: Duration = Duration::from_secs(5);
+const IPERF3_RANDOM_RUN: Duration = Duration::from_secs(5);
 
 fn corpus(target: &str) -> Vec<Vec<u8>> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -130,6 +131,23 @@ fn the_fuzz_targets_survive_their_corpus_and_a_random_run() {
     let panics = panics.load(Ordering::SeqCst);
     assert_eq!(panics, 0, "{panics} threads panicked (printed above)");
     eprintln!("fuzz smoke: corpus and {runs} mutated inputs, no failure");
+}
+
+/// Runs `input` as the `iperf3_control` fuzz target does (no sockets: no namespace needed).
+fn one_iperf3(input: &[u8]) {
+    within_slow(input, || fathom::iperf3::fuzz::fuzz_control(input));
+}
+
+#[test]
+fn the_iperf3_control_target_survives_its_corpus_and_a_random_run() {
+    let corpus = corpus("iperf3_control");
+    assert!(
+        corpus.len() >= 10,
+        "the seeds of fuzz/examples/iperf3_seeds.rs"
+    );
+    corpus.iter().for_each(|input| one_iperf3(input));
+    let runs = random_run(corpus, IPERF3_RANDOM_RUN, one_iperf3);
+    eprintln!("iperf3 fuzz smoke: corpus and {runs} mutated inputs, no failure");
 }
 
 #[test]

@@ -1,115 +1,16 @@
 //! `fathom serve --iperf3` against the real iperf3 client (Debian's 3.12): the client's figures
 //! are fathom's counts, byte counts are exact with `-n`, UDP lost/total are consistent, and a
 //! busy server, an unsupported option, garbage and oversized or stalled control messages get
-//! iperf3's errors or are cut off, leaving the agent's threads and descriptors at idle.
+//! iperf3's errors or are cut off, leaving the agent's threads and descriptors at idle; with
+//! `--store`, `fathom runs` lists the tests the agent answered.
 
+mod iperf3_common;
+use iperf3_common::{n, Server};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// A `fathom serve --iperf3=0` child, its iperf3 address and its log lines; killed on drop.
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-    log: Receiver<String>,
-}
-
-impl Server {
-    fn start() -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_fathom"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--iperf3=0"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn fathom serve");
-        let stderr = child.stderr.take().expect("stderr");
-        let (tx, log) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut s = Server {
-            child,
-            addr: "127.0.0.1:1".parse().unwrap(),
-            log,
-        };
-        let line = s.line_with("iperf3 clients on");
-        s.addr = line
-            .split_whitespace()
-            .find_map(|w| w.parse().ok())
-            .unwrap_or_else(|| panic!("no address in {line}"));
-        s
-    }
-
-    /// The next log line holding `what` (within 20 s).
-    fn line_with(&mut self, what: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self
-                .log
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no log line with {what:?}"));
-            if line.contains(what) {
-                return line;
-            }
-        }
-    }
-
-    /// fathom's (sent, received) bytes from the log line of the next finished test.
-    fn fathom_end(&mut self) -> (u64, u64) {
-        let line = self.line_with("fathom sent");
-        let after = |key: &str| -> u64 {
-            let rest = &line[line.find(key).expect(key) + key.len()..];
-            rest.split_whitespace().next().unwrap().parse().unwrap()
-        };
-        (after("fathom sent "), after("received "))
-    }
-
-    /// Runs `iperf3 -c` against this server with `args` (bounded), returning (exit code, output).
-    fn client(&self, args: &[&str]) -> (i32, String) {
-        let port = self.addr.port().to_string();
-        let out = Command::new("timeout")
-            .args(["60", "iperf3", "-c", "127.0.0.1", "-p", &port])
-            .args(args)
-            .output()
-            .expect("run iperf3 (scripts/install-test-deps.sh installs it)");
-        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-        text.push_str(&String::from_utf8_lossy(&out.stderr));
-        (out.status.code().unwrap_or(-1), text)
-    }
-
-    /// Runs the client with `-J` and returns its `end` member, asserting success.
-    fn json(&self, args: &[&str]) -> Value {
-        let mut a = args.to_vec();
-        a.push("-J");
-        let (code, text) = self.client(&a);
-        assert_eq!(code, 0, "iperf3 {args:?} failed: {text}");
-        let v: Value = serde_json::from_str(&text).expect("iperf3's JSON");
-        v["end"].clone()
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn n(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
-}
 
 #[test]
 fn tcp_forward_receiver_figures_are_fathoms() {
@@ -305,4 +206,67 @@ fn half_open_and_stalled_connections_leave_the_agent_idle() {
     }
     let (code, text) = s.client(&["-t", "1"]);
     assert_eq!(code, 0, "{text}");
+}
+
+/// `fathom ARGS` (bounded): its stdout, asserting it exits 0.
+fn fathom(args: &[&str]) -> String {
+    let out = Command::new("timeout")
+        .arg("30")
+        .arg(env!("CARGO_BIN_EXE_fathom"))
+        .args(args)
+        .output()
+        .expect("fathom");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "fathom {args:?}: {err}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn the_agents_store_lists_the_iperf3_tests() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("agent.db").display().to_string();
+    let mut s = Server::start_with(&["--store", &db]);
+    let end = s.json(&["-t", "2", "-P", "2"]);
+    let (_, received) = s.fathom_end();
+    s.line_with("stored as run 1");
+    s.json(&["-u", "-b", "10M", "-t", "1", "-R"]);
+    s.line_with("stored as run 2");
+    let runs: Value = serde_json::from_str(&fathom(&["runs", "--store", &db, "--json"])).unwrap();
+    let runs = runs["runs"].as_array().expect("runs");
+    let kinds: Vec<&str> = runs.iter().map(|r| r["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["udp", "stream"], "newest first: {runs:?}");
+    for r in runs {
+        assert_eq!(
+            r["server"].as_str(),
+            Some(s.addr.to_string().as_str()),
+            "{r}"
+        );
+        assert!(
+            r["clients"].as_str().unwrap().starts_with("127.0.0.1:"),
+            "{r}"
+        );
+        assert!(r["primary_value"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    let show = fathom(&["show", "1", "--store", &db, "--json"]);
+    let run: Value = serde_json::from_str(&show).unwrap();
+    assert_eq!(run["test"]["parallel"].as_u64(), Some(2), "{}", run["test"]);
+    assert_eq!(run["test"]["direction"].as_str(), Some("forward"));
+    assert_eq!(n(&run["summary"]["bytes"]), received);
+    assert_eq!(received, n(&end["sum_received"]["bytes"]));
+    let intervals = run["intervals"].as_array().expect("intervals");
+    assert!(intervals.len() >= 2, "one a second: {intervals:?}");
+    let flow = &intervals[0]["flows"][0];
+    assert!(n(&flow["rtt_us"]) > 0, "TCP_INFO of each interval: {flow}");
+    assert!(
+        run["summary"]["cpu"]["remote"]["fathom_s"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    let table = fathom(&["runs", "--store", &db]);
+    assert!(table.contains("stream") && table.contains("udp"), "{table}");
+    for id in ["1", "2"] {
+        let shown = fathom(&["show", id, "--store", &db]);
+        assert!(shown.contains(&s.addr.to_string()), "{shown}");
+    }
 }

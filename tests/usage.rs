@@ -302,7 +302,16 @@ fn every_flag_the_docs_and_messages_name_exists() {
     // and the bench scripts' (`bench/robustness.py --only attacks`).
     known.extend(["release", "path", "relative", "hostfile", "only"].map(String::from));
     // iperf3's own, where fathom's iperf3 side says what it does with them.
-    known.extend(["sctp", "rsa-private-key-path", "udp-counters-64bit"].map(String::from));
+    known.extend(
+        [
+            "sctp",
+            "rsa-private-key-path",
+            "rsa-public-key-path",
+            "username",
+            "udp-counters-64bit",
+        ]
+        .map(String::from),
+    );
     // strongSwan's swanctl and util-linux's unshare, which the lab runs for `--ipsec`.
     known.extend(
         [

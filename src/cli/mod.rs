@@ -221,6 +221,21 @@ pub struct ServeArgs {
     /// has no key); without either it listens on loopback only.
     #[arg(long, requires = "iperf3")]
     pub iperf3_open: bool,
+    /// iperf3's RSA authentication: the private key (PEM, unencrypted) whose public half the
+    /// clients' `--rsa-public-key-path` names; clients without valid credentials are refused.
+    #[arg(long, value_name = "PEM", requires_all = ["iperf3", "authorized_users_path"])]
+    pub rsa_private_key_path: Option<PathBuf>,
+    /// The iperf3 users admitted: `USER,SHA256-HEX` a line, the hash of "{USER}PASSWORD".
+    #[arg(long, value_name = "CSV", requires = "rsa_private_key_path")]
+    pub authorized_users_path: Option<PathBuf>,
+    /// How far an iperf3 client's credentials' time may be from this host's clock (default 10).
+    #[arg(long, value_name = "SECONDS", requires = "rsa_private_key_path",
+          value_parser = clap::value_parser!(u64).range(..=86_400))]
+    pub time_skew_threshold: Option<u64>,
+    /// Save what fathom measured of each iperf3 test it answers (its end's bytes, TCP_INFO per
+    /// second, CPU) in this results database, for `fathom runs --store PATH`.
+    #[arg(long = "store", value_name = "PATH", requires = "iperf3")]
+    pub iperf3_store: Option<PathBuf>,
 }
 
 /// Reads a key file: its contents, surrounding whitespace removed.

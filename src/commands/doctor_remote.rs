@@ -91,10 +91,7 @@ fn as_path(there: &Settings) -> Settings {
 
 /// The settings of `host`'s host, through its agent.
 pub fn settings_of(host: &str, key_file: Option<&Path>) -> Result<Settings, Failure> {
-    let key = key_file
-        .map(crate::cli::read_key)
-        .transpose()
-        .map_err(Failure::Usage)?;
+    let key = key_file.map(crate::cli::read_key).transpose()?;
     let target = Target::resolve(host, None).map_err(|e| Failure::Runtime(e.to_string()))?;
     settings_at(&target, key)
 }

@@ -1,7 +1,7 @@
 //! `fathom serve --iperf3`: where the iperf3 port listens, and its thread.
 
 use crate::cli::ServeArgs;
-use crate::iperf3::Server;
+use crate::iperf3::{Auth, Server, DEFAULT_SKEW_S};
 use crate::Failure;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -10,8 +10,26 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 pub fn start(a: &ServeArgs, port: u16) -> Result<(), Failure> {
     let ip = listen_ip(a.listen.ip(), a.key_file.is_some() || a.iperf3_open);
     let addr = SocketAddr::new(ip, port);
-    let server = Server::bind(addr, a.max_duration)
+    let auth = match (&a.rsa_private_key_path, &a.authorized_users_path) {
+        (Some(key), Some(users)) => {
+            let skew = a.time_skew_threshold.unwrap_or(DEFAULT_SKEW_S);
+            let shift_s = a
+                .test_clock_shift
+                .map_or(0, |ns| (ns / 1_000_000_000) as i64);
+            Some(Auth::load(key, users, skew, shift_s).map_err(Failure::Usage)?)
+        }
+        _ => None,
+    };
+    let mut server = Server::bind(addr, a.max_duration)
         .map_err(|e| Failure::Runtime(format!("--iperf3: cannot listen on {addr}: {e}")))?;
+    if let Some(path) = &a.iperf3_store {
+        fathom_store::Store::open(path).map_err(|e| Failure::Runtime(format!("--store: {e}")))?;
+        server = server.with_store(path.clone());
+    }
+    let authenticated = auth.is_some();
+    if let Some(auth) = auth {
+        server = server.with_auth(auth);
+    }
     let bound = server
         .local_addr()
         .map_err(|e| Failure::Runtime(e.to_string()))?;
@@ -20,7 +38,12 @@ pub fn start(a: &ServeArgs, port: u16) -> Result<(), Failure> {
     } else {
         ""
     };
-    eprintln!("fathom serve: iperf3 clients on {bound}{note}");
+    let rsa = if authenticated {
+        " (RSA authentication required)"
+    } else {
+        ""
+    };
+    eprintln!("fathom serve: iperf3 clients on {bound}{note}{rsa}");
     std::thread::Builder::new()
         .name("iperf3".into())
         .spawn(move || server.serve())

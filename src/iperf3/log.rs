@@ -4,7 +4,7 @@ use super::session::Outcome;
 use super::stream::StreamEnd;
 
 /// Logs a test's outcome (one line for the test, one per stream) on stderr.
-pub fn outcome(n: usize, peer: &str, r: Result<Outcome, String>) {
+pub fn outcome(n: usize, peer: &str, r: &Result<Outcome, String>) {
     let o = match r {
         Ok(o) => o,
         Err(e) => {

@@ -8,8 +8,11 @@
 //! data path), `results` (the result exchange), `log` and `interval` (what the agent's log says),
 //! `json` and `json_end` (the client's `-J` document in iperf3's shape).
 
+mod auth;
 mod client;
 mod client_interval;
+#[doc(hidden)]
+pub mod fuzz;
 mod interval;
 mod json;
 mod json_end;
@@ -17,11 +20,13 @@ mod log;
 mod params;
 mod results;
 mod session;
+mod store;
 mod stream;
 mod udp;
 mod udp_client;
 mod wire;
 
+pub use auth::{password_hash, Auth, DEFAULT_SKEW_S};
 pub use client::{run as run_client, Both, Event, Options as ClientOptions, Start};
 pub use client_interval::Interval;
 pub use json::{document as json_document, error_document, start as json_start, Intervals, Target};
@@ -34,6 +39,7 @@ pub use stream::StreamEnd;
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
@@ -62,6 +68,8 @@ pub struct Server {
     slot: Arc<Mutex<Slot>>,
     pending: Arc<AtomicUsize>,
     max_duration_ns: u64,
+    auth: Option<Arc<Auth>>,
+    store: Option<Arc<PathBuf>>,
 }
 
 impl Server {
@@ -72,7 +80,21 @@ impl Server {
             slot: Arc::new(Mutex::new(Slot::Idle)),
             pending: Arc::new(AtomicUsize::new(0)),
             max_duration_ns,
+            auth: None,
+            store: None,
         })
+    }
+
+    /// Saves what fathom measured of each test in the store at `path`.
+    pub fn with_store(mut self, path: PathBuf) -> Server {
+        self.store = Some(Arc::new(path));
+        self
+    }
+
+    /// Admits only clients that pass iperf3's RSA authentication against `auth`.
+    pub fn with_auth(mut self, auth: Auth) -> Server {
+        self.auth = Some(Arc::new(auth));
+        self
     }
 
     /// The address it listens on.
@@ -110,11 +132,14 @@ impl Server {
                 addr,
                 slot: self.slot.clone(),
                 max_duration_ns: self.max_duration_ns,
+                auth: self.auth.clone(),
+                data: true,
             };
             let (pending, tests) = (self.pending.clone(), tests.clone());
+            let store = self.store.clone();
             let spawned = std::thread::Builder::new()
                 .name("iperf3-ctl".into())
-                .spawn(move || arrive(s, seq, &ctx, &pending, &tests));
+                .spawn(move || arrive(s, seq, &ctx, (&pending, &tests), store.as_deref()));
             if spawned.is_err() {
                 self.pending.fetch_sub(1, Ordering::SeqCst);
             }
@@ -128,8 +153,8 @@ fn arrive(
     mut s: TcpStream,
     seq: u64,
     ctx: &session::Ctx,
-    pending: &AtomicUsize,
-    tests: &AtomicUsize,
+    (pending, tests): (&AtomicUsize, &AtomicUsize),
+    store: Option<&PathBuf>,
 ) {
     let cookie = wire::read_cookie(&mut s, Instant::now() + COOKIE_WAIT);
     pending.fetch_sub(1, Ordering::SeqCst);
@@ -142,15 +167,32 @@ fn arrive(
         Slot::Idle => {
             *slot = Slot::Busy;
             drop(slot);
-            let _free = Free(&ctx.slot);
+            let free = Free(&ctx.slot);
             let n = tests.fetch_add(1, Ordering::SeqCst) + 1;
             let peer = s.peer_addr().map_or_else(|_| "?".into(), |a| a.to_string());
-            log::outcome(n, &peer, session::run(s, cookie, ctx, n));
+            let r = session::run(s, cookie, ctx, n);
+            // The next client need not wait for the log and the store.
+            drop(free);
+            log::outcome(n, &peer, &r);
+            if let (Ok(o), Some(path)) = (&r, store) {
+                keep(n, path, o, &ctx.addr.to_string(), &peer);
+            }
         }
         _ => {
             drop(slot);
             deny(s);
         }
+    }
+}
+
+/// Saves test `n` in the store at `path`, saying where (or why not) in the log.
+fn keep(n: usize, path: &Path, o: &session::Outcome, server: &str, peer: &str) {
+    match store::save(path, o, server, peer) {
+        Ok(id) => eprintln!(
+            "fathom serve: iperf3 test {n} stored as run {id} in {}",
+            path.display()
+        ),
+        Err(e) => eprintln!("fathom serve: warning: iperf3 test {n} was not stored: {e}"),
     }
 }
 

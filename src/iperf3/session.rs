@@ -18,11 +18,12 @@
 //! Every step has a deadline; a peer that misses one, closes, or sends anything unexpected
 //! ends the test and frees its streams.
 
-use super::interval::Ticker;
+use super::auth::Auth;
+use super::interval::{Tick, Ticker};
 use super::params::{self, Params};
 use super::results;
 use super::stream::{self, Shared, Sock, StreamEnd};
-use super::wire::{self, Refusal, State};
+use super::wire::{self, Control, Refusal, State};
 use super::Slot;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::mpsc::Receiver;
@@ -45,6 +46,14 @@ pub struct Outcome {
     pub seconds: f64,
     /// CPU (total, user, system), % of wall time.
     pub cpu: (f64, f64, f64),
+    /// Seconds from TEST_RUNNING to the results sent (the CPU figures' wall time).
+    pub wall_s: f64,
+    /// When TEST_RUNNING was sent, Unix seconds.
+    pub started_unix_s: f64,
+    /// Per stream, the bytes the client's results say it moved (u64::MAX where they say none).
+    pub client_bytes: Vec<u64>,
+    /// fathom's end, once a second.
+    pub ticks: Vec<Tick>,
 }
 
 /// What the session needs from the listener.
@@ -55,28 +64,22 @@ pub struct Ctx {
     pub slot: Arc<Mutex<Slot>>,
     /// The longest test accepted, ns.
     pub max_duration_ns: u64,
+    /// iperf3's RSA authentication, when the agent requires it.
+    pub auth: Option<Arc<Auth>>,
+    /// Whether the test's data streams are opened; without them (the fuzz target's seam) the
+    /// control exchange runs alone, with no stream to count.
+    pub data: bool,
 }
 
 /// Runs one test on an accepted control connection whose cookie has been read.
 pub fn run(
-    mut ctrl: TcpStream,
+    mut ctrl: impl Control,
     cookie: [u8; wire::COOKIE_LEN],
     ctx: &Ctx,
     test: usize,
 ) -> Result<Outcome, String> {
     wire::send_state(&mut ctrl, State::ParamExchange).map_err(e("sending PARAM_EXCHANGE"))?;
-    let p = wire::read_json(&mut ctrl, Instant::now() + STEP)
-        .map_err(|err| {
-            (
-                Refusal::RecvParams,
-                format!("reading the parameters: {err}"),
-            )
-        })
-        .and_then(|v| {
-            let p = params::parse(&v).and_then(|p| check(p, ctx.max_duration_ns));
-            p.map_err(|r| (r, format!("refused the client's parameters ({r:?})")))
-        });
-    let p = match p {
+    let p = match read_params(&mut ctrl, ctx) {
         Ok(p) => p,
         Err((r, why)) => {
             let _ = wire::send_refusal(&mut ctrl, r);
@@ -92,6 +95,9 @@ pub fn run(
     wire::send_state(&mut ctrl, State::TestRunning).map_err(e("sending TEST_RUNNING"))?;
     let cpu0 = stream::thread_cpu_us();
     let started = Instant::now();
+    let started_unix_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
     let shared = Arc::new(Shared::new(
         socks.len(),
         p.bytes,
@@ -112,14 +118,15 @@ pub fn run(
         (started, limit),
         &mut ticker,
     );
-    let (ends, seconds) = outcome?;
+    let (ends, seconds, client_bytes) = outcome?;
     let cpu1 = stream::thread_cpu_us();
     let (u, s) = ends
         .iter()
         .fold((cpu1.0 - cpu0.0, cpu1.1 - cpu0.1), |a, e| {
             (a.0 + e.cpu_us.0, a.1 + e.cpu_us.1)
         });
-    let cpu = results::cpu_percent(u, s, started.elapsed().as_secs_f64());
+    let wall_s = started.elapsed().as_secs_f64();
+    let cpu = results::cpu_percent(u, s, wall_s);
     let msg = results::server_results(&p, &ends, cpu, seconds, p.congestion.as_deref());
     wire::send_json(&mut ctrl, &msg).map_err(e("sending the results"))?;
     wire::send_state(&mut ctrl, State::DisplayResults).map_err(e("sending DISPLAY_RESULTS"))?;
@@ -129,7 +136,38 @@ pub fn run(
         ends,
         seconds,
         cpu,
+        wall_s,
+        started_unix_s,
+        client_bytes,
+        ticks: ticker.ticks,
     })
+}
+
+/// Reads the client's parameters and, with RSA authentication on, admits the client before
+/// anything else is looked at; the error is the code to send and what the log says.
+fn read_params(ctrl: &mut impl Control, ctx: &Ctx) -> Result<Params, (Refusal, String)> {
+    let v = wire::read_json(ctrl, Instant::now() + STEP).map_err(|err| {
+        (
+            Refusal::RecvParams,
+            format!("reading the parameters: {err}"),
+        )
+    })?;
+    if let Some(auth) = &ctx.auth {
+        let token = v.get("authtoken").and_then(serde_json::Value::as_str);
+        let user = auth
+            .admit(token, unix_now_s())
+            .map_err(|d| (Refusal::AuthTest, format!("not authorized: {d}")))?;
+        eprintln!("fathom serve: iperf3 client authenticated as {user:?}");
+    }
+    let p = params::parse(&v).and_then(|p| check(p, ctx.max_duration_ns));
+    p.map_err(|r| (r, format!("refused the client's parameters ({r:?})")))
+}
+
+/// This host's clock, Unix seconds.
+fn unix_now_s() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
 /// Names the step an I/O error happened in.
@@ -150,13 +188,17 @@ fn check(p: Params, max_duration_ns: u64) -> Result<Params, Refusal> {
 
 /// Asks for the streams and takes them as they arrive, before a deadline.
 fn open_streams(
-    ctrl: &mut TcpStream,
+    ctrl: &mut impl Control,
     p: &Params,
     cookie: [u8; wire::COOKIE_LEN],
     ctx: &Ctx,
 ) -> Result<Vec<Sock>, String> {
     let n = p.streams() as usize;
     let deadline = Instant::now() + STEP;
+    if !ctx.data {
+        wire::send_state(ctrl, State::CreateStreams).map_err(|e| e.to_string())?;
+        return Ok(Vec::new());
+    }
     if p.udp {
         let mut next = super::udp::listener(ctx.addr).map_err(|e| format!("UDP port: {e}"))?;
         wire::send_state(ctrl, State::CreateStreams).map_err(|e| e.to_string())?;
@@ -239,7 +281,7 @@ fn fds(socks: &[Sock], p: &Params) -> Vec<(bool, Option<std::os::fd::RawFd>)> {
 
 /// Reads the client's next state before `deadline`, logging an interval whenever one is due.
 fn wait_state(
-    ctrl: &mut TcpStream,
+    ctrl: &mut impl Control,
     deadline: Instant,
     ticker: &mut Ticker,
     shared: &Shared,
@@ -258,13 +300,13 @@ fn wait_state(
 /// Waits for TEST_END, swaps results, and collects every stream's end; on any failure the
 /// streams are stopped and joined before the error returns.
 fn finish(
-    ctrl: &mut TcpStream,
+    ctrl: &mut impl Control,
     p: &Params,
     shared: &Arc<Shared>,
     threads: Vec<JoinHandle<StreamEnd>>,
     (started, limit): (Instant, Duration),
     ticker: &mut Ticker,
-) -> Result<(Vec<StreamEnd>, f64), String> {
+) -> Result<(Vec<StreamEnd>, f64, Vec<u64>), String> {
     use std::sync::atomic::Ordering::Relaxed;
     let join = |threads: Vec<JoinHandle<StreamEnd>>| -> Vec<StreamEnd> {
         threads
@@ -299,14 +341,12 @@ fn finish(
         Ok(v) => v,
         Err(e) => return abort(threads, format!("reading the client's results: {e}")),
     };
-    for (i, b) in results::client_sent(&client, threads.len())
-        .into_iter()
-        .enumerate()
-    {
-        shared.targets[i].store(b, Relaxed);
+    let client_bytes = results::client_sent(&client, threads.len());
+    for (i, b) in client_bytes.iter().enumerate() {
+        shared.targets[i].store(*b, Relaxed);
     }
     shared.drain.store(true, Relaxed);
     let window_start = started + Duration::from_secs(p.omit);
     let seconds = ended.saturating_duration_since(window_start).as_secs_f64();
-    Ok((join(threads), seconds))
+    Ok((join(threads), seconds, client_bytes))
 }

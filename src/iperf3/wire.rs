@@ -6,6 +6,25 @@ use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+/// A control connection: bytes both ways and a bound on each read. The server serves a
+/// `TcpStream`; the fuzz target an in-memory stream (`super::fuzz`).
+pub trait Control: Read + Write {
+    /// Bounds each read, as `TcpStream::set_read_timeout` does.
+    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()>;
+}
+
+impl Control for TcpStream {
+    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        TcpStream::set_read_timeout(self, timeout)
+    }
+}
+
+impl Control for crate::agent::fuzz::MemoryStream {
+    fn set_read_timeout(&self, _: Option<Duration>) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// The cookie: 36 characters from iperf3's alphabet and a NUL.
 pub const COOKIE_LEN: usize = 37;
 /// The largest control JSON accepted (iperf3's own messages are a few hundred bytes).
@@ -91,11 +110,13 @@ pub enum Refusal {
     RecvParams = 114,
     /// "unable to set TCP_CONGESTION".
     SetCongestion = 134,
+    /// "test authorization failed".
+    AuthTest = 142,
 }
 
 /// Reads exactly `buf.len()` bytes before `deadline`; `UnexpectedEof` if the peer closes first,
 /// `TimedOut` if it stalls.
-pub fn read_by(s: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> io::Result<()> {
+pub fn read_by<C: Control>(s: &mut C, buf: &mut [u8], deadline: Instant) -> io::Result<()> {
     let mut got = 0;
     while got < buf.len() {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -122,7 +143,7 @@ pub fn is_timeout(e: &io::Error) -> bool {
 }
 
 /// Reads a cookie: 36 bytes of iperf3's alphabet and a NUL, or `InvalidData`.
-pub fn read_cookie(s: &mut TcpStream, deadline: Instant) -> io::Result<[u8; COOKIE_LEN]> {
+pub fn read_cookie<C: Control>(s: &mut C, deadline: Instant) -> io::Result<[u8; COOKIE_LEN]> {
     let mut c = [0u8; COOKIE_LEN];
     read_by(s, &mut c, deadline)?;
     let ok = c[COOKIE_LEN - 1] == 0
@@ -140,19 +161,19 @@ pub fn read_cookie(s: &mut TcpStream, deadline: Instant) -> io::Result<[u8; COOK
 }
 
 /// Reads one state byte.
-pub fn read_state(s: &mut TcpStream, deadline: Instant) -> io::Result<u8> {
+pub fn read_state<C: Control>(s: &mut C, deadline: Instant) -> io::Result<u8> {
     let mut b = [0u8; 1];
     read_by(s, &mut b, deadline)?;
     Ok(b[0])
 }
 
 /// Sends one state byte.
-pub fn send_state(s: &mut TcpStream, st: State) -> io::Result<()> {
+pub fn send_state<C: Control>(s: &mut C, st: State) -> io::Result<()> {
     s.write_all(&[st as i8 as u8])
 }
 
 /// Sends SERVER_ERROR and the error code (and errno 0), as iperf3's server does.
-pub fn send_refusal(s: &mut TcpStream, r: Refusal) -> io::Result<()> {
+pub fn send_refusal<C: Control>(s: &mut C, r: Refusal) -> io::Result<()> {
     let mut m = vec![State::ServerError as i8 as u8];
     m.extend_from_slice(&(r as i32).to_be_bytes());
     m.extend_from_slice(&0i32.to_be_bytes());
@@ -161,7 +182,7 @@ pub fn send_refusal(s: &mut TcpStream, r: Refusal) -> io::Result<()> {
 
 /// Reads one length-framed JSON message (at most [`MAX_JSON`] bytes, nesting bounded by
 /// serde_json's own limit).
-pub fn read_json(s: &mut TcpStream, deadline: Instant) -> io::Result<serde_json::Value> {
+pub fn read_json<C: Control>(s: &mut C, deadline: Instant) -> io::Result<serde_json::Value> {
     let mut len = [0u8; 4];
     read_by(s, &mut len, deadline)?;
     let n = u32::from_be_bytes(len) as usize;
@@ -177,7 +198,7 @@ pub fn read_json(s: &mut TcpStream, deadline: Instant) -> io::Result<serde_json:
 }
 
 /// Sends one length-framed JSON message.
-pub fn send_json(s: &mut TcpStream, v: &serde_json::Value) -> io::Result<()> {
+pub fn send_json<C: Control>(s: &mut C, v: &serde_json::Value) -> io::Result<()> {
     let body = serde_json::to_vec(v).map_err(io::Error::other)?;
     let mut m = (body.len() as u32).to_be_bytes().to_vec();
     m.extend_from_slice(&body);

@@ -1,0 +1,279 @@
+//! What fathom measured of an iperf3 test its agent answered, saved in the agent's store
+//! (`fathom serve --iperf3 --store PATH`) as a run of kind `stream` (TCP) or `udp`, so that
+//! `fathom runs`, `show` and `compare` read it as any other run. The server is the iperf3 port,
+//! the client the iperf3 client's address. Receivers' bytes are the receiving end's count:
+//! fathom's own for the streams it received, the client's results for the streams fathom sent;
+//! every interval, TCP_INFO and CPU figure is fathom's end's.
+
+use super::interval::Tick;
+use super::results::stream_id;
+use super::session::Outcome;
+use fathom_proto::sample::TcpInfo;
+use fathom_report::model::{
+    FlowInterval, FlowResult, HostResult, Interval, KindFlow, KindSummary, KindTest, Report,
+    Summary, TcpSummary, TestEcho, UdpFlow, UdpSummary, UdpTest,
+};
+use fathom_store::{NewRun, Store};
+use std::path::Path;
+
+/// Saves test `o` from `peer` to the store at `path`; the run's id.
+pub fn save(path: &Path, o: &Outcome, server: &str, peer: &str) -> Result<i64, String> {
+    let report = report(o, server, peer);
+    let args: Vec<String> = vec!["serve".into(), "--iperf3".into()];
+    let env = crate::method::env::collect();
+    let mut store = Store::open(path).map_err(|e| e.to_string())?;
+    store
+        .save_run(&NewRun {
+            report: &report,
+            args: &args,
+            command: &[],
+            env: &env,
+            series: None,
+        })
+        .map_err(|e| e.to_string())
+}
+
+/// The run's report: fathom's figures of the test in the shape of a fathom result.
+pub fn report(o: &Outcome, server: &str, peer: &str) -> Report {
+    let p = &o.params;
+    let flows: Vec<FlowResult> = (0..o.ends.len())
+        .map(|i| flow(o, i, server, peer))
+        .collect();
+    let secs = o.seconds.max(f64::MIN_POSITIVE);
+    let bytes: u64 = flows.iter().map(|f| f.bytes).sum();
+    let sender_bytes: u64 = flows.iter().map(|f| f.sender_bytes).sum();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let mut host = HostResult {
+        name: format!("iperf3 {server}"),
+        role: "server".into(),
+        cpus,
+        version: env!("CARGO_PKG_VERSION").into(),
+        ..HostResult::default()
+    };
+    let c = &mut host.cpu;
+    c.fathom_s = o.cpu.0 / 100.0 * o.wall_s;
+    c.fathom_percent = o.cpu.0 / f64::from(cpus);
+    c.process_user_s = o.cpu.1 / 100.0 * o.wall_s;
+    c.process_system_s = o.cpu.2 / 100.0 * o.wall_s;
+    let mut cpu = fathom_report::model::CpuPair::default();
+    cpu.remote = host.cpu.clone();
+    Report {
+        schema_version: fathom_report::model::SCHEMA_VERSION,
+        fathom_version: env!("CARGO_PKG_VERSION").into(),
+        test: echo(o, server, peer),
+        hosts: vec![host],
+        summary: Summary {
+            bits_per_second: bytes as f64 * 8.0 / secs,
+            sender_bits_per_second: sender_bytes as f64 * 8.0 / secs,
+            bytes,
+            sender_bytes,
+            total_bytes_received: bytes,
+            total_bytes_sent: sender_bytes,
+            seconds: o.seconds,
+            aggregate_bits_per_second: bytes as f64 * 8.0 / secs,
+            retransmits: flows.iter().map(|f| f.retransmits).sum(),
+            tcp: TcpSummary {
+                rtt_us: mean(flows.iter().map(|f| f64::from(f.rtt_us))),
+                rttvar_us: mean(flows.iter().map(|f| f64::from(f.rttvar_us))),
+                ..TcpSummary::default()
+            },
+            cpu,
+            section: p.udp.then(|| KindSummary::Udp(udp_summary(o, secs))),
+            ..Summary::default()
+        },
+        flows,
+        intervals: o.ticks.iter().map(|t| interval(o, t)).collect(),
+        ..Report::default()
+    }
+}
+
+/// The test as the client asked for it.
+fn echo(o: &Outcome, server: &str, peer: &str) -> TestEcho {
+    let p = &o.params;
+    let some = |v: u64| (v > 0).then_some(v);
+    TestEcho {
+        kind: if p.udp { "udp" } else { "stream" }.into(),
+        agent: server.into(),
+        clients: vec![peer.into()],
+        direction: match (p.bidir, p.reverse) {
+            (true, _) => "bidir",
+            (false, true) => "reverse",
+            (false, false) => "forward",
+        }
+        .into(),
+        parallel: p.parallel,
+        duration_s: (p.time > 0).then_some(p.time as f64),
+        bytes: some(p.bytes),
+        omit_s: p.omit as f64,
+        interval_s: super::interval::EVERY.as_secs_f64(),
+        write_size: u32::try_from(p.len).unwrap_or(u32::MAX),
+        nodelay: p.nodelay,
+        cc: p.congestion.clone(),
+        mss: some(u64::from(p.mss)).map(|m| m as u32),
+        sndbuf: some(u64::from(p.window)).map(|w| w as u32),
+        rcvbuf: some(u64::from(p.window)).map(|w| w as u32),
+        started_unix_s: o.started_unix_s,
+        section: p.udp.then(|| {
+            KindTest::Udp(UdpTest {
+                size: u32::try_from(p.len).unwrap_or(u32::MAX),
+                rate_bps: (p.rate > 0).then(|| p.rate as f64 * f64::from(p.parallel)),
+                ..UdpTest::default()
+            })
+        }),
+        ..TestEcho::default()
+    }
+}
+
+/// Stream `i`: the receiver's and the sender's counts, fathom's TCP_INFO when fathom sent.
+fn flow(o: &Outcome, i: usize, server: &str, peer: &str) -> FlowResult {
+    let p = &o.params;
+    let e = &o.ends[i];
+    let fathom_sends = p.server_sends(i as u32);
+    let client = o.client_bytes.get(i).copied().filter(|b| *b != u64::MAX);
+    let (bytes, sender_bytes) = if fathom_sends {
+        (client.unwrap_or(0), e.bytes)
+    } else {
+        (e.bytes, client.unwrap_or(e.bytes))
+    };
+    let secs = o.seconds.max(f64::MIN_POSITIVE);
+    let t = e.tcp.unwrap_or_default();
+    let (sender, receiver) = if fathom_sends {
+        (server, peer)
+    } else {
+        (peer, server)
+    };
+    FlowResult {
+        id: stream_id(i) as u32,
+        direction: if fathom_sends { "reverse" } else { "forward" }.into(),
+        bits_per_second: bytes as f64 * 8.0 / secs,
+        sender_bits_per_second: sender_bytes as f64 * 8.0 / secs,
+        bytes,
+        sender_bytes,
+        total_bytes_received: bytes,
+        total_bytes_sent: sender_bytes,
+        retransmits: if fathom_sends { e.retransmits } else { 0 },
+        rtt_us: t.rtt_us,
+        rttvar_us: t.rttvar_us,
+        min_rtt_us: t.min_rtt_us,
+        cwnd: t.snd_cwnd,
+        window: t.snd_wnd,
+        mss: t.snd_mss,
+        delivery_rate_bps: t.delivery_rate as f64 * 8.0,
+        cc: p.congestion.clone().unwrap_or_default(),
+        section: p.udp.then(|| {
+            let (got, sent, lost) = datagrams(o, i);
+            KindFlow::Udp(UdpFlow {
+                datagrams: got,
+                datagrams_per_second: got as f64 / secs,
+                sender_datagrams: sent,
+                lost,
+                reordered: (!fathom_sends).then_some(e.out_of_order),
+                jitter_us: (!fathom_sends).then_some(e.jitter_s * 1e6),
+                ..UdpFlow::default()
+            })
+        }),
+        sender: sender.into(),
+        receiver: receiver.into(),
+        ..FlowResult::default()
+    }
+}
+
+/// Stream `i`'s datagrams: (received, sent, lost). fathom counts what it received (the
+/// highest sequence number seen, less the gaps) and sent; what the client received is its
+/// bytes over the datagram size, its losses unknown here.
+fn datagrams(o: &Outcome, i: usize) -> (u64, u64, Option<u64>) {
+    let e = &o.ends[i];
+    if o.params.server_sends(i as u32) {
+        let client = o.client_bytes.get(i).copied().filter(|b| *b != u64::MAX);
+        let got = client.unwrap_or(0) / o.params.len.max(1) as u64;
+        (got, e.packets, None)
+    } else {
+        (e.packets.saturating_sub(e.lost), e.packets, Some(e.lost))
+    }
+}
+
+/// The UDP figures over the streams.
+fn udp_summary(o: &Outcome, secs: f64) -> UdpSummary {
+    let each: Vec<_> = (0..o.ends.len()).map(|i| datagrams(o, i)).collect();
+    let got: u64 = each.iter().map(|d| d.0).sum();
+    let sent: u64 = each.iter().map(|d| d.1).sum();
+    let counted: Vec<_> = (0..o.ends.len()).filter(|&i| each[i].2.is_some()).collect();
+    let lost: u64 = counted.iter().filter_map(|&i| each[i].2).sum();
+    let total: u64 = counted.iter().map(|&i| each[i].1).sum();
+    UdpSummary {
+        datagrams: got,
+        datagrams_per_second: got as f64 / secs,
+        sender_datagrams: sent,
+        sender_datagrams_per_second: sent as f64 / secs,
+        lost: (!counted.is_empty()).then_some(lost),
+        lost_percent: (total > 0).then(|| lost as f64 * 100.0 / total as f64),
+        reordered: (!counted.is_empty())
+            .then(|| counted.iter().map(|&i| o.ends[i].out_of_order).sum()),
+        ..UdpSummary::default()
+    }
+}
+
+/// One second of fathom's end: what it received and sent (the client's share of the interval
+/// is not known), and per stream its bytes and TCP_INFO.
+fn interval(o: &Outcome, t: &Tick) -> Interval {
+    let secs = (t.end_s - t.start_s).max(f64::MIN_POSITIVE);
+    let p = &o.params;
+    let by = |sends: bool| -> u64 {
+        let mine = t.streams.iter().enumerate();
+        mine.filter(|(i, _)| p.server_sends(*i as u32) == sends)
+            .map(|(_, (b, _))| b)
+            .sum()
+    };
+    let (received, sent) = (by(false), by(true));
+    let infos: Vec<TcpInfo> = t.streams.iter().filter_map(|(_, i)| *i).collect();
+    let flows = t
+        .streams
+        .iter()
+        .enumerate()
+        .take(fathom_report::model::PER_FLOW_INTERVALS_MAX)
+        .map(|(i, (b, info))| {
+            let info = info.unwrap_or_default();
+            let (got, sent) = if p.server_sends(i as u32) {
+                (0, *b)
+            } else {
+                (*b, 0)
+            };
+            FlowInterval {
+                id: stream_id(i) as u32,
+                bits_per_second: got as f64 * 8.0 / secs,
+                sender_bits_per_second: sent as f64 * 8.0 / secs,
+                bytes: got,
+                rtt_us: info.rtt_us,
+                rttvar_us: info.rttvar_us,
+                cwnd: info.snd_cwnd,
+                window: info.snd_wnd,
+                delivery_rate_bps: info.delivery_rate as f64 * 8.0,
+                ..FlowInterval::default()
+            }
+        })
+        .collect();
+    Interval {
+        start: t.start_s,
+        end: t.end_s,
+        measured_start: t.start_s,
+        measured_end: t.end_s,
+        omitted: t.end_s <= p.omit as f64,
+        bits_per_second: received as f64 * 8.0 / secs,
+        sender_bits_per_second: sent as f64 * 8.0 / secs,
+        bytes: received,
+        rtt_us: mean(infos.iter().map(|i| f64::from(i.rtt_us))),
+        cwnd: infos.iter().map(|i| u64::from(i.snd_cwnd)).sum(),
+        flows,
+        ..Interval::default()
+    }
+}
+
+/// The mean of `xs`, 0 for none.
+fn mean(xs: impl Iterator<Item = f64>) -> f64 {
+    let (n, sum) = xs.fold((0u32, 0.0), |(n, s), x| (n + 1, s + x));
+    if n == 0 {
+        0.0
+    } else {
+        sum / f64::from(n)
+    }
+}
