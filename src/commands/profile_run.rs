@@ -1,20 +1,24 @@
 //! `fathom profile run`: every group of a profile runs as one test, all groups at once, each
 //! group's threads × flows as the test's flows against its remote agent (a lab host or
-//! HOST[:PORT]; none: an in-process agent on loopback). Each group's report is stored and
-//! printed as any test's, then the profile's totals.
+//! HOST[:PORT]; none: an in-process agent on loopback). Every group's connecting end runs in
+//! this process, so the groups' barriers are one shared object: the k-th barrier of each group
+//! opens once every flow of every group reached it. Each group's report is stored and printed
+//! as any test's, then the profile's totals.
 
 use super::output::{self, Format};
-use crate::cli::common::checked;
+use crate::cli::common::{checked, CommonArgs};
 use crate::cli::profile_run::ProfileRunArgs;
 use crate::method::Recorder;
 use crate::testbed::Testbed;
 use crate::Failure;
+use fathom_engine::ProfileBarriers;
 use fathom_proto::bounds::MAX_COUNT;
 use fathom_proto::plan::{Direction, FlowPlan, KindPlan, Limit, SocketOptions, TestPlan};
 use fathom_proto::profile::{Group, Op, ProfilePlan, Protocol};
 use fathom_report::Report;
 use serde::Serialize;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// Largest write buffer a group's workers hold (a stream's default write size).
 const WRITE_BUFFER: u32 = 1 << 20;
@@ -100,10 +104,19 @@ pub fn profile_reports(
         let common = args.common(g.remote.as_deref()).map_err(Failure::Usage)?;
         tests.push((group_plan(g, args.interval)?, common));
     }
+    let barriers = Arc::new(ProfileBarriers::new(
+        tests
+            .iter()
+            .zip(&plan.groups)
+            .map(|((p, _), g)| (p.flows.len() as u32, &g.program)),
+    ));
     let results: Vec<Result<Report, Failure>> = std::thread::scope(|s| {
         let handles: Vec<_> = tests
             .iter()
-            .map(|(p, c)| s.spawn(move || Testbed::new(c, None)?.run(p.clone())))
+            .map(|(p, c)| {
+                let barriers = barriers.clone();
+                s.spawn(move || group_run(p, c, barriers))
+            })
             .collect();
         handles
             .into_iter()
@@ -129,6 +142,23 @@ pub fn profile_reports(
         });
     }
     Ok(runs)
+}
+
+/// Runs one group's test, its barriers met with the other groups' (`barriers`); a group
+/// that cannot run, or fails, breaks them so that no other group waits for it.
+fn group_run(
+    plan: &TestPlan,
+    common: &CommonArgs,
+    barriers: Arc<ProfileBarriers>,
+) -> Result<Report, Failure> {
+    let result = Testbed::new(common, None).and_then(|mut bed| {
+        bed.share_barriers(barriers.clone());
+        bed.run(plan.clone())
+    });
+    if result.as_ref().map_or(true, |r| r.error.is_some()) {
+        barriers.break_all();
+    }
+    result
 }
 
 /// The test plan of group `g`: its threads × flows as the test's flows, its program as the
