@@ -21,6 +21,10 @@ pub struct ProfileRunArgs {
     /// Interval between samples.
     #[arg(short = 'i', long, value_parser = parse_duration, value_name = "DUR", allow_hyphen_values = true)]
     pub interval: Option<u64>,
+    /// Draw latency under load over time into this image (.svg or .png): probe latency and
+    /// the load's throughput on one timeline (a profile with probe groups, as rrul.toml).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreArgs,
 }

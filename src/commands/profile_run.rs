@@ -5,6 +5,9 @@
 //! opens once every flow of every group reached it. Each group's report is stored and printed
 //! as any test's, then the profile's totals.
 
+pub mod plot;
+pub mod rrul;
+
 use super::output::{self, Format};
 use crate::cli::common::{checked, CommonArgs};
 use crate::cli::profile_run::ProfileRunArgs;
@@ -51,24 +54,46 @@ pub struct Totals {
     pub server_received: u64,
 }
 
+/// Interval between samples of a profile with probe groups unless `-i` says otherwise: short
+/// enough that its latency under load is seen over time.
+const PROBE_INTERVAL_NS: u64 = 100_000_000;
+
 /// What `profile run --json` prints.
 #[derive(Serialize)]
 struct Document<'a> {
     profile: &'a str,
     groups: &'a [GroupRun],
     totals: Totals,
+    /// Latency under load, for a profile with probe groups.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rrul: Option<rrul::Rrul>,
 }
 
 /// Runs `plan` as `args` say and prints each group's report and the totals; exit 1 when a
 /// group's test failed.
 pub fn run_profile(plan: &ProfilePlan, args: &ProfileRunArgs) -> Result<ExitCode, Failure> {
+    if let Some(path) = &args.plot {
+        plot::format(path)?;
+        if !rrul::has_probes(plan) {
+            return Err(Failure::Usage(format!(
+                "--plot draws latency under load, and profile {} has no probe group (a paced \
+                 transaction after a barrier, as profiles/rrul.toml has)",
+                plan.name
+            )));
+        }
+    }
     let runs = profile_reports(plan, args)?;
     let totals = totals(&runs);
+    let rrul = rrul::rrul(plan, &runs);
+    if let Some(path) = &args.plot {
+        plot::write(plan, &runs, path)?;
+    }
     if args.json {
         let doc = Document {
             profile: &plan.name,
             groups: &runs,
             totals,
+            rrul,
         };
         let mut text = serde_json::to_string_pretty(&doc)
             .map_err(|e| Failure::Runtime(format!("cannot write the profile's JSON: {e}")))?;
@@ -83,6 +108,9 @@ pub fn run_profile(plan: &ProfilePlan, args: &ProfileRunArgs) -> Result<ExitCode
             }
         }
         output::write_stdout(totals_table(&plan.name, &totals).as_bytes());
+        if let Some(r) = &rrul {
+            output::write_stdout(rrul::table(r).as_bytes());
+        }
     }
     Ok(if totals.failed > 0 {
         ExitCode::from(1)
@@ -99,10 +127,13 @@ pub fn profile_reports(
 ) -> Result<Vec<GroupRun>, Failure> {
     plan.validate()
         .map_err(|e| Failure::Usage(format!("profile {}: {e}", plan.name)))?;
+    let interval = args
+        .interval
+        .or_else(|| rrul::has_probes(plan).then_some(PROBE_INTERVAL_NS));
     let mut tests = Vec::with_capacity(plan.groups.len());
     for g in &plan.groups {
         let common = args.common(g.remote.as_deref()).map_err(Failure::Usage)?;
-        tests.push((group_plan(g, args.interval)?, common));
+        tests.push((group_plan(g, interval)?, common));
     }
     let barriers = Arc::new(ProfileBarriers::new(
         tests
