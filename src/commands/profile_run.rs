@@ -7,6 +7,7 @@
 
 pub mod plot;
 pub mod rrul;
+pub mod vary;
 
 use super::output::{self, Format};
 use crate::cli::common::{checked, CommonArgs};
@@ -160,12 +161,13 @@ pub fn profile_reports(
     let mut runs = Vec::with_capacity(results.len());
     for (g, r) in plan.groups.iter().zip(results) {
         let report = r?;
-        let argv = vec![
+        let mut argv = vec![
             "profile".to_string(),
             "run".into(),
             plan.name.clone(),
             format!("group={}", g.name),
         ];
+        argv.extend(args.point.clone());
         Recorder::open(&args.store, &argv).save(&report, &argv, None);
         runs.push(GroupRun {
             group: g.name.clone(),
