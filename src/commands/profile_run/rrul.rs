@@ -66,8 +66,8 @@ pub struct Probe {
 pub struct Load {
     /// The group's name.
     pub group: String,
-    /// Its payload rate, bits/s (the agent's reads plus the connecting ends' reads), over
-    /// the intervals in which it moved data.
+    /// Its payload rate, bits/s: every byte either end read, over the intervals in which it
+    /// moved data.
     pub bits_per_second: f64,
 }
 
@@ -158,15 +158,17 @@ pub fn load_rates(r: &fathom_report::Report) -> impl Iterator<Item = (&Interval,
     })
 }
 
-/// A load group's bits/s over the intervals in which it moved data, each weighted by its
-/// length (a short last interval counts for what it lasted).
+/// A load group's bits/s while it moved data: every payload byte either end read, over the
+/// intervals in which it moved any.
 fn moving_rate(r: &fathom_report::Report) -> f64 {
-    let (bits, secs) = load_rates(r).fold((0.0, 0.0), |(b, s), (iv, rate)| {
-        let dt = (iv.measured_end - iv.measured_start).max(0.0);
-        (b + rate * dt, s + dt)
-    });
+    let Some(p) = r.summary.profile() else {
+        return 0.0;
+    };
+    let secs: f64 = load_rates(r)
+        .map(|(iv, _)| (iv.measured_end - iv.measured_start).max(0.0))
+        .sum();
     match secs {
-        s if s > 0.0 => bits / s,
+        s if s > 0.0 => (p.client.received + p.server.received) as f64 * 8.0 / s,
         _ => 0.0,
     }
 }
