@@ -21,6 +21,10 @@ pub struct ProfileRunArgs {
     /// Interval between samples.
     #[arg(short = 'i', long, value_parser = parse_duration, value_name = "DUR", allow_hyphen_values = true)]
     pub interval: Option<u64>,
+    /// Congestion control of every group's connections, at both ends (e.g. cubic, bbr, reno);
+    /// default: the hosts'.
+    #[arg(long, value_name = "ALGO")]
+    pub cc: Option<String>,
     /// Run the profile once per value of one of its variables (as --set NAME=V each time)
     /// and print each point's totals.
     #[arg(long, value_name = "NAME=V1,V2,...", value_parser = parse_vary)]

@@ -134,7 +134,9 @@ pub fn profile_reports(
     let mut tests = Vec::with_capacity(plan.groups.len());
     for g in &plan.groups {
         let common = args.common(g.remote.as_deref()).map_err(Failure::Usage)?;
-        tests.push((group_plan(g, interval)?, common));
+        let mut test = group_plan(g, interval)?;
+        test.socket.cc.clone_from(&args.cc);
+        tests.push((test, common));
     }
     let barriers = Arc::new(ProfileBarriers::new(
         tests
