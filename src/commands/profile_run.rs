@@ -5,6 +5,7 @@
 //! opens once every flow of every group reached it. Each group's report is stored and printed
 //! as any test's, then the profile's totals.
 
+pub mod lab;
 pub mod plot;
 pub mod rrul;
 pub mod vary;
@@ -128,6 +129,10 @@ pub fn profile_reports(
 ) -> Result<Vec<GroupRun>, Failure> {
     plan.validate()
         .map_err(|e| Failure::Usage(format!("profile {}: {e}", plan.name)))?;
+    if let Some((netns, plan, args)) = lab::in_lab(plan, args)? {
+        return fathom_lab::run_in(&netns, move || Ok(profile_reports(&plan, &args)))
+            .map_err(|e| Failure::Runtime(format!("cannot run in {netns}: {e}")))?;
+    }
     let interval = args
         .interval
         .or_else(|| rrul::has_probes(plan).then_some(PROBE_INTERVAL_NS));
