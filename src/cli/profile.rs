@@ -38,7 +38,7 @@ pub enum ProfileCommand {
     Show(ProfileShowArgs),
     /// Run the profile: every group as one test, all groups at once, then the totals (exit 1
     /// when a group's test failed).
-    Run(ProfileRunCommand),
+    Run(Box<ProfileRunCommand>),
 }
 
 /// `fathom profile run`.
