@@ -63,6 +63,7 @@ impl Testbed {
                 bind: c.bind,
                 progress: true,
                 live: None,
+                barriers: None,
             },
             interrupted: interrupt_flag(),
             scratch: None,
@@ -117,6 +118,12 @@ impl Testbed {
     /// host's line under every one when `per_host`).
     pub fn print_intervals(&mut self, per_host: bool) {
         self.opts.live = Some(per_host);
+    }
+
+    /// Profile tests run from now on meet their barriers together with every other test
+    /// given `barriers` (a profile's groups).
+    pub fn share_barriers(&mut self, barriers: Arc<fathom_engine::ProfileBarriers>) {
+        self.opts.barriers = Some(barriers);
     }
 
     /// The lab the agents live in, if any.

@@ -13,6 +13,8 @@ FATHOM_VAR_<name> in the environment, then --set name=value.
 Examples:
   fathom profile run profiles/netperf-stream.toml
   fathom profile run profiles/two-hosts.toml --set h1=HOST1 --set h2=HOST2 --key-file k
+  fathom profile run profiles/many-flows.toml --vary threads=1,16,64
+  fathom profile run profiles/rrul.toml --plot rrul.svg
   fathom profile check profiles/netperf-stream.toml
   fathom profile show profiles/many-flows.toml --set threads=8
   fathom profile show profiles/rrul.toml --json";
@@ -36,7 +38,7 @@ pub enum ProfileCommand {
     Show(ProfileShowArgs),
     /// Run the profile: every group as one test, all groups at once, then the totals (exit 1
     /// when a group's test failed).
-    Run(ProfileRunCommand),
+    Run(Box<ProfileRunCommand>),
 }
 
 /// `fathom profile run`.

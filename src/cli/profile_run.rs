@@ -21,8 +21,41 @@ pub struct ProfileRunArgs {
     /// Interval between samples.
     #[arg(short = 'i', long, value_parser = parse_duration, value_name = "DUR", allow_hyphen_values = true)]
     pub interval: Option<u64>,
+    /// Congestion control of every group's connections, at both ends (e.g. cubic, bbr, reno);
+    /// default: the hosts'.
+    #[arg(long, value_name = "ALGO")]
+    pub cc: Option<String>,
+    /// Run the profile once per value of one of its variables (as --set NAME=V each time)
+    /// and print each point's totals.
+    #[arg(long, value_name = "NAME=V1,V2,...", value_parser = parse_vary)]
+    pub vary: Option<(String, Vec<String>)>,
+    /// Draw latency under load over time into this image (.svg or .png): probe latency and
+    /// the load's throughput on one timeline (a profile with probe groups, as rrul.toml).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreArgs,
+    /// The point of a `--vary` sweep being run (`NAME=VALUE`), recorded with its runs.
+    #[arg(skip)]
+    pub point: Option<String>,
+}
+
+/// Most values one `--vary` may list.
+pub const MAX_POINTS: usize = 64;
+
+/// Parses `NAME=V1,V2,...` (the value of `--vary`): a variable and its values.
+pub fn parse_vary(arg: &str) -> Result<(String, Vec<String>), String> {
+    let (name, values) = fathom_profile::parse_set(arg)?;
+    let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
+    if values.iter().any(String::is_empty) {
+        return Err(format!(
+            "'{arg}': an empty value; try --vary threads=1,16,64"
+        ));
+    }
+    if values.len() > MAX_POINTS {
+        return Err(format!("'{arg}': more than {MAX_POINTS} values"));
+    }
+    Ok((name, values))
 }
 
 impl ProfileRunArgs {

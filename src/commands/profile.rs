@@ -37,8 +37,11 @@ pub fn run(a: &ProfileArgs) -> Result<(), Failure> {
             write_stdout(&text);
         }
         ProfileCommand::Run(r) => {
-            let plan = load(&r.profile)?;
-            if super::profile_run::run_profile(&plan, &r.run)? != std::process::ExitCode::SUCCESS {
+            let code = match &r.run.vary {
+                Some(v) => super::profile_run::vary::run_vary(&r.profile, &r.run, v)?,
+                None => super::profile_run::run_profile(&load(&r.profile)?, &r.run)?,
+            };
+            if code != std::process::ExitCode::SUCCESS {
                 return Err(Failure::Reported);
             }
         }

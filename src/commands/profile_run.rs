@@ -1,20 +1,29 @@
 //! `fathom profile run`: every group of a profile runs as one test, all groups at once, each
 //! group's threads × flows as the test's flows against its remote agent (a lab host or
-//! HOST[:PORT]; none: an in-process agent on loopback). Each group's report is stored and
-//! printed as any test's, then the profile's totals.
+//! HOST[:PORT]; none: an in-process agent on loopback). Every group's connecting end runs in
+//! this process, so the groups' barriers are one shared object: the k-th barrier of each group
+//! opens once every flow of every group reached it. Each group's report is stored and printed
+//! as any test's, then the profile's totals.
+
+pub mod lab;
+pub mod plot;
+pub mod rrul;
+pub mod vary;
 
 use super::output::{self, Format};
-use crate::cli::common::checked;
+use crate::cli::common::{checked, CommonArgs};
 use crate::cli::profile_run::ProfileRunArgs;
 use crate::method::Recorder;
 use crate::testbed::Testbed;
 use crate::Failure;
+use fathom_engine::ProfileBarriers;
 use fathom_proto::bounds::MAX_COUNT;
 use fathom_proto::plan::{Direction, FlowPlan, KindPlan, Limit, SocketOptions, TestPlan};
 use fathom_proto::profile::{Group, Op, ProfilePlan, Protocol};
 use fathom_report::Report;
 use serde::Serialize;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// Largest write buffer a group's workers hold (a stream's default write size).
 const WRITE_BUFFER: u32 = 1 << 20;
@@ -47,24 +56,46 @@ pub struct Totals {
     pub server_received: u64,
 }
 
+/// Interval between samples of a profile with probe groups unless `-i` says otherwise: short
+/// enough that its latency under load is seen over time.
+const PROBE_INTERVAL_NS: u64 = 100_000_000;
+
 /// What `profile run --json` prints.
 #[derive(Serialize)]
 struct Document<'a> {
     profile: &'a str,
     groups: &'a [GroupRun],
     totals: Totals,
+    /// Latency under load, for a profile with probe groups.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rrul: Option<rrul::Rrul>,
 }
 
 /// Runs `plan` as `args` say and prints each group's report and the totals; exit 1 when a
 /// group's test failed.
 pub fn run_profile(plan: &ProfilePlan, args: &ProfileRunArgs) -> Result<ExitCode, Failure> {
+    if let Some(path) = &args.plot {
+        plot::format(path)?;
+        if !rrul::has_probes(plan) {
+            return Err(Failure::Usage(format!(
+                "--plot draws latency under load, and profile {} has no probe group (a paced \
+                 transaction after a barrier, as profiles/rrul.toml has)",
+                plan.name
+            )));
+        }
+    }
     let runs = profile_reports(plan, args)?;
     let totals = totals(&runs);
+    let rrul = rrul::rrul(plan, &runs);
+    if let Some(path) = &args.plot {
+        plot::write(plan, &runs, path)?;
+    }
     if args.json {
         let doc = Document {
             profile: &plan.name,
             groups: &runs,
             totals,
+            rrul,
         };
         let mut text = serde_json::to_string_pretty(&doc)
             .map_err(|e| Failure::Runtime(format!("cannot write the profile's JSON: {e}")))?;
@@ -79,6 +110,9 @@ pub fn run_profile(plan: &ProfilePlan, args: &ProfileRunArgs) -> Result<ExitCode
             }
         }
         output::write_stdout(totals_table(&plan.name, &totals).as_bytes());
+        if let Some(r) = &rrul {
+            output::write_stdout(rrul::table(r).as_bytes());
+        }
     }
     Ok(if totals.failed > 0 {
         ExitCode::from(1)
@@ -95,15 +129,33 @@ pub fn profile_reports(
 ) -> Result<Vec<GroupRun>, Failure> {
     plan.validate()
         .map_err(|e| Failure::Usage(format!("profile {}: {e}", plan.name)))?;
+    if let Some((netns, plan, args)) = lab::in_lab(plan, args)? {
+        return fathom_lab::run_in(&netns, move || Ok(profile_reports(&plan, &args)))
+            .map_err(|e| Failure::Runtime(format!("cannot run in {netns}: {e}")))?;
+    }
+    let interval = args
+        .interval
+        .or_else(|| rrul::has_probes(plan).then_some(PROBE_INTERVAL_NS));
     let mut tests = Vec::with_capacity(plan.groups.len());
     for g in &plan.groups {
         let common = args.common(g.remote.as_deref()).map_err(Failure::Usage)?;
-        tests.push((group_plan(g, args.interval)?, common));
+        let mut test = group_plan(g, interval)?;
+        test.socket.cc.clone_from(&args.cc);
+        tests.push((test, common));
     }
+    let barriers = Arc::new(ProfileBarriers::new(
+        tests
+            .iter()
+            .zip(&plan.groups)
+            .map(|((p, _), g)| (p.flows.len() as u32, &g.program)),
+    ));
     let results: Vec<Result<Report, Failure>> = std::thread::scope(|s| {
         let handles: Vec<_> = tests
             .iter()
-            .map(|(p, c)| s.spawn(move || Testbed::new(c, None)?.run(p.clone())))
+            .map(|(p, c)| {
+                let barriers = barriers.clone();
+                s.spawn(move || group_run(p, c, barriers))
+            })
             .collect();
         handles
             .into_iter()
@@ -116,12 +168,13 @@ pub fn profile_reports(
     let mut runs = Vec::with_capacity(results.len());
     for (g, r) in plan.groups.iter().zip(results) {
         let report = r?;
-        let argv = vec![
+        let mut argv = vec![
             "profile".to_string(),
             "run".into(),
             plan.name.clone(),
             format!("group={}", g.name),
         ];
+        argv.extend(args.point.clone());
         Recorder::open(&args.store, &argv).save(&report, &argv, None);
         runs.push(GroupRun {
             group: g.name.clone(),
@@ -129,6 +182,23 @@ pub fn profile_reports(
         });
     }
     Ok(runs)
+}
+
+/// Runs one group's test, its barriers met with the other groups' (`barriers`); a group
+/// that cannot run, or fails, breaks them so that no other group waits for it.
+fn group_run(
+    plan: &TestPlan,
+    common: &CommonArgs,
+    barriers: Arc<ProfileBarriers>,
+) -> Result<Report, Failure> {
+    let result = Testbed::new(common, None).and_then(|mut bed| {
+        bed.share_barriers(barriers.clone());
+        bed.run(plan.clone())
+    });
+    if result.as_ref().map_or(true, |r| r.error.is_some()) {
+        barriers.break_all();
+    }
+    result
 }
 
 /// The test plan of group `g`: its threads × flows as the test's flows, its program as the

@@ -37,6 +37,9 @@ pub struct RunOptions {
     /// Print interval lines on stdout as they close: `Some(per_host)`, where `per_host` adds
     /// each client host's line under every interval of a multi-host test.
     pub live: Option<bool>,
+    /// Profile tests: barriers met together with other tests of this process (a profile's
+    /// groups); only an in-process connecting end can meet them.
+    pub barriers: Option<Arc<fathom_engine::ProfileBarriers>>,
 }
 
 /// The shortest default UDP timeout: scheduling noise alone can exceed a loopback round trip.
@@ -139,13 +142,11 @@ fn open_flows(
     if topo.clients.is_empty() {
         let socks = crate::connect::connect(ready, plan, &shares[0], opts.bind)?;
         let tls = crate::connect::tls_client(plan, ready.cert.clone())?;
-        let prepared = Prepared::new(
-            plan.clone(),
-            (Side::Client, None),
-            shares[0].clone(),
-            socks,
-            tls,
-        )
+        let end = (Side::Client, None);
+        let prepared = match &opts.barriers {
+            Some(b) => Prepared::sharing(plan.clone(), end, shares[0].clone(), socks, tls, b),
+            None => Prepared::new(plan.clone(), end, shares[0].clone(), socks, tls),
+        }
         .map_err(ControlError::Setup)?;
         ends.push(EndData {
             name: "local".into(),
@@ -155,6 +156,12 @@ fn open_flows(
             ..Default::default()
         });
         members.push(Member::local(prepared));
+    }
+    if opts.barriers.is_some() && !topo.clients.is_empty() {
+        return Err(ControlError::Setup(std::io::Error::other(
+            "barriers shared across tests need the connecting end in this process, not on \
+             client agents",
+        )));
     }
     for ((target, slot), ids) in topo.clients.iter().zip(clients.iter_mut()).zip(shares) {
         let (mut ctl, sync) = slot.take().expect("each client is set up once");

@@ -46,10 +46,34 @@ impl Prepared {
     /// below `files_root`. Snapshots and infos list the flows in the order of `ids`.
     pub fn new(
         plan: Arc<TestPlan>,
+        end: (Side, Option<&std::path::Path>),
+        ids: Vec<u32>,
+        sockets: Sockets,
+        tls: Option<TlsEnd>,
+    ) -> io::Result<Self> {
+        Self::build(plan, end, ids, sockets, tls, None)
+    }
+
+    /// As [`Prepared::new`], for a profile test whose barriers are met together with other
+    /// tests of this process (a profile's groups), as `barriers` keeps them.
+    pub fn sharing(
+        plan: Arc<TestPlan>,
+        end: (Side, Option<&std::path::Path>),
+        ids: Vec<u32>,
+        sockets: Sockets,
+        tls: Option<TlsEnd>,
+        barriers: &Arc<crate::ProfileBarriers>,
+    ) -> io::Result<Self> {
+        Self::build(plan, end, ids, sockets, tls, Some(barriers))
+    }
+
+    fn build(
+        plan: Arc<TestPlan>,
         (side, files_root): (Side, Option<&std::path::Path>),
         ids: Vec<u32>,
         sockets: Sockets,
         tls: Option<TlsEnd>,
+        barriers: Option<&Arc<crate::ProfileBarriers>>,
     ) -> io::Result<Self> {
         let k = Kind::of(plan.kind.id())?;
         let path = crate::path::choose(&plan, &sockets)?;
@@ -92,6 +116,7 @@ impl Prepared {
                 stats: &stats,
                 files_root,
                 tls: tls.as_ref(),
+                barriers,
             },
             sockets,
         )?;

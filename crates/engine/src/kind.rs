@@ -161,6 +161,8 @@ pub struct Setup<'a> {
     pub files_root: Option<&'a std::path::Path>,
     /// TLS tests: this end's configuration (crr opens its sessions with it).
     pub tls: Option<&'a TlsEnd>,
+    /// Profile tests: barriers shared with other tests of this process (a profile's groups).
+    pub barriers: Option<&'a Arc<crate::kinds::SharedBarriers>>,
 }
 
 impl Setup<'_> {

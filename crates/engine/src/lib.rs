@@ -19,4 +19,5 @@ mod worker;
 pub use endpoint::{Aborter, Prepared, Running};
 pub use kind::{Side, Sockets};
 pub use kinds::remove_stale_parts as remove_stale_file_parts;
+pub use kinds::SharedBarriers as ProfileBarriers;
 pub use kinds::{offload_available as udp_offload_available, unsupported as udp_offload_refused};

@@ -19,6 +19,7 @@
 mod crr;
 mod file;
 pub use file::remove_stale_parts;
+pub use profile::SharedBarriers;
 mod pacer;
 mod profile;
 mod rr;

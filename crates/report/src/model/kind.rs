@@ -9,7 +9,7 @@
 
 use super::{FlowResult, Interval, Summary, TestEcho};
 use crate::sections::file::model::{FileStages, FileSummary};
-use crate::sections::profile::model::ProfileSummary;
+use crate::sections::profile::model::{ProfileInterval, ProfileSummary};
 use crate::sections::rr::model::{RrFlow, RrInterval, RrSummary, RrTest};
 use crate::sections::udp::model::{UdpFlow, UdpInterval, UdpSummary, UdpTest};
 use serde::de::{Deserialize, Deserializer, Error as _};
@@ -118,6 +118,8 @@ kind_value!(
         Udp(UdpInterval) = "udp", udp,
         /// Bytes and time at each stage.
         File(FileStages) = "file", file,
+        /// Iterations, their time, and what the connecting ends read.
+        Profile(ProfileInterval) = "profile", profile,
     }
 );
 

@@ -9,8 +9,9 @@
 //! timed transaction's) closes it. Both ends draw random sizes from one generator per flow
 //! seeded with the program's seed and the flow's id, so they agree on every size.
 //!
-//! A transaction marked `barrier` ends when every flow of the connecting end ended it
-//! ([`barrier`]); barriers across groups (tests of their own) are not kept.
+//! A transaction marked `barrier` ends when every flow of the connecting end ended it, or,
+//! when the test shares [`SharedBarriers`] with other groups' tests run from the same process,
+//! every flow of every group ([`barrier`]).
 //!
 //! A timed transaction (`duration`) ends on the connecting end, which then closes the
 //! connection: that close is how the accepting end learns of it.
@@ -23,6 +24,7 @@ mod serve;
 
 use crate::kind::{wrong_sockets, Flow, Setup, Sockets};
 use barrier::Barriers;
+pub use barrier::SharedBarriers;
 use cursor::Cursor;
 use fathom_proto::plan::{KindId, KindPlan};
 use fathom_proto::profile::{Op, Program};
@@ -41,7 +43,11 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
     match sockets {
         Sockets::Connect(server, cookie) => {
             let own = s.own_flows().count() as u32;
-            let barriers = Arc::new(Barriers::new(own, program.transactions.len()));
+            let shared = match s.barriers {
+                Some(b) => b.clone(),
+                None => Arc::new(SharedBarriers::new([(own, &*program)])),
+            };
+            let barriers = Arc::new(Barriers::new(&program, shared));
             Ok(s.own_flows()
                 .map(|f| {
                     let cursor = Cursor::new(program.clone(), f.id, false);

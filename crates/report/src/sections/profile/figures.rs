@@ -44,6 +44,7 @@ pub fn fill(v: &View<'_>, summary: &mut Summary) {
         server,
         latency_us: latency(&hist),
         ops,
+        transactions: super::phases::transactions(v, program),
     }));
 }
 

@@ -4,12 +4,14 @@
 //! figures in [`figures`], its records in [`model`].
 
 pub mod figures;
+pub mod interval;
 pub mod model;
+pub mod phases;
 
 use crate::cells::rtt;
-use crate::model::{FlowResult, Report, Summary};
+use crate::model::{FlowResult, KindInterval, Report, Summary};
 use crate::run::View;
-use crate::section::{Item, Section};
+use crate::section::{Item, Section, Span};
 use model::ProfileSummary;
 
 /// The profile section.
@@ -28,6 +30,10 @@ impl Section for Profile {
 
     fn fill(&self, v: &View<'_>, summary: &mut Summary, _flows: &mut [FlowResult]) {
         figures::fill(v, summary);
+    }
+
+    fn interval<'s>(&self, v: &View<'_>, span: &Span<'s>) -> Option<KindInterval> {
+        Some(KindInterval::Profile(interval::interval(v, span)))
     }
 
     fn metrics(&self, s: &Summary) -> Vec<(&'static str, f64)> {

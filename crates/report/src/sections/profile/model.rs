@@ -20,6 +20,23 @@ pub struct ProfileSummary {
     pub latency_us: Option<Latency>,
     /// The flow operations, in program order (the first `PROFILE_OPS` of them).
     pub ops: Vec<ProfileOp>,
+    /// Each transaction's iteration time at the connecting ends, in program order (absent when
+    /// no iteration was timed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transactions: Vec<TransactionLatency>,
+}
+
+/// One transaction's iteration time, from the intervals in which only it ran.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct TransactionLatency {
+    /// Its place in the program, from 1.
+    pub transaction: usize,
+    /// Iterations timed.
+    pub samples: u64,
+    /// Their time, µs (`null` when none was timed).
+    pub latency_us: Option<Latency>,
+    /// The mean of the fastest 95% of them, µs (the IPPM responsiveness draft's trimmed mean).
+    pub trimmed_mean_us: Option<f64>,
 }
 
 /// What one end of a group moved over the whole test.
@@ -55,4 +72,18 @@ pub struct OpFigures {
     pub bytes: u64,
     /// Its mean time, µs (0 when it never completed).
     pub mean_us: f64,
+}
+
+/// A profile group's figures of one interval (`intervals[].profile`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+pub struct ProfileInterval {
+    /// Iterations the connecting ends completed per second.
+    pub iterations_per_second: f64,
+    /// Median iteration time, µs (`null` when none ended in the interval).
+    pub latency_p50_us: Option<f64>,
+    /// 90th-percentile iteration time, µs.
+    pub latency_p90_us: Option<f64>,
+    /// Payload the connecting ends read, bits/s (the interval's receiver figures are the
+    /// agent's).
+    pub client_received_bits_per_second: f64,
 }

@@ -1,0 +1,125 @@
+//! Barriers across a profile's groups: each group is a test of its own, and the k-th barrier
+//! of every group opens only once every flow of every group reached it, checked from the
+//! groups' recorded start times and interval ends on one wall-clock timeline.
+
+use fathom::cli::common::StoreArgs;
+use fathom::cli::profile_run::ProfileRunArgs;
+use fathom::commands::profile_run::{profile_reports, GroupRun};
+use fathom_proto::profile::{
+    FlowOp, Group, Op, ProfilePlan, Program, Protocol, Repeat, Size, Transaction,
+};
+
+/// How long the slow group thinks before its barrier, µs.
+const THINK_US: u32 = 400_000;
+
+fn op(op: Op) -> FlowOp {
+    FlowOp {
+        op,
+        count: 1,
+        can_fail: false,
+    }
+}
+
+fn tx(barrier: bool, ops: Vec<FlowOp>) -> Transaction {
+    Transaction {
+        repeat: Repeat::Iterations(1),
+        rate: None,
+        barrier,
+        ops,
+    }
+}
+
+fn group(name: &str, threads: u32, transactions: Vec<Transaction>) -> Group {
+    Group {
+        name: name.into(),
+        threads,
+        flows_per_thread: 1,
+        remote: None,
+        protocol: Protocol::Tcp,
+        nodelay: true,
+        window: None,
+        program: Program {
+            transactions,
+            seed: 3,
+        },
+    }
+}
+
+fn run(groups: Vec<Group>) -> Vec<GroupRun> {
+    let plan = ProfilePlan {
+        name: "barriers".into(),
+        groups,
+    };
+    let args = ProfileRunArgs {
+        store: StoreArgs {
+            path: None,
+            no_store: true,
+        },
+        interval: Some(50_000_000),
+        ..ProfileRunArgs::default()
+    };
+    let runs = profile_reports(&plan, &args).unwrap_or_else(|e| panic!("{e:?}"));
+    for r in &runs {
+        assert_eq!(r.report.error, None, "group {}", r.group);
+    }
+    runs
+}
+
+/// When group `r`'s test ended, in seconds since the Unix epoch (its start plus its last
+/// interval's end).
+fn ended(r: &GroupRun) -> f64 {
+    let last = r.report.intervals.last().map_or(0.0, |i| i.measured_end);
+    r.report.test.started_unix_s + last
+}
+
+#[test]
+fn the_second_transactions_of_two_groups_start_together_after_the_barrier() {
+    let slow = group(
+        "slow",
+        2,
+        vec![
+            tx(true, vec![op(Op::Think(Size::Fixed(THINK_US)))]),
+            tx(false, vec![op(Op::Write(Size::Fixed(100)))]),
+        ],
+    );
+    let fast = group(
+        "fast",
+        3,
+        vec![
+            tx(true, vec![op(Op::Connect)]),
+            tx(false, vec![op(Op::Write(Size::Fixed(10)))]),
+        ],
+    );
+    let runs = run(vec![slow, fast]);
+    let (slow, fast) = (&runs[0], &runs[1]);
+    // Both tests start about 100 ms after their recorded start: the fast group's second
+    // transaction could begin only once the slow group's flows ended their think.
+    let waited = ended(fast) - slow.report.test.started_unix_s;
+    assert!(
+        waited >= (THINK_US as f64 / 1e6) * 0.75,
+        "the fast group ended {waited:.3} s after the slow one started"
+    );
+    assert_eq!(fast.report.summary.total_bytes_received, 3 * 10);
+    assert_eq!(slow.report.summary.total_bytes_received, 2 * 100);
+}
+
+#[test]
+fn a_group_with_fewer_barriers_does_not_hold_the_others_at_later_ones() {
+    let two = group(
+        "two",
+        1,
+        vec![
+            tx(true, vec![op(Op::Write(Size::Fixed(1)))]),
+            tx(true, vec![op(Op::Write(Size::Fixed(2)))]),
+            tx(false, vec![op(Op::Write(Size::Fixed(4)))]),
+        ],
+    );
+    let one = group(
+        "one",
+        2,
+        vec![tx(true, vec![op(Op::Write(Size::Fixed(8)))])],
+    );
+    let runs = run(vec![two, one]);
+    assert_eq!(runs[0].report.summary.total_bytes_received, 7);
+    assert_eq!(runs[1].report.summary.total_bytes_received, 16);
+}
