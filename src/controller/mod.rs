@@ -223,6 +223,7 @@ pub fn host_settings(t: &Target, key: Option<Vec<u8>>) -> Result<String, Control
         bind: None,
         progress: false,
         live: None,
+        barriers: None,
     };
     connect(t, &opts)?.settings()
 }
