@@ -451,7 +451,9 @@ impl Sampler {
         EndpointInfo {
             host: host::host_info(),
             flows: self.infos,
-            threads: results.into_iter().map(|r| r.info).collect(),
+            // The flows' sockets close as `results` drops, after `sampler_cpu_ns` is read:
+            // any tool's end pays for that, and no measurement does.
+            threads: results.iter().map(|r| r.info.clone()).collect(),
             wait: if self.plan.socket.busy_poll {
                 "busy-poll"
             } else {

@@ -13,12 +13,13 @@
 use crate::clock;
 use crate::kind::{Flow, Io, Step};
 use crate::measure::latency::Latency;
+use crate::payload::{memfile, payload};
 use crate::timer::TimerFd;
 use fathom_proto::sample::ThreadInfo;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -197,18 +198,7 @@ impl Loop {
         let mut poll = mio::Poll::new()?;
         let registry = poll.registry().try_clone()?;
         let mut events = mio::Events::with_capacity(self.slots.len().clamp(16, 1024));
-        for (i, s) in self.slots.iter_mut().enumerate() {
-            s.as_mut()
-                .expect("initial slots are full")
-                .flow
-                .register(&registry, mio::Token(i))?;
-        }
-        let mut timerfd = TimerFd::new()?;
-        registry.register(
-            &mut mio::unix::SourceFd(&timerfd.raw()),
-            TIMER_TOKEN,
-            mio::Interest::READABLE,
-        )?;
+        let mut timerfd = self.register(&registry)?;
         let wbuf = payload(self.plan.write_size);
         let mut rbuf = vec![0u8; self.plan.read_size];
         let zc = if self.plan.zerocopy {
@@ -249,21 +239,7 @@ impl Loop {
             }
             self.fire_timers(now);
             io.wait_until = self.read_deadline(io.end_ns, stopped);
-            let mut batch = std::mem::take(&mut self.ready);
-            for &i in &batch {
-                if self.slots[i]
-                    .as_ref()
-                    .is_some_and(|s| s.state == State::Queued)
-                {
-                    self.slot(i).state = State::Idle;
-                    io.token = mio::Token(i);
-                    let r = self.slot(i).flow.run(&mut io);
-                    self.settle(i, r);
-                }
-            }
-            batch.clear();
-            self.ready = batch;
-            std::mem::swap(&mut self.ready, &mut self.later);
+            self.run_ready(&mut io);
             self.adopt(io.spawned, &registry)?;
             self.reap();
             if self.plan.busy_poll {
@@ -272,28 +248,78 @@ impl Loop {
                 self.requeue_all();
                 continue;
             }
-            let timeout = self.timeout(io.end_ns, stopped);
-            if timeout > 0 {
-                if let Some(&Reverse((t, _))) = self.timers.peek() {
-                    timerfd.set(t)?;
-                }
-            }
-            match poll.poll(&mut events, Some(std::time::Duration::from_nanos(timeout))) {
-                Err(e) if e.kind() != io::ErrorKind::Interrupted => return Err(e),
-                _ => {}
-            }
-            for ev in events.iter() {
-                if ev.token() == TIMER_TOKEN {
-                    timerfd.clear();
-                } else {
-                    self.queue(ev.token().0);
-                }
-            }
+            self.wait(&mut poll, &mut events, &mut timerfd, io.end_ns, stopped)?;
         }
         match self.first_error.take() {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+
+    /// Registers the initial flows under their slot numbers and a timerfd for the flows' timers.
+    fn register(&mut self, registry: &mio::Registry) -> io::Result<TimerFd> {
+        for (i, s) in self.slots.iter_mut().enumerate() {
+            s.as_mut()
+                .expect("initial slots are full")
+                .flow
+                .register(registry, mio::Token(i))?;
+        }
+        let timerfd = TimerFd::new()?;
+        registry.register(
+            &mut mio::unix::SourceFd(&timerfd.raw()),
+            TIMER_TOKEN,
+            mio::Interest::READABLE,
+        )?;
+        Ok(timerfd)
+    }
+
+    /// Runs every queued flow once; those that yield go to the back of the queue.
+    fn run_ready(&mut self, io: &mut Io<'_>) {
+        let mut batch = std::mem::take(&mut self.ready);
+        for &i in &batch {
+            if self.slots[i]
+                .as_ref()
+                .is_some_and(|s| s.state == State::Queued)
+            {
+                self.slot(i).state = State::Idle;
+                io.token = mio::Token(i);
+                let r = self.slot(i).flow.run(io);
+                self.settle(i, r);
+            }
+        }
+        batch.clear();
+        self.ready = batch;
+        std::mem::swap(&mut self.ready, &mut self.later);
+    }
+
+    /// Sleeps in epoll until a flow's socket is ready, its timer fires or the next deadline
+    /// (not at all while flows are queued), and queues the flows that became ready.
+    fn wait(
+        &mut self,
+        poll: &mut mio::Poll,
+        events: &mut mio::Events,
+        timerfd: &mut TimerFd,
+        end_ns: u64,
+        stopped: bool,
+    ) -> io::Result<()> {
+        let timeout = self.timeout(end_ns, stopped);
+        if timeout > 0 {
+            if let Some(&Reverse((t, _))) = self.timers.peek() {
+                timerfd.set(t)?;
+            }
+        }
+        match poll.poll(events, Some(std::time::Duration::from_nanos(timeout))) {
+            Err(e) if e.kind() != io::ErrorKind::Interrupted => return Err(e),
+            _ => {}
+        }
+        for ev in events.iter() {
+            if ev.token() == TIMER_TOKEN {
+                timerfd.clear();
+            } else {
+                self.queue(ev.token().0);
+            }
+        }
+        Ok(())
     }
 
     fn slot(&mut self, i: usize) -> &mut Slot {
@@ -441,34 +467,6 @@ fn read_deadline(only: bool, end_ns: u64, stopped: bool, timer: Option<u64>) -> 
         end_ns
     };
     timer.map_or(end, |t| t.min(end))
-}
-
-/// A payload buffer of pseudo-random bytes (so nothing on the path can compress it).
-fn payload(len: usize) -> Vec<u8> {
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
-
-/// An in-memory file holding `bytes`, for sendfile.
-fn memfile(bytes: &[u8]) -> io::Result<OwnedFd> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: the name is a valid C string; a new descriptor is returned or -1.
-    let fd: RawFd = unsafe { libc::memfd_create(c"fathom-payload".as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fd was just created and is owned by nobody else.
-    let file = unsafe { std::fs::File::from_raw_fd(fd) };
-    use std::io::Write;
-    (&file).write_all(bytes)?;
-    Ok(file.into())
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
             to_send: 0,
             got: 0,
             drained: false,
+            now: 0,
         };
         if s.side.leads(f.dir) {
             let (i, n) = s.place(f);
@@ -61,6 +62,10 @@ struct Conn {
     /// event, so the read that would only say EAGAIN is skipped (one system call less per
     /// transaction). Cleared at the start of every run.
     drained: bool,
+    /// The clock as last read (monotonic ns): at the start of the run, then as each read
+    /// returned. A transaction reads the clock once, when its answer came; what else wants the
+    /// time (the next request's start in a closed loop, the wait's deadline) takes this one.
+    now: u64,
 }
 
 impl Conn {
@@ -82,16 +87,18 @@ impl Conn {
     }
 
     /// Reads once: `Some(n)` bytes (0 = end of stream), `None` when nothing is there (after
-    /// waiting in the kernel, up to `until`, when that is not 0).
+    /// waiting in the kernel, until the deadline `until` when that is not 0). Bytes read set
+    /// `now` to when they came.
     fn read(&mut self, rbuf: &mut [u8], until: u64) -> io::Result<Option<u64>> {
         loop {
             let r = if until == 0 {
                 self.sock.read(rbuf)
             } else {
-                self.sock.read_waiting(rbuf, until)
+                self.sock.read_waiting(rbuf, until.saturating_sub(self.now))
             };
             match r {
                 Ok(n) => {
+                    self.now = clock::now_ns();
                     if self.quickack {
                         sockopt::set_quickack(self.sock.as_raw_fd());
                     }
@@ -115,11 +122,13 @@ impl Conn {
     fn exchange(&mut self, io: &mut Io<'_>, until: u64) -> io::Result<Option<u64>> {
         self.flush_owed(io.wbuf)?;
         let until = io.wait_until.min(until);
-        let wait = if self.to_send == 0 && until > 0 && self.sock.can_wait(until) {
-            until
-        } else {
-            0
-        };
+        let wait =
+            if self.to_send == 0 && until > 0 && self.sock.can_wait(until.saturating_sub(self.now))
+            {
+                until
+            } else {
+                0
+            };
         if self.drained && wait == 0 {
             return Ok(None);
         }
@@ -194,6 +203,7 @@ impl<R: Role> Flow for RrFlow<R> {
     fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
         let first = self.role.transactions();
         self.io.drained = false;
+        self.io.now = clock::now_ns();
         loop {
             if let Some(step) = self.role.exchange(&mut self.io, io)? {
                 return Ok(step);
@@ -250,7 +260,13 @@ impl Asker {
 
 impl Role for Asker {
     fn exchange(&mut self, conn: &mut Conn, io: &mut Io<'_>) -> io::Result<Option<Step>> {
-        let now = clock::now_ns();
+        // A closed loop's next request starts when the last answer came (nothing but this
+        // code runs between); an open loop's schedule wants the clock as it is now.
+        let now = if self.pacer.paced() {
+            clock::now_ns()
+        } else {
+            conn.now
+        };
         if self.draining || now >= io.end_ns {
             return self.wind_down(conn, io.rbuf).map(Some);
         }
@@ -280,7 +296,7 @@ impl Role for Asker {
             }
             Some(_) => {}
         }
-        let done = clock::now_ns();
+        let done = conn.now;
         while conn.got >= self.resp {
             conn.got -= self.resp;
             let start = self.starts.pop_front().unwrap_or(done);
@@ -336,7 +352,7 @@ impl Role for Answerer {
         conn.to_send += complete * self.resp;
         self.tx += complete;
         conn.stats.set_transactions(self.tx);
-        conn.stats.touch(clock::now_ns());
+        conn.stats.touch(conn.now);
         Ok(None)
     }
 

@@ -34,6 +34,25 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// write_tls call (counted in `fathom_proto::tls::SESSION_MEMORY`).
 const BUFFER_LIMIT: usize = 256 << 10;
 
+/// Free memory glibc keeps at the top of a heap before it hands it back to the kernel.
+const TRIM_THRESHOLD: libc::c_int = 64 << 20;
+
+/// Keeps the memory of sent TLS records for the next ones. rustls allocates every record it
+/// encrypts (up to [`BUFFER_LIMIT`] per write) and frees it once sent; glibc's default returns
+/// freed memory past 128 KB at a heap's top to the kernel, so a TLS sender faulted fresh pages
+/// in for every write (a quarter of its worker's CPU on a veth pair: bench/RESULTS.md). Set once
+/// per process, to at most [`TRIM_THRESHOLD`] kept.
+fn keep_freed_records() {
+    #[cfg(target_env = "gnu")]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        // SAFETY: mallopt takes two integers and changes only the allocator's tuning.
+        ONCE.call_once(|| unsafe {
+            libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD);
+        });
+    }
+}
+
 /// The crypto provider every session uses (chosen by measurement: bench/RESULTS.md).
 fn provider() -> CryptoProvider {
     rustls::crypto::aws_lc_rs::default_provider()
@@ -251,6 +270,7 @@ impl TlsEnd {
         }
         .map_err(io::Error::other)?;
         c.set_buffer_limit(Some(BUFFER_LIMIT));
+        keep_freed_records();
         Ok(c)
     }
 

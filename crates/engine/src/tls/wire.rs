@@ -12,7 +12,6 @@ use std::net::Shutdown;
 use std::os::fd::{AsRawFd, RawFd};
 
 use super::TlsEnd;
-use crate::clock;
 use crate::recv_wait::{Plan, RecvWait};
 
 /// A non-blocking TCP connection, clear or TLS.
@@ -91,20 +90,20 @@ impl Wire {
     }
 
     /// Reads application data like [`Wire::read`], but a clear connection waits in the kernel
-    /// until some arrives, for at most a receive timeout that ends before `until` (monotonic
-    /// ns): `WouldBlock` when none came in time. With TLS, or too near `until`, it does not wait.
-    pub fn read_waiting(&mut self, buf: &mut [u8], until: u64) -> io::Result<usize> {
-        let left = until.saturating_sub(clock::now_ns());
+    /// until some arrives, for at most a receive timeout that ends before the deadline `left`
+    /// ns away: `WouldBlock` when none came in time. With TLS, or too near the deadline, it
+    /// does not wait. The caller says how far the deadline is, from a clock it already read.
+    pub fn read_waiting(&mut self, buf: &mut [u8], left: u64) -> io::Result<usize> {
         if self.tls.is_none() && self.wait.prepare(&self.sock, left)? {
             return recv(self.sock.as_raw_fd(), buf, 0);
         }
         self.read(buf)
     }
 
-    /// True when [`Wire::read_waiting`] with `until` would wait in the kernel (a clear
-    /// connection, not too near `until`); otherwise it is a plain read.
-    pub fn can_wait(&self, until: u64) -> bool {
-        self.tls.is_none() && self.wait.plan(until.saturating_sub(clock::now_ns())) != Plan::NoWait
+    /// True when [`Wire::read_waiting`] with a deadline `left` ns away would wait in the
+    /// kernel (a clear connection, not too near the deadline); otherwise it is a plain read.
+    pub fn can_wait(&self, left: u64) -> bool {
+        self.tls.is_none() && self.wait.plan(left) != Plan::NoWait
     }
 
     fn clear_read(&mut self, buf: &mut [u8]) -> io::Result<usize> {

@@ -221,7 +221,7 @@ fn method(r: &Report, t: &RrTest) -> String {
     let wait = if r.test.busy_poll {
         "busy-polling"
     } else {
-        "sleeping in epoll"
+        waiting(r, t)
     };
     format!(
         "{how}; workers {wait}{}{}",
@@ -232,6 +232,27 @@ fn method(r: &Report, t: &RrTest) -> String {
             ""
         }
     )
+}
+
+/// How workers that do not spin wait: a worker whose only flow is a clear TCP connection in a
+/// closed loop waits in that connection's receive (as sockperf does), any other in epoll.
+fn waiting(r: &Report, t: &RrTest) -> &'static str {
+    let one_conn = KindId::from_name(&r.test.kind).is_some_and(|k| one_connection(k.descriptor()));
+    let can = one_conn && r.test.tls.is_none() && t.rate.is_none();
+    let busy = || {
+        r.hosts
+            .iter()
+            .flat_map(|h| &h.threads)
+            .filter(|th| th.flows > 0)
+    };
+    let lone = busy().filter(|th| th.flows == 1).count();
+    match (can, lone) {
+        (true, n) if n > 0 && n == busy().count() => "waiting in their connection's receive",
+        (true, n) if n > 0 => {
+            "waiting in their connection's receive where they had one, else sleeping in epoll"
+        }
+        _ => "sleeping in epoll",
+    }
 }
 
 fn percentiles(l: &Latency) -> String {
