@@ -44,7 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 import robustness_attacks
 
 MAGIC = b"FTHM"
-VERSION = 8
+VERSION = 9
 MAX_FRAME = 16 << 20
 DOMAIN = b"fathom-control-v1"
 KEY = b"robustness-key"

@@ -301,3 +301,50 @@ fn a_timed_transaction_the_agent_only_writes_ends_and_counts_match() {
     assert_eq!(p.client.sent, 0);
     assert!(p.client.iterations > 0);
 }
+
+/// `g` as a UDP group.
+fn udp(mut g: Group) -> Group {
+    g.protocol = Protocol::Udp;
+    g
+}
+
+#[test]
+fn a_udp_request_response_program_counts_exactly_at_both_ends() {
+    let connect = iterations(1, vec![op(Op::Connect, 1)]);
+    let rr = iterations(
+        200,
+        vec![
+            op(Op::SendTo(Size::Fixed(100)), 1),
+            op(Op::Recv(Size::Fixed(1_000)), 1),
+        ],
+    );
+    let runs = run(vec![udp(group("udp-rr", 2, vec![connect, rr]))]);
+    let p = exact(&runs[0], 2 * 200 * 100, 2 * 200 * 1_000, 2 * 201);
+    assert_eq!((p.ops[1].name.as_str(), p.ops[1].lost), ("sendto", Some(0)));
+    assert_eq!((p.ops[2].client.count, p.ops[2].lost), (400, Some(0)));
+    assert_eq!(p.ops[2].client.failed, 0);
+}
+
+#[test]
+fn a_datagram_that_never_comes_counts_as_lost_and_the_program_goes_on() {
+    // The connecting end thinks while the agent sends twelve datagrams into a receive buffer
+    // of the kernel's minimum (a few KB): most are dropped, and each recv that finds none
+    // gives up after its timeout, counted, instead of waiting forever.
+    let burst = iterations(
+        1,
+        vec![
+            op(Op::Think(Size::Fixed(100_000)), 1),
+            op(Op::Recv(Size::Fixed(1_400)), 12),
+        ],
+    );
+    let mut g = udp(group("lossy", 1, vec![burst]));
+    g.window = Some(1);
+    let runs = run(vec![g]);
+    let p = runs[0].report.summary.profile().expect("a profile section");
+    let recv = &p.ops[1];
+    assert_eq!(recv.server.count, 12, "the agent sent them all");
+    assert_eq!(recv.client.count + recv.client.failed, 12);
+    assert!(recv.client.failed > 0, "nothing was dropped: {recv:?}");
+    assert_eq!(recv.lost, Some(recv.client.failed));
+    assert_eq!(p.client.iterations, 1);
+}

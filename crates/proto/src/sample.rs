@@ -125,6 +125,9 @@ pub struct OpCounters {
     pub bytes: u64,
     /// Time it took, summed, ns.
     pub ns: u64,
+    /// Times it failed and was let go (`can_fail`), or, for a datagram the end waited for,
+    /// times it did not come in time (lost).
+    pub failed: u64,
 }
 
 impl FlowSnapshot {

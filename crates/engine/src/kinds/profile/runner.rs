@@ -1,16 +1,18 @@
 //! One flow's program run on its connection, the same on both ends: the [`Cursor`] says what
 //! comes next, the runner writes and reads the bytes, waits out think times and rates, and
 //! counts. Opening and closing connections differ between the ends, so the runner hands them
-//! to its flow as [`Event::Connect`] and [`Event::Disconnect`].
+//! to its flow as [`Event::Connect`] and [`Event::Disconnect`]. In a UDP group a data
+//! operation moves one datagram ([`super::carrier`]).
 
+use super::carrier::{self, Carrier, Datagram, RECV_TIMEOUT_NS};
 use super::cursor::{Action, Cursor, Next};
 use crate::clock;
 use crate::kind::Io;
 use crate::measure::counters::FlowStats;
 use crate::measure::latency::Latency;
+use crate::tls::Wire;
 use fathom_proto::sample::{ProfileCounters, PROFILE_OPS};
-use mio::net::TcpStream;
-use std::io::{self, Read, Write};
+use std::io;
 use std::sync::Arc;
 
 /// Flow operations per run before yielding to the worker's other flows.
@@ -47,6 +49,10 @@ enum Doing {
     Read(u64),
     /// Thinking until this instant.
     Think(u64),
+    /// One datagram of this many bytes to send.
+    Send(u64),
+    /// One datagram to receive, lost if it has not come by this instant.
+    Recv(u64),
 }
 
 /// A flow's program, its progress and its counters.
@@ -56,42 +62,50 @@ pub(super) struct Runner {
     stats: Arc<FlowStats>,
     /// Records each iteration's time as a latency (the end running the program as written).
     timed: bool,
+    /// Its data operations move datagrams (a UDP group).
+    datagrams: bool,
     sent: u64,
     received: u64,
     /// Counts per flow operation, published at the end of every step.
     ops: ProfileCounters,
     /// The operation under way's entry in `ops`, and when it began.
     current: Option<(usize, u64)>,
+    /// The operation under way failed (a datagram lost): counted as failed when it ends.
+    failed: bool,
 }
 
 impl Runner {
-    /// A runner of `cursor` counting into `stats`; `timed` records iteration latencies.
-    pub(super) fn new(cursor: Cursor, stats: Arc<FlowStats>, timed: bool) -> Runner {
+    /// A runner of `cursor` counting into `stats`; `timed` records iteration latencies (and
+    /// gives up on datagrams that do not come), `datagrams` moves datagrams.
+    pub(super) fn new(
+        cursor: Cursor,
+        stats: Arc<FlowStats>,
+        timed: bool,
+        datagrams: bool,
+    ) -> Runner {
         Runner {
             cursor,
             doing: None,
             stats,
             timed,
+            datagrams,
             sent: 0,
             received: 0,
             ops: ProfileCounters::default(),
             current: None,
+            failed: false,
         }
     }
 
     /// Runs the program on `sock` (none while the connection is closed) until it blocks, its
     /// turn is over or the connection must be opened or closed.
-    pub(super) fn step(
-        &mut self,
-        sock: Option<&mut TcpStream>,
-        io: &mut Io<'_>,
-    ) -> io::Result<Event> {
+    pub(super) fn step(&mut self, sock: Option<Carrier<'_>>, io: &mut Io<'_>) -> io::Result<Event> {
         let event = self.turn(sock, io);
         self.stats.set_profile(&self.ops);
         event
     }
 
-    fn turn(&mut self, mut sock: Option<&mut TcpStream>, io: &mut Io<'_>) -> io::Result<Event> {
+    fn turn(&mut self, mut sock: Option<Carrier<'_>>, io: &mut Io<'_>) -> io::Result<Event> {
         let mut ops = 0;
         loop {
             let now = clock::now_ns();
@@ -103,12 +117,14 @@ impl Runner {
                     }
                     ops += 1;
                     if self.cursor.must_probe() {
-                        if let Some(e) = self.probe(sock.as_deref_mut(), io.rbuf)? {
-                            return Ok(e);
+                        if let Some(Carrier::Stream(w)) = sock.as_mut() {
+                            if self.drain(w, io.rbuf)? {
+                                return Ok(Event::PeerEnded);
+                            }
                         }
                     }
                     let d = match self.cursor.next(now) {
-                        Next::Do(a) => doing_of(a, now),
+                        Next::Do(a) => self.doing_of(a, now),
                         Next::Until(t) => return Ok(Event::Wait(Some(t))),
                         Next::Barrier(tx) => return Ok(Event::Barrier(tx)),
                         Next::End => return Ok(Event::End),
@@ -127,13 +143,32 @@ impl Runner {
                 Doing::Disconnect => return Ok(Event::Disconnect),
                 Doing::Think(until) if now < until => return Ok(Event::Wait(Some(until))),
                 Doing::Think(_) => 0,
-                Doing::Write(n) => self.write(open(sock.as_deref_mut())?, io.wbuf, n)?,
-                Doing::Read(n) => match self.read(open(sock.as_deref_mut())?, io.rbuf, n)? {
+                Doing::Write(n) => {
+                    let w = stream(sock.as_mut())?;
+                    let left = self.write(w, io.wbuf, n)?;
+                    if left == 0 && !w.flush()? {
+                        // TLS holds records the socket had no room for: send them first.
+                        self.doing = Some(Doing::Write(0));
+                        return Ok(Event::Wait(None));
+                    }
+                    left
+                }
+                Doing::Read(n) => match self.read(stream(sock.as_mut())?, io.rbuf, n)? {
                     Some(left) => left,
                     None => {
                         self.doing = None;
                         return Ok(Event::PeerEnded);
                     }
+                },
+                Doing::Send(n) => match carrier::send(datagram(sock.as_ref())?, io.wbuf, n)? {
+                    Datagram::Moved(k) => self.add_sent(k as u64),
+                    Datagram::Blocked => return Ok(Event::Wait(None)),
+                },
+                Doing::Recv(by) => match carrier::recv(datagram(sock.as_ref())?, io.rbuf)? {
+                    Datagram::Moved(k) => self.add_received(k),
+                    Datagram::Blocked if now >= by => self.lost(),
+                    Datagram::Blocked if by == u64::MAX => return Ok(Event::Wait(None)),
+                    Datagram::Blocked => return Ok(Event::Wait(Some(by))),
                 },
             };
             if left > 0 {
@@ -178,16 +213,19 @@ impl Runner {
     /// accepting end's way to learn of it), false when the program did not expect it.
     pub(super) fn peer_ended(&mut self) -> bool {
         self.doing = None;
+        self.current = None;
         self.stats.set_fd(-1);
         self.cursor.peer_ended()
     }
 
     /// Reads and counts until the other end's close (`Ok(true)`) or an empty socket.
-    pub(super) fn drain(&mut self, sock: &mut TcpStream, rbuf: &mut [u8]) -> io::Result<bool> {
+    pub(super) fn drain(&mut self, sock: &mut Wire, rbuf: &mut [u8]) -> io::Result<bool> {
         loop {
             match sock.read(rbuf) {
                 Ok(0) => return Ok(true),
-                Ok(n) => self.add_received(n),
+                Ok(n) => {
+                    self.add_received(n);
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -195,24 +233,8 @@ impl Runner {
         }
     }
 
-    /// One look at a connection the other end may have closed to end a timed transaction.
-    fn probe(
-        &mut self,
-        sock: Option<&mut TcpStream>,
-        rbuf: &mut [u8],
-    ) -> io::Result<Option<Event>> {
-        let Some(sock) = sock else {
-            return Ok(None);
-        };
-        match self.drain(sock, rbuf) {
-            Ok(true) => Ok(Some(Event::PeerEnded)),
-            Ok(false) => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
     /// Writes up to `want` bytes; what is left to write.
-    fn write(&mut self, sock: &mut TcpStream, wbuf: &[u8], want: u64) -> io::Result<u64> {
+    fn write(&mut self, sock: &mut Wire, wbuf: &[u8], want: u64) -> io::Result<u64> {
         let mut left = want;
         while left > 0 {
             let n = left.min(wbuf.len() as u64) as usize;
@@ -231,14 +253,23 @@ impl Runner {
         Ok(left)
     }
 
+    /// Counts a datagram of `n` bytes sent; nothing is left of the operation.
+    fn add_sent(&mut self, n: u64) -> u64 {
+        self.sent += n;
+        self.stats.set_sent(self.sent);
+        self.add_bytes(n);
+        0
+    }
+
+    /// Counts the datagram the operation under way waited for as lost; nothing is left of it.
+    fn lost(&mut self) -> u64 {
+        self.failed = true;
+        0
+    }
+
     /// Reads up to `want` bytes, never more; what is left to read, or `None` at the other
     /// end's close.
-    fn read(
-        &mut self,
-        sock: &mut TcpStream,
-        rbuf: &mut [u8],
-        want: u64,
-    ) -> io::Result<Option<u64>> {
+    fn read(&mut self, sock: &mut Wire, rbuf: &mut [u8], want: u64) -> io::Result<Option<u64>> {
         let mut left = want;
         while left > 0 {
             let n = left.min(rbuf.len() as u64) as usize;
@@ -256,10 +287,12 @@ impl Runner {
         Ok(Some(left))
     }
 
-    fn add_received(&mut self, n: usize) {
+    /// Counts `n` bytes received; nothing is left of a datagram operation.
+    fn add_received(&mut self, n: usize) -> u64 {
         self.received += n as u64;
         self.stats.set_received(self.received);
         self.add_bytes(n as u64);
+        0
     }
 
     /// Counts bytes the operation under way moved.
@@ -269,12 +302,17 @@ impl Runner {
         }
     }
 
-    /// Counts the operation under way as done at `now`.
+    /// Counts the operation under way as done at `now`, or as failed when it did not complete.
     fn op_done(&mut self, now: u64) {
+        let failed = std::mem::take(&mut self.failed);
         if let Some((i, started)) = self.current.take() {
             let o = &mut self.ops.ops[i];
-            o.count += 1;
-            o.ns += now.saturating_sub(started);
+            if failed {
+                o.failed += 1;
+            } else {
+                o.count += 1;
+                o.ns += now.saturating_sub(started);
+            }
         }
     }
 
@@ -292,18 +330,40 @@ impl Runner {
     }
 }
 
-/// The action as an operation under way, started at `now`.
-fn doing_of(a: Action, now: u64) -> Doing {
-    match a {
-        Action::Connect => Doing::Connect,
-        Action::Disconnect => Doing::Disconnect,
-        Action::Write(n) => Doing::Write(n),
-        Action::Read(n) => Doing::Read(n),
-        Action::Think(ns) => Doing::Think(now.saturating_add(ns)),
+impl Runner {
+    /// The action as an operation under way, started at `now`.
+    fn doing_of(&self, a: Action, now: u64) -> Doing {
+        match a {
+            Action::Connect => Doing::Connect,
+            Action::Disconnect => Doing::Disconnect,
+            Action::Write(n) if self.datagrams => Doing::Send(n),
+            Action::Read(_) if self.datagrams => Doing::Recv(match self.timed {
+                true => now.saturating_add(RECV_TIMEOUT_NS),
+                false => u64::MAX,
+            }),
+            Action::Write(n) => Doing::Write(n),
+            Action::Read(n) => Doing::Read(n),
+            Action::Think(ns) => Doing::Think(now.saturating_add(ns)),
+        }
     }
 }
 
-/// The open connection a data operation needs.
-fn open(sock: Option<&mut TcpStream>) -> io::Result<&mut TcpStream> {
-    sock.ok_or_else(|| io::Error::new(io::ErrorKind::NotConnected, "no connection open"))
+/// The open connection a stream operation needs.
+fn stream<'a>(sock: Option<&'a mut Carrier<'_>>) -> io::Result<&'a mut Wire> {
+    match sock {
+        Some(Carrier::Stream(w)) => Ok(w),
+        _ => Err(not_open()),
+    }
+}
+
+/// The open UDP socket a datagram operation needs.
+fn datagram<'a>(sock: Option<&'a Carrier<'_>>) -> io::Result<&'a mio::net::UdpSocket> {
+    match sock {
+        Some(Carrier::Datagram(u)) => Ok(u),
+        _ => Err(not_open()),
+    }
+}
+
+fn not_open() -> io::Error {
+    io::Error::new(io::ErrorKind::NotConnected, "no connection open")
 }

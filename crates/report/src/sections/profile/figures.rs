@@ -7,6 +7,7 @@ use crate::model::{KindSummary, Summary};
 use crate::run::{Role, View};
 use crate::sections::rr::figures::{empty, latency, merge_into};
 use fathom_proto::plan::KindPlan;
+use fathom_proto::profile::Op;
 use fathom_proto::sample::{OpCounters, Snapshot, PROFILE_OPS};
 
 /// Fills `summary.profile`.
@@ -24,14 +25,15 @@ pub fn fill(v: &View<'_>, summary: &mut Summary) {
         .transactions
         .iter()
         .enumerate()
-        .flat_map(|(t, tx)| tx.ops.iter().map(move |f| (t + 1, f.op.name())))
+        .flat_map(|(t, tx)| tx.ops.iter().map(move |f| (t + 1, &f.op)))
         .take(PROFILE_OPS)
         .enumerate()
-        .map(|(i, (transaction, name))| ProfileOp {
+        .map(|(i, (transaction, op))| ProfileOp {
             transaction,
-            name: name.into(),
+            name: op.name().into(),
             client: figures(client_ops[i]),
             server: figures(server_ops[i]),
+            lost: lost(op, client_ops[i].count, server_ops[i].count),
         })
         .collect();
     summary.section = Some(KindSummary::Profile(ProfileSummary {
@@ -65,15 +67,27 @@ fn end(v: &View<'_>, role: Role) -> (ProfileEnd, [OpCounters; PROFILE_OPS]) {
             o.count += f.count;
             o.bytes += f.bytes;
             o.ns += f.ns;
+            o.failed += f.failed;
         }
     }
     (total, ops)
+}
+
+/// Datagrams of a datagram operation sent by one end and never received by the other (the
+/// connecting end sends a `sendto`'s, the agent a `recv`'s); none for other operations.
+fn lost(op: &Op, client: u64, server: u64) -> Option<u64> {
+    match op {
+        Op::SendTo(_) => Some(client.saturating_sub(server)),
+        Op::Recv(_) => Some(server.saturating_sub(client)),
+        _ => None,
+    }
 }
 
 fn figures(o: OpCounters) -> OpFigures {
     OpFigures {
         count: o.count,
         bytes: o.bytes,
+        failed: o.failed,
         mean_us: match o.count {
             0 => 0.0,
             n => o.ns as f64 / n as f64 / 1e3,

@@ -77,19 +77,32 @@ fn lines(p: &ProfileSummary, item: &mut Item<'_>) {
         item(label, format!("sent {}, received {}", e.sent, e.received));
     }
     for (i, o) in p.ops.iter().enumerate() {
-        item(
-            &format!("flowop {}", i + 1),
-            format!(
-                "{} (transaction {}): client {} × {} B {:.1} µs; agent {} × {} B {:.1} µs",
-                o.name,
-                o.transaction,
-                o.client.count,
-                o.client.bytes,
-                o.client.mean_us,
-                o.server.count,
-                o.server.bytes,
-                o.server.mean_us
-            ),
+        let mut line = format!(
+            "{} (transaction {}): client {} × {} B {:.1} µs{}; agent {} × {} B {:.1} µs{}",
+            o.name,
+            o.transaction,
+            o.client.count,
+            o.client.bytes,
+            o.client.mean_us,
+            failed(o.client.failed, &o.name),
+            o.server.count,
+            o.server.bytes,
+            o.server.mean_us,
+            failed(o.server.failed, &o.name),
         );
+        if let Some(n) = o.lost {
+            line.push_str(&format!("; lost {n}"));
+        }
+        item(&format!("flowop {}", i + 1), line);
+    }
+}
+
+/// An end's failures of a flow operation, when there were any: a `recv`'s are datagrams
+/// that did not come in time.
+fn failed(n: u64, op: &str) -> String {
+    match (n, op) {
+        (0, _) => String::new(),
+        (n, "recv") => format!(" ({n} timed out)"),
+        (n, _) => format!(" ({n} failed)"),
     }
 }
