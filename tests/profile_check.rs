@@ -163,6 +163,7 @@ const RUNNABLE: &[&str] = &[
     "write-size",
     "udp-small",
     "rrul",
+    "streams-to-line-rate",
 ];
 
 #[test]

@@ -348,3 +348,28 @@ fn a_datagram_that_never_comes_counts_as_lost_and_the_program_goes_on() {
     assert_eq!(recv.lost, Some(recv.client.failed));
     assert_eq!(p.client.iterations, 1);
 }
+
+#[test]
+fn a_tls_group_counts_exactly_with_a_session_per_connection() {
+    let stream = iterations(20, vec![op(Op::Write(Size::Fixed(100_000)), 1)]);
+    let churn = iterations(
+        5,
+        vec![
+            op(Op::Connect, 1),
+            op(Op::Write(Size::Fixed(10)), 1),
+            op(Op::Read(Size::Fixed(50_000)), 1),
+            op(Op::Disconnect, 1),
+        ],
+    );
+    let mut g = group("tls", 2, vec![stream, churn]);
+    g.protocol = Protocol::Tls;
+    let runs = run(vec![g]);
+    exact(
+        &runs[0],
+        2 * (20 * 100_000 + 5 * 10),
+        2 * 5 * 50_000,
+        2 * 25,
+    );
+    let tls = runs[0].report.summary.tls.as_ref().expect("a TLS summary");
+    assert!(!tls.version.is_empty(), "{tls:?}");
+}
