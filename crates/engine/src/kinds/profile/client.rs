@@ -248,12 +248,7 @@ impl Flow for Client {
 
     fn stop(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
         self.barriers.break_all();
-        if let Some(mut link) = self.link.take() {
-            let _ = io.registry.deregister(link.wire.socket());
-            if let Some(u) = &mut link.udp {
-                let _ = io.registry.deregister(u);
-            }
-        }
+        self.drop_link(io);
         Ok(Step::Done)
     }
 
@@ -263,16 +258,31 @@ impl Flow for Client {
 }
 
 impl Client {
+    /// Drops the connection as it is (a failure, or the end of the test).
+    fn drop_link(&mut self, io: &mut Io<'_>) {
+        if let Some(mut link) = self.link.take() {
+            let _ = io.registry.deregister(link.wire.socket());
+            if let Some(u) = &mut link.udp {
+                let _ = io.registry.deregister(u);
+            }
+        }
+    }
+
     /// Runs the program until it blocks, yields or ends.
     fn turn(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
         loop {
             let sock = self.link.as_mut().and_then(Link::carrier);
             match self.runner.step(sock, io)? {
-                Event::Connect => {
-                    if !self.open(io)? {
-                        return Ok(Step::Wait);
+                Event::Connect => match self.open(io) {
+                    Ok(true) => {}
+                    Ok(false) => return Ok(Step::Wait),
+                    Err(_) if self.runner.can_fail() => {
+                        self.drop_link(io);
+                        self.runner.connect_failed(io.latency);
                     }
-                }
+                    Err(e) => return Err(e),
+                },
+                Event::Broken => self.drop_link(io),
                 Event::Disconnect => {
                     if !self.close(io)? {
                         return Ok(Step::Wait);

@@ -36,6 +36,9 @@ pub(super) enum Event {
     /// Transaction this many ended at a barrier: call [`Runner::pass_barrier`] once every
     /// flow got there.
     Barrier(usize),
+    /// An operation marked `can_fail` failed and was counted: drop the connection (the
+    /// program goes on, opening a new one when it needs one).
+    Broken,
 }
 
 /// The operation under way.
@@ -143,32 +146,15 @@ impl Runner {
                 Doing::Disconnect => return Ok(Event::Disconnect),
                 Doing::Think(until) if now < until => return Ok(Event::Wait(Some(until))),
                 Doing::Think(_) => 0,
-                Doing::Write(n) => {
-                    let w = stream(sock.as_mut())?;
-                    let left = self.write(w, io.wbuf, n)?;
-                    if left == 0 && !w.flush()? {
-                        // TLS holds records the socket had no room for: send them first.
-                        self.doing = Some(Doing::Write(0));
-                        return Ok(Event::Wait(None));
+                _ => match self.move_data(doing, sock.as_mut(), io, now) {
+                    Ok(Ok(left)) => left,
+                    // A read the other end's close cut short, on the end running the program.
+                    Ok(Err(Event::PeerEnded)) if self.timed && self.cursor.can_fail() => {
+                        return Ok(self.broke(now, io.latency))
                     }
-                    left
-                }
-                Doing::Read(n) => match self.read(stream(sock.as_mut())?, io.rbuf, n)? {
-                    Some(left) => left,
-                    None => {
-                        self.doing = None;
-                        return Ok(Event::PeerEnded);
-                    }
-                },
-                Doing::Send(n) => match carrier::send(datagram(sock.as_ref())?, io.wbuf, n)? {
-                    Datagram::Moved(k) => self.add_sent(k as u64),
-                    Datagram::Blocked => return Ok(Event::Wait(None)),
-                },
-                Doing::Recv(by) => match carrier::recv(datagram(sock.as_ref())?, io.rbuf)? {
-                    Datagram::Moved(k) => self.add_received(k),
-                    Datagram::Blocked if now >= by => self.lost(),
-                    Datagram::Blocked if by == u64::MAX => return Ok(Event::Wait(None)),
-                    Datagram::Blocked => return Ok(Event::Wait(Some(by))),
+                    Ok(Err(e)) => return Ok(e),
+                    Err(_) if self.cursor.can_fail() => return Ok(self.broke(now, io.latency)),
+                    Err(e) => return Err(e),
                 },
             };
             if left > 0 {
@@ -178,11 +164,80 @@ impl Runner {
                 });
                 return Ok(Event::Wait(None));
             }
-            self.doing = None;
-            self.op_done(now);
-            let ended = self.cursor.done();
-            self.count(ended, io.latency);
+            self.finish_op(now, io.latency);
         }
+    }
+
+    /// Moves operation `doing`'s data on `sock`: what is left of it, or the event that ends
+    /// this turn.
+    fn move_data(
+        &mut self,
+        doing: Doing,
+        sock: Option<&mut Carrier<'_>>,
+        io: &mut Io<'_>,
+        now: u64,
+    ) -> io::Result<Result<u64, Event>> {
+        Ok(Ok(match doing {
+            Doing::Write(n) => {
+                let w = stream(sock)?;
+                let left = self.write(w, io.wbuf, n)?;
+                if left == 0 && !w.flush()? {
+                    // TLS holds records the socket had no room for: send them first.
+                    self.doing = Some(Doing::Write(0));
+                    return Ok(Err(Event::Wait(None)));
+                }
+                left
+            }
+            Doing::Read(n) => match self.read(stream(sock)?, io.rbuf, n)? {
+                Some(left) => left,
+                None => {
+                    self.doing = None;
+                    return Ok(Err(Event::PeerEnded));
+                }
+            },
+            Doing::Send(n) => match carrier::send(datagram(sock.as_deref())?, io.wbuf, n)? {
+                Datagram::Moved(k) => self.add_sent(k as u64),
+                Datagram::Blocked => return Ok(Err(Event::Wait(None))),
+            },
+            Doing::Recv(by) => match carrier::recv(datagram(sock.as_deref())?, io.rbuf)? {
+                Datagram::Moved(k) => self.add_received(k),
+                Datagram::Blocked if now >= by => self.lost(),
+                Datagram::Blocked if by == u64::MAX => return Ok(Err(Event::Wait(None))),
+                Datagram::Blocked => return Ok(Err(Event::Wait(Some(by)))),
+            },
+            Doing::Connect | Doing::Disconnect | Doing::Think(_) => 0,
+        }))
+    }
+
+    /// The operation under way is over at `now`: counted, and the cursor moved on.
+    fn finish_op(&mut self, now: u64, latency: &Latency) {
+        self.doing = None;
+        self.op_done(now);
+        let ended = self.cursor.done();
+        self.count(ended, latency);
+    }
+
+    /// The operation under way failed and may (`can_fail`): counted as failed, and its
+    /// connection given up (the flow drops it; a later operation opens a new one).
+    fn broke(&mut self, now: u64, latency: &Latency) -> Event {
+        self.failed = true;
+        self.finish_op(now, latency);
+        self.cursor.dropped();
+        self.stats.set_fd(-1);
+        Event::Broken
+    }
+
+    /// Whether the program's operation under way may fail (`can_fail`).
+    pub(super) fn can_fail(&self) -> bool {
+        self.cursor.can_fail()
+    }
+
+    /// The connection [`Event::Connect`] asked for could not open, and the operation may fail:
+    /// counted as failed, the flow still unconnected.
+    pub(super) fn connect_failed(&mut self, latency: &Latency) {
+        self.failed = true;
+        self.finish_op(clock::now_ns(), latency);
+        self.stats.set_profile(&self.ops);
     }
 
     /// The connection [`Event::Connect`] asked for is open, as `fd`.
@@ -366,4 +421,83 @@ fn datagram<'a>(sock: Option<&'a Carrier<'_>>) -> io::Result<&'a mio::net::UdpSo
 
 fn not_open() -> io::Error {
     io::Error::new(io::ErrorKind::NotConnected, "no connection open")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fathom_proto::profile::{FlowOp, Op, Program, Repeat, Size, Transaction};
+    use std::io::Write as _;
+
+    /// The connecting end's runner of two iterations of a 10-byte read (`can_fail` as said),
+    /// on a connection whose other end sends 4 bytes and closes: the step's event, the counts,
+    /// and after a counted failure the next step's event.
+    fn read_from_a_peer_that_closed(can_fail: bool) -> (Event, ProfileCounters, Option<Event>) {
+        let program = Arc::new(Program {
+            transactions: vec![Transaction {
+                repeat: Repeat::Iterations(2),
+                rate: None,
+                barrier: false,
+                ops: vec![FlowOp {
+                    op: Op::Read(Size::Fixed(10)),
+                    count: 1,
+                    can_fail,
+                }],
+            }],
+            seed: 1,
+        });
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let ours = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut theirs, _) = listener.accept().unwrap();
+        theirs.write_all(&[1; 4]).unwrap();
+        drop(theirs);
+        ours.set_nonblocking(true).unwrap();
+        let mut wire = Wire::clear(mio::net::TcpStream::from_std(ours));
+        let stats = Arc::new(FlowStats::default());
+        let mut runner = Runner::new(Cursor::new(program, 0, false), stats, true, false);
+        let poll = mio::Poll::new().unwrap();
+        let latency = Latency::default();
+        let (wbuf, mut rbuf, mut spawned) = (vec![0; 64], vec![0; 64], Vec::new());
+        let mut io = Io {
+            wbuf: &wbuf,
+            rbuf: &mut rbuf,
+            zc_file: None,
+            end_ns: u64::MAX,
+            ramp_until: 0,
+            wait_until: 0,
+            registry: poll.registry(),
+            token: mio::Token(0),
+            latency: &latency,
+            spawned: &mut spawned,
+        };
+        runner.step(None, &mut io).unwrap();
+        runner.connected(-1);
+        // The peer's 4 bytes and its close are on our socket by now (loopback).
+        let event = runner
+            .step(Some(Carrier::Stream(&mut wire)), &mut io)
+            .unwrap();
+        let then = match event {
+            Event::Broken => Some(runner.step(None, &mut io).unwrap()),
+            _ => None,
+        };
+        (event, runner.ops, then)
+    }
+
+    #[test]
+    fn a_read_that_may_fail_counts_its_failure_and_the_program_goes_on() {
+        let (event, ops, then) = read_from_a_peer_that_closed(true);
+        assert_eq!(event, Event::Broken);
+        assert_eq!(
+            (ops.ops[0].count, ops.ops[0].failed, ops.ops[0].bytes),
+            (0, 1, 4)
+        );
+        assert_eq!(
+            then,
+            Some(Event::Connect),
+            "the next iteration opens a new connection"
+        );
+        let (event, ops, _) = read_from_a_peer_that_closed(false);
+        assert_eq!(event, Event::PeerEnded, "without can_fail the flow fails");
+        assert_eq!(ops.ops[0].failed, 0);
+    }
 }

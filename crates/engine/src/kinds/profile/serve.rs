@@ -299,6 +299,12 @@ impl Served {
                     self.release(true);
                     return Ok(Step::Done);
                 }
+                // A failure it may have (`can_fail`) was counted: the connection is given up
+                // and the program carries on with the flow's next one.
+                Event::Broken => {
+                    self.release(false);
+                    return Ok(Step::Done);
+                }
                 // A mirror follows its connection and never waits at a barrier.
                 Event::Barrier(_) => runner.pass_barrier(),
                 Event::PeerEnded if runner.peer_ended() => {
