@@ -79,6 +79,21 @@ fn a_stream_program_moves_exactly_its_bytes() {
     assert_eq!(p.ops[0].name, "write");
 }
 
+#[test]
+fn a_connection_opened_during_the_test_has_its_tcp_info_sampled() {
+    // Open across the 1 s sample, closed before the end: its last figures stand.
+    let runs = run(vec![group(
+        "stream",
+        1,
+        vec![timed(1_200, vec![op(Op::Write(Size::Fixed(64 << 10)), 1)])],
+    )]);
+    let r = &runs[0].report;
+    let f = &r.flows[0];
+    assert!(f.rtt_us > 0 && f.cwnd > 0 && f.mss > 0, "{f:?}");
+    assert!(r.summary.tcp.rtt_us > 0.0, "{:?}", r.summary.tcp);
+    assert!(r.intervals[0].flows[0].rtt_us > 0, "{:?}", r.intervals[0]);
+}
+
 /// The group's profile figures, with both ends' totals checked against `sent` and `received`
 /// (as the connecting end counts them) and `iterations` at both ends.
 fn exact(r: &GroupRun, sent: u64, received: u64, iterations: u64) -> ProfileSummary {

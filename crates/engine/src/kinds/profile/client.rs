@@ -225,9 +225,10 @@ impl Client {
             if let Some(u) = &mut link.udp {
                 io.registry.deregister(u)?;
             }
-            self.link = None;
         }
+        // The sampler forgets the socket before it closes.
         self.runner.disconnected(io.latency);
+        self.link = None;
         Ok(true)
     }
 }

@@ -243,7 +243,8 @@ impl Runner {
     /// The connection [`Event::Connect`] asked for is open, as `fd`.
     pub(super) fn connected(&mut self, fd: i32) {
         self.doing = None;
-        self.stats.set_fd(fd);
+        // The sampler reads the TCP_INFO of a stream's connection; a UDP flow's carries no data.
+        self.stats.set_fd(if self.datagrams { -1 } else { fd });
         self.op_done(clock::now_ns());
         self.cursor.connected();
         self.stats.set_profile(&self.ops);
