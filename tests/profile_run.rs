@@ -77,6 +77,14 @@ fn a_stream_program_moves_exactly_its_bytes() {
     let p = exact(&runs[0], 6_553_600, 0, 1);
     assert_eq!(p.ops[0].server.count, 100);
     assert_eq!(p.ops[0].name, "write");
+    // Each end timed every run of the flowop.
+    for end in [&p.ops[0].client, &p.ops[0].server] {
+        let l = end.latency_us.as_ref().expect("the flowop's times");
+        assert!(
+            l.p50 > 0.0 && l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.max,
+            "{l:?}"
+        );
+    }
 }
 
 #[test]

@@ -5,9 +5,7 @@
 
 use crate::clock;
 use crate::kind::{Flow, Kind, Setup, Side, Sockets};
-use crate::measure::{
-    counters::FlowStats, cpu, host, latency, sock_diag::TcpInfos, tcp_info, udp_snmp,
-};
+use crate::measure::{counters::FlowStats, cpu, host, latency, sock_diag::TcpInfos, udp_snmp};
 use crate::path::PathDefaults;
 use crate::schedule::Schedule;
 use crate::sockopt;
@@ -172,7 +170,6 @@ impl Prepared {
         }
         let sampler = Sampler {
             tcp: self.tcp,
-            opened_tcp: vec![None; self.stats.len()],
             side: self.side,
             ids: self.ids,
             t0,
@@ -263,8 +260,6 @@ struct Sampler {
     stats: Vec<Arc<FlowStats>>,
     /// Reads every flow's TCP_INFO.
     tcp: TcpInfos,
-    /// Each flow's last TCP_INFO read, for flows whose socket has closed since.
-    opened_tcp: Vec<Option<fathom_proto::sample::TcpInfo>>,
     /// Each worker's thread (until joined) and the state it shares with the sampler.
     workers: Vec<(Option<JoinHandle<WorkerResult>>, Arc<WorkerShared>)>,
     signals: mpsc::Receiver<Signal>,
@@ -365,20 +360,7 @@ impl Sampler {
     fn emit(&mut self, mark: Mark, at: Option<u64>) {
         let mut flows: Vec<_> = self.stats.iter().map(|s| s.snapshot()).collect();
         let at = at.unwrap_or_else(clock::now_ns);
-        self.tcp.read(&mut flows);
-        // Sockets a kind opens during the test (the profile kind's) came after the set-up
-        // chose how to read the others: their flows name them as they (re)connect, and once
-        // a flow's socket is closed its last figures stand.
-        for ((f, st), last) in flows.iter_mut().zip(&self.stats).zip(&mut self.opened_tcp) {
-            match st.fd() {
-                fd if fd >= 0 && f.tcp.is_none() => f.tcp = tcp_info::read(fd),
-                fd if fd < 0 && f.tcp.is_none() => f.tcp = *last,
-                _ => {}
-            }
-            if st.fd() >= 0 && f.tcp.is_some() {
-                *last = f.tcp;
-            }
-        }
+        self.tcp.read_all(&mut flows, &self.stats);
         let (process_user_us, process_system_us) = cpu::process_rusage_us();
         let cpu = CpuSnapshot {
             per_cpu: cpu::proc_stat(),
@@ -394,6 +376,7 @@ impl Sampler {
             cpu,
             latency: self.latency(),
             kind: udp_snmp::for_plan(&self.plan),
+            op_latency: latency::per_op(&self.plan, self.workers.iter().map(|w| &w.1.latency)),
         };
         (self.sink)(snap);
     }

@@ -232,6 +232,11 @@ pub struct Snapshot {
     pub latency: Option<Vec<u8>>,
     /// The host's counters that only the test's kind reads, for the kinds that read any.
     pub kind: Option<HostKindCounters>,
+    /// The profile kind: each flow operation's times since the previous snapshot, serialized
+    /// (HDR V2, ns), one per operation in program order (the first [`PROFILE_OPS`]); empty
+    /// for other kinds.
+    #[serde(default)]
+    pub op_latency: Vec<Vec<u8>>,
 }
 
 /// A host's counters that only one kind reads.

@@ -99,3 +99,23 @@ pub(super) fn peer_of(tcp_peer: SocketAddr, port: [u8; UDP_PORT_LEN]) -> io::Res
         p => Ok(SocketAddr::new(tcp_peer.ip(), p)),
     }
 }
+
+/// The open connection a stream operation needs.
+pub(super) fn stream<'a>(sock: Option<&'a mut Carrier<'_>>) -> io::Result<&'a mut Wire> {
+    match sock {
+        Some(Carrier::Stream(w)) => Ok(w),
+        _ => Err(not_open()),
+    }
+}
+
+/// The open UDP socket a datagram operation needs.
+pub(super) fn datagram<'a>(sock: Option<&'a Carrier<'_>>) -> io::Result<&'a UdpSocket> {
+    match sock {
+        Some(Carrier::Datagram(u)) => Ok(u),
+        _ => Err(not_open()),
+    }
+}
+
+fn not_open() -> io::Error {
+    io::Error::new(io::ErrorKind::NotConnected, "no connection open")
+}

@@ -205,7 +205,7 @@ impl Client {
                 return Ok(false);
             }
         }
-        self.runner.connected(link.wire.as_raw_fd());
+        self.runner.connected(link.wire.as_raw_fd(), io.latency);
         Ok(true)
     }
 

@@ -4,7 +4,7 @@
 //! to its flow as [`Event::Connect`] and [`Event::Disconnect`]. In a UDP group a data
 //! operation moves one datagram ([`super::carrier`]).
 
-use super::carrier::{self, Carrier, Datagram, RECV_TIMEOUT_NS};
+use super::carrier::{self, datagram, stream, Carrier, Datagram, RECV_TIMEOUT_NS};
 use super::cursor::{Action, Cursor, Next};
 use crate::clock;
 use crate::kind::Io;
@@ -164,7 +164,8 @@ impl Runner {
                 });
                 return Ok(Event::Wait(None));
             }
-            self.finish_op(now, io.latency);
+            // The operation's own time runs to now, not to when this pass began.
+            self.finish_op(clock::now_ns(), io.latency);
         }
     }
 
@@ -212,7 +213,7 @@ impl Runner {
     /// The operation under way is over at `now`: counted, and the cursor moved on.
     fn finish_op(&mut self, now: u64, latency: &Latency) {
         self.doing = None;
-        self.op_done(now);
+        self.op_done(now, latency);
         let ended = self.cursor.done();
         self.count(ended, latency);
     }
@@ -241,11 +242,11 @@ impl Runner {
     }
 
     /// The connection [`Event::Connect`] asked for is open, as `fd`.
-    pub(super) fn connected(&mut self, fd: i32) {
+    pub(super) fn connected(&mut self, fd: i32, latency: &Latency) {
         self.doing = None;
         // The sampler reads the TCP_INFO of a stream's connection; a UDP flow's carries no data.
         self.stats.set_fd(if self.datagrams { -1 } else { fd });
-        self.op_done(clock::now_ns());
+        self.op_done(clock::now_ns(), latency);
         self.cursor.connected();
         self.stats.set_profile(&self.ops);
     }
@@ -254,7 +255,7 @@ impl Runner {
     pub(super) fn disconnected(&mut self, latency: &Latency) {
         self.doing = None;
         self.stats.set_fd(-1);
-        self.op_done(clock::now_ns());
+        self.op_done(clock::now_ns(), latency);
         let ended = self.cursor.disconnected();
         self.count(ended, latency);
         self.stats.set_profile(&self.ops);
@@ -358,16 +359,19 @@ impl Runner {
         }
     }
 
-    /// Counts the operation under way as done at `now`, or as failed when it did not complete.
-    fn op_done(&mut self, now: u64) {
+    /// Counts the operation under way as done at `now` (its time into `latency`), or as
+    /// failed when it did not complete.
+    fn op_done(&mut self, now: u64, latency: &Latency) {
         let failed = std::mem::take(&mut self.failed);
         if let Some((i, started)) = self.current.take() {
             let o = &mut self.ops.ops[i];
             if failed {
                 o.failed += 1;
             } else {
+                let ns = now.saturating_sub(started);
                 o.count += 1;
-                o.ns += now.saturating_sub(started);
+                o.ns += ns;
+                latency.record_op(i, ns);
             }
         }
     }
@@ -402,26 +406,6 @@ impl Runner {
             Action::Think(ns) => Doing::Think(now.saturating_add(ns)),
         }
     }
-}
-
-/// The open connection a stream operation needs.
-fn stream<'a>(sock: Option<&'a mut Carrier<'_>>) -> io::Result<&'a mut Wire> {
-    match sock {
-        Some(Carrier::Stream(w)) => Ok(w),
-        _ => Err(not_open()),
-    }
-}
-
-/// The open UDP socket a datagram operation needs.
-fn datagram<'a>(sock: Option<&'a Carrier<'_>>) -> io::Result<&'a mio::net::UdpSocket> {
-    match sock {
-        Some(Carrier::Datagram(u)) => Ok(u),
-        _ => Err(not_open()),
-    }
-}
-
-fn not_open() -> io::Error {
-    io::Error::new(io::ErrorKind::NotConnected, "no connection open")
 }
 
 #[cfg(test)]
@@ -472,7 +456,7 @@ mod tests {
             spawned: &mut spawned,
         };
         runner.step(None, &mut io).unwrap();
-        runner.connected(-1);
+        runner.connected(-1, &latency);
         // The peer's 4 bytes and its close are on our socket by now (loopback).
         let event = runner
             .step(Some(Carrier::Stream(&mut wire)), &mut io)

@@ -281,7 +281,7 @@ impl Served {
                 e => e,
             };
             match event {
-                Event::Connect => runner.connected(self.wire.as_raw_fd()),
+                Event::Connect => runner.connected(self.wire.as_raw_fd(), io.latency),
                 Event::Disconnect => {
                     if !runner.drain(&mut self.wire, io.rbuf)? || !self.wire.close()? {
                         return Ok(Step::Wait);

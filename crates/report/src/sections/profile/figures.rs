@@ -9,6 +9,8 @@ use crate::sections::rr::figures::{empty, latency, merge_into};
 use fathom_proto::plan::KindPlan;
 use fathom_proto::profile::Op;
 use fathom_proto::sample::{OpCounters, Snapshot, PROFILE_OPS};
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
 
 /// Fills `summary.profile`.
 pub fn fill(v: &View<'_>, summary: &mut Summary) {
@@ -17,6 +19,7 @@ pub fn fill(v: &View<'_>, summary: &mut Summary) {
     };
     let (client, client_ops) = end(v, Role::Client);
     let (server, server_ops) = end(v, Role::Server);
+    let (client_times, server_times) = (op_times(v, Role::Client), op_times(v, Role::Server));
     let mut hist = empty();
     for e in v.run.ends.iter().filter(|e| e.role == Role::Client) {
         merge_into(&mut hist, &e.snaps);
@@ -31,8 +34,8 @@ pub fn fill(v: &View<'_>, summary: &mut Summary) {
         .map(|(i, (transaction, op))| ProfileOp {
             transaction,
             name: op.name().into(),
-            client: figures(client_ops[i]),
-            server: figures(server_ops[i]),
+            client: figures(client_ops[i], client_times.get(i)),
+            server: figures(server_ops[i], server_times.get(i)),
             lost: lost(op, client_ops[i].count, server_ops[i].count),
         })
         .collect();
@@ -83,8 +86,28 @@ fn lost(op: &Op, client: u64, server: u64) -> Option<u64> {
     }
 }
 
-fn figures(o: OpCounters) -> OpFigures {
+/// Each flow operation's times over the whole test at every end in `role`, merged.
+fn op_times(v: &View<'_>, role: Role) -> Vec<Histogram<u64>> {
+    let mut hists: Vec<Histogram<u64>> = (0..PROFILE_OPS).map(|_| empty()).collect();
+    let snaps = v
+        .run
+        .ends
+        .iter()
+        .filter(|e| e.role == role)
+        .flat_map(|e| &e.snaps);
+    for s in snaps {
+        for (h, bytes) in hists.iter_mut().zip(&s.op_latency) {
+            if let Ok(d) = Deserializer::new().deserialize::<u64, _>(&mut &bytes[..]) {
+                let _ = h.add(&d);
+            }
+        }
+    }
+    hists
+}
+
+fn figures(o: OpCounters, times: Option<&Histogram<u64>>) -> OpFigures {
     OpFigures {
+        latency_us: times.and_then(latency),
         count: o.count,
         bytes: o.bytes,
         failed: o.failed,

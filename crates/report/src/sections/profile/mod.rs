@@ -8,7 +8,7 @@ pub mod model;
 
 use super::stream::Stream;
 use crate::cells::rtt;
-use crate::model::{FlowResult, Interval, Report, Summary};
+use crate::model::{FlowResult, Interval, Latency, Report, Summary};
 use crate::run::View;
 use crate::section::{Item, Section};
 use model::ProfileSummary;
@@ -94,6 +94,28 @@ fn lines(p: &ProfileSummary, item: &mut Item<'_>) {
             line.push_str(&format!("; lost {n}"));
         }
         item(&format!("flowop {}", i + 1), line);
+        if o.client.latency_us.is_some() || o.server.latency_us.is_some() {
+            let times = format!(
+                "client {}; agent {}",
+                times(o.client.latency_us.as_ref()),
+                times(o.server.latency_us.as_ref())
+            );
+            item(&format!("  time {}", i + 1), times);
+        }
+    }
+}
+
+/// A flow operation's times at one end: p50, p90, p99 and max.
+fn times(l: Option<&Latency>) -> String {
+    match l {
+        None => "-".to_string(),
+        Some(l) => format!(
+            "p50 {} p90 {} p99 {} max {}",
+            rtt(l.p50),
+            rtt(l.p90),
+            rtt(l.p99),
+            rtt(l.max)
+        ),
     }
 }
 

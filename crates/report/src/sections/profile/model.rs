@@ -51,7 +51,7 @@ pub struct ProfileOp {
 }
 
 /// A flow operation's counts at one end.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct OpFigures {
     /// Times it completed.
     pub count: u64,
@@ -63,4 +63,7 @@ pub struct OpFigures {
     /// times it did not come in time.
     #[serde(default)]
     pub failed: u64,
+    /// Its times, µs (none when it never completed).
+    #[serde(default)]
+    pub latency_us: Option<Latency>,
 }
