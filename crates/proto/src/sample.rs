@@ -94,6 +94,9 @@ pub struct FlowSnapshot {
 }
 
 /// One flow's counters that only its kind keeps.
+// The profile's counts per flowop are the large variant; boxing it would cost the enum `Copy`
+// and an allocation per snapshot of every flow, for a value sent whole anyway.
+#[allow(clippy::large_enum_variant)]
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FlowKindCounters {
     /// The UDP stream's datagram counters.
