@@ -151,8 +151,7 @@ fn a_set_the_profile_does_not_use_is_refused() {
     );
 }
 
-/// The shipped profiles `profile run` can carry today (TCP groups only: UDP and TLS groups are
-/// refused with a message until the kind runs them).
+/// The shipped profiles `profile run` can carry on loopback.
 const RUNNABLE: &[&str] = &[
     "crr",
     "many-flows",
@@ -162,10 +161,13 @@ const RUNNABLE: &[&str] = &[
     "socket-buffers",
     "two-hosts",
     "write-size",
+    "udp-small",
+    "rrul",
+    "streams-to-line-rate",
 ];
 
 #[test]
-fn shipped_tcp_profiles_run_their_quick_form() {
+fn shipped_profiles_run_their_quick_form() {
     for name in RUNNABLE {
         let path = format!("{}/profiles/{name}.toml", env!("CARGO_MANIFEST_DIR"));
         let out = run(
@@ -180,7 +182,7 @@ fn shipped_tcp_profiles_run_their_quick_form() {
 }
 
 #[test]
-fn profile_run_moves_exact_counts_and_refuses_udp_groups() {
+fn profile_run_moves_exact_counts() {
     let dir = tempfile::tempdir().unwrap();
     let exact = dir.path().join("exact.toml");
     std::fs::write(
@@ -201,13 +203,4 @@ fn profile_run_moves_exact_counts_and_refuses_udp_groups() {
     assert_eq!(t["server_received"], 2 * 10 * 65_536);
     assert_eq!(t["server_sent"], 2 * 10 * 100);
     assert_eq!(t["client_received"], 2 * 10 * 100);
-
-    let udp = format!("{}/profiles/udp-small.toml", env!("CARGO_MANIFEST_DIR"));
-    let out = run(&["profile", "run", &udp, "--set", "duration=100ms"], 30);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("only tcp groups run yet"),
-        "{}",
-        stderr(&out)
-    );
 }

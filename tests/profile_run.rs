@@ -77,6 +77,29 @@ fn a_stream_program_moves_exactly_its_bytes() {
     let p = exact(&runs[0], 6_553_600, 0, 1);
     assert_eq!(p.ops[0].server.count, 100);
     assert_eq!(p.ops[0].name, "write");
+    // Each end timed every run of the flowop.
+    for end in [&p.ops[0].client, &p.ops[0].server] {
+        let l = end.latency_us.as_ref().expect("the flowop's times");
+        assert!(
+            l.p50 > 0.0 && l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.max,
+            "{l:?}"
+        );
+    }
+}
+
+#[test]
+fn a_connection_opened_during_the_test_has_its_tcp_info_sampled() {
+    // Open across the 1 s sample, closed before the end: its last figures stand.
+    let runs = run(vec![group(
+        "stream",
+        1,
+        vec![timed(1_200, vec![op(Op::Write(Size::Fixed(64 << 10)), 1)])],
+    )]);
+    let r = &runs[0].report;
+    let f = &r.flows[0];
+    assert!(f.rtt_us > 0 && f.cwnd > 0 && f.mss > 0, "{f:?}");
+    assert!(r.summary.tcp.rtt_us > 0.0, "{:?}", r.summary.tcp);
+    assert!(r.intervals[0].flows[0].rtt_us > 0, "{:?}", r.intervals[0]);
 }
 
 /// The group's profile figures, with both ends' totals checked against `sent` and `received`
@@ -300,4 +323,76 @@ fn a_timed_transaction_the_agent_only_writes_ends_and_counts_match() {
     assert_eq!(p.client.received, p.server.sent);
     assert_eq!(p.client.sent, 0);
     assert!(p.client.iterations > 0);
+}
+
+/// `g` as a UDP group.
+fn udp(mut g: Group) -> Group {
+    g.protocol = Protocol::Udp;
+    g
+}
+
+#[test]
+fn a_udp_request_response_program_counts_exactly_at_both_ends() {
+    let connect = iterations(1, vec![op(Op::Connect, 1)]);
+    let rr = iterations(
+        200,
+        vec![
+            op(Op::SendTo(Size::Fixed(100)), 1),
+            op(Op::Recv(Size::Fixed(1_000)), 1),
+        ],
+    );
+    let runs = run(vec![udp(group("udp-rr", 2, vec![connect, rr]))]);
+    let p = exact(&runs[0], 2 * 200 * 100, 2 * 200 * 1_000, 2 * 201);
+    assert_eq!((p.ops[1].name.as_str(), p.ops[1].lost), ("sendto", Some(0)));
+    assert_eq!((p.ops[2].client.count, p.ops[2].lost), (400, Some(0)));
+    assert_eq!(p.ops[2].client.failed, 0);
+}
+
+#[test]
+fn a_datagram_that_never_comes_counts_as_lost_and_the_program_goes_on() {
+    // The connecting end thinks while the agent sends twelve datagrams into a receive buffer
+    // of the kernel's minimum (a few KB): most are dropped, and each recv that finds none
+    // gives up after its timeout, counted, instead of waiting forever.
+    let burst = iterations(
+        1,
+        vec![
+            op(Op::Think(Size::Fixed(100_000)), 1),
+            op(Op::Recv(Size::Fixed(1_400)), 12),
+        ],
+    );
+    let mut g = udp(group("lossy", 1, vec![burst]));
+    g.window = Some(1);
+    let runs = run(vec![g]);
+    let p = runs[0].report.summary.profile().expect("a profile section");
+    let recv = &p.ops[1];
+    assert_eq!(recv.server.count, 12, "the agent sent them all");
+    assert_eq!(recv.client.count + recv.client.failed, 12);
+    assert!(recv.client.failed > 0, "nothing was dropped: {recv:?}");
+    assert_eq!(recv.lost, Some(recv.client.failed));
+    assert_eq!(p.client.iterations, 1);
+}
+
+#[test]
+fn a_tls_group_counts_exactly_with_a_session_per_connection() {
+    let stream = iterations(20, vec![op(Op::Write(Size::Fixed(100_000)), 1)]);
+    let churn = iterations(
+        5,
+        vec![
+            op(Op::Connect, 1),
+            op(Op::Write(Size::Fixed(10)), 1),
+            op(Op::Read(Size::Fixed(50_000)), 1),
+            op(Op::Disconnect, 1),
+        ],
+    );
+    let mut g = group("tls", 2, vec![stream, churn]);
+    g.protocol = Protocol::Tls;
+    let runs = run(vec![g]);
+    exact(
+        &runs[0],
+        2 * (20 * 100_000 + 5 * 10),
+        2 * 5 * 50_000,
+        2 * 25,
+    );
+    let tls = runs[0].report.summary.tls.as_ref().expect("a TLS summary");
+    assert!(!tls.version.is_empty(), "{tls:?}");
 }

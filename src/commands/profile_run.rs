@@ -17,9 +17,10 @@ use crate::method::Recorder;
 use crate::testbed::Testbed;
 use crate::Failure;
 use fathom_engine::ProfileBarriers;
-use fathom_proto::bounds::MAX_COUNT;
+use fathom_proto::bounds::{MAX_COUNT, MAX_UDP};
 use fathom_proto::plan::{Direction, FlowPlan, KindPlan, Limit, SocketOptions, TestPlan};
 use fathom_proto::profile::{Group, Op, ProfilePlan, Protocol};
+use fathom_proto::tls::TlsOptions;
 use fathom_report::Report;
 use serde::Serialize;
 use std::process::ExitCode;
@@ -205,15 +206,12 @@ fn group_run(
 /// kind's, its socket options, sampled every `interval` ns (default 1 s).
 pub fn group_plan(g: &Group, interval: Option<u64>) -> Result<TestPlan, Failure> {
     let usage = |what: &str| Failure::Usage(format!("group {}: {what}", g.name));
-    if g.protocol != Protocol::Tcp {
-        return Err(usage("only tcp groups run yet (udp and tls do not)"));
-    }
     let flows = u64::from(g.threads) * u64::from(g.flows_per_thread);
     let flows = u32::try_from(flows).map_err(|_| usage("too many flows"))?;
     let ops = || g.program.transactions.iter().flat_map(|t| &t.ops);
     let biggest = ops()
         .filter_map(|f| match &f.op {
-            Op::Write(s) | Op::Read(s) => Some(s.max()),
+            Op::Write(s) | Op::Read(s) | Op::SendTo(s) | Op::Recv(s) => Some(s.max()),
             _ => None,
         })
         .max()
@@ -237,6 +235,12 @@ pub fn group_plan(g: &Group, interval: Option<u64>) -> Result<TestPlan, Failure>
         },
         // Larger operations go in several calls, as a stream's writes do.
         write_size: biggest.clamp(1, WRITE_BUFFER),
+        // A datagram is read whole, whatever its size.
+        read_size: match g.protocol {
+            Protocol::Udp => MAX_UDP,
+            _ => 0,
+        },
+        tls: (g.protocol == Protocol::Tls).then(TlsOptions::default),
         ..TestPlan::default()
     };
     checked(plan).map_err(|e| usage(&e.to_string()))

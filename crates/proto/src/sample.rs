@@ -94,6 +94,9 @@ pub struct FlowSnapshot {
 }
 
 /// One flow's counters that only its kind keeps.
+// The profile's counts per flowop are the large variant; boxing it would cost the enum `Copy`
+// and an allocation per snapshot of every flow, for a value sent whole anyway.
+#[allow(clippy::large_enum_variant)]
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FlowKindCounters {
     /// The UDP stream's datagram counters.
@@ -125,6 +128,9 @@ pub struct OpCounters {
     pub bytes: u64,
     /// Time it took, summed, ns.
     pub ns: u64,
+    /// Times it failed and was let go (`can_fail`), or, for a datagram the end waited for,
+    /// times it did not come in time (lost).
+    pub failed: u64,
 }
 
 impl FlowSnapshot {
@@ -229,6 +235,11 @@ pub struct Snapshot {
     pub latency: Option<Vec<u8>>,
     /// The host's counters that only the test's kind reads, for the kinds that read any.
     pub kind: Option<HostKindCounters>,
+    /// The profile kind: each flow operation's times since the previous snapshot, serialized
+    /// (HDR V2, ns), one per operation in program order (the first [`PROFILE_OPS`]); empty
+    /// for other kinds.
+    #[serde(default)]
+    pub op_latency: Vec<Vec<u8>>,
 }
 
 /// A host's counters that only one kind reads.

@@ -147,6 +147,7 @@ fn end(side: &Side, flows: &[FlowPlan]) -> EndData {
             cpu: cpu(side, ms as u64),
             latency: None,
             kind: None,
+            op_latency: Vec::new(),
         })
         .collect();
     EndData {

@@ -131,7 +131,7 @@ impl Sampler {
     fn emit(&mut self, mark: Mark, at: Option<u64>) {
         let mut flows: Vec<_> = self.stats.iter().map(|s| s.snapshot()).collect();
         let at = at.unwrap_or_else(clock::now_ns);
-        self.tcp.read(&mut flows);
+        self.tcp.read_all(&mut flows, &self.stats);
         let (process_user_us, process_system_us) = cpu::process_rusage_us();
         let cpu = CpuSnapshot {
             per_cpu: cpu::proc_stat(),
@@ -147,6 +147,7 @@ impl Sampler {
             cpu,
             latency: self.latency(),
             kind: udp_snmp::for_plan(&self.plan),
+            op_latency: latency::per_op(&self.plan, self.workers.iter().map(|w| &w.1.latency)),
         };
         (self.sink)(snap);
     }

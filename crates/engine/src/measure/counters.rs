@@ -30,7 +30,7 @@ pub struct FlowStats {
 }
 
 /// How many counters a [`ProfileCounters`] holds.
-const PROFILE_CELLS: usize = 3 * PROFILE_OPS;
+const PROFILE_CELLS: usize = 4 * PROFILE_OPS;
 
 /// A file flow's counters, published whole by its flow ([`FlowStats::set_file`]); `NONE`
 /// marks an absent optional one, and `verified` is 0 (not yet), 1 (match) or 2 (mismatch).
@@ -177,19 +177,21 @@ impl FlowStats {
         let cells = self
             .profile
             .get_or_init(|| Box::new(std::array::from_fn(|_| AtomicU64::new(0))));
-        for (cell, o) in cells.chunks(3).zip(&p.ops) {
+        for (cell, o) in cells.chunks(4).zip(&p.ops) {
             cell[0].store(o.count, Relaxed);
             cell[1].store(o.bytes, Relaxed);
             cell[2].store(o.ns, Relaxed);
+            cell[3].store(o.failed, Relaxed);
         }
     }
     /// The profile counts now, if the flow publishes them.
     fn profile_snapshot(&self) -> Option<ProfileCounters> {
         self.profile.get().map(|cells| ProfileCounters {
             ops: std::array::from_fn(|i| OpCounters {
-                count: cells[3 * i].load(Relaxed),
-                bytes: cells[3 * i + 1].load(Relaxed),
-                ns: cells[3 * i + 2].load(Relaxed),
+                count: cells[4 * i].load(Relaxed),
+                bytes: cells[4 * i + 1].load(Relaxed),
+                ns: cells[4 * i + 2].load(Relaxed),
+                failed: cells[4 * i + 3].load(Relaxed),
             }),
         })
     }

@@ -14,14 +14,16 @@
 //! Flows a dump misses (a socket already closed) are read with getsockopt; if netlink fails at
 //! all, every flow is.
 
+use super::counters::FlowStats;
 use super::tcp_info;
 use crate::clock;
-use fathom_proto::sample::FlowSnapshot;
+use fathom_proto::sample::{FlowSnapshot, TcpInfo};
 use socket2::SockRef;
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
 
 /// Below this many TCP flows on an end a dump is not tried: walking the hash table costs more
 /// than a few getsockopt calls on any host (bench/RESULTS.md, "Measurement cost").
@@ -48,6 +50,8 @@ pub struct TcpInfos {
     /// (flow index, descriptor) of every flow with a TCP socket.
     flows: Vec<(usize, RawFd)>,
     dump: Option<Dump>,
+    /// Each flow's last reading of a socket opened during the test.
+    opened: Vec<Option<TcpInfo>>,
 }
 
 impl TcpInfos {
@@ -59,7 +63,11 @@ impl TcpInfos {
             .filter(|(_, &fd)| fd >= 0)
             .map(|(i, &fd)| (i, fd))
             .collect();
-        let mut t = TcpInfos { flows, dump: None };
+        let mut t = TcpInfos {
+            flows,
+            dump: None,
+            opened: Vec::new(),
+        };
         if t.flows.len() >= DUMP_FROM {
             t.dump = Dump::new(&t.flows).ok();
             t.keep_the_cheaper();
@@ -115,6 +123,24 @@ impl TcpInfos {
             }
         }
         self.read_missing(out);
+    }
+
+    /// Fills `tcp` in `out` like [`TcpInfos::read`], and for sockets a kind opened during the
+    /// test (the profile kind's, after the set-up chose how to read the others) from the
+    /// descriptor its flow names in `stats` as it (re)connects; once that socket closed (the
+    /// flow names none), its last figures stand.
+    pub fn read_all(&mut self, out: &mut [FlowSnapshot], stats: &[Arc<FlowStats>]) {
+        self.read(out);
+        self.opened.resize(out.len(), None);
+        for ((f, st), last) in out.iter_mut().zip(stats).zip(&mut self.opened) {
+            let fd = st.fd();
+            if f.tcp.is_none() {
+                f.tcp = if fd >= 0 { tcp_info::read(fd) } else { *last };
+            }
+            if fd >= 0 && f.tcp.is_some() {
+                *last = f.tcp;
+            }
+        }
     }
 
     /// Reads with getsockopt every flow the dump did not fill.

@@ -1,17 +1,21 @@
 //! The end that runs the program as written: it opens the flow's connections (each with the
-//! test's hello, as crr's do) when the program connects, and closes them first when it
-//! disconnects, reading to the other end's close so that neither end resets.
+//! test's hello, as crr's do; then a UDP flow's port exchange or a TLS group's handshake)
+//! when the program connects, and closes them first when it disconnects, reading to the other
+//! end's close so that neither end resets.
 
 use super::barrier::{Barriers, BARRIER_POLL_NS};
+use super::carrier::{self, Carrier, UDP_PORT_LEN};
 use super::runner::{Event, Runner};
+use super::TLS_READ;
 use crate::clock;
 use crate::kind::{Flow, Io, Step};
 use crate::kinds::crr::{dial, established};
+use crate::tls::{Handshake, TlsEnd, Wire};
 use fathom_proto::plan::SocketOptions;
 use fathom_proto::DataHello;
-use mio::net::TcpStream;
-use std::io::{self, Write};
-use std::net::{Shutdown, SocketAddr};
+use mio::net::UdpSocket;
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
@@ -25,6 +29,10 @@ pub(super) struct Client {
     pub opts: SocketOptions,
     /// The flow's program and counters.
     pub runner: Runner,
+    /// Its data operations move datagrams (a UDP group).
+    pub datagrams: bool,
+    /// A TLS group: this end's configuration, for a session per connection.
+    pub tls: Option<TlsEnd>,
     /// Its connection, while one is open or opening.
     pub link: Option<Link>,
     /// When the flow next wants to run regardless of readiness.
@@ -37,42 +45,167 @@ pub(super) struct Client {
 
 /// A connection of a flow.
 pub(super) struct Link {
-    sock: TcpStream,
-    /// Established (connect() finished).
-    up: bool,
-    /// Bytes of the hello sent.
-    hello_sent: usize,
+    wire: Wire,
+    stage: Stage,
+    /// What opens it: the hello, and a UDP flow's port.
+    opening: [u8; OPENING],
+    /// Bytes of `opening` to send, and sent so far.
+    len: usize,
+    sent: usize,
+    /// A UDP flow's socket, and the agent's port as read so far.
+    udp: Option<UdpSocket>,
+    port: [u8; UDP_PORT_LEN],
+    got: usize,
     /// This end's writing is shut down (closing).
     shut: bool,
 }
 
-impl Client {
-    /// Opens the connection: `Ok(false)` while it is under way.
-    fn open(&mut self, io: &mut Io<'_>) -> io::Result<bool> {
-        let link = match &mut self.link {
-            Some(l) => l,
-            None => self.link.insert(Link {
-                sock: dial(self.server, &self.opts, io)?,
-                up: false,
-                hello_sent: 0,
-                shut: false,
-            }),
-        };
-        if !link.up {
-            if !established(&link.sock)? {
-                return Ok(false);
-            }
-            link.up = true;
+/// The longest opening: the hello and a UDP port.
+const OPENING: usize = DataHello::LEN + UDP_PORT_LEN;
+
+/// How far a connection is from carrying the program.
+enum Stage {
+    /// connect() under way.
+    Dialing,
+    /// Sending the opening.
+    Opening,
+    /// A UDP flow: reading the agent's port.
+    Pairing,
+    /// A TLS group: the handshake.
+    Shaking(Box<Handshake>),
+    /// Carrying the program.
+    Open,
+}
+
+impl Link {
+    /// The carrier of an open link, none while it opens or closes.
+    fn carrier(&mut self) -> Option<Carrier<'_>> {
+        if !matches!(self.stage, Stage::Open) || self.shut {
+            return None;
         }
-        while link.hello_sent < self.hello.len() {
-            match link.sock.write(&self.hello[link.hello_sent..]) {
-                Ok(k) => link.hello_sent += k,
+        Some(match &self.udp {
+            Some(u) => Carrier::Datagram(u),
+            None => Carrier::Stream(&mut self.wire),
+        })
+    }
+
+    /// Sends what is left of the opening: `Ok(false)` while the socket is full.
+    fn send_opening(&mut self) -> io::Result<bool> {
+        while self.sent < self.len {
+            match self.wire.socket().write(&self.opening[self.sent..self.len]) {
+                Ok(k) => self.sent += k,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
         }
-        self.runner.connected(link.sock.as_raw_fd());
+        Ok(true)
+    }
+
+    /// Reads the agent's UDP port and connects the flow's UDP socket to it: `Ok(false)` while
+    /// it has not come.
+    fn pair(&mut self) -> io::Result<bool> {
+        while self.got < UDP_PORT_LEN {
+            match self.wire.socket().read(&mut self.port[self.got..]) {
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the agent closed the connection instead of naming its UDP port",
+                    ))
+                }
+                Ok(k) => self.got += k,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let to = carrier::peer_of(self.wire.socket().peer_addr()?, self.port)?;
+        if let Some(u) = &self.udp {
+            u.connect(to)?;
+        }
+        Ok(true)
+    }
+}
+
+impl Link {
+    /// Takes `stage` one step further: the next stage, and whether it moved (else the socket
+    /// is not ready and `stage` comes back).
+    fn advance(
+        &mut self,
+        stage: Stage,
+        datagrams: bool,
+        tls: Option<&TlsEnd>,
+        opts: &SocketOptions,
+        io: &Io<'_>,
+    ) -> io::Result<(Stage, bool)> {
+        Ok(match stage {
+            Stage::Dialing if !established(self.wire.socket())? => (stage, false),
+            Stage::Dialing => {
+                if datagrams {
+                    let local = self.wire.socket().local_addr()?;
+                    let udp = carrier::open_udp(local, opts, io)?;
+                    self.opening[DataHello::LEN..].copy_from_slice(&carrier::port_bytes(&udp)?);
+                    self.len = OPENING;
+                    self.udp = Some(udp);
+                }
+                (Stage::Opening, true)
+            }
+            Stage::Opening if !self.send_opening()? => (stage, false),
+            Stage::Opening if datagrams => (Stage::Pairing, true),
+            Stage::Opening => match tls {
+                Some(end) => (Stage::Shaking(Box::new(end.begin()?)), true),
+                None => (Stage::Open, true),
+            },
+            Stage::Pairing if !self.pair()? => (stage, false),
+            Stage::Pairing => (Stage::Open, true),
+            Stage::Shaking(mut h) => {
+                if !h.advance(self.wire.socket())? {
+                    return Ok((Stage::Shaking(h), false));
+                }
+                let (conn, _) = h.finish();
+                let end = tls.cloned().ok_or_else(|| io::Error::other("no TLS end"))?;
+                self.wire.secure(conn, end, TLS_READ);
+                (Stage::Open, true)
+            }
+            Stage::Open => (Stage::Open, true),
+        })
+    }
+}
+
+impl Client {
+    /// Starts a connection: dialed, and (a UDP flow) its UDP socket opened.
+    fn dial(&self, io: &Io<'_>) -> io::Result<Link> {
+        let mut opening = [0; OPENING];
+        opening[..DataHello::LEN].copy_from_slice(&self.hello);
+        Ok(Link {
+            wire: Wire::clear(dial(self.server, &self.opts, io)?),
+            stage: Stage::Dialing,
+            opening,
+            len: DataHello::LEN,
+            sent: 0,
+            udp: None,
+            port: [0; UDP_PORT_LEN],
+            got: 0,
+            shut: false,
+        })
+    }
+
+    /// Opens the connection: `Ok(false)` while it is under way.
+    fn open(&mut self, io: &mut Io<'_>) -> io::Result<bool> {
+        if self.link.is_none() {
+            self.link = Some(self.dial(io)?);
+        }
+        let link = self.link.as_mut().expect("a link being opened");
+        while !matches!(link.stage, Stage::Open) {
+            let stage = std::mem::replace(&mut link.stage, Stage::Open);
+            let (next, moved) =
+                link.advance(stage, self.datagrams, self.tls.as_ref(), &self.opts, io)?;
+            link.stage = next;
+            if !moved {
+                return Ok(false);
+            }
+        }
+        self.runner.connected(link.wire.as_raw_fd(), io.latency);
         Ok(true)
     }
 
@@ -80,16 +213,22 @@ impl Client {
     fn close(&mut self, io: &mut Io<'_>) -> io::Result<bool> {
         if let Some(link) = &mut self.link {
             if !link.shut {
-                link.sock.shutdown(Shutdown::Write)?;
+                if !link.wire.close()? {
+                    return Ok(false);
+                }
                 link.shut = true;
             }
-            if !self.runner.drain(&mut link.sock, io.rbuf)? {
+            if !self.runner.drain(&mut link.wire, io.rbuf)? {
                 return Ok(false);
             }
-            io.registry.deregister(&mut link.sock)?;
-            self.link = None;
+            io.registry.deregister(link.wire.socket())?;
+            if let Some(u) = &mut link.udp {
+                io.registry.deregister(u)?;
+            }
         }
+        // The sampler forgets the socket before it closes.
         self.runner.disconnected(io.latency);
+        self.link = None;
         Ok(true)
     }
 }
@@ -110,9 +249,7 @@ impl Flow for Client {
 
     fn stop(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
         self.barriers.break_all();
-        if let Some(mut link) = self.link.take() {
-            let _ = io.registry.deregister(&mut link.sock);
-        }
+        self.drop_link(io);
         Ok(Step::Done)
     }
 
@@ -122,20 +259,31 @@ impl Flow for Client {
 }
 
 impl Client {
+    /// Drops the connection as it is (a failure, or the end of the test).
+    fn drop_link(&mut self, io: &mut Io<'_>) {
+        if let Some(mut link) = self.link.take() {
+            let _ = io.registry.deregister(link.wire.socket());
+            if let Some(u) = &mut link.udp {
+                let _ = io.registry.deregister(u);
+            }
+        }
+    }
+
     /// Runs the program until it blocks, yields or ends.
     fn turn(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
         loop {
-            let sock = self
-                .link
-                .as_mut()
-                .filter(|l| l.up && !l.shut)
-                .map(|l| &mut l.sock);
+            let sock = self.link.as_mut().and_then(Link::carrier);
             match self.runner.step(sock, io)? {
-                Event::Connect => {
-                    if !self.open(io)? {
-                        return Ok(Step::Wait);
+                Event::Connect => match self.open(io) {
+                    Ok(true) => {}
+                    Ok(false) => return Ok(Step::Wait),
+                    Err(_) if self.runner.can_fail() => {
+                        self.drop_link(io);
+                        self.runner.connect_failed(io.latency);
                     }
-                }
+                    Err(e) => return Err(e),
+                },
+                Event::Broken => self.drop_link(io),
                 Event::Disconnect => {
                     if !self.close(io)? {
                         return Ok(Step::Wait);

@@ -281,6 +281,23 @@ impl Cursor {
         }
     }
 
+    /// Whether the program's operation [`Cursor::next`] gave may fail (`can_fail`); never
+    /// the cursor's own connect or disconnect.
+    pub(super) fn can_fail(&self) -> bool {
+        !self.implicit
+            && self
+                .program
+                .transactions
+                .get(self.tx)
+                .and_then(|t| t.ops.get(self.op))
+                .is_some_and(|f| f.can_fail)
+    }
+
+    /// The connection broke under a failed operation: the flow is unconnected.
+    pub(super) fn dropped(&mut self) {
+        self.connected = false;
+    }
+
     /// Every flow reached the barrier [`Next::Barrier`] named.
     pub(super) fn pass_barrier(&mut self) {
         self.passed = true;

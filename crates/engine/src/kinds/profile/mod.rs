@@ -9,6 +9,10 @@
 //! timed transaction's) closes it. Both ends draw random sizes from one generator per flow
 //! seeded with the program's seed and the flow's id, so they agree on every size.
 //!
+//! A UDP group's flows move datagrams on a UDP socket each end opens per connection; the
+//! connection itself proves and ends the flow ([`carrier`]). A TLS group's connections carry
+//! a TLS session, its handshake part of their `connect`.
+//!
 //! A transaction marked `barrier` ends when every flow of the connecting end ended it, or,
 //! when the test shares [`SharedBarriers`] with other groups' tests run from the same process,
 //! every flow of every group ([`barrier`]).
@@ -17,6 +21,7 @@
 //! connection: that close is how the accepting end learns of it.
 
 mod barrier;
+mod carrier;
 mod client;
 mod cursor;
 mod runner;
@@ -33,12 +38,21 @@ use runner::Runner;
 use std::io;
 use std::sync::{Arc, Mutex};
 
+/// Ciphertext a TLS connection reads per system call: four full records.
+const TLS_READ: usize = 4 * (16_384 + 256);
+
 /// Builds this side's flows of the profile kind from its sockets.
 pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn Flow>>> {
     let KindPlan::Profile(program) = &s.plan.kind else {
         return Err(wrong_sockets(KindId::Profile));
     };
-    runnable(program, s.tls.is_some())?;
+    let datagrams = datagrams(program);
+    if datagrams && s.tls.is_some() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a profile's datagram flows cannot run over TLS",
+        ));
+    }
     let program = Arc::new(program.clone());
     match sockets {
         Sockets::Connect(server, cookie) => {
@@ -55,7 +69,9 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
                         server,
                         hello: DataHello { cookie, flow: f.id }.encode(),
                         opts: s.plan.socket.clone(),
-                        runner: Runner::new(cursor, s.stats_of(f.id), true),
+                        runner: Runner::new(cursor, s.stats_of(f.id), true, datagrams),
+                        datagrams,
+                        tls: s.tls.cloned(),
                         link: None,
                         wake: None,
                         barriers: barriers.clone(),
@@ -71,13 +87,16 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
                 .iter()
                 .map(|f| {
                     let cursor = Cursor::new(program.clone(), f.id, true);
-                    serve::Slot::Ready(Box::new(Runner::new(cursor, s.stats_of(f.id), false)))
+                    let runner = Runner::new(cursor, s.stats_of(f.id), false, datagrams);
+                    serve::Slot::Ready(Box::new(runner))
                 })
                 .collect();
             let shared = serve::Shared {
                 cookie,
                 opts: s.plan.socket.clone(),
                 slots: Mutex::new(slots),
+                datagrams,
+                tls: s.tls.cloned(),
             };
             Ok(vec![serve::acceptor(listener, shared)?])
         }
@@ -85,25 +104,12 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
     }
 }
 
-/// Refuses what this engine cannot run yet: TLS, and datagram operations (which need a UDP
-/// flow of their own).
-fn runnable(program: &Program, tls: bool) -> io::Result<()> {
-    let unsupported = |what: &str| {
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            format!("profile flows cannot run {what} yet"),
-        ))
-    };
-    if tls {
-        return unsupported("over TLS");
-    }
-    let datagrams = program
+/// Whether `program`'s data operations move datagrams (a UDP group's: the format allows
+/// `sendto` and `recv` only there, and `write` and `read` only elsewhere).
+fn datagrams(program: &Program) -> bool {
+    program
         .transactions
         .iter()
         .flat_map(|t| &t.ops)
-        .any(|f| matches!(f.op, Op::SendTo(_) | Op::Recv(_)));
-    if datagrams {
-        return unsupported("sendto or recv");
-    }
-    Ok(())
+        .any(|f| matches!(f.op, Op::SendTo(_) | Op::Recv(_)))
 }

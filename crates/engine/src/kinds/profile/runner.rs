@@ -1,16 +1,18 @@
 //! One flow's program run on its connection, the same on both ends: the [`Cursor`] says what
 //! comes next, the runner writes and reads the bytes, waits out think times and rates, and
 //! counts. Opening and closing connections differ between the ends, so the runner hands them
-//! to its flow as [`Event::Connect`] and [`Event::Disconnect`].
+//! to its flow as [`Event::Connect`] and [`Event::Disconnect`]. In a UDP group a data
+//! operation moves one datagram ([`super::carrier`]).
 
+use super::carrier::{self, datagram, stream, Carrier, Datagram, RECV_TIMEOUT_NS};
 use super::cursor::{Action, Cursor, Next};
 use crate::clock;
 use crate::kind::Io;
 use crate::measure::counters::FlowStats;
 use crate::measure::latency::Latency;
+use crate::tls::Wire;
 use fathom_proto::sample::{ProfileCounters, PROFILE_OPS};
-use mio::net::TcpStream;
-use std::io::{self, Read, Write};
+use std::io;
 use std::sync::Arc;
 
 /// Flow operations per run before yielding to the worker's other flows.
@@ -34,6 +36,9 @@ pub(super) enum Event {
     /// Transaction this many ended at a barrier: call [`Runner::pass_barrier`] once every
     /// flow got there.
     Barrier(usize),
+    /// An operation marked `can_fail` failed and was counted: drop the connection (the
+    /// program goes on, opening a new one when it needs one).
+    Broken,
 }
 
 /// The operation under way.
@@ -47,6 +52,10 @@ enum Doing {
     Read(u64),
     /// Thinking until this instant.
     Think(u64),
+    /// One datagram of this many bytes to send.
+    Send(u64),
+    /// One datagram to receive, lost if it has not come by this instant.
+    Recv(u64),
 }
 
 /// A flow's program, its progress and its counters.
@@ -56,42 +65,50 @@ pub(super) struct Runner {
     stats: Arc<FlowStats>,
     /// Records each iteration's time as a latency (the end running the program as written).
     timed: bool,
+    /// Its data operations move datagrams (a UDP group).
+    datagrams: bool,
     sent: u64,
     received: u64,
     /// Counts per flow operation, published at the end of every step.
     ops: ProfileCounters,
     /// The operation under way's entry in `ops`, and when it began.
     current: Option<(usize, u64)>,
+    /// The operation under way failed (a datagram lost): counted as failed when it ends.
+    failed: bool,
 }
 
 impl Runner {
-    /// A runner of `cursor` counting into `stats`; `timed` records iteration latencies.
-    pub(super) fn new(cursor: Cursor, stats: Arc<FlowStats>, timed: bool) -> Runner {
+    /// A runner of `cursor` counting into `stats`; `timed` records iteration latencies (and
+    /// gives up on datagrams that do not come), `datagrams` moves datagrams.
+    pub(super) fn new(
+        cursor: Cursor,
+        stats: Arc<FlowStats>,
+        timed: bool,
+        datagrams: bool,
+    ) -> Runner {
         Runner {
             cursor,
             doing: None,
             stats,
             timed,
+            datagrams,
             sent: 0,
             received: 0,
             ops: ProfileCounters::default(),
             current: None,
+            failed: false,
         }
     }
 
     /// Runs the program on `sock` (none while the connection is closed) until it blocks, its
     /// turn is over or the connection must be opened or closed.
-    pub(super) fn step(
-        &mut self,
-        sock: Option<&mut TcpStream>,
-        io: &mut Io<'_>,
-    ) -> io::Result<Event> {
+    pub(super) fn step(&mut self, sock: Option<Carrier<'_>>, io: &mut Io<'_>) -> io::Result<Event> {
         let event = self.turn(sock, io);
         self.stats.set_profile(&self.ops);
         event
     }
 
-    fn turn(&mut self, mut sock: Option<&mut TcpStream>, io: &mut Io<'_>) -> io::Result<Event> {
+    fn turn(&mut self, mut sock: Option<Carrier<'_>>, io: &mut Io<'_>) -> io::Result<Event> {
         let mut ops = 0;
         loop {
             let now = clock::now_ns();
@@ -103,12 +120,14 @@ impl Runner {
                     }
                     ops += 1;
                     if self.cursor.must_probe() {
-                        if let Some(e) = self.probe(sock.as_deref_mut(), io.rbuf)? {
-                            return Ok(e);
+                        if let Some(Carrier::Stream(w)) = sock.as_mut() {
+                            if self.drain(w, io.rbuf)? {
+                                return Ok(Event::PeerEnded);
+                            }
                         }
                     }
                     let d = match self.cursor.next(now) {
-                        Next::Do(a) => doing_of(a, now),
+                        Next::Do(a) => self.doing_of(a, now),
                         Next::Until(t) => return Ok(Event::Wait(Some(t))),
                         Next::Barrier(tx) => return Ok(Event::Barrier(tx)),
                         Next::End => return Ok(Event::End),
@@ -127,13 +146,15 @@ impl Runner {
                 Doing::Disconnect => return Ok(Event::Disconnect),
                 Doing::Think(until) if now < until => return Ok(Event::Wait(Some(until))),
                 Doing::Think(_) => 0,
-                Doing::Write(n) => self.write(open(sock.as_deref_mut())?, io.wbuf, n)?,
-                Doing::Read(n) => match self.read(open(sock.as_deref_mut())?, io.rbuf, n)? {
-                    Some(left) => left,
-                    None => {
-                        self.doing = None;
-                        return Ok(Event::PeerEnded);
+                _ => match self.move_data(doing, sock.as_mut(), io, now) {
+                    Ok(Ok(left)) => left,
+                    // A read the other end's close cut short, on the end running the program.
+                    Ok(Err(Event::PeerEnded)) if self.timed && self.cursor.can_fail() => {
+                        return Ok(self.broke(now, io.latency))
                     }
+                    Ok(Err(e)) => return Ok(e),
+                    Err(_) if self.cursor.can_fail() => return Ok(self.broke(now, io.latency)),
+                    Err(e) => return Err(e),
                 },
             };
             if left > 0 {
@@ -143,18 +164,89 @@ impl Runner {
                 });
                 return Ok(Event::Wait(None));
             }
-            self.doing = None;
-            self.op_done(now);
-            let ended = self.cursor.done();
-            self.count(ended, io.latency);
+            // The operation's own time runs to now, not to when this pass began.
+            self.finish_op(clock::now_ns(), io.latency);
         }
     }
 
-    /// The connection [`Event::Connect`] asked for is open, as `fd`.
-    pub(super) fn connected(&mut self, fd: i32) {
+    /// Moves operation `doing`'s data on `sock`: what is left of it, or the event that ends
+    /// this turn.
+    fn move_data(
+        &mut self,
+        doing: Doing,
+        sock: Option<&mut Carrier<'_>>,
+        io: &mut Io<'_>,
+        now: u64,
+    ) -> io::Result<Result<u64, Event>> {
+        Ok(Ok(match doing {
+            Doing::Write(n) => {
+                let w = stream(sock)?;
+                let left = self.write(w, io.wbuf, n)?;
+                if left == 0 && !w.flush()? {
+                    // TLS holds records the socket had no room for: send them first.
+                    self.doing = Some(Doing::Write(0));
+                    return Ok(Err(Event::Wait(None)));
+                }
+                left
+            }
+            Doing::Read(n) => match self.read(stream(sock)?, io.rbuf, n)? {
+                Some(left) => left,
+                None => {
+                    self.doing = None;
+                    return Ok(Err(Event::PeerEnded));
+                }
+            },
+            Doing::Send(n) => match carrier::send(datagram(sock.as_deref())?, io.wbuf, n)? {
+                Datagram::Moved(k) => self.add_sent(k as u64),
+                Datagram::Blocked => return Ok(Err(Event::Wait(None))),
+            },
+            Doing::Recv(by) => match carrier::recv(datagram(sock.as_deref())?, io.rbuf)? {
+                Datagram::Moved(k) => self.add_received(k),
+                Datagram::Blocked if now >= by => self.lost(),
+                Datagram::Blocked if by == u64::MAX => return Ok(Err(Event::Wait(None))),
+                Datagram::Blocked => return Ok(Err(Event::Wait(Some(by)))),
+            },
+            Doing::Connect | Doing::Disconnect | Doing::Think(_) => 0,
+        }))
+    }
+
+    /// The operation under way is over at `now`: counted, and the cursor moved on.
+    fn finish_op(&mut self, now: u64, latency: &Latency) {
         self.doing = None;
-        self.stats.set_fd(fd);
-        self.op_done(clock::now_ns());
+        self.op_done(now, latency);
+        let ended = self.cursor.done();
+        self.count(ended, latency);
+    }
+
+    /// The operation under way failed and may (`can_fail`): counted as failed, and its
+    /// connection given up (the flow drops it; a later operation opens a new one).
+    fn broke(&mut self, now: u64, latency: &Latency) -> Event {
+        self.failed = true;
+        self.finish_op(now, latency);
+        self.cursor.dropped();
+        self.stats.set_fd(-1);
+        Event::Broken
+    }
+
+    /// Whether the program's operation under way may fail (`can_fail`).
+    pub(super) fn can_fail(&self) -> bool {
+        self.cursor.can_fail()
+    }
+
+    /// The connection [`Event::Connect`] asked for could not open, and the operation may fail:
+    /// counted as failed, the flow still unconnected.
+    pub(super) fn connect_failed(&mut self, latency: &Latency) {
+        self.failed = true;
+        self.finish_op(clock::now_ns(), latency);
+        self.stats.set_profile(&self.ops);
+    }
+
+    /// The connection [`Event::Connect`] asked for is open, as `fd`.
+    pub(super) fn connected(&mut self, fd: i32, latency: &Latency) {
+        self.doing = None;
+        // The sampler reads the TCP_INFO of a stream's connection; a UDP flow's carries no data.
+        self.stats.set_fd(if self.datagrams { -1 } else { fd });
+        self.op_done(clock::now_ns(), latency);
         self.cursor.connected();
         self.stats.set_profile(&self.ops);
     }
@@ -163,7 +255,7 @@ impl Runner {
     pub(super) fn disconnected(&mut self, latency: &Latency) {
         self.doing = None;
         self.stats.set_fd(-1);
-        self.op_done(clock::now_ns());
+        self.op_done(clock::now_ns(), latency);
         let ended = self.cursor.disconnected();
         self.count(ended, latency);
         self.stats.set_profile(&self.ops);
@@ -178,16 +270,19 @@ impl Runner {
     /// accepting end's way to learn of it), false when the program did not expect it.
     pub(super) fn peer_ended(&mut self) -> bool {
         self.doing = None;
+        self.current = None;
         self.stats.set_fd(-1);
         self.cursor.peer_ended()
     }
 
     /// Reads and counts until the other end's close (`Ok(true)`) or an empty socket.
-    pub(super) fn drain(&mut self, sock: &mut TcpStream, rbuf: &mut [u8]) -> io::Result<bool> {
+    pub(super) fn drain(&mut self, sock: &mut Wire, rbuf: &mut [u8]) -> io::Result<bool> {
         loop {
             match sock.read(rbuf) {
                 Ok(0) => return Ok(true),
-                Ok(n) => self.add_received(n),
+                Ok(n) => {
+                    self.add_received(n);
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -195,24 +290,8 @@ impl Runner {
         }
     }
 
-    /// One look at a connection the other end may have closed to end a timed transaction.
-    fn probe(
-        &mut self,
-        sock: Option<&mut TcpStream>,
-        rbuf: &mut [u8],
-    ) -> io::Result<Option<Event>> {
-        let Some(sock) = sock else {
-            return Ok(None);
-        };
-        match self.drain(sock, rbuf) {
-            Ok(true) => Ok(Some(Event::PeerEnded)),
-            Ok(false) => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
     /// Writes up to `want` bytes; what is left to write.
-    fn write(&mut self, sock: &mut TcpStream, wbuf: &[u8], want: u64) -> io::Result<u64> {
+    fn write(&mut self, sock: &mut Wire, wbuf: &[u8], want: u64) -> io::Result<u64> {
         let mut left = want;
         while left > 0 {
             let n = left.min(wbuf.len() as u64) as usize;
@@ -231,14 +310,23 @@ impl Runner {
         Ok(left)
     }
 
+    /// Counts a datagram of `n` bytes sent; nothing is left of the operation.
+    fn add_sent(&mut self, n: u64) -> u64 {
+        self.sent += n;
+        self.stats.set_sent(self.sent);
+        self.add_bytes(n);
+        0
+    }
+
+    /// Counts the datagram the operation under way waited for as lost; nothing is left of it.
+    fn lost(&mut self) -> u64 {
+        self.failed = true;
+        0
+    }
+
     /// Reads up to `want` bytes, never more; what is left to read, or `None` at the other
     /// end's close.
-    fn read(
-        &mut self,
-        sock: &mut TcpStream,
-        rbuf: &mut [u8],
-        want: u64,
-    ) -> io::Result<Option<u64>> {
+    fn read(&mut self, sock: &mut Wire, rbuf: &mut [u8], want: u64) -> io::Result<Option<u64>> {
         let mut left = want;
         while left > 0 {
             let n = left.min(rbuf.len() as u64) as usize;
@@ -256,10 +344,12 @@ impl Runner {
         Ok(Some(left))
     }
 
-    fn add_received(&mut self, n: usize) {
+    /// Counts `n` bytes received; nothing is left of a datagram operation.
+    fn add_received(&mut self, n: usize) -> u64 {
         self.received += n as u64;
         self.stats.set_received(self.received);
         self.add_bytes(n as u64);
+        0
     }
 
     /// Counts bytes the operation under way moved.
@@ -269,12 +359,20 @@ impl Runner {
         }
     }
 
-    /// Counts the operation under way as done at `now`.
-    fn op_done(&mut self, now: u64) {
+    /// Counts the operation under way as done at `now` (its time into `latency`), or as
+    /// failed when it did not complete.
+    fn op_done(&mut self, now: u64, latency: &Latency) {
+        let failed = std::mem::take(&mut self.failed);
         if let Some((i, started)) = self.current.take() {
             let o = &mut self.ops.ops[i];
-            o.count += 1;
-            o.ns += now.saturating_sub(started);
+            if failed {
+                o.failed += 1;
+            } else {
+                let ns = now.saturating_sub(started);
+                o.count += 1;
+                o.ns += ns;
+                latency.record_op(i, ns);
+            }
         }
     }
 
@@ -292,18 +390,99 @@ impl Runner {
     }
 }
 
-/// The action as an operation under way, started at `now`.
-fn doing_of(a: Action, now: u64) -> Doing {
-    match a {
-        Action::Connect => Doing::Connect,
-        Action::Disconnect => Doing::Disconnect,
-        Action::Write(n) => Doing::Write(n),
-        Action::Read(n) => Doing::Read(n),
-        Action::Think(ns) => Doing::Think(now.saturating_add(ns)),
+impl Runner {
+    /// The action as an operation under way, started at `now`.
+    fn doing_of(&self, a: Action, now: u64) -> Doing {
+        match a {
+            Action::Connect => Doing::Connect,
+            Action::Disconnect => Doing::Disconnect,
+            Action::Write(n) if self.datagrams => Doing::Send(n),
+            Action::Read(_) if self.datagrams => Doing::Recv(match self.timed {
+                true => now.saturating_add(RECV_TIMEOUT_NS),
+                false => u64::MAX,
+            }),
+            Action::Write(n) => Doing::Write(n),
+            Action::Read(n) => Doing::Read(n),
+            Action::Think(ns) => Doing::Think(now.saturating_add(ns)),
+        }
     }
 }
 
-/// The open connection a data operation needs.
-fn open(sock: Option<&mut TcpStream>) -> io::Result<&mut TcpStream> {
-    sock.ok_or_else(|| io::Error::new(io::ErrorKind::NotConnected, "no connection open"))
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fathom_proto::profile::{FlowOp, Op, Program, Repeat, Size, Transaction};
+    use std::io::Write as _;
+
+    /// The connecting end's runner of two iterations of a 10-byte read (`can_fail` as said),
+    /// on a connection whose other end sends 4 bytes and closes: the step's event, the counts,
+    /// and after a counted failure the next step's event.
+    fn read_from_a_peer_that_closed(can_fail: bool) -> (Event, ProfileCounters, Option<Event>) {
+        let program = Arc::new(Program {
+            transactions: vec![Transaction {
+                repeat: Repeat::Iterations(2),
+                rate: None,
+                barrier: false,
+                ops: vec![FlowOp {
+                    op: Op::Read(Size::Fixed(10)),
+                    count: 1,
+                    can_fail,
+                }],
+            }],
+            seed: 1,
+        });
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let ours = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut theirs, _) = listener.accept().unwrap();
+        theirs.write_all(&[1; 4]).unwrap();
+        drop(theirs);
+        ours.set_nonblocking(true).unwrap();
+        let mut wire = Wire::clear(mio::net::TcpStream::from_std(ours));
+        let stats = Arc::new(FlowStats::default());
+        let mut runner = Runner::new(Cursor::new(program, 0, false), stats, true, false);
+        let poll = mio::Poll::new().unwrap();
+        let latency = Latency::default();
+        let (wbuf, mut rbuf, mut spawned) = (vec![0; 64], vec![0; 64], Vec::new());
+        let mut io = Io {
+            wbuf: &wbuf,
+            rbuf: &mut rbuf,
+            zc_file: None,
+            end_ns: u64::MAX,
+            ramp_until: 0,
+            wait_until: 0,
+            registry: poll.registry(),
+            token: mio::Token(0),
+            latency: &latency,
+            spawned: &mut spawned,
+        };
+        runner.step(None, &mut io).unwrap();
+        runner.connected(-1, &latency);
+        // The peer's 4 bytes and its close are on our socket by now (loopback).
+        let event = runner
+            .step(Some(Carrier::Stream(&mut wire)), &mut io)
+            .unwrap();
+        let then = match event {
+            Event::Broken => Some(runner.step(None, &mut io).unwrap()),
+            _ => None,
+        };
+        (event, runner.ops, then)
+    }
+
+    #[test]
+    fn a_read_that_may_fail_counts_its_failure_and_the_program_goes_on() {
+        let (event, ops, then) = read_from_a_peer_that_closed(true);
+        assert_eq!(event, Event::Broken);
+        assert_eq!(
+            (ops.ops[0].count, ops.ops[0].failed, ops.ops[0].bytes),
+            (0, 1, 4)
+        );
+        assert_eq!(
+            then,
+            Some(Event::Connect),
+            "the next iteration opens a new connection"
+        );
+        let (event, ops, _) = read_from_a_peer_that_closed(false);
+        assert_eq!(event, Event::PeerEnded, "without can_fail the flow fails");
+        assert_eq!(ops.ops[0].failed, 0);
+    }
 }

@@ -4,13 +4,17 @@
 //! disconnects and connects again carries on, sizes and counts included. Strangers (a wrong
 //! hello, or none within [`HELLO_TIMEOUT`]) are dropped unanswered and uncounted.
 
+use super::carrier::{self, Carrier, UDP_PORT_LEN};
 use super::runner::{Event, Runner};
+use super::TLS_READ;
 use crate::clock;
 use crate::kind::{Flow, Io, Step, READ_WRITE};
 use crate::sockopt;
+use crate::tls::{Handshake, TlsEnd, Wire};
 use fathom_proto::plan::SocketOptions;
 use fathom_proto::DataHello;
-use std::io::{self, Read};
+use mio::net::UdpSocket;
+use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex};
 
@@ -39,6 +43,10 @@ pub(super) struct Shared {
     pub opts: SocketOptions,
     /// One per flow of the test, by flow id.
     pub slots: Mutex<Vec<Slot>>,
+    /// The flows' data operations move datagrams (a UDP group).
+    pub datagrams: bool,
+    /// A TLS group: this end's configuration, for a session per connection.
+    pub tls: Option<TlsEnd>,
 }
 
 impl Shared {
@@ -60,6 +68,18 @@ impl Shared {
             *s = slot;
         }
     }
+}
+
+/// How far an accepted connection is from carrying its flow's program.
+enum Stage {
+    /// Reading and checking the hello.
+    Hello,
+    /// A UDP flow: sending this end's UDP port (sent so far).
+    Answer([u8; UDP_PORT_LEN], usize),
+    /// A TLS group: the handshake.
+    Shaking(Box<Handshake>),
+    /// Carrying the program.
+    Open,
 }
 
 /// What a connection found in its flow's slot.
@@ -97,12 +117,14 @@ impl Flow for Acceptor {
                 Ok((sock, _)) => {
                     sockopt::apply_connected(sock.as_raw_fd(), &self.shared.opts)?;
                     io.spawned.push(Box::new(Served {
-                        sock,
+                        wire: Wire::clear(sock),
                         shared: self.shared.clone(),
-                        hello: [0; DataHello::LEN],
+                        hello: [0; DataHello::LEN + UDP_PORT_LEN],
                         got: 0,
                         until: clock::now_ns().saturating_add(HELLO_TIMEOUT),
                         flow: None,
+                        stage: Stage::Hello,
+                        udp: None,
                         runner: None,
                         wake: None,
                     }));
@@ -123,28 +145,37 @@ impl Flow for Acceptor {
 
 /// One accepted connection: its hello, then its flow's mirror program.
 struct Served {
-    sock: mio::net::TcpStream,
+    wire: Wire,
     shared: Arc<Shared>,
-    hello: [u8; DataHello::LEN],
+    /// The hello, and a UDP flow's port after it.
+    hello: [u8; DataHello::LEN + UDP_PORT_LEN],
     got: usize,
     /// Monotonic ns by which the hello must be complete.
     until: u64,
     /// The flow its hello named.
     flow: Option<u32>,
+    /// How far the connection is from carrying the program.
+    stage: Stage,
+    /// A UDP flow's socket, connected to the other end's.
+    udp: Option<UdpSocket>,
     /// The flow's place, while this connection runs it.
     runner: Option<Box<Runner>>,
     wake: Option<u64>,
 }
 
 impl Served {
-    /// Reads and checks the hello: the flow it names, `Ok(None)` while it is incomplete, an
-    /// error for a stranger.
+    /// Reads and checks the hello (and a UDP flow's port after it): the flow it names,
+    /// `Ok(None)` while it is incomplete, an error for a stranger.
     fn prove(&mut self) -> io::Result<Option<u32>> {
         if let Some(f) = self.flow {
             return Ok(Some(f));
         }
-        while self.got < self.hello.len() {
-            match self.sock.read(&mut self.hello[self.got..]) {
+        let want = match self.shared.datagrams {
+            true => self.hello.len(),
+            false => DataHello::LEN,
+        };
+        while self.got < want {
+            match self.wire.socket().read(&mut self.hello[self.got..want]) {
                 Ok(0) => return Err(stranger()),
                 Ok(n) => self.got += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -179,16 +210,80 @@ impl Served {
         }
     }
 
+    /// Takes the connection from its hello to carrying the program (a UDP flow's port
+    /// exchange, a TLS group's handshake): `Ok(false)` while it waits for the socket.
+    fn open(&mut self, io: &Io<'_>) -> io::Result<bool> {
+        loop {
+            self.stage = match std::mem::replace(&mut self.stage, Stage::Open) {
+                Stage::Hello if self.shared.datagrams => {
+                    let sock = self.wire.socket();
+                    let udp = carrier::open_udp(sock.local_addr()?, &self.shared.opts, io)?;
+                    let port = [self.hello[DataHello::LEN], self.hello[DataHello::LEN + 1]];
+                    udp.connect(carrier::peer_of(sock.peer_addr()?, port)?)?;
+                    let ours = carrier::port_bytes(&udp)?;
+                    self.udp = Some(udp);
+                    Stage::Answer(ours, 0)
+                }
+                Stage::Hello => match &self.shared.tls {
+                    Some(end) => Stage::Shaking(Box::new(end.begin()?)),
+                    None => Stage::Open,
+                },
+                Stage::Answer(port, sent) if sent < UDP_PORT_LEN => {
+                    match self.wire.socket().write(&port[sent..]) {
+                        Ok(k) => Stage::Answer(port, sent + k),
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                            self.stage = Stage::Answer(port, sent);
+                            return Ok(false);
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                            Stage::Answer(port, sent)
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                Stage::Answer(..) => Stage::Open,
+                Stage::Shaking(mut h) => {
+                    if !h.advance(self.wire.socket())? {
+                        self.stage = Stage::Shaking(h);
+                        return Ok(false);
+                    }
+                    let (conn, _) = h.finish();
+                    let end = self
+                        .shared
+                        .tls
+                        .clone()
+                        .ok_or_else(|| io::Error::other("no TLS end"))?;
+                    self.wire.secure(conn, end, TLS_READ);
+                    Stage::Open
+                }
+                Stage::Open => return Ok(true),
+            };
+        }
+    }
+
     /// Runs the flow's mirror program on this connection.
     fn serve(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
         loop {
             let Some(runner) = self.runner.as_mut() else {
                 return Ok(Step::Done);
             };
-            match runner.step(Some(&mut self.sock), io)? {
-                Event::Connect => runner.connected(self.sock.as_raw_fd()),
+            let carrier = match &self.udp {
+                Some(u) => Carrier::Datagram(u),
+                None => Carrier::Stream(&mut self.wire),
+            };
+            let event = match runner.step(Some(carrier), io)? {
+                // A UDP flow's connection carries no data: its close is the other end's word.
+                Event::Wait(_) | Event::Yield
+                    if self.udp.is_some() && runner.drain(&mut self.wire, io.rbuf)? =>
+                {
+                    Event::PeerEnded
+                }
+                e => e,
+            };
+            match event {
+                Event::Connect => runner.connected(self.wire.as_raw_fd(), io.latency),
                 Event::Disconnect => {
-                    if !runner.drain(&mut self.sock, io.rbuf)? {
+                    if !runner.drain(&mut self.wire, io.rbuf)? || !self.wire.close()? {
                         return Ok(Step::Wait);
                     }
                     runner.disconnected(io.latency);
@@ -204,10 +299,23 @@ impl Served {
                     self.release(true);
                     return Ok(Step::Done);
                 }
+                // A failure it may have (`can_fail`) was counted: the connection is given up
+                // and the program carries on with the flow's next one.
+                Event::Broken => {
+                    self.release(false);
+                    return Ok(Step::Done);
+                }
                 // A mirror follows its connection and never waits at a barrier.
                 Event::Barrier(_) => runner.pass_barrier(),
                 Event::PeerEnded if runner.peer_ended() => {
+                    let _ = self.wire.close();
                     self.release(false);
+                    return Ok(Step::Done);
+                }
+                // Datagrams lost on the way leave a mirror behind its program: the other
+                // end's close ends it.
+                Event::PeerEnded if self.udp.is_some() => {
+                    self.release(true);
                     return Ok(Step::Done);
                 }
                 Event::PeerEnded => {
@@ -223,7 +331,7 @@ impl Served {
 
 impl Flow for Served {
     fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(&mut self.sock, t, READ_WRITE)
+        r.register(self.wire.socket(), t, READ_WRITE)
     }
 
     fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
@@ -240,6 +348,9 @@ impl Flow for Served {
                 }
                 Taken::Gone => return Err(stranger()),
             }
+        }
+        if !self.open(io)? {
+            return Ok(Step::Wait);
         }
         self.serve(io)
     }

@@ -7,7 +7,10 @@ use crate::model::{KindSummary, Summary};
 use crate::run::{Role, View};
 use crate::sections::rr::figures::{empty, latency, merge_into};
 use fathom_proto::plan::KindPlan;
+use fathom_proto::profile::Op;
 use fathom_proto::sample::{OpCounters, Snapshot, PROFILE_OPS};
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
 
 /// Fills `summary.profile`.
 pub fn fill(v: &View<'_>, summary: &mut Summary) {
@@ -16,6 +19,7 @@ pub fn fill(v: &View<'_>, summary: &mut Summary) {
     };
     let (client, client_ops) = end(v, Role::Client);
     let (server, server_ops) = end(v, Role::Server);
+    let (client_times, server_times) = (op_times(v, Role::Client), op_times(v, Role::Server));
     let mut hist = empty();
     for e in v.run.ends.iter().filter(|e| e.role == Role::Client) {
         merge_into(&mut hist, &e.snaps);
@@ -24,14 +28,15 @@ pub fn fill(v: &View<'_>, summary: &mut Summary) {
         .transactions
         .iter()
         .enumerate()
-        .flat_map(|(t, tx)| tx.ops.iter().map(move |f| (t + 1, f.op.name())))
+        .flat_map(|(t, tx)| tx.ops.iter().map(move |f| (t + 1, &f.op)))
         .take(PROFILE_OPS)
         .enumerate()
-        .map(|(i, (transaction, name))| ProfileOp {
+        .map(|(i, (transaction, op))| ProfileOp {
             transaction,
-            name: name.into(),
-            client: figures(client_ops[i]),
-            server: figures(server_ops[i]),
+            name: op.name().into(),
+            client: figures(client_ops[i], client_times.get(i)),
+            server: figures(server_ops[i], server_times.get(i)),
+            lost: lost(op, client_ops[i].count, server_ops[i].count),
         })
         .collect();
     summary.section = Some(KindSummary::Profile(ProfileSummary {
@@ -66,15 +71,47 @@ fn end(v: &View<'_>, role: Role) -> (ProfileEnd, [OpCounters; PROFILE_OPS]) {
             o.count += f.count;
             o.bytes += f.bytes;
             o.ns += f.ns;
+            o.failed += f.failed;
         }
     }
     (total, ops)
 }
 
-fn figures(o: OpCounters) -> OpFigures {
+/// Datagrams of a datagram operation sent by one end and never received by the other (the
+/// connecting end sends a `sendto`'s, the agent a `recv`'s); none for other operations.
+fn lost(op: &Op, client: u64, server: u64) -> Option<u64> {
+    match op {
+        Op::SendTo(_) => Some(client.saturating_sub(server)),
+        Op::Recv(_) => Some(server.saturating_sub(client)),
+        _ => None,
+    }
+}
+
+/// Each flow operation's times over the whole test at every end in `role`, merged.
+fn op_times(v: &View<'_>, role: Role) -> Vec<Histogram<u64>> {
+    let mut hists: Vec<Histogram<u64>> = (0..PROFILE_OPS).map(|_| empty()).collect();
+    let snaps = v
+        .run
+        .ends
+        .iter()
+        .filter(|e| e.role == role)
+        .flat_map(|e| &e.snaps);
+    for s in snaps {
+        for (h, bytes) in hists.iter_mut().zip(&s.op_latency) {
+            if let Ok(d) = Deserializer::new().deserialize::<u64, _>(&mut &bytes[..]) {
+                let _ = h.add(&d);
+            }
+        }
+    }
+    hists
+}
+
+fn figures(o: OpCounters, times: Option<&Histogram<u64>>) -> OpFigures {
     OpFigures {
+        latency_us: times.and_then(latency),
         count: o.count,
         bytes: o.bytes,
+        failed: o.failed,
         mean_us: match o.count {
             0 => 0.0,
             n => o.ns as f64 / n as f64 / 1e3,

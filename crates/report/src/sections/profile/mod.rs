@@ -9,7 +9,7 @@ pub mod model;
 pub mod phases;
 
 use crate::cells::rtt;
-use crate::model::{FlowResult, KindInterval, Report, Summary};
+use crate::model::{FlowResult, KindInterval, Latency, Report, Summary};
 use crate::run::View;
 use crate::section::{Item, Section, Span};
 use model::ProfileSummary;
@@ -66,19 +66,54 @@ fn lines(p: &ProfileSummary, item: &mut Item<'_>) {
         item(label, format!("sent {}, received {}", e.sent, e.received));
     }
     for (i, o) in p.ops.iter().enumerate() {
-        item(
-            &format!("flowop {}", i + 1),
-            format!(
-                "{} (transaction {}): client {} × {} B {:.1} µs; agent {} × {} B {:.1} µs",
-                o.name,
-                o.transaction,
-                o.client.count,
-                o.client.bytes,
-                o.client.mean_us,
-                o.server.count,
-                o.server.bytes,
-                o.server.mean_us
-            ),
+        let mut line = format!(
+            "{} (transaction {}): client {} × {} B {:.1} µs{}; agent {} × {} B {:.1} µs{}",
+            o.name,
+            o.transaction,
+            o.client.count,
+            o.client.bytes,
+            o.client.mean_us,
+            failed(o.client.failed, &o.name),
+            o.server.count,
+            o.server.bytes,
+            o.server.mean_us,
+            failed(o.server.failed, &o.name),
         );
+        if let Some(n) = o.lost {
+            line.push_str(&format!("; lost {n}"));
+        }
+        item(&format!("flowop {}", i + 1), line);
+        if o.client.latency_us.is_some() || o.server.latency_us.is_some() {
+            let times = format!(
+                "client {}; agent {}",
+                times(o.client.latency_us.as_ref()),
+                times(o.server.latency_us.as_ref())
+            );
+            item(&format!("  time {}", i + 1), times);
+        }
+    }
+}
+
+/// A flow operation's times at one end: p50, p90, p99 and max.
+fn times(l: Option<&Latency>) -> String {
+    match l {
+        None => "-".to_string(),
+        Some(l) => format!(
+            "p50 {} p90 {} p99 {} max {}",
+            rtt(l.p50),
+            rtt(l.p90),
+            rtt(l.p99),
+            rtt(l.max)
+        ),
+    }
+}
+
+/// An end's failures of a flow operation, when there were any: a `recv`'s are datagrams
+/// that did not come in time.
+fn failed(n: u64, op: &str) -> String {
+    match (n, op) {
+        (0, _) => String::new(),
+        (n, "recv") => format!(" ({n} timed out)"),
+        (n, _) => format!(" ({n} failed)"),
     }
 }

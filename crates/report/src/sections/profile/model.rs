@@ -61,10 +61,14 @@ pub struct ProfileOp {
     pub client: OpFigures,
     /// At the agent (its mirror: a write there is a read).
     pub server: OpFigures,
+    /// A datagram operation (`sendto`, `recv`): datagrams the sending end sent that the
+    /// receiving end never got (absent for other operations).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<u64>,
 }
 
 /// A flow operation's counts at one end.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct OpFigures {
     /// Times it completed.
     pub count: u64,
@@ -72,6 +76,13 @@ pub struct OpFigures {
     pub bytes: u64,
     /// Its mean time, µs (0 when it never completed).
     pub mean_us: f64,
+    /// Times it failed and was let go (`can_fail`), or, for a datagram the end waited for,
+    /// times it did not come in time.
+    #[serde(default)]
+    pub failed: u64,
+    /// Its times, µs (none when it never completed).
+    #[serde(default)]
+    pub latency_us: Option<Latency>,
 }
 
 /// A profile group's figures of one interval (`intervals[].profile`).
