@@ -112,6 +112,15 @@ fn invalid_profiles_exit_2_at_file_line_column() {
             "'$threads' is never set",
         ),
         (
+            "timed-think-alone",
+            GOOD.replace(
+                "{ op = \"write\", size = \"$size\" }",
+                "{ op = \"think\", time = \"1ms\" }",
+            ),
+            "11:12",
+            "a timed transaction of think flowops alone",
+        ),
+        (
             "bad-flowop",
             GOOD.replace("\"write\"", "\"wirte\""),
             "12:19",

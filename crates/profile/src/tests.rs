@@ -244,7 +244,8 @@ fn sizes_take_every_form() {
     assert_eq!(with("\"64, 512\""), Op::Write(Size::List(vec![64, 512])));
     let think = STREAM.replace(
         "op = \"write\", size = \"${size}\"",
-        "op = \"think\", time = \"rand(100us,1ms)\"",
+        // A timed transaction needs a data flowop beside its think.
+        "op = \"think\", time = \"rand(100us,1ms)\" }, { op = \"write\", size = \"1K\"",
     );
     let plan = parse("p.toml", &think, &Overrides::default()).unwrap();
     let op = &plan.groups[0].program.transactions[1].ops[0].op;

@@ -298,6 +298,17 @@ impl Transaction {
                 format!("{n} flowops is outside 1..={MAX_OPS}"),
             );
         }
+        let thinks_only = self.ops.iter().all(|f| matches!(f.op, Op::Think(_)));
+        if thinks_only && matches!(self.repeat, Repeat::DurationMs(_)) {
+            // The accepting end learns that a timed transaction ended from the connection's
+            // close; with nothing but thinks, its mirror would never wait for anything.
+            return fail(
+                "transaction.duration",
+                "a timed transaction of think flowops alone cannot end at the accepting end: \
+                 give it iterations (a think's time is how long it waits)"
+                    .to_string(),
+            );
+        }
         for f in &self.ops {
             within(
                 "flowop.count",
