@@ -23,10 +23,10 @@ fn main() -> ExitCode {
         .collect();
     let r = match cli.command {
         cli::Command::Test(cli::test_args::TestArgs::Stream(s)) if s.iperf3.is_some() => {
-            commands::iperf3_client::run(&s, s.iperf3.as_deref().unwrap_or_default())
+            commands::iperf3_client::run(&s, s.iperf3.as_deref().unwrap_or_default(), &argv)
         }
         cli::Command::Test(cli::test_args::TestArgs::Udp(u)) if u.iperf3.is_some() => {
-            commands::iperf3_udp::run(&u, u.iperf3.as_deref().unwrap_or_default())
+            commands::iperf3_udp::run(&u, u.iperf3.as_deref().unwrap_or_default(), &argv)
         }
         cli::Command::Test(t) => commands::test::run_args(&t, &argv),
         cli::Command::Sweep(a) => commands::sweep::run(&a, &argv),

@@ -78,6 +78,12 @@ fn fathom_kind(kind: &str, target: &str, args: &[&str]) -> (i32, Value, String) 
             "--json",
         ])
         .args(args)
+        // Only the test that reads the store back keeps its run (in a store of its own).
+        .args(if args.contains(&"--store") {
+            &[][..]
+        } else {
+            &["--no-store"][..]
+        })
         .output()
         .unwrap();
     let doc = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
@@ -121,6 +127,37 @@ fn byte_counts_match_exactly_against_iperf3_s() {
     assert_eq!(d["near"]["received_bytes"], 10_485_760);
     assert_eq!(far_bytes(&d), 10_485_760);
     assert_eq!(d["near"]["streams"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn the_run_is_stored_as_a_fathom_stream_run_of_this_end() {
+    let (_srv, target) = iperf3_server();
+    let name = format!("fathom-iperf3-stored-{}.db", std::process::id());
+    let own = std::env::temp_dir().join(name).display().to_string();
+    let (code, _, err) = fathom(&target, &["-n", "10M", "-P", "2", "--store", &own]);
+    assert_eq!(code, 0, "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_fathom"))
+        .args(["runs", "--store", &own, "--json"])
+        .output()
+        .unwrap();
+    let runs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &runs["runs"][0];
+    assert_eq!(runs["runs"].as_array().map(Vec::len), Some(1), "{runs}");
+    assert_eq!(run["kind"], "stream", "{runs}");
+    let id = run["id"].to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_fathom"))
+        .args(["show", &id, "--store", &own, "--json"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(doc["schema_version"], 2, "{doc}");
+    assert_eq!(doc["test"]["kind"], "stream", "{doc}");
+    assert_eq!(doc["test"]["parallel"], 2, "{doc}");
+    assert_eq!(doc["summary"]["bytes"], 10_485_760, "{doc}");
+    assert_eq!(doc["summary"]["sender_bytes"], 10_485_760, "{doc}");
+    assert_eq!(doc["hosts"][0]["role"], "client", "{doc}");
+    assert_eq!(doc["flows"].as_array().unwrap().len(), 2, "{doc}");
+    let _ = std::fs::remove_file(&own);
 }
 
 #[test]

@@ -1,14 +1,18 @@
 //! `fathom stream --iperf3 HOST[:PORT]`: a test against a stock iperf3 server, both ends
-//! reported: this end's from fathom (bytes, TCP_INFO, CPU), the far end's from iperf3's results.
+//! reported: this end's from fathom (bytes, TCP_INFO, CPU), the far end's from iperf3's results;
+//! the run is stored as a fathom run of this end (see `iperf3::client_report`).
 
+use crate::cli::common::StoreArgs;
 use crate::cli::stream::StreamArgs;
-use crate::iperf3::{run_client, Both, ClientOptions, Params, DEFAULT_PORT};
+use crate::iperf3::{client_report, run_client, Both, ClientOptions, Params, DEFAULT_PORT};
+use crate::method::Recorder;
 use crate::Failure;
 use serde_json::{json, Value};
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
-/// Runs the test and prints both ends (a table, or one JSON document with `--json`).
-pub fn run(a: &StreamArgs, host: &str) -> Result<(), Failure> {
+/// Runs the test, prints both ends (a table, or one JSON document with `--json`) and stores
+/// this end's run (`argv`: the command line as typed).
+pub fn run(a: &StreamArgs, host: &str, argv: &[String]) -> Result<(), Failure> {
     let c = &a.common;
     if a.zerocopy || a.tls.tls || c.host.is_some() || c.server.is_some() || !c.clients.is_empty() {
         return Err(Failure::Usage(
@@ -39,8 +43,22 @@ pub fn run(a: &StreamArgs, host: &str) -> Result<(), Failure> {
     };
     let both =
         run_client(addr, p, &ClientOptions::default(), &mut |_| {}).map_err(Failure::Runtime)?;
+    record(&c.store, addr, &both, argv);
     print(addr, &both, c.json);
     Ok(())
+}
+
+/// Saves the test as a fathom run of this end (kind `stream` or `udp`, the far end's bytes
+/// from its results) in the store `store` names, so that `runs`, `show`, `compare`, `plot`
+/// and `doctor --run` read it; a store that cannot be opened is a warning, as for any test.
+pub fn record(store: &StoreArgs, addr: SocketAddr, both: &Both, argv: &[String]) {
+    let me = both
+        .start
+        .connected
+        .first()
+        .map_or_else(|| "fathom".to_string(), |(local, _)| local.ip().to_string());
+    let report = client_report(both, &addr.to_string(), &me);
+    Recorder::open(store, argv).save(&report, argv, None);
 }
 
 /// Prints both ends: a table, or one JSON document with `json`.

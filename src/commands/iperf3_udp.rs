@@ -3,7 +3,7 @@
 //! counts them as a fathom udp test does; the far end's lost, total and jitter come from
 //! iperf3's result exchange. Both ends are printed as `stream --iperf3` prints them.
 
-use super::iperf3_client::{print, resolve};
+use super::iperf3_client::{print, record, resolve};
 use crate::cli::udp::UdpArgs;
 use crate::iperf3::{run_client, ClientOptions, Params, MAX_UDP_LEN, MIN_UDP_LEN};
 use crate::Failure;
@@ -12,11 +12,12 @@ use crate::Failure;
 pub const DEFAULT_RATE: u64 = 1_000_000;
 
 /// Runs the test and prints both ends (a table, or one JSON document with `--json`).
-pub fn run(a: &UdpArgs, host: &str) -> Result<(), Failure> {
+pub fn run(a: &UdpArgs, host: &str, argv: &[String]) -> Result<(), Failure> {
     let p = params(a)?;
     let addr = resolve(host)?;
     let both =
         run_client(addr, p, &ClientOptions::default(), &mut |_| {}).map_err(Failure::Runtime)?;
+    record(&a.common.store, addr, &both, argv);
     print(addr, &both, a.common.json);
     Ok(())
 }

@@ -35,6 +35,7 @@ pub use params::{
     Params, MAX_MSS, MAX_OMIT, MAX_PARALLEL, MAX_TCP_LEN, MAX_UDP_LEN, MAX_WINDOW, MIN_UDP_LEN,
 };
 pub use results::stream_id;
+pub use store::client_report;
 pub use stream::StreamEnd;
 
 use std::io::Write;

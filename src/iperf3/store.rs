@@ -1,12 +1,14 @@
-//! What fathom measured of an iperf3 test its agent answered, saved in the agent's store
-//! (`fathom serve --iperf3 --store PATH`) as a run of kind `stream` (TCP) or `udp`, so that
-//! `fathom runs`, `show` and `compare` read it as any other run. The server is the iperf3 port,
+//! What fathom measured of an iperf3 test, as a run of kind `stream` (TCP) or `udp` so that
+//! `fathom runs`, `show` and `compare` read it as any other run: a test its agent answered,
+//! saved in the agent's store (`fathom serve --iperf3 --store PATH`), or one it ran as the
+//! client against an iperf3 server (`stream/udp --iperf3`, [`client_report`]). The server is the iperf3 port,
 //! the client the iperf3 client's address. Receivers' bytes are the receiving end's count:
 //! fathom's own for the streams it received, the client's results for the streams fathom sent;
 //! every interval, TCP_INFO and CPU figure is fathom's end's.
 
+use super::client::Both;
 use super::interval::Tick;
-use super::results::stream_id;
+use super::results::{client_sent, stream_id};
 use super::session::Outcome;
 use fathom_proto::sample::TcpInfo;
 use fathom_report::model::{
@@ -35,17 +37,58 @@ pub fn save(path: &Path, o: &Outcome, server: &str, peer: &str) -> Result<i64, S
 
 /// The run's report: fathom's figures of the test in the shape of a fathom result.
 pub fn report(o: &Outcome, server: &str, peer: &str) -> Report {
+    build(o, server, peer, true)
+}
+
+/// The report of a test fathom ran as the client (`stream/udp --iperf3`) against the iperf3
+/// server `server`, from `me`: this end's counts, intervals and CPU, the far end's bytes from
+/// its results, in the shape of a fathom result.
+pub fn client_report(both: &Both, server: &str, me: &str) -> Report {
+    let o = Outcome {
+        params: both.params.clone(),
+        ends: both.near.clone(),
+        seconds: both.seconds,
+        cpu: both.near_cpu,
+        wall_s: both.seconds,
+        started_unix_s: both.start.started_unix as f64,
+        client_bytes: client_sent(&both.far, both.near.len()),
+        ticks: both
+            .intervals
+            .iter()
+            .map(|i| Tick {
+                start_s: i.start,
+                end_s: i.end,
+                streams: i.bytes.iter().copied().zip(i.tcp.iter().copied()).collect(),
+            })
+            .collect(),
+    };
+    build(&o, server, me, false)
+}
+
+/// Whether fathom sent on stream `i`: the server's streams when it served (`serves`), the
+/// client's otherwise.
+fn sent_by_fathom(o: &Outcome, i: usize, serves: bool) -> bool {
+    o.params.server_sends(i as u32) == serves
+}
+
+/// The report of `o` as fathom's end saw it; `serves`: fathom was the iperf3 server (its
+/// figures are then the remote end's), else the client; `client_bytes` hold the other end's.
+fn build(o: &Outcome, server: &str, peer: &str, serves: bool) -> Report {
     let p = &o.params;
     let flows: Vec<FlowResult> = (0..o.ends.len())
-        .map(|i| flow(o, i, server, peer))
+        .map(|i| flow(o, i, server, peer, serves))
         .collect();
     let secs = o.seconds.max(f64::MIN_POSITIVE);
     let bytes: u64 = flows.iter().map(|f| f.bytes).sum();
     let sender_bytes: u64 = flows.iter().map(|f| f.sender_bytes).sum();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     let mut host = HostResult {
-        name: format!("iperf3 {server}"),
-        role: "server".into(),
+        name: if serves {
+            format!("iperf3 {server}")
+        } else {
+            format!("fathom {peer}")
+        },
+        role: if serves { "server" } else { "client" }.into(),
         cpus,
         version: env!("CARGO_PKG_VERSION").into(),
         ..HostResult::default()
@@ -56,11 +99,15 @@ pub fn report(o: &Outcome, server: &str, peer: &str) -> Report {
     c.process_user_s = o.cpu.1 / 100.0 * o.wall_s;
     c.process_system_s = o.cpu.2 / 100.0 * o.wall_s;
     let mut cpu = fathom_report::model::CpuPair::default();
-    cpu.remote = host.cpu.clone();
+    if serves {
+        cpu.remote = host.cpu.clone();
+    } else {
+        cpu.local = host.cpu.clone();
+    }
     Report {
         schema_version: fathom_report::model::SCHEMA_VERSION,
         fathom_version: env!("CARGO_PKG_VERSION").into(),
-        test: echo(o, server, peer),
+        test: echo(o, server, peer, serves),
         hosts: vec![host],
         summary: Summary {
             bits_per_second: bytes as f64 * 8.0 / secs,
@@ -78,23 +125,29 @@ pub fn report(o: &Outcome, server: &str, peer: &str) -> Report {
                 ..TcpSummary::default()
             },
             cpu,
-            section: p.udp.then(|| KindSummary::Udp(udp_summary(o, secs))),
+            section: p
+                .udp
+                .then(|| KindSummary::Udp(udp_summary(o, secs, serves))),
             ..Summary::default()
         },
         flows,
-        intervals: o.ticks.iter().map(|t| interval(o, t)).collect(),
+        intervals: o.ticks.iter().map(|t| interval(o, t, serves)).collect(),
         ..Report::default()
     }
 }
 
 /// The test as the client asked for it.
-fn echo(o: &Outcome, server: &str, peer: &str) -> TestEcho {
+fn echo(o: &Outcome, server: &str, peer: &str, serves: bool) -> TestEcho {
     let p = &o.params;
     let some = |v: u64| (v > 0).then_some(v);
     TestEcho {
         kind: if p.udp { "udp" } else { "stream" }.into(),
         agent: server.into(),
-        clients: vec![peer.into()],
+        clients: if serves {
+            vec![peer.into()]
+        } else {
+            Vec::new()
+        },
         direction: match (p.bidir, p.reverse) {
             (true, _) => "bidir",
             (false, true) => "reverse",
@@ -125,10 +178,10 @@ fn echo(o: &Outcome, server: &str, peer: &str) -> TestEcho {
 }
 
 /// Stream `i`: the receiver's and the sender's counts, fathom's TCP_INFO when fathom sent.
-fn flow(o: &Outcome, i: usize, server: &str, peer: &str) -> FlowResult {
+fn flow(o: &Outcome, i: usize, server: &str, peer: &str, serves: bool) -> FlowResult {
     let p = &o.params;
     let e = &o.ends[i];
-    let fathom_sends = p.server_sends(i as u32);
+    let fathom_sends = sent_by_fathom(o, i, serves);
     let client = o.client_bytes.get(i).copied().filter(|b| *b != u64::MAX);
     let (bytes, sender_bytes) = if fathom_sends {
         (client.unwrap_or(0), e.bytes)
@@ -137,14 +190,19 @@ fn flow(o: &Outcome, i: usize, server: &str, peer: &str) -> FlowResult {
     };
     let secs = o.seconds.max(f64::MIN_POSITIVE);
     let t = e.tcp.unwrap_or_default();
-    let (sender, receiver) = if fathom_sends {
+    let (sender, receiver) = if p.server_sends(i as u32) {
         (server, peer)
     } else {
         (peer, server)
     };
     FlowResult {
         id: stream_id(i) as u32,
-        direction: if fathom_sends { "reverse" } else { "forward" }.into(),
+        direction: if p.server_sends(i as u32) {
+            "reverse"
+        } else {
+            "forward"
+        }
+        .into(),
         bits_per_second: bytes as f64 * 8.0 / secs,
         sender_bits_per_second: sender_bytes as f64 * 8.0 / secs,
         bytes,
@@ -161,7 +219,7 @@ fn flow(o: &Outcome, i: usize, server: &str, peer: &str) -> FlowResult {
         delivery_rate_bps: t.delivery_rate as f64 * 8.0,
         cc: p.congestion.clone().unwrap_or_default(),
         section: p.udp.then(|| {
-            let (got, sent, lost) = datagrams(o, i);
+            let (got, sent, lost) = datagrams(o, i, serves);
             KindFlow::Udp(UdpFlow {
                 datagrams: got,
                 datagrams_per_second: got as f64 / secs,
@@ -179,11 +237,11 @@ fn flow(o: &Outcome, i: usize, server: &str, peer: &str) -> FlowResult {
 }
 
 /// Stream `i`'s datagrams: (received, sent, lost). fathom counts what it received (the
-/// highest sequence number seen, less the gaps) and sent; what the client received is its
+/// highest sequence number seen, less the gaps) and sent; what the other end received is its
 /// bytes over the datagram size, its losses unknown here.
-fn datagrams(o: &Outcome, i: usize) -> (u64, u64, Option<u64>) {
+fn datagrams(o: &Outcome, i: usize, serves: bool) -> (u64, u64, Option<u64>) {
     let e = &o.ends[i];
-    if o.params.server_sends(i as u32) {
+    if sent_by_fathom(o, i, serves) {
         let client = o.client_bytes.get(i).copied().filter(|b| *b != u64::MAX);
         let got = client.unwrap_or(0) / o.params.len.max(1) as u64;
         (got, e.packets, None)
@@ -193,8 +251,8 @@ fn datagrams(o: &Outcome, i: usize) -> (u64, u64, Option<u64>) {
 }
 
 /// The UDP figures over the streams.
-fn udp_summary(o: &Outcome, secs: f64) -> UdpSummary {
-    let each: Vec<_> = (0..o.ends.len()).map(|i| datagrams(o, i)).collect();
+fn udp_summary(o: &Outcome, secs: f64, serves: bool) -> UdpSummary {
+    let each: Vec<_> = (0..o.ends.len()).map(|i| datagrams(o, i, serves)).collect();
     let got: u64 = each.iter().map(|d| d.0).sum();
     let sent: u64 = each.iter().map(|d| d.1).sum();
     let counted: Vec<_> = (0..o.ends.len()).filter(|&i| each[i].2.is_some()).collect();
@@ -213,14 +271,14 @@ fn udp_summary(o: &Outcome, secs: f64) -> UdpSummary {
     }
 }
 
-/// One second of fathom's end: what it received and sent (the client's share of the interval
-/// is not known), and per stream its bytes and TCP_INFO.
-fn interval(o: &Outcome, t: &Tick) -> Interval {
+/// One interval of fathom's end: what it received and sent (the other end's share of the
+/// interval is not known), and per stream its bytes and TCP_INFO.
+fn interval(o: &Outcome, t: &Tick, serves: bool) -> Interval {
     let secs = (t.end_s - t.start_s).max(f64::MIN_POSITIVE);
     let p = &o.params;
     let by = |sends: bool| -> u64 {
         let mine = t.streams.iter().enumerate();
-        mine.filter(|(i, _)| p.server_sends(*i as u32) == sends)
+        mine.filter(|(i, _)| sent_by_fathom(o, *i, serves) == sends)
             .map(|(_, (b, _))| b)
             .sum()
     };
@@ -233,7 +291,7 @@ fn interval(o: &Outcome, t: &Tick) -> Interval {
         .take(fathom_report::model::PER_FLOW_INTERVALS_MAX)
         .map(|(i, (b, info))| {
             let info = info.unwrap_or_default();
-            let (got, sent) = if p.server_sends(i as u32) {
+            let (got, sent) = if sent_by_fathom(o, i, serves) {
                 (0, *b)
             } else {
                 (*b, 0)
