@@ -281,12 +281,12 @@ mod tests {
             &test(&["udp"]),
             &[
                 ("limit.datagrams", "-n/--count"),
-                ("udp", "--size"),
-                ("udp.size", "--size"),
+                ("udp", "-l/--size"),
+                ("udp.size", "-l/--size"),
                 ("udp.batch", "--batch"),
                 ("udp.rate_bps", "--rate"),
                 ("udp.pps", "--pps"),
-                ("write_size", "--size/--batch"),
+                ("write_size", "-l/--size/--batch"),
             ],
         );
         named(
