@@ -4,65 +4,19 @@
 //! iperf3's own `-J` of the same test holds. Bad flags are usage errors (exit 2); `-s` answers
 //! a stock iperf3 client.
 
+mod iperf3_common;
+use iperf3_common::{free_port, start, Kill};
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc::channel;
-use std::time::Duration;
-
-/// A child process killed (by its PID) when dropped.
-struct Kill(Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A free loopback port.
-fn free_port() -> String {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-        .to_string()
-}
-
-/// Starts `cmd`, waiting (at most 20 s) for a line of its stdout or stderr holding `ready`.
-fn start(mut cmd: Command, stderr: bool, ready: &str) -> Kill {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn (scripts/install-test-deps.sh installs iperf3)");
-    let out: Box<dyn std::io::Read + Send> = if stderr {
-        Box::new(child.stderr.take().unwrap())
-    } else {
-        Box::new(child.stdout.take().unwrap())
-    };
-    let (tx, rx) = channel();
-    let ready = ready.to_string();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if line.contains(&ready) {
-                let _ = tx.send(());
-            }
-        }
-    });
-    rx.recv_timeout(Duration::from_secs(20))
-        .expect("the server's ready line");
-    Kill(child)
-}
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
 
 /// A stock `iperf3 -s` on a free loopback port; returns it and the port.
 fn iperf3_server() -> (Kill, String) {
     let port = free_port();
     let mut cmd = Command::new("iperf3");
     cmd.args(["-s", "-B", "127.0.0.1", "-p", &port, "--forceflush"]);
-    (start(cmd, false, "Server listening"), port)
+    (start(cmd, false, "Server listening").0, port)
 }
 
 /// Runs `PROGRAM ARGS` under a 60 s timeout.

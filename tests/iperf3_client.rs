@@ -3,58 +3,15 @@
 //! error with exit 1. `fathom udp --iperf3` likewise: both ends count the same datagrams.
 //! Also against fathom's own `serve --iperf3`, each side checking the other.
 
+mod iperf3_common;
+use iperf3_common::{free_port, start, Kill};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::channel;
+use std::process::{Command, Stdio};
 use std::time::Duration;
-
-/// A child process killed (by its PID) when dropped.
-struct Kill(Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `cmd` and waits (at most 20 s) for a line of its `stream` holding `ready`; returns
-/// the child and that line.
-fn start(mut cmd: Command, stderr: bool, ready: &str) -> (Kill, String) {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn (scripts/install-test-deps.sh installs iperf3)");
-    let out: Box<dyn std::io::Read + Send> = if stderr {
-        Box::new(child.stderr.take().unwrap())
-    } else {
-        Box::new(child.stdout.take().unwrap())
-    };
-    let (tx, rx) = channel();
-    let ready = ready.to_string();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if line.contains(&ready) {
-                let _ = tx.send(line);
-            }
-        }
-    });
-    let line = rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("the server's ready line");
-    (Kill(child), line)
-}
 
 /// A stock `iperf3 -s` on a free loopback port.
 fn iperf3_server() -> (Kill, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-        .to_string();
+    let port = free_port();
     let mut cmd = Command::new("iperf3");
     cmd.args(["-s", "-B", "127.0.0.1", "-p", &port, "--forceflush"]);
     let (k, _) = start(cmd, false, "Server listening");

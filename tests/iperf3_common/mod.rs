@@ -1,6 +1,7 @@
-//! The helpers of the tests that run stock iperf3 clients against `fathom serve --iperf3`
-//! (`tests/iperf3_server.rs`, `tests/iperf3_auth.rs`): the agent as a child process on an
-//! ephemeral loopback port, its log lines, and the client, each bounded in time.
+//! The helpers of the iperf3 tests (`tests/iperf3_server.rs`, `iperf3_auth.rs`,
+//! `iperf3_client.rs`, `iperf3_cli.rs`): the agent as a child process on an ephemeral loopback
+//! port, its log lines, the client, and any child started and waited for by a line it prints,
+//! each bounded in time.
 #![allow(dead_code)]
 
 use serde_json::Value;
@@ -123,4 +124,52 @@ impl Drop for Server {
 /// A JSON count.
 pub fn n(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+/// A child process killed (by its PID) when dropped.
+pub struct Kill(pub Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A free loopback port.
+pub fn free_port() -> String {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string()
+}
+
+/// Starts `cmd` and waits (at most 20 s) for a line of its stdout (its stderr with `stderr`)
+/// holding `ready`; returns the child and that line.
+pub fn start(mut cmd: Command, stderr: bool, ready: &str) -> (Kill, String) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn (scripts/install-test-deps.sh installs iperf3)");
+    let out: Box<dyn std::io::Read + Send> = if stderr {
+        Box::new(child.stderr.take().unwrap())
+    } else {
+        Box::new(child.stdout.take().unwrap())
+    };
+    let (tx, rx) = channel();
+    let ready = ready.to_string();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if line.contains(&ready) {
+                let _ = tx.send(line);
+            }
+        }
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the server's ready line");
+    (Kill(child), line)
 }
