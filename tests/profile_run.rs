@@ -352,11 +352,13 @@ fn a_udp_request_response_program_counts_exactly_at_both_ends() {
 fn a_datagram_that_never_comes_counts_as_lost_and_the_program_goes_on() {
     // The connecting end thinks while the agent sends twelve datagrams into a receive buffer
     // of the kernel's minimum (a few KB): most are dropped, and each recv that finds none
-    // gives up after its timeout, counted, instead of waiting forever.
+    // gives up after its timeout, counted, instead of waiting forever. The think is a whole
+    // second so that a loaded machine's agent, slow to open its UDP socket, still sends its
+    // burst within it (at 100 ms, one fresh-clone CI run saw all twelve arrive).
     let burst = iterations(
         1,
         vec![
-            op(Op::Think(Size::Fixed(100_000)), 1),
+            op(Op::Think(Size::Fixed(1_000_000)), 1),
             op(Op::Recv(Size::Fixed(1_400)), 12),
         ],
     );
