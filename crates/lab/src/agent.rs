@@ -121,10 +121,20 @@ impl AgentProcess {
                     .first()
                     .is_some_and(|p| process::exe(self.pid) == Some(p.into()))
         };
-        stat.start_time == self.start_time
-            && stat.state != 'Z'
-            && stat.state != 'X'
-            && same_program()
+        self.not_yet_exited(&stat) && same_program()
+    }
+
+    /// Whether `stat` (read for this pid) is still the recorded process before its exit: the
+    /// same start time and not a zombie. Unlike [`Self::is_running`] it does not read the command
+    /// line, which an exiting process loses before it leaves its namespaces and closes its
+    /// sockets.
+    fn not_yet_exited(&self, stat: &process::Stat) -> bool {
+        stat.start_time == self.start_time && stat.state != 'Z' && stat.state != 'X'
+    }
+
+    /// Whether a process that was [`Self::is_running`] when signalled has not yet finished exiting.
+    fn still_exiting(&self) -> bool {
+        process::stat(self.pid).is_some_and(|stat| self.not_yet_exited(&stat))
     }
 
     /// The end of the agent's log on one line, for error messages (the log itself may be
@@ -159,15 +169,17 @@ pub fn stop_all(agents: &[&AgentProcess], grace: Duration) -> Vec<u32> {
     running.iter().map(|a| a.pid).collect()
 }
 
-/// Waits up to `wait` for the agents in `running` to exit, reaping any that are our children;
-/// leaves in `running` those still there.
+/// Waits up to `wait` for the agents in `running` (each checked running before it was signalled)
+/// to exit, reaping any that are our children; leaves in `running` those still there. An agent
+/// counts as gone only when it is a zombie or its pid is gone: mid-exit it has lost its command
+/// line but still holds its namespace and sockets.
 fn wait_gone(running: &mut Vec<&AgentProcess>, wait: Duration) {
     let deadline = Instant::now() + wait;
     loop {
         for agent in running.iter() {
             process::reap(agent.pid);
         }
-        running.retain(|a| a.is_running());
+        running.retain(|a| a.still_exiting());
         if running.is_empty() || Instant::now() >= deadline {
             return;
         }

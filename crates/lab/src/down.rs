@@ -74,9 +74,11 @@ pub fn down(name: &str) -> Result<DownReport> {
     for ns in &namespaces {
         let pids = netns::pids_in(ns);
         if !pids.is_empty() {
+            let named: Vec<String> = pids.iter().map(|&pid| described(pid)).collect();
             report.warnings.push(format!(
-                "{ns} still holds processes {pids:?} that the lab did not record; \
-                 they keep its interfaces alive until they exit"
+                "{ns} still holds processes [{}] that the lab did not record; \
+                 they keep its interfaces alive until they exit",
+                named.join(", ")
             ));
         }
     }
@@ -98,6 +100,14 @@ pub fn down(name: &str) -> Result<DownReport> {
     report.namespaces = namespaces.into_iter().collect();
     dir.remove()?;
     Ok(report)
+}
+
+/// `pid` with its command line, e.g. `4707 (sleep 60)`, so a warning says what was left.
+fn described(pid: u32) -> String {
+    match crate::process::cmdline(pid) {
+        Some(argv) if !argv.is_empty() => format!("{pid} ({})", argv.join(" ")),
+        _ => format!("{pid} (exiting)"),
+    }
 }
 
 /// Stops the recorded `processes` (`what`: agents or forwarders); returns how many were running
