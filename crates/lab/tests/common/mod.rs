@@ -26,6 +26,22 @@ pub fn skip(test: &str, why: &str) {
     let _ = writeln!(std::io::stderr(), "SKIP {test}: {why}");
 }
 
+/// A lab topology file's text: `[[host]]`, `[[switch]]` and `[[link]]` entries, in that order,
+/// so a caller may append keys to the last link or further sections.
+pub fn topology(hosts: &[&str], switches: &[&str], links: &[[&str; 2]]) -> String {
+    let mut text = String::new();
+    for h in hosts {
+        text += &format!("[[host]]\nname = \"{h}\"\n");
+    }
+    for s in switches {
+        text += &format!("[[switch]]\nname = \"{s}\"\n");
+    }
+    for [a, b] in links {
+        text += &format!("[[link]]\nends = [\"{a}\", \"{b}\"]\n");
+    }
+    text
+}
+
 /// A lab name unique to this test process and `tag`.
 pub fn unique_name(tag: &str) -> String {
     format!("t{}-{tag}", std::process::id())
