@@ -11,6 +11,7 @@
 mod auth;
 mod client;
 mod client_interval;
+mod error;
 #[doc(hidden)]
 pub mod fuzz;
 mod interval;
@@ -26,9 +27,10 @@ mod udp;
 mod udp_client;
 mod wire;
 
-pub use auth::{password_hash, Auth, DEFAULT_SKEW_S};
+pub use auth::{password_hash, Auth, AuthFileError, UsersError, DEFAULT_SKEW_S};
 pub use client::{run as run_client, Both, Event, Options as ClientOptions, Start};
 pub use client_interval::Interval;
+pub use error::TestError;
 pub use json::{document as json_document, error_document, start as json_start, Intervals, Target};
 pub use json_end::end as json_end;
 pub use params::{
