@@ -42,6 +42,15 @@ pub fn topology(hosts: &[&str], switches: &[&str], links: &[[&str; 2]]) -> Strin
     text
 }
 
+/// A lab test's start: `None` (its SKIP said) without root; else a lab name unique to this
+/// process and `tag`, and the root namespace's links before the test (for [`assert_gone`]).
+pub fn lab_test(test: &str, tag: &str) -> Option<(String, BTreeSet<String>)> {
+    if !root_or_skip(test) {
+        return None;
+    }
+    Some((unique_name(tag), root_links()))
+}
+
 /// A lab name unique to this test process and `tag`.
 pub fn unique_name(tag: &str) -> String {
     format!("t{}-{tag}", std::process::id())
