@@ -115,9 +115,7 @@ impl Server {
         // Each connection's place in the accept queue: streams take their roles (forward
         // first, then reverse) in the order the client connected them, not the order in which
         // their cookie-reading threads happen to finish.
-        let mut seq = 0u64;
-        for conn in self.listener.incoming() {
-            seq += 1;
+        for (seq, conn) in (1u64..).zip(self.listener.incoming()) {
             let Ok(s) = conn else {
                 // Out of descriptors or a reset in the backlog: breathe, then go on.
                 std::thread::sleep(Duration::from_millis(10));
