@@ -7,6 +7,8 @@
 
 mod common;
 use common::*;
+#[path = "../crates/lab/tests/common/mod.rs"]
+mod lab_common;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -265,24 +267,14 @@ fn every_suite_comes_up_and_carries_a_ping() {
     }
 }
 
-/// Three hosts on one switch; the link of h3 carries the `ipsec` key.
-const KEYED_TOPOLOGY: &str = r#"
-[[host]]
-name = "h1"
-[[host]]
-name = "h2"
-[[host]]
-name = "h3"
-[[switch]]
-name = "sw1"
-[[link]]
-ends = ["h1", "sw1"]
-[[link]]
-ends = ["h2", "sw1"]
-[[link]]
-ends = ["h3", "sw1"]
-ipsec = "aes-128-gcm"
-"#;
+/// Three hosts on one switch; the link of h3 (the last) carries the `ipsec` key.
+fn keyed_topology() -> String {
+    lab_common::topology(
+        &["h1", "h2", "h3"],
+        &["sw1"],
+        &[["h1", "sw1"], ["h2", "sw1"], ["h3", "sw1"]],
+    ) + "ipsec = \"aes-128-gcm\"\n"
+}
 
 #[test]
 fn a_topologys_ipsec_key_encrypts_only_the_pairs_across_its_link() {
@@ -292,7 +284,7 @@ fn a_topologys_ipsec_key_encrypts_only_the_pairs_across_its_link() {
     let name = unique("t");
     let _guard = Guard(name.clone());
     let file = std::env::temp_dir().join(format!("{name}.toml"));
-    std::fs::write(&file, KEYED_TOPOLOGY).unwrap();
+    std::fs::write(&file, keyed_topology()).unwrap();
     let topo = file.display().to_string();
     let both = [
         "lab",

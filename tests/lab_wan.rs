@@ -305,23 +305,11 @@ fn a_topology_file_wan_between_switches() {
     let file = std::env::temp_dir().join(format!("{name}.toml"));
     std::fs::write(
         &file,
-        r#"
-[[switch]]
-name = "sw1"
-[[switch]]
-name = "sw2"
-[[host]]
-name = "h1"
-[[host]]
-name = "h2"
-[[host]]
-name = "h3"
-[[link]]
-ends = ["h1", "sw1"]
-[[link]]
-ends = ["h2", "sw1"]
-[[link]]
-ends = ["h3", "sw2"]
+        topology(
+            &["h1", "h2", "h3"],
+            &["sw1", "sw2"],
+            &[["h1", "sw1"], ["h2", "sw1"], ["h3", "sw2"]],
+        ) + r#"
 [[wan]]
 name = "long"
 ends = ["sw1", "sw2"]

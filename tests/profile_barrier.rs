@@ -2,22 +2,18 @@
 //! of every group opens only once every flow of every group reached it, checked from the
 //! groups' recorded start times and interval ends on one wall-clock timeline.
 
-use fathom::cli::common::StoreArgs;
-use fathom::cli::profile_run::ProfileRunArgs;
-use fathom::commands::profile_run::{profile_reports, GroupRun};
-use fathom_proto::profile::{
-    FlowOp, Group, Op, ProfilePlan, Program, Protocol, Repeat, Size, Transaction,
-};
+mod profile_common;
+
+use fathom::commands::profile_run::GroupRun;
+use fathom_proto::profile::{FlowOp, Group, Op, Repeat, Size, Transaction};
+use profile_common::group;
 
 /// How long the slow group thinks before its barrier, µs.
 const THINK_US: u32 = 400_000;
 
+/// `op` once.
 fn op(op: Op) -> FlowOp {
-    FlowOp {
-        op,
-        count: 1,
-        can_fail: false,
-    }
+    profile_common::op(op, 1)
 }
 
 fn tx(barrier: bool, ops: Vec<FlowOp>) -> Transaction {
@@ -29,40 +25,8 @@ fn tx(barrier: bool, ops: Vec<FlowOp>) -> Transaction {
     }
 }
 
-fn group(name: &str, threads: u32, transactions: Vec<Transaction>) -> Group {
-    Group {
-        name: name.into(),
-        threads,
-        flows_per_thread: 1,
-        remote: None,
-        protocol: Protocol::Tcp,
-        nodelay: true,
-        window: None,
-        program: Program {
-            transactions,
-            seed: 3,
-        },
-    }
-}
-
 fn run(groups: Vec<Group>) -> Vec<GroupRun> {
-    let plan = ProfilePlan {
-        name: "barriers".into(),
-        groups,
-    };
-    let args = ProfileRunArgs {
-        store: StoreArgs {
-            path: None,
-            no_store: true,
-        },
-        interval: Some(50_000_000),
-        ..ProfileRunArgs::default()
-    };
-    let runs = profile_reports(&plan, &args).unwrap_or_else(|e| panic!("{e:?}"));
-    for r in &runs {
-        assert_eq!(r.report.error, None, "group {}", r.group);
-    }
-    runs
+    profile_common::run(groups, Some(50_000_000))
 }
 
 /// When group `r`'s test ended, in seconds since the Unix epoch (its start plus its last

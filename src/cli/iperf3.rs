@@ -121,60 +121,81 @@ pub struct Iperf3Args {
     pub iperf3_open: bool,
 }
 
+/// What the iperf3-shaped command line may not be; each names its flag or its value.
+#[derive(Debug, thiserror::Error)]
+pub enum Iperf3ArgsError {
+    /// `-b RATE/BURST`.
+    #[error("'{0}': burst rates (RATE/BURST) are not supported")]
+    Burst(String),
+    /// `-b` is not a rate.
+    #[error(transparent)]
+    Rate(#[from] fathom_units::Refusal),
+    /// `-Z`.
+    #[error("-Z: not supported: this client copies from memory (fathom stream --zerocopy sends with sendfile)")]
+    Zerocopy,
+    /// `-i` outside 0 or 0.1 to [`MAX_INTERVAL`] s.
+    #[error("-i: {0} s; give 0 (no intervals) or 0.1 to {MAX_INTERVAL}")]
+    Interval(f64),
+    /// Neither `-c` nor `-s`.
+    #[error("must either be a client (-c HOST) or a server (-s)")]
+    NoRole,
+    /// `-s` with flags of a client, named.
+    #[error("-s: {} apply to a client (-c) only", .0.join(", "))]
+    ClientFlags(Vec<&'static str>),
+    /// `-A n,m`.
+    #[error("-A {0}: the server's CPU (,m) is not supported; give this end's CPU alone")]
+    ServerCpu(String),
+    /// `-A` is not a CPU number.
+    #[error("-A {0}: not a CPU number")]
+    NotACpu(String),
+}
+
 /// A bit rate as iperf3 writes one: "100M", "1G", "500k" (1000-based); "0" for no limit.
-fn parse_bitrate(s: &str) -> Result<u64, String> {
+fn parse_bitrate(s: &str) -> Result<u64, Iperf3ArgsError> {
     if s.contains('/') {
-        return Err(format!("'{s}': burst rates (RATE/BURST) are not supported"));
+        return Err(Iperf3ArgsError::Burst(s.into()));
     }
     if s == "0" {
         return Ok(0);
     }
-    fathom_units::rate::parse(s).map_err(|e| e.to_string())
+    Ok(fathom_units::rate::parse(s)?)
 }
 
 impl Iperf3Args {
     /// Checks what clap cannot: one role, the flags of the other role, and refused flags.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), Iperf3ArgsError> {
         if self.zerocopy {
-            return Err("-Z: not supported: this client copies from memory (fathom stream --zerocopy sends with sendfile)".into());
+            return Err(Iperf3ArgsError::Zerocopy);
         }
         if !(self.interval == 0.0 || (0.1..=MAX_INTERVAL).contains(&self.interval)) {
-            return Err(format!(
-                "-i: {} s; give 0 (no intervals) or 0.1 to {MAX_INTERVAL}",
-                self.interval
-            ));
+            return Err(Iperf3ArgsError::Interval(self.interval));
         }
         match (&self.client, self.server) {
-            (None, false) => Err("must either be a client (-c HOST) or a server (-s)".into()),
+            (None, false) => Err(Iperf3ArgsError::NoRole),
             (Some(_), _) => self.affinity_cpu().map(|_| ()),
             (None, true) => {
                 let given = self.client_flags_given();
                 if given.is_empty() {
                     Ok(())
                 } else {
-                    Err(format!(
-                        "-s: {} apply to a client (-c) only",
-                        given.join(", ")
-                    ))
+                    Err(Iperf3ArgsError::ClientFlags(given))
                 }
             }
         }
     }
 
     /// `-A N`: the CPU this end's threads run on.
-    pub fn affinity_cpu(&self) -> Result<Option<usize>, String> {
+    pub fn affinity_cpu(&self) -> Result<Option<usize>, Iperf3ArgsError> {
         let Some(a) = &self.affinity else {
             return Ok(None);
         };
         if a.contains(',') {
-            return Err(format!(
-                "-A {a}: the server's CPU (,m) is not supported; give this end's CPU alone"
-            ));
+            return Err(Iperf3ArgsError::ServerCpu(a.clone()));
         }
         let max = usize::try_from(libc::CPU_SETSIZE).unwrap_or(1024);
         match a.parse::<usize>() {
             Ok(n) if n < max => Ok(Some(n)),
-            _ => Err(format!("-A {a}: not a CPU number")),
+            _ => Err(Iperf3ArgsError::NotACpu(a.clone())),
         }
     }
 

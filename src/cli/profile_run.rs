@@ -61,12 +61,11 @@ pub fn parse_vary(arg: &str) -> Result<(String, Vec<String>), String> {
 impl ProfileRunArgs {
     /// The shared test options for a group whose agent is `remote` (none: an in-process
     /// agent), as a test command would have them.
-    pub fn common(&self, remote: Option<&str>) -> Result<CommonArgs, String> {
+    pub fn common(&self, remote: Option<&str>) -> Result<CommonArgs, clap::Error> {
         let cmd = <CommonArgs as Args>::augment_args(clap::Command::new("profile"));
         let mut c = cmd
             .try_get_matches_from(["profile"])
-            .and_then(|m| CommonArgs::from_arg_matches(&m))
-            .map_err(|e| e.to_string())?;
+            .and_then(|m| CommonArgs::from_arg_matches(&m))?;
         c.server = remote.map(str::to_string);
         c.lab = self.lab.clone();
         c.key_file = self.key_file.clone();

@@ -16,7 +16,7 @@ pub fn start(a: &ServeArgs, port: u16) -> Result<(), Failure> {
             let shift_s = a
                 .test_clock_shift
                 .map_or(0, |ns| (ns / 1_000_000_000) as i64);
-            Some(Auth::load(key, users, skew, shift_s).map_err(Failure::Usage)?)
+            Some(Auth::load(key, users, skew, shift_s).map_err(|e| Failure::Usage(e.to_string()))?)
         }
         _ => None,
     };

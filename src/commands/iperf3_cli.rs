@@ -23,7 +23,7 @@ const NO_INTERVALS: Duration = Duration::from_secs(10 * 86_400);
 
 /// Runs the client or the server.
 pub fn run(a: &Iperf3Args) -> Result<(), Failure> {
-    a.validate().map_err(Failure::Usage)?;
+    a.validate().map_err(|e| Failure::Usage(e.to_string()))?;
     match &a.client {
         Some(host) => client(a, host),
         None => server(a),
@@ -65,7 +65,10 @@ fn client(a: &Iperf3Args, host: &str) -> Result<(), Failure> {
         .map_err(|e| Failure::Usage(format!("-c {host}: {e}")))?
         .next()
         .ok_or_else(|| Failure::Usage(format!("-c {host}: no address")))?;
-    if let Some(cpu) = a.affinity_cpu().map_err(Failure::Usage)? {
+    if let Some(cpu) = a
+        .affinity_cpu()
+        .map_err(|e| Failure::Usage(e.to_string()))?
+    {
         pin(cpu)?;
     }
     let o = ClientOptions {
@@ -95,12 +98,14 @@ fn client(a: &Iperf3Args, host: &str) -> Result<(), Failure> {
         (Ok(both), Mode::Text) => render(addr, both, false),
         (Ok(both), Mode::Json) => format!("{:#}\n", iperf3::json_document(both, &target)),
         (Ok(both), Mode::Stream) => event("end", iperf3::json_end(both)),
-        (Err(msg), Mode::Json) => format!("{:#}\n", iperf3::error_document(msg)),
-        (Err(msg), Mode::Stream) => event("error", json!(msg)),
+        (Err(e), Mode::Json) => format!("{:#}\n", iperf3::error_document(&e.to_string())),
+        (Err(e), Mode::Stream) => event("error", json!(e.to_string())),
         (Err(_), Mode::Text) => String::new(),
     };
     out.write(&text);
-    result.map(|_| ()).map_err(Failure::Runtime)
+    result
+        .map(|_| ())
+        .map_err(|e| Failure::Runtime(e.to_string()))
 }
 
 /// How the client's output is written.

@@ -41,8 +41,8 @@ pub fn run(a: &StreamArgs, host: &str, argv: &[String]) -> Result<(), Failure> {
         tos: 0,
         udp64: false,
     };
-    let both =
-        run_client(addr, p, &ClientOptions::default(), &mut |_| {}).map_err(Failure::Runtime)?;
+    let both = run_client(addr, p, &ClientOptions::default(), &mut |_| {})
+        .map_err(|e| Failure::Runtime(e.to_string()))?;
     record(&c.store, addr, &both, argv);
     print(addr, &both, c.json);
     Ok(())

@@ -15,8 +15,8 @@ pub const DEFAULT_RATE: u64 = 1_000_000;
 pub fn run(a: &UdpArgs, host: &str, argv: &[String]) -> Result<(), Failure> {
     let p = params(a)?;
     let addr = resolve(host)?;
-    let both =
-        run_client(addr, p, &ClientOptions::default(), &mut |_| {}).map_err(Failure::Runtime)?;
+    let both = run_client(addr, p, &ClientOptions::default(), &mut |_| {})
+        .map_err(|e| Failure::Runtime(e.to_string()))?;
     record(&a.common.store, addr, &both, argv);
     print(addr, &both, a.common.json);
     Ok(())

@@ -139,7 +139,9 @@ pub fn profile_reports(
         .or_else(|| rrul::has_probes(plan).then_some(PROBE_INTERVAL_NS));
     let mut tests = Vec::with_capacity(plan.groups.len());
     for g in &plan.groups {
-        let common = args.common(g.remote.as_deref()).map_err(Failure::Usage)?;
+        let common = args
+            .common(g.remote.as_deref())
+            .map_err(|e| Failure::Usage(e.to_string()))?;
         let mut test = group_plan(g, interval)?;
         test.socket.cc.clone_from(&args.cc);
         tests.push((test, common));

@@ -10,7 +10,8 @@ use rsa::pkcs1::DecodeRsaPrivateKey;
 use rsa::pkcs8::DecodePrivateKey;
 use rsa::{Pkcs1v15Encrypt, RsaPrivateKey};
 use sha2::{Digest, Sha256};
-use std::path::Path;
+use std::io;
+use std::path::{Path, PathBuf};
 
 /// iperf3's default `--time-skew-threshold`, seconds.
 pub const DEFAULT_SKEW_S: u64 = 10;
@@ -20,6 +21,67 @@ const MAX_FILE: u64 = 1 << 20;
 const MAX_USERS: usize = 10_000;
 /// The longest user name or password in a token (iperf3 reads them into fixed buffers).
 const MAX_FIELD: usize = 256;
+
+/// Why the key or the users file could not be loaded; each names its flag and its file.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthFileError {
+    /// The file could not be read.
+    #[error("{flag} {}: {source}", path.display())]
+    Read {
+        /// The flag that named the file.
+        flag: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The OS's error.
+        source: io::Error,
+    },
+    /// The file is larger than [`MAX_FILE`].
+    #[error("{flag} {}: {len} bytes, more than the {MAX_FILE} read", path.display())]
+    TooLarge {
+        /// The flag that named the file.
+        flag: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Its size, bytes.
+        len: u64,
+    },
+    /// `--rsa-private-key-path` holds no RSA private key this server reads.
+    #[error("--rsa-private-key-path {}: not an unencrypted RSA private key in PEM ({source})", path.display())]
+    NotAKey {
+        /// The file.
+        path: PathBuf,
+        /// Why the PKCS#1 reading failed (the PKCS#8 one was tried first).
+        source: rsa::pkcs1::Error,
+    },
+    /// `--authorized-users-path` is not a users file.
+    #[error("--authorized-users-path {}:{source}", path.display())]
+    Users {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it, from its line number on.
+        source: UsersError,
+    },
+}
+
+/// What is wrong with a users file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UsersError {
+    /// Line `line` (from 1) is not `USER,SHA256-HEX`.
+    #[error("{line}: expected USER,SHA256-HEX (sha256 of \"{{USER}}PASSWORD\")")]
+    Malformed {
+        /// The line, from 1.
+        line: usize,
+    },
+    /// Line `line` is past [`MAX_USERS`] users.
+    #[error("{line}: more than {MAX_USERS} users")]
+    TooMany {
+        /// The line, from 1.
+        line: usize,
+    },
+    /// The file names no user.
+    #[error(" no users (lines of USER,SHA256-HEX)")]
+    Empty,
+}
 
 /// The server's key and users, loaded once at start.
 pub struct Auth {
@@ -56,19 +118,24 @@ impl std::fmt::Display for Denied {
 impl Auth {
     /// Reads the private key (PEM, PKCS#1 or PKCS#8, unencrypted) and the users file; the error
     /// names the file and what is wrong with it.
-    pub fn load(key: &Path, users: &Path, skew_s: u64, clock_shift_s: i64) -> Result<Auth, String> {
+    pub fn load(
+        key: &Path,
+        users: &Path,
+        skew_s: u64,
+        clock_shift_s: i64,
+    ) -> Result<Auth, AuthFileError> {
         let pem = read(key, "--rsa-private-key-path")?;
         let key = RsaPrivateKey::from_pkcs8_pem(&pem)
             .or_else(|_| RsaPrivateKey::from_pkcs1_pem(&pem))
-            .map_err(|e| {
-                format!(
-                    "--rsa-private-key-path {}: not an unencrypted RSA private key in PEM ({e})",
-                    key.display()
-                )
+            .map_err(|source| AuthFileError::NotAKey {
+                path: key.to_path_buf(),
+                source,
             })?;
         let text = read(users, "--authorized-users-path")?;
-        let users = parse_users(&text)
-            .map_err(|e| format!("--authorized-users-path {}:{e}", users.display()))?;
+        let users = parse_users(&text).map_err(|source| AuthFileError::Users {
+            path: users.to_path_buf(),
+            source,
+        })?;
         Ok(Auth {
             key,
             users,
@@ -109,16 +176,21 @@ impl Auth {
 }
 
 /// Reads a small file whole, as text.
-fn read(path: &Path, flag: &str) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("{flag} {}: {e}", path.display()))?;
+fn read(path: &Path, flag: &'static str) -> Result<String, AuthFileError> {
+    let failed = |source| AuthFileError::Read {
+        flag,
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(failed)?;
     if meta.len() > MAX_FILE {
-        return Err(format!(
-            "{flag} {}: {} bytes, more than the {MAX_FILE} read",
-            path.display(),
-            meta.len()
-        ));
+        return Err(AuthFileError::TooLarge {
+            flag,
+            path: path.to_path_buf(),
+            len: meta.len(),
+        });
     }
-    std::fs::read_to_string(path).map_err(|e| format!("{flag} {}: {e}", path.display()))
+    std::fs::read_to_string(path).map_err(failed)
 }
 
 /// `sha256("{user}password")`, iperf3's stored form of a password.
@@ -128,19 +200,14 @@ pub fn password_hash(user: &str, password: &str) -> [u8; 32] {
 
 /// The users file: `user,sha256-hex` a line; blank lines and `#` comments skipped. The error
 /// starts with the line number.
-fn parse_users(text: &str) -> Result<Vec<(String, [u8; 32])>, String> {
+fn parse_users(text: &str) -> Result<Vec<(String, [u8; 32])>, UsersError> {
     let mut users = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let bad = || {
-            format!(
-                "{}: expected USER,SHA256-HEX (sha256 of \"{{USER}}PASSWORD\")",
-                i + 1
-            )
-        };
+        let bad = || UsersError::Malformed { line: i + 1 };
         let (user, hex) = line.split_once(',').ok_or_else(bad)?;
         let hash = parse_hex(hex.trim()).ok_or_else(bad)?;
         let user = user.trim();
@@ -148,12 +215,12 @@ fn parse_users(text: &str) -> Result<Vec<(String, [u8; 32])>, String> {
             return Err(bad());
         }
         if users.len() == MAX_USERS {
-            return Err(format!("{}: more than {MAX_USERS} users", i + 1));
+            return Err(UsersError::TooMany { line: i + 1 });
         }
         users.push((user.to_string(), hash));
     }
     if users.is_empty() {
-        return Err(" no users (lines of USER,SHA256-HEX)".into());
+        return Err(UsersError::Empty);
     }
     Ok(users)
 }
@@ -223,9 +290,11 @@ mod tests {
         assert_eq!(users[1].0, "bob");
         assert!(parse_users("alice\n")
             .unwrap_err()
+            .to_string()
             .starts_with("1: expected"));
         assert!(parse_users(&format!("# x\nal ice,{h}"))
             .unwrap_err()
+            .to_string()
             .starts_with("2: "));
         assert!(parse_users("alice,abc").is_err());
         assert!(parse_users("# only a comment\n").is_err());

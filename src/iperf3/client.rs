@@ -4,6 +4,7 @@
 //! TCP streams connect and send the cookie; UDP streams say hello (`udp_client`).
 
 use super::client_interval::{Interval, Sampler};
+use super::error::TestError;
 use super::params::Params;
 use super::results::{cpu_percent, stream_id};
 use super::stream::{self, Shared, Sock, StreamEnd};
@@ -92,13 +93,14 @@ pub fn run(
     p: Params,
     o: &Options,
     each: &mut dyn FnMut(Event),
-) -> Result<Both, String> {
-    let mut ctrl = TcpStream::connect_timeout(&addr, o.connect_timeout)
-        .map_err(|e| format!("cannot connect to the iperf3 server {addr}: {e}"))?;
+) -> Result<Both, TestError> {
+    let mut ctrl = TcpStream::connect_timeout(&addr, o.connect_timeout).map_err(TestError::at(
+        format!("cannot connect to the iperf3 server {addr}"),
+    ))?;
     let cookie = cookie()?;
-    ctrl.write_all(&cookie).map_err(|e| e.to_string())?;
+    ctrl.write_all(&cookie)?;
     expect(&mut ctrl, State::ParamExchange)?;
-    wire::send_json(&mut ctrl, &params_json(&p)).map_err(|e| e.to_string())?;
+    wire::send_json(&mut ctrl, &params_json(&p))?;
     expect(&mut ctrl, State::CreateStreams)?;
     let (socks, connected) = open_streams(addr, &cookie, &p, o)?;
     expect(&mut ctrl, State::TestStart)?;
@@ -121,7 +123,7 @@ pub fn run(
         std::thread::sleep(SETTLE);
     }
     let result = watched
-        .and_then(|_| wire::send_state(&mut ctrl, State::TestEnd).map_err(|e| e.to_string()))
+        .and_then(|_| wire::send_state(&mut ctrl, State::TestEnd).map_err(TestError::from))
         .and_then(|_| expect(&mut ctrl, State::ExchangeResults));
     shared.drain.store(true, Relaxed);
     if result.is_err() {
@@ -153,10 +155,10 @@ pub fn run(
 }
 
 /// Sends this end's results, reads the server's, and closes the exchange.
-fn swap_results(ctrl: &mut TcpStream, mine: Value) -> Result<Value, String> {
-    wire::send_json(ctrl, &mine).map_err(|e| e.to_string())?;
+fn swap_results(ctrl: &mut TcpStream, mine: Value) -> Result<Value, TestError> {
+    wire::send_json(ctrl, &mine)?;
     let far = wire::read_json(ctrl, Instant::now() + STEP)
-        .map_err(|e| format!("reading the server's results: {e}"))?;
+        .map_err(TestError::at("reading the server's results"))?;
     expect(ctrl, State::DisplayResults)?;
     let _ = wire::send_state(ctrl, State::IperfDone);
     Ok(far)
@@ -170,20 +172,20 @@ fn open_streams(
     cookie: &[u8; COOKIE_LEN],
     p: &Params,
     o: &Options,
-) -> Result<(Vec<Sock>, Vec<(SocketAddr, SocketAddr)>), String> {
+) -> Result<(Vec<Sock>, Vec<(SocketAddr, SocketAddr)>), TestError> {
     let (mut socks, mut connected) = (Vec::new(), Vec::new());
     for _ in 0..p.streams() {
         let deadline = Instant::now() + o.connect_timeout;
         let (sock, local) = if p.udp {
             let s = super::udp_client::connect(addr, p.window, deadline)?;
-            let local = s.local_addr().map_err(|e| e.to_string())?;
+            let local = s.local_addr()?;
             (Sock::Udp(s), local)
         } else {
             let mut s = TcpStream::connect_timeout(&addr, o.connect_timeout)
-                .map_err(|e| format!("connecting a stream to {addr}: {e}"))?;
+                .map_err(TestError::at(format!("connecting a stream to {addr}")))?;
             configure(&s, p)?;
-            s.write_all(cookie).map_err(|e| e.to_string())?;
-            let local = s.local_addr().map_err(|e| e.to_string())?;
+            s.write_all(cookie)?;
+            let local = s.local_addr()?;
             (Sock::Tcp(s), local)
         };
         socks.push(sock);
@@ -194,9 +196,9 @@ fn open_streams(
 
 /// Applies `-w`, `-C`, `-M` and `-N` to a TCP stream on this end, as iperf3's client does, and
 /// `-b` as SO_MAX_PACING_RATE.
-fn configure(s: &TcpStream, p: &Params) -> Result<(), String> {
+fn configure(s: &TcpStream, p: &Params) -> Result<(), TestError> {
     let sock = socket2::SockRef::from(s);
-    let fail = |what: &str, e: std::io::Error| format!("{what}: {e}");
+    let fail = |flag, source| TestError::Option { flag, source };
     if p.window > 0 {
         sock.set_send_buffer_size(p.window as usize)
             .and_then(|_| sock.set_recv_buffer_size(p.window as usize))
@@ -273,11 +275,11 @@ fn tcp_clones(socks: &[Sock]) -> Vec<Option<TcpStream>> {
 }
 
 /// A fresh cookie: 36 characters of iperf3's alphabet and a NUL.
-fn cookie() -> Result<[u8; COOKIE_LEN], String> {
+fn cookie() -> Result<[u8; COOKIE_LEN], TestError> {
     const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
     let mut c = [0u8; COOKIE_LEN];
-    let mut f = std::fs::File::open("/dev/urandom").map_err(|e| format!("/dev/urandom: {e}"))?;
-    std::io::Read::read_exact(&mut f, &mut c[..COOKIE_LEN - 1]).map_err(|e| e.to_string())?;
+    let mut f = std::fs::File::open("/dev/urandom").map_err(TestError::at("/dev/urandom"))?;
+    std::io::Read::read_exact(&mut f, &mut c[..COOKIE_LEN - 1])?;
     for b in &mut c[..COOKIE_LEN - 1] {
         *b = ALPHABET[usize::from(*b) % 32];
     }
@@ -286,23 +288,20 @@ fn cookie() -> Result<[u8; COOKIE_LEN], String> {
 }
 
 /// Reads the server's next state, which must be `want`; iperf3's refusals become their text.
-fn expect(ctrl: &mut TcpStream, want: State) -> Result<(), String> {
-    let b = wire::read_state(ctrl, Instant::now() + STEP)
-        .map_err(|e| format!("waiting for {want:?} from the iperf3 server: {e}"))?;
+fn expect(ctrl: &mut TcpStream, want: State) -> Result<(), TestError> {
+    let b = wire::read_state(ctrl, Instant::now() + STEP).map_err(TestError::at(format!(
+        "waiting for {want:?} from the iperf3 server"
+    )))?;
     match State::from_byte(b) {
         Some(s) if s == want => Ok(()),
-        Some(State::AccessDenied) => Err("the server is busy running a test".into()),
+        Some(State::AccessDenied) => Err(TestError::Busy),
         Some(State::ServerError) => {
             let mut code = [0u8; 8];
             let _ = wire::read_by(ctrl, &mut code, Instant::now() + STEP);
             let n = i32::from_be_bytes([code[0], code[1], code[2], code[3]]);
-            Err(format!(
-                "the iperf3 server refused the test (iperf3 error {n})"
-            ))
+            Err(TestError::Refused(n))
         }
-        other => Err(format!(
-            "the iperf3 server sent {other:?} (byte {b}) where {want:?} was due"
-        )),
+        got => Err(TestError::OutOfTurn { got, byte: b, want }),
     }
 }
 
@@ -343,7 +342,7 @@ fn watch(
     started: Instant,
     sampler: &mut Sampler,
     each: &mut dyn FnMut(Event),
-) -> Result<(), String> {
+) -> Result<(), TestError> {
     let run_for = Duration::from_secs(p.time + p.omit);
     let (mut last_moved, mut last_change) = (0, started);
     loop {
@@ -365,8 +364,8 @@ fn watch(
         let wake = (Instant::now() + TICK).min(sampler.next_at());
         match wire::read_state(ctrl, wake) {
             Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
-            Err(e) => return Err(format!("the iperf3 server closed the test: {e}")),
-            Ok(b) => return Err(format!("the iperf3 server sent state {b} while testing")),
+            Err(e) => return Err(TestError::at("the iperf3 server closed the test")(e)),
+            Ok(b) => return Err(TestError::ServerState(b)),
         }
     }
 }

@@ -11,6 +11,7 @@
 mod auth;
 mod client;
 mod client_interval;
+mod error;
 #[doc(hidden)]
 pub mod fuzz;
 mod interval;
@@ -26,9 +27,10 @@ mod udp;
 mod udp_client;
 mod wire;
 
-pub use auth::{password_hash, Auth, DEFAULT_SKEW_S};
+pub use auth::{password_hash, Auth, AuthFileError, UsersError, DEFAULT_SKEW_S};
 pub use client::{run as run_client, Both, Event, Options as ClientOptions, Start};
 pub use client_interval::Interval;
+pub use error::TestError;
 pub use json::{document as json_document, error_document, start as json_start, Intervals, Target};
 pub use json_end::end as json_end;
 pub use params::{
@@ -113,9 +115,7 @@ impl Server {
         // Each connection's place in the accept queue: streams take their roles (forward
         // first, then reverse) in the order the client connected them, not the order in which
         // their cookie-reading threads happen to finish.
-        let mut seq = 0u64;
-        for conn in self.listener.incoming() {
-            seq += 1;
+        for (seq, conn) in (1u64..).zip(self.listener.incoming()) {
             let Ok(s) = conn else {
                 // Out of descriptors or a reset in the backlog: breathe, then go on.
                 std::thread::sleep(Duration::from_millis(10));

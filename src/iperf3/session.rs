@@ -19,6 +19,7 @@
 //! ends the test and frees its streams.
 
 use super::auth::Auth;
+use super::error::TestError;
 use super::interval::{Tick, Ticker};
 use super::params::{self, Params};
 use super::results;
@@ -77,7 +78,7 @@ pub fn run(
     cookie: [u8; wire::COOKIE_LEN],
     ctx: &Ctx,
     test: usize,
-) -> Result<Outcome, String> {
+) -> Result<Outcome, TestError> {
     wire::send_state(&mut ctrl, State::ParamExchange).map_err(e("sending PARAM_EXCHANGE"))?;
     let p = match read_params(&mut ctrl, ctx) {
         Ok(p) => p,
@@ -89,7 +90,7 @@ pub fn run(
     let socks = open_streams(&mut ctrl, &p, cookie, ctx)?;
     if let Err(r) = configure(&socks, &p) {
         let _ = wire::send_refusal(&mut ctrl, r);
-        return Err(format!("could not set the client's socket options ({r:?})"));
+        return Err(TestError::SocketOptions(r));
     }
     wire::send_state(&mut ctrl, State::TestStart).map_err(e("sending TEST_START"))?;
     wire::send_state(&mut ctrl, State::TestRunning).map_err(e("sending TEST_RUNNING"))?;
@@ -145,22 +146,18 @@ pub fn run(
 
 /// Reads the client's parameters and, with RSA authentication on, admits the client before
 /// anything else is looked at; the error is the code to send and what the log says.
-fn read_params(ctrl: &mut impl Control, ctx: &Ctx) -> Result<Params, (Refusal, String)> {
-    let v = wire::read_json(ctrl, Instant::now() + STEP).map_err(|err| {
-        (
-            Refusal::RecvParams,
-            format!("reading the parameters: {err}"),
-        )
-    })?;
+fn read_params(ctrl: &mut impl Control, ctx: &Ctx) -> Result<Params, (Refusal, TestError)> {
+    let v = wire::read_json(ctrl, Instant::now() + STEP)
+        .map_err(|err| (Refusal::RecvParams, e("reading the parameters")(err)))?;
     if let Some(auth) = &ctx.auth {
         let token = v.get("authtoken").and_then(serde_json::Value::as_str);
         let user = auth
             .admit(token, unix_now_s())
-            .map_err(|d| (Refusal::AuthTest, format!("not authorized: {d}")))?;
+            .map_err(|d| (Refusal::AuthTest, TestError::NotAuthorized(d)))?;
         eprintln!("fathom serve: iperf3 client authenticated as {user:?}");
     }
     let p = params::parse(&v).and_then(|p| check(p, ctx.max_duration_ns));
-    p.map_err(|r| (r, format!("refused the client's parameters ({r:?})")))
+    p.map_err(|r| (r, TestError::Params(r)))
 }
 
 /// This host's clock, Unix seconds.
@@ -171,8 +168,8 @@ fn unix_now_s() -> i64 {
 }
 
 /// Names the step an I/O error happened in.
-fn e(what: &'static str) -> impl Fn(std::io::Error) -> String {
-    move |err| format!("{what}: {err}")
+fn e(what: &'static str) -> impl FnOnce(std::io::Error) -> TestError {
+    TestError::at(what)
 }
 
 /// Checks what depends on this host: the agent's longest test, the congestion control.
@@ -192,37 +189,37 @@ fn open_streams(
     p: &Params,
     cookie: [u8; wire::COOKIE_LEN],
     ctx: &Ctx,
-) -> Result<Vec<Sock>, String> {
+) -> Result<Vec<Sock>, TestError> {
     let n = p.streams() as usize;
     let deadline = Instant::now() + STEP;
     if !ctx.data {
-        wire::send_state(ctrl, State::CreateStreams).map_err(|e| e.to_string())?;
+        wire::send_state(ctrl, State::CreateStreams)?;
         return Ok(Vec::new());
     }
     if p.udp {
-        let mut next = super::udp::listener(ctx.addr).map_err(|e| format!("UDP port: {e}"))?;
-        wire::send_state(ctrl, State::CreateStreams).map_err(|e| e.to_string())?;
+        let mut next = super::udp::listener(ctx.addr).map_err(e("UDP port"))?;
+        wire::send_state(ctrl, State::CreateStreams)?;
         let mut socks = Vec::with_capacity(n);
         for _ in 0..n {
-            let (s, listener) = super::udp::accept(next, deadline)
-                .map_err(|e| format!("waiting for UDP streams: {e}"))?;
+            let (s, listener) =
+                super::udp::accept(next, deadline).map_err(e("waiting for UDP streams"))?;
             socks.push(Sock::Udp(s));
             next = listener;
         }
         return Ok(socks);
     }
     let rx: Receiver<(u64, TcpStream)> = super::collect(&ctx.slot, cookie, n);
-    wire::send_state(ctrl, State::CreateStreams).map_err(|e| e.to_string())?;
+    wire::send_state(ctrl, State::CreateStreams)?;
     let mut arrived = Vec::with_capacity(n);
     while arrived.len() < n {
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
             Ok(a) => arrived.push(a),
             Err(_) => {
-                return Err(format!(
-                    "{} of {n} streams connected in time",
-                    arrived.len()
-                ))
+                return Err(TestError::Streams {
+                    arrived: arrived.len(),
+                    wanted: n,
+                })
             }
         }
     }
@@ -306,7 +303,7 @@ fn finish(
     threads: Vec<JoinHandle<StreamEnd>>,
     (started, limit): (Instant, Duration),
     ticker: &mut Ticker,
-) -> Result<(Vec<StreamEnd>, f64, Vec<u64>), String> {
+) -> Result<(Vec<StreamEnd>, f64, Vec<u64>), TestError> {
     use std::sync::atomic::Ordering::Relaxed;
     let join = |threads: Vec<JoinHandle<StreamEnd>>| -> Vec<StreamEnd> {
         threads
@@ -314,7 +311,7 @@ fn finish(
             .map(|t| t.join().unwrap_or_default())
             .collect()
     };
-    let abort = |threads, why: String| {
+    let abort = |threads, why: TestError| {
         shared.stop_send.store(true, Relaxed);
         shared.abort.store(true, Relaxed);
         join(threads);
@@ -328,18 +325,16 @@ fn finish(
     shared.stop_send.store(true, Relaxed);
     match st.map(State::from_byte) {
         Ok(Some(State::TestEnd)) => {}
-        Ok(Some(State::ClientTerminate)) => {
-            return abort(threads, "the client was interrupted".into())
-        }
-        Ok(other) => return abort(threads, format!("the client sent {other:?} while testing")),
-        Err(e) => return abort(threads, format!("waiting for TEST_END: {e}")),
+        Ok(Some(State::ClientTerminate)) => return abort(threads, TestError::Interrupted),
+        Ok(other) => return abort(threads, TestError::ClientState(other)),
+        Err(err) => return abort(threads, e("waiting for TEST_END")(err)),
     }
-    if let Err(e) = wire::send_state(ctrl, State::ExchangeResults) {
-        return abort(threads, format!("sending EXCHANGE_RESULTS: {e}"));
+    if let Err(err) = wire::send_state(ctrl, State::ExchangeResults) {
+        return abort(threads, e("sending EXCHANGE_RESULTS")(err));
     }
     let client = match wire::read_json(ctrl, Instant::now() + STEP) {
         Ok(v) => v,
-        Err(e) => return abort(threads, format!("reading the client's results: {e}")),
+        Err(err) => return abort(threads, e("reading the client's results")(err)),
     };
     let client_bytes = results::client_sent(&client, threads.len());
     for (i, b) in client_bytes.iter().enumerate() {

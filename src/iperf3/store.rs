@@ -15,24 +15,21 @@ use fathom_report::model::{
     FlowInterval, FlowResult, HostResult, Interval, KindFlow, KindSummary, KindTest, Report,
     Summary, TcpSummary, TestEcho, UdpFlow, UdpSummary, UdpTest,
 };
-use fathom_store::{NewRun, Store};
+use fathom_store::{NewRun, Store, StoreError};
 use std::path::Path;
 
 /// Saves test `o` from `peer` to the store at `path`; the run's id.
-pub fn save(path: &Path, o: &Outcome, server: &str, peer: &str) -> Result<i64, String> {
+pub fn save(path: &Path, o: &Outcome, server: &str, peer: &str) -> Result<i64, StoreError> {
     let report = report(o, server, peer);
     let args: Vec<String> = vec!["serve".into(), "--iperf3".into()];
     let env = crate::method::env::collect();
-    let mut store = Store::open(path).map_err(|e| e.to_string())?;
-    store
-        .save_run(&NewRun {
-            report: &report,
-            args: &args,
-            command: &[],
-            env: &env,
-            series: None,
-        })
-        .map_err(|e| e.to_string())
+    Store::open(path)?.save_run(&NewRun {
+        report: &report,
+        args: &args,
+        command: &[],
+        env: &env,
+        series: None,
+    })
 }
 
 /// The run's report: fathom's figures of the test in the shape of a fathom result.

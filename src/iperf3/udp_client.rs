@@ -2,6 +2,7 @@
 //! 4-byte hello; the server connects a socket of its own to it and answers with 4 bytes, after
 //! which the stream carries datagrams (`udp` sends and counts them, as on the server's side).
 
+use super::error::TestError;
 use socket2::{Domain, Protocol, Socket, Type};
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -16,8 +17,8 @@ const RCVBUF: usize = 4 << 20;
 
 /// Opens one UDP stream to the iperf3 server at `addr`: hello, then the server's answer before
 /// `deadline`. `window` (`-w`, 0 for none) sets both socket buffers.
-pub fn connect(addr: SocketAddr, window: u32, deadline: Instant) -> Result<UdpSocket, String> {
-    let fail = |e: io::Error| format!("opening a UDP stream to {addr}: {e}");
+pub fn connect(addr: SocketAddr, window: u32, deadline: Instant) -> Result<UdpSocket, TestError> {
+    let fail = |e: io::Error| TestError::at(format!("opening a UDP stream to {addr}"))(e);
     let s =
         Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP)).map_err(fail)?;
     if window > 0 {
@@ -34,9 +35,7 @@ pub fn connect(addr: SocketAddr, window: u32, deadline: Instant) -> Result<UdpSo
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err(format!(
-                "the iperf3 server at {addr} did not answer a UDP stream's hello"
-            ));
+            return Err(TestError::NoUdpAnswer(addr));
         }
         s.set_read_timeout(Some(left)).map_err(fail)?;
         match s.recv(&mut b) {
@@ -68,7 +67,9 @@ mod tests {
         answer.join().unwrap();
         let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
         let deadline = Instant::now() + Duration::from_millis(100);
-        let err = connect(silent.local_addr().unwrap(), 0, deadline).unwrap_err();
+        let err = connect(silent.local_addr().unwrap(), 0, deadline)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("did not answer"), "{err}");
     }
 }

@@ -14,11 +14,9 @@ const SECOND: Duration = Duration::from_secs(1);
 
 #[test]
 fn up_exec_down_round_trip_leaves_nothing() {
-    if !root_or_skip("up_exec_down_round_trip_leaves_nothing") {
+    let Some((name, root_before)) = lab_test("up_exec_down_round_trip_leaves_nothing", "rt") else {
         return;
-    }
-    let name = unique_name("rt");
-    let root_before = root_links();
+    };
     let (guard, lab) = up_star(&name, 3);
 
     let lab = Lab::load(lab.name()).unwrap();
@@ -87,11 +85,10 @@ fn up_exec_down_round_trip_leaves_nothing() {
 
 #[test]
 fn a_panic_midway_still_tears_the_lab_down() {
-    if !root_or_skip("a_panic_midway_still_tears_the_lab_down") {
+    let Some((name, root_before)) = lab_test("a_panic_midway_still_tears_the_lab_down", "panic")
+    else {
         return;
-    }
-    let name = unique_name("panic");
-    let root_before = root_links();
+    };
     let thread_name = name.clone();
     let outcome = std::thread::spawn(move || {
         let (_guard, lab) = up_star(&thread_name, 2);
@@ -104,11 +101,10 @@ fn a_panic_midway_still_tears_the_lab_down() {
 
 #[test]
 fn two_labs_coexist_on_the_same_subnet() {
-    if !root_or_skip("two_labs_coexist_on_the_same_subnet") {
+    let Some((a, root_before)) = lab_test("two_labs_coexist_on_the_same_subnet", "a") else {
         return;
-    }
-    let (a, b) = (unique_name("a"), unique_name("b"));
-    let root_before = root_links();
+    };
+    let b = unique_name("b");
     let (guard_a, lab_a) = up_star(&a, 2);
     let (_guard_b, lab_b) = up_star(&b, 2);
     for lab in [&lab_a, &lab_b] {
@@ -126,10 +122,9 @@ fn two_labs_coexist_on_the_same_subnet() {
 
 #[test]
 fn up_refuses_a_lab_that_exists() {
-    if !root_or_skip("up_refuses_a_lab_that_exists") {
+    let Some((name, _)) = lab_test("up_refuses_a_lab_that_exists", "twice") else {
         return;
-    }
-    let name = unique_name("twice");
+    };
     let (_guard, _lab) = up_star(&name, 1);
     let again = Lab::up(
         &Topology::star(1, None, None, None).unwrap(),
@@ -144,11 +139,12 @@ fn up_refuses_a_lab_that_exists() {
 
 #[test]
 fn an_agent_that_exits_fails_up_clearly_and_cleans_up() {
-    if !root_or_skip("an_agent_that_exits_fails_up_clearly_and_cleans_up") {
+    let Some((name, root_before)) = lab_test(
+        "an_agent_that_exits_fails_up_clearly_and_cleans_up",
+        "noagent",
+    ) else {
         return;
-    }
-    let name = unique_name("noagent");
-    let root_before = root_links();
+    };
     let _guard = LabGuard(name.clone());
     let agent = AgentCommand {
         program: "sh".into(),
@@ -170,10 +166,9 @@ fn an_agent_that_exits_fails_up_clearly_and_cleans_up() {
 
 #[test]
 fn link_rate_and_mtu_are_applied() {
-    if !root_or_skip("link_rate_and_mtu_are_applied") {
+    let Some((name, _)) = lab_test("link_rate_and_mtu_are_applied", "shape") else {
         return;
-    }
-    let name = unique_name("shape");
+    };
     let _guard = LabGuard(name.clone());
     let topology = Topology::star(2, Some("192.168.7.0/24"), Some(9000), Some("100M")).unwrap();
     let lab = Lab::up(&topology, &standin_options(&name)).unwrap();
@@ -203,11 +198,9 @@ fn link_rate_and_mtu_are_applied() {
 
 #[test]
 fn a_stale_lab_is_reported_and_removed() {
-    if !root_or_skip("a_stale_lab_is_reported_and_removed") {
+    let Some((name, root_before)) = lab_test("a_stale_lab_is_reported_and_removed", "stale") else {
         return;
-    }
-    let name = unique_name("stale");
-    let root_before = root_links();
+    };
     let (_guard, lab) = up_star(&name, 2);
     let pids = agent_pids(&lab);
     // The agent of h2 dies and the namespace of h1 vanishes behind the lab's back.
@@ -244,10 +237,12 @@ fn a_stale_lab_is_reported_and_removed() {
 
 #[test]
 fn namespaces_without_state_are_reported_and_removed() {
-    if !root_or_skip("namespaces_without_state_are_reported_and_removed") {
+    let Some((name, _)) = lab_test(
+        "namespaces_without_state_are_reported_and_removed",
+        "orphan",
+    ) else {
         return;
-    }
-    let name = unique_name("orphan");
+    };
     let _guard = LabGuard(name.clone());
     for node in ["h1", "sw1"] {
         let ok = Command::new("ip")
@@ -295,11 +290,10 @@ fn crash_helper() {
 
 #[test]
 fn a_crash_during_up_is_cleaned_up_by_down() {
-    if !root_or_skip("a_crash_during_up_is_cleaned_up_by_down") {
+    let Some((name, root_before)) = lab_test("a_crash_during_up_is_cleaned_up_by_down", "crash")
+    else {
         return;
-    }
-    let name = unique_name("crash");
-    let root_before = root_links();
+    };
     let _guard = LabGuard(name.clone());
     let mut helper = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "crash_helper", "--ignored", "--nocapture"])
@@ -339,11 +333,9 @@ fn a_crash_during_up_is_cleaned_up_by_down() {
 
 #[test]
 fn up_and_down_of_32_hosts_timed() {
-    if !root_or_skip("up_and_down_of_32_hosts_timed") {
+    let Some((name, root_before)) = lab_test("up_and_down_of_32_hosts_timed", "32") else {
         return;
-    }
-    let name = unique_name("32");
-    let root_before = root_links();
+    };
     let _guard = LabGuard(name.clone());
     let topology = Topology::star(32, None, None, None).unwrap();
     // The real agent when FATHOM_EXE names one, else the stand-in.
@@ -380,11 +372,10 @@ fn the_real_fathom_agent_runs_in_every_host() {
         );
         return;
     };
-    if !root_or_skip("the_real_fathom_agent_runs_in_every_host") {
+    let Some((name, root_before)) = lab_test("the_real_fathom_agent_runs_in_every_host", "real")
+    else {
         return;
-    }
-    let name = unique_name("real");
-    let root_before = root_links();
+    };
     let guard = LabGuard(name.clone());
     let opts = UpOptions::new(&name, AgentCommand::fathom(std::path::Path::new(&exe)));
     let lab = Lab::up(&Topology::star(3, None, None, None).unwrap(), &opts).unwrap();

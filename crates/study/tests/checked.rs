@@ -3,14 +3,7 @@
 
 mod common;
 
-use common::{add, line_rate, series};
-use fathom_study::find;
-
-const G: f64 = 1e9;
-
-fn findings(study: &str, s: &[fathom_report::series::Series]) -> Vec<String> {
-    (find(study).expect("study exists").findings)(s)
-}
+use common::{add, findings, line_rate, series, G};
 
 #[test]
 fn file_copy_says_not_enough_data_for_runs_too_short_to_rank() {

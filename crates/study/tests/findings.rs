@@ -2,15 +2,8 @@
 
 mod common;
 
-use common::{add, add_curve, fail, line_rate, series};
-use fathom_study::find;
-
-const G: f64 = 1e9;
+use common::{add, add_curve, fail, findings, line_rate, series, G};
 const BUFFERS: [&str; 8] = ["16K", "24K", "32K", "48K", "64K", "128K", "256K", "1M"];
-
-fn findings(study: &str, s: &[fathom_report::series::Series]) -> Vec<String> {
-    (find(study).expect("study exists").findings)(s)
-}
 
 #[test]
 fn socket_buffers_finds_each_knee_and_the_common_size() {

@@ -93,16 +93,13 @@ pub fn diagnose(r: &Report, s: &Settings) -> Vec<Advice> {
 /// Window, buffer, CPU and TCP loss findings on loopback become notes: there the RTT measures
 /// scheduling, not a path, a CPU (where fathom places each end by default) is what carries the
 /// bytes, and a retransmit is a timeout of a starved end, not a loss on a wire.
+/// These are the causes of [`IDS`] from `receive_window` to `path_loss`.
 fn loopback_note(f: &mut Found) {
-    const ON_LOOPBACK: [&str; 6] = [
-        "receive_window",
-        "autotuning_max",
-        "receiver_slow",
-        "send_buffer",
-        "cpu_bound",
-        "path_loss",
-    ];
-    if ON_LOOPBACK.contains(&f.id) {
+    let at = |id| IDS.iter().position(|i| *i == id).unwrap_or(IDS.len());
+    let on_loopback = IDS
+        .get(at("receive_window")..=at("path_loss"))
+        .unwrap_or(&[]);
+    if on_loopback.contains(&f.id) {
         f.severity = Severity::Note;
         f.confidence = Confidence::Low;
         f.why = format!(

@@ -95,23 +95,15 @@ mod tests {
         resolve(&toml::from_str(text).unwrap())
     }
 
+    /// h1 and h2 on sw1, h3 on sw2 (arrays of inline tables: the same as `[[host]]` sections).
     const TWO_SWITCHES: &str = r#"
-        [[host]]
-        name = "h1"
-        [[host]]
-        name = "h2"
-        [[host]]
-        name = "h3"
-        [[switch]]
-        name = "sw1"
-        [[switch]]
-        name = "sw2"
-        [[link]]
-        ends = ["h1", "sw1"]
-        [[link]]
-        ends = ["h2", "sw1"]
-        [[link]]
-        ends = ["h3", "sw2"]
+        host = [{ name = "h1" }, { name = "h2" }, { name = "h3" }]
+        switch = [{ name = "sw1" }, { name = "sw2" }]
+        link = [
+            { ends = ["h1", "sw1"] },
+            { ends = ["h2", "sw1"] },
+            { ends = ["h3", "sw2"] },
+        ]
     "#;
 
     #[test]
@@ -129,7 +121,7 @@ mod tests {
     fn a_host_to_switch_link_encrypts_that_host_to_the_switchs_others() {
         let text = TWO_SWITCHES.replacen(
             "ends = [\"h2\", \"sw1\"]",
-            "ends = [\"h2\", \"sw1\"]\nipsec = \"aes-256-gcm\"",
+            "ends = [\"h2\", \"sw1\"], ipsec = \"aes-256-gcm\"",
             1,
         );
         let got = resolved(&text).unwrap().unwrap();
@@ -142,7 +134,7 @@ mod tests {
         assert_eq!(resolved(TWO_SWITCHES).unwrap(), None);
         let bad = TWO_SWITCHES.replacen(
             "ends = [\"h3\", \"sw2\"]",
-            "ends = [\"h3\", \"sw2\"]\nipsec = \"des\"",
+            "ends = [\"h3\", \"sw2\"], ipsec = \"des\"",
             1,
         );
         let e = resolved(&bad).unwrap_err().to_string();
@@ -157,7 +149,7 @@ mod tests {
             "{}\n[[wan]]\nends = [\"sw1\", \"sw2\"]\nipsec = \"chacha20-poly1305\"\n",
             TWO_SWITCHES.replacen(
                 "ends = [\"h1\", \"sw1\"]",
-                "ends = [\"h1\", \"sw1\"]\nipsec = \"aes-128-gcm\"",
+                "ends = [\"h1\", \"sw1\"], ipsec = \"aes-128-gcm\"",
                 1
             )
         );

@@ -26,6 +26,31 @@ pub fn skip(test: &str, why: &str) {
     let _ = writeln!(std::io::stderr(), "SKIP {test}: {why}");
 }
 
+/// A lab topology file's text: `[[host]]`, `[[switch]]` and `[[link]]` entries, in that order,
+/// so a caller may append keys to the last link or further sections.
+pub fn topology(hosts: &[&str], switches: &[&str], links: &[[&str; 2]]) -> String {
+    let mut text = String::new();
+    for h in hosts {
+        text += &format!("[[host]]\nname = \"{h}\"\n");
+    }
+    for s in switches {
+        text += &format!("[[switch]]\nname = \"{s}\"\n");
+    }
+    for [a, b] in links {
+        text += &format!("[[link]]\nends = [\"{a}\", \"{b}\"]\n");
+    }
+    text
+}
+
+/// A lab test's start: `None` (its SKIP said) without root; else a lab name unique to this
+/// process and `tag`, and the root namespace's links before the test (for [`assert_gone`]).
+pub fn lab_test(test: &str, tag: &str) -> Option<(String, BTreeSet<String>)> {
+    if !root_or_skip(test) {
+        return None;
+    }
+    Some((unique_name(tag), root_links()))
+}
+
 /// A lab name unique to this test process and `tag`.
 pub fn unique_name(tag: &str) -> String {
     format!("t{}-{tag}", std::process::id())

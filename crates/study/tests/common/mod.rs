@@ -6,6 +6,14 @@ use fathom_report::series::{Axis, MetricStat, Param, Point, Series};
 use fathom_report::stats::describe;
 use fathom_study::SweepSpec;
 
+/// A gigabit per second, bits/s.
+pub const G: f64 = 1e9;
+
+/// What study `study` finds in `s`.
+pub fn findings(study: &str, s: &[Series]) -> Vec<String> {
+    (fathom_study::find(study).expect("study exists").findings)(s)
+}
+
 /// A series over `axes` (name, values) sharing the options `args`, with no points yet.
 pub fn series(args: &[&str], axes: &[(&str, &[&str])]) -> Series {
     Series {
