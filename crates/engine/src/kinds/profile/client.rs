@@ -3,11 +3,10 @@
 //! when the program connects, and closes them first when it disconnects, reading to the other
 //! end's close so that neither end resets.
 
-use super::barrier::{Barriers, BARRIER_POLL_NS};
+use super::barrier::{Meet, Waiter};
 use super::carrier::{self, Carrier, UDP_PORT_LEN};
 use super::runner::{Event, Runner};
 use super::TLS_READ;
-use crate::clock;
 use crate::kind::{Flow, Io, Step};
 use crate::kinds::crr::{dial, established};
 use crate::tls::{Handshake, TlsEnd, Wire};
@@ -17,7 +16,6 @@ use mio::net::UdpSocket;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
-use std::sync::Arc;
 
 /// One flow on the connecting end.
 pub(super) struct Client {
@@ -37,10 +35,8 @@ pub(super) struct Client {
     pub link: Option<Link>,
     /// When the flow next wants to run regardless of readiness.
     pub wake: Option<u64>,
-    /// The barriers every flow of this end shares.
-    pub barriers: Arc<Barriers>,
-    /// The barrier this flow waits at, once it arrived there.
-    pub waiting: Option<usize>,
+    /// Its way through the barriers every flow shares.
+    pub barrier: Waiter,
 }
 
 /// A connection of a flow.
@@ -242,13 +238,13 @@ impl Flow for Client {
         self.wake = None;
         let step = self.turn(io);
         if step.is_err() {
-            self.barriers.break_all();
+            self.barrier.break_all();
         }
         step
     }
 
     fn stop(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
-        self.barriers.break_all();
+        self.barrier.break_all();
         self.drop_link(io);
         Ok(Step::Done)
     }
@@ -296,15 +292,14 @@ impl Client {
                 Event::Yield => return Ok(Step::Again),
                 Event::End => return Ok(Step::Done),
                 Event::Barrier(tx) => {
-                    if self.waiting != Some(tx) {
-                        self.waiting = Some(tx);
-                        self.barriers.arrive(tx);
+                    let wire = self.link.as_mut().map(|l| &mut l.wire);
+                    match self.barrier.meet(tx, wire)? {
+                        Meet::Passed => self.runner.pass_barrier(),
+                        Meet::Wait(at) => {
+                            self.wake = at;
+                            return Ok(Step::Wait);
+                        }
                     }
-                    if !self.barriers.all_here(tx)? {
-                        self.wake = Some(clock::now_ns().saturating_add(BARRIER_POLL_NS));
-                        return Ok(Step::Wait);
-                    }
-                    self.runner.pass_barrier();
                 }
                 Event::PeerEnded => {
                     return Err(io::Error::new(

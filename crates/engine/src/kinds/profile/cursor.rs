@@ -122,7 +122,9 @@ impl Cursor {
                     Begin::Go => {}
                     Begin::Wait(until) => return Next::Until(until),
                     Begin::Close => return self.close_or(Next::End),
-                    Begin::Over if barrier && !self.mirror && !self.passed => {
+                    // The mirror waits only with its connection open: else the flow's next
+                    // connection, opened after the barrier, is its word to go on.
+                    Begin::Over if barrier && !self.passed && (!self.mirror || self.connected) => {
                         return Next::Barrier(self.tx)
                     }
                     Begin::Over => {

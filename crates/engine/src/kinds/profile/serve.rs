@@ -4,6 +4,7 @@
 //! disconnects and connects again carries on, sizes and counts included. Strangers (a wrong
 //! hello, or none within [`HELLO_TIMEOUT`]) are dropped unanswered and uncounted.
 
+use super::barrier::{check_go, read_go};
 use super::carrier::{self, Carrier, UDP_PORT_LEN};
 use super::runner::{Event, Runner};
 use super::TLS_READ;
@@ -127,6 +128,7 @@ impl Flow for Acceptor {
                         udp: None,
                         runner: None,
                         wake: None,
+                        gos: 0,
                     }));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Step::Wait),
@@ -161,6 +163,8 @@ struct Served {
     /// The flow's place, while this connection runs it.
     runner: Option<Box<Runner>>,
     wake: Option<u64>,
+    /// A UDP flow: barrier go bytes read off its connection before its mirror got there.
+    gos: u32,
 }
 
 impl Served {
@@ -272,9 +276,10 @@ impl Served {
                 None => Carrier::Stream(&mut self.wire),
             };
             let event = match runner.step(Some(carrier), io)? {
-                // A UDP flow's connection carries no data: its close is the other end's word.
+                // A UDP flow's connection carries no data, only barriers' go bytes: its close
+                // is the other end's word.
                 Event::Wait(_) | Event::Yield
-                    if self.udp.is_some() && runner.drain(&mut self.wire, io.rbuf)? =>
+                    if self.udp.is_some() && watch(&mut self.wire, &mut self.gos)? =>
                 {
                     Event::PeerEnded
                 }
@@ -305,8 +310,14 @@ impl Served {
                     self.release(false);
                     return Ok(Step::Done);
                 }
-                // A mirror follows its connection and never waits at a barrier.
-                Event::Barrier(_) => runner.pass_barrier(),
+                Event::Barrier(_) => {
+                    if self.gos > 0 {
+                        self.gos -= 1;
+                    } else if !read_go(&mut self.wire)? {
+                        return Ok(Step::Wait);
+                    }
+                    runner.pass_barrier();
+                }
                 Event::PeerEnded if runner.peer_ended() => {
                     let _ = self.wire.close();
                     self.release(false);
@@ -370,6 +381,21 @@ impl Drop for Served {
     /// connection waits for it.
     fn drop(&mut self) {
         self.release(true);
+    }
+}
+
+/// Reads a UDP flow's connection: barrier go bytes are counted into `gos` for its mirror;
+/// `Ok(true)` at the other end's close.
+fn watch(wire: &mut Wire, gos: &mut u32) -> io::Result<bool> {
+    let mut bytes = [0; 64];
+    loop {
+        match wire.socket().read(&mut bytes) {
+            Ok(0) => return Ok(true),
+            Ok(n) => *gos = gos.saturating_add(check_go(&bytes[..n])?),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
     }
 }
 
