@@ -1,15 +1,16 @@
 //! A profile group's section: a stream's terminal table with the group's lines after the
 //! retransmits (iterations and their latency, each end's bytes, and a row per flow operation
 //! with its count, bytes and mean time at both ends, as uperf's per-flowop statistics); its
-//! figures in [`figures`], its records in [`model`].
+//! figures in [`figures`], its records in [`model`], its CSV columns in [`csv`].
 
+pub mod csv;
 pub mod figures;
 pub mod interval;
 pub mod model;
 pub mod phases;
 
 use crate::cells::rtt;
-use crate::model::{FlowResult, KindInterval, Latency, Report, Summary};
+use crate::model::{FlowResult, Interval, KindInterval, Latency, Report, Summary};
 use crate::run::View;
 use crate::section::{Item, Section, Span};
 use model::ProfileSummary;
@@ -40,6 +41,15 @@ impl Section for Profile {
         s.profile().map_or_else(Vec::new, |p| {
             vec![("iterations_per_second", p.iterations_per_second)]
         })
+    }
+
+    /// Each flow operation's figures at both ends ([`csv`]).
+    fn csv_heads(&self) -> &'static [&'static str] {
+        csv::heads()
+    }
+
+    fn csv_cells(&self, iv: Option<&Interval>) -> Vec<String> {
+        csv::cells(iv)
     }
 
     /// The profile's lines after the stream's retransmits.
