@@ -1,5 +1,6 @@
-//! A profile group's CSV: ten columns per flow operation, named the same for every profile,
-//! whose interval counts add up to the operation's exact totals at both ends.
+//! A profile group's outputs: its CSV, ten columns per flow operation, named the same for
+//! every profile, whose interval counts add up to the operation's exact totals at both ends;
+//! its table, which never says a buffer of 0 was granted.
 
 use fathom::cli::common::StoreArgs;
 use fathom::cli::profile_run::ProfileRunArgs;
@@ -101,4 +102,16 @@ fn each_flowop_has_stable_columns_whose_rows_add_up_to_its_totals() {
     assert!(sums > 1, "several intervals: {sums}");
     let summary = r.summary.profile().expect("a profile summary");
     assert_eq!(summary.ops[0].client.count, 10);
+}
+
+#[test]
+fn the_table_never_says_a_buffer_of_zero_was_granted() {
+    let r = report();
+    let text = String::from_utf8(fathom_report::table::render(&r)).unwrap();
+    assert!(text.contains("flowop 1"), "{text}");
+    let b = &r.summary.buffers;
+    if b.effective_send == 0 && b.effective_recv == 0 {
+        assert!(!text.contains("granted"), "no buffer lines: {text}");
+    }
+    assert!(!text.contains(" 0 B granted"), "{text}");
 }

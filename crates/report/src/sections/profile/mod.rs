@@ -13,6 +13,7 @@ use crate::cells::rtt;
 use crate::model::{FlowResult, Interval, KindInterval, Latency, Report, Summary};
 use crate::run::View;
 use crate::section::{Item, Section, Span};
+use crate::sections::stream;
 use model::ProfileSummary;
 
 /// The profile section.
@@ -50,6 +51,20 @@ impl Section for Profile {
 
     fn csv_cells(&self, iv: Option<&Interval>) -> Vec<String> {
         csv::cells(iv)
+    }
+
+    /// The stream's lines, but the buffer lines only when a socket reported its buffers: a
+    /// profile's sockets open and close as its programs say, and none may be open when the
+    /// end's sockets are read (granted 0 would not be true).
+    fn summary(&self, r: &Report, item: &mut Item<'_>) {
+        let b = &r.summary.buffers;
+        let unknown = b.effective_send == 0 && b.effective_recv == 0;
+        let mut kept = |label: &str, value: String| {
+            if !(unknown && matches!(label, "send buffer" | "recv buffer")) {
+                item(label, value);
+            }
+        };
+        stream::summary(r, &mut kept, &mut |item| self.after_retransmits(r, item));
     }
 
     /// The profile's lines after the stream's retransmits.
