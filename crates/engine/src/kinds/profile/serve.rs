@@ -318,15 +318,17 @@ impl Served {
                     }
                     runner.pass_barrier();
                 }
+                // Datagrams lost on the way may leave a mirror behind its program: it
+                // catches up to where the other end closed the connection.
+                Event::PeerEnded if self.udp.is_some() => {
+                    let _ = self.wire.close();
+                    let over = runner.catch_up(io.latency)?;
+                    self.release(over);
+                    return Ok(Step::Done);
+                }
                 Event::PeerEnded if runner.peer_ended() => {
                     let _ = self.wire.close();
                     self.release(false);
-                    return Ok(Step::Done);
-                }
-                // Datagrams lost on the way leave a mirror behind its program: the other
-                // end's close ends it.
-                Event::PeerEnded if self.udp.is_some() => {
-                    self.release(true);
                     return Ok(Step::Done);
                 }
                 Event::PeerEnded => {
