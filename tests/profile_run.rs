@@ -430,3 +430,36 @@ fn a_udp_flow_whose_mirror_fell_behind_reconnects_and_runs_on() {
     assert_eq!(reply.client.count + reply.client.failed, 3);
     assert_eq!(p.client.iterations, 5);
 }
+
+#[test]
+fn timed_transactions_that_connect_every_iteration_count_under_their_own_flowops() {
+    // The agent learns that a timed transaction ended from the connection's close; these
+    // close every iteration, so the connection that opens the next transaction says where
+    // it is. The second transaction's shape differs: a mirror still in the first would read
+    // one byte of its ten.
+    let churn = |size: u32| {
+        let mut t = timed(
+            200,
+            vec![
+                op(Op::Connect, 1),
+                op(Op::Write(Size::Fixed(size)), 1),
+                op(Op::Read(Size::Fixed(1)), 1),
+                op(Op::Disconnect, 1),
+            ],
+        );
+        t.rate = Some(50);
+        t
+    };
+    let runs = run(vec![group("churn", 2, vec![churn(1), churn(10)])]);
+    let p = runs[0].report.summary.profile().expect("a profile section");
+    for (first, size) in [(0, 1), (4, 10)] {
+        let write = &p.ops[first + 1];
+        assert!(write.client.count > 0, "{write:?}");
+        assert_eq!(write.server.count, write.client.count, "{write:?}");
+        assert_eq!(write.server.bytes, write.client.count * size, "{write:?}");
+        let connect = &p.ops[first];
+        assert_eq!(connect.server.count, connect.client.count, "{connect:?}");
+    }
+    assert_eq!(p.client.sent, p.server.received);
+    assert_eq!(p.server.sent, p.client.received);
+}

@@ -6,6 +6,7 @@
 use super::barrier::{Meet, Waiter};
 use super::carrier::{self, Carrier, UDP_PORT_LEN};
 use super::runner::{Event, Runner};
+use super::serve::{OPENING, PLACE_LEN};
 use super::TLS_READ;
 use crate::kind::{Flow, Io, Step};
 use crate::kinds::crr::{dial, established};
@@ -43,7 +44,7 @@ pub(super) struct Client {
 pub(super) struct Link {
     wire: Wire,
     stage: Stage,
-    /// What opens it: the hello, and a UDP flow's port.
+    /// What opens it: the hello, the transaction, and a UDP flow's port.
     opening: [u8; OPENING],
     /// Bytes of `opening` to send, and sent so far.
     len: usize,
@@ -55,9 +56,6 @@ pub(super) struct Link {
     /// This end's writing is shut down (closing).
     shut: bool,
 }
-
-/// The longest opening: the hello and a UDP port.
-const OPENING: usize = DataHello::LEN + UDP_PORT_LEN;
 
 /// How far a connection is from carrying the program.
 enum Stage {
@@ -140,7 +138,8 @@ impl Link {
                 if datagrams {
                     let local = self.wire.socket().local_addr()?;
                     let udp = carrier::open_udp(local, opts, io)?;
-                    self.opening[DataHello::LEN..].copy_from_slice(&carrier::port_bytes(&udp)?);
+                    let at = DataHello::LEN + PLACE_LEN;
+                    self.opening[at..].copy_from_slice(&carrier::port_bytes(&udp)?);
                     self.len = OPENING;
                     self.udp = Some(udp);
                 }
@@ -173,11 +172,13 @@ impl Client {
     fn dial(&self, io: &Io<'_>) -> io::Result<Link> {
         let mut opening = [0; OPENING];
         opening[..DataHello::LEN].copy_from_slice(&self.hello);
+        let place = u32::try_from(self.runner.transaction()).unwrap_or(u32::MAX);
+        opening[DataHello::LEN..DataHello::LEN + PLACE_LEN].copy_from_slice(&place.to_be_bytes());
         Ok(Link {
             wire: Wire::clear(dial(self.server, &self.opts, io)?),
             stage: Stage::Dialing,
             opening,
-            len: DataHello::LEN,
+            len: DataHello::LEN + PLACE_LEN,
             sent: 0,
             udp: None,
             port: [0; UDP_PORT_LEN],

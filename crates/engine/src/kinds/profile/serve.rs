@@ -25,6 +25,12 @@ const ACCEPTS_PER_TURN: u32 = 32;
 const HELLO_TIMEOUT: u64 = 5_000_000_000;
 /// How soon a connection whose flow's previous one is still closing looks again (ns).
 const RETRY_NS: u64 = 200_000;
+/// Bytes after the test's hello naming the transaction the connection opens in (big-endian):
+/// the mirror of a timed transaction whose iterations each connect and disconnect learns
+/// from it that the transaction ended.
+pub(super) const PLACE_LEN: usize = 4;
+/// The opening of a profile's connection: the hello, the transaction, a UDP flow's port.
+pub(super) const OPENING: usize = DataHello::LEN + PLACE_LEN + UDP_PORT_LEN;
 
 /// A flow's place between its connections.
 pub(super) enum Slot {
@@ -120,7 +126,7 @@ impl Flow for Acceptor {
                     io.spawned.push(Box::new(Served {
                         wire: Wire::clear(sock),
                         shared: self.shared.clone(),
-                        hello: [0; DataHello::LEN + UDP_PORT_LEN],
+                        hello: [0; OPENING],
                         got: 0,
                         until: clock::now_ns().saturating_add(HELLO_TIMEOUT),
                         flow: None,
@@ -149,8 +155,8 @@ impl Flow for Acceptor {
 struct Served {
     wire: Wire,
     shared: Arc<Shared>,
-    /// The hello, and a UDP flow's port after it.
-    hello: [u8; DataHello::LEN + UDP_PORT_LEN],
+    /// The hello, the transaction, and a UDP flow's port after them.
+    hello: [u8; OPENING],
     got: usize,
     /// Monotonic ns by which the hello must be complete.
     until: u64,
@@ -176,7 +182,7 @@ impl Served {
         }
         let want = match self.shared.datagrams {
             true => self.hello.len(),
-            false => DataHello::LEN,
+            false => DataHello::LEN + PLACE_LEN,
         };
         while self.got < want {
             match self.wire.socket().read(&mut self.hello[self.got..want]) {
@@ -202,6 +208,18 @@ impl Served {
         }
     }
 
+    /// The transaction (from 0) the proven hello says the connection opens in.
+    fn place(&self) -> usize {
+        let at = DataHello::LEN;
+        let b = [
+            self.hello[at],
+            self.hello[at + 1],
+            self.hello[at + 2],
+            self.hello[at + 3],
+        ];
+        u32::from_be_bytes(b) as usize
+    }
+
     /// Hands the flow's place back: ready for its next connection, or finished.
     fn release(&mut self, finished: bool) {
         if let (Some(flow), Some(r)) = (self.flow, self.runner.take()) {
@@ -222,7 +240,8 @@ impl Served {
                 Stage::Hello if self.shared.datagrams => {
                     let sock = self.wire.socket();
                     let udp = carrier::open_udp(sock.local_addr()?, &self.shared.opts, io)?;
-                    let port = [self.hello[DataHello::LEN], self.hello[DataHello::LEN + 1]];
+                    let at = DataHello::LEN + PLACE_LEN;
+                    let port = [self.hello[at], self.hello[at + 1]];
                     udp.connect(carrier::peer_of(sock.peer_addr()?, port)?)?;
                     let ours = carrier::port_bytes(&udp)?;
                     self.udp = Some(udp);
@@ -354,7 +373,10 @@ impl Flow for Served {
         };
         if self.runner.is_none() {
             match self.shared.take(flow) {
-                Taken::Runner(r) => self.runner = Some(r),
+                Taken::Runner(mut r) => {
+                    r.follow(self.place());
+                    self.runner = Some(r);
+                }
                 Taken::Busy => {
                     self.wake = Some(clock::now_ns().saturating_add(RETRY_NS));
                     return Ok(Step::Wait);

@@ -1,3 +1,8 @@
+//! Where the mirror is against the other end. Each connection opens naming the transaction
+//! the other end is in ([`Runner::transaction`]), and the mirror moves there when a timed
+//! transaction whose iterations each connect and disconnect ended without a close telling it
+//! ([`Runner::follow`]).
+//!
 //! A UDP flow's mirror left behind its program: datagrams lost on the way leave the mirror
 //! waiting for ones that never come while the other end goes on, and that end's close of the
 //! flow's connection is the mirror's only word of where it went. The mirror then walks its
@@ -18,6 +23,17 @@ use std::io;
 const MAX_SKIPPED: u32 = 1 << 22;
 
 impl Runner {
+    /// The transaction the program is in (from 0).
+    pub(in crate::kinds::profile) fn transaction(&self) -> usize {
+        self.cursor.transaction()
+    }
+
+    /// The accepting end: its next connection opens in the other end's transaction `tx`
+    /// (see `Cursor::follow`).
+    pub(in crate::kinds::profile) fn follow(&mut self, tx: usize) {
+        self.cursor.follow(tx);
+    }
+
     /// The other end closed a datagram flow's connection with this mirror behind: walks on to
     /// where that close belongs (see the module's doc). True when the program is over.
     pub(in crate::kinds::profile) fn catch_up(&mut self, latency: &Latency) -> io::Result<bool> {
