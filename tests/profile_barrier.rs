@@ -87,3 +87,46 @@ fn a_group_with_fewer_barriers_does_not_hold_the_others_at_later_ones() {
     assert_eq!(runs[0].report.summary.total_bytes_received, 7);
     assert_eq!(runs[1].report.summary.total_bytes_received, 16);
 }
+
+#[test]
+fn the_agents_mirror_waits_at_the_barrier_before_its_next_flowop() {
+    let slow = group(
+        "slow",
+        1,
+        vec![
+            tx(true, vec![op(Op::Think(Size::Fixed(THINK_US)))]),
+            tx(false, vec![op(Op::Write(Size::Fixed(1)))]),
+        ],
+    );
+    // The fast group's flows are connected at the barrier; after it each writes one byte,
+    // which its mirror on the agent reads. A mirror that did not wait would start that read at
+    // once and time it across the slow group's think.
+    let fast = group(
+        "fast",
+        2,
+        vec![
+            tx(true, vec![op(Op::Connect)]),
+            tx(false, vec![op(Op::Write(Size::Fixed(1)))]),
+        ],
+    );
+    let runs = run(vec![slow, fast]);
+    let fast = &runs[1];
+    let waited = ended(fast) - runs[0].report.test.started_unix_s;
+    assert!(
+        waited >= (THINK_US as f64 / 1e6) * 0.75,
+        "the fast group ended {waited:.3} s after the slow one started"
+    );
+    let profile = fast.report.summary.profile().expect("a profile summary");
+    let read = profile
+        .ops
+        .iter()
+        .find(|o| o.transaction == 2)
+        .expect("the second transaction's write");
+    assert_eq!((read.server.count, read.server.bytes), (2, 2));
+    let longest_us = read.server.latency_us.as_ref().expect("timed reads").max;
+    assert!(
+        longest_us < f64::from(THINK_US) / 2.0,
+        "the agent's read took {longest_us} µs: its mirror did not wait at the barrier"
+    );
+    assert_eq!(fast.report.summary.total_bytes_received, 2);
+}

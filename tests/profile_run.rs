@@ -358,3 +358,68 @@ fn a_tls_group_counts_exactly_with_a_session_per_connection() {
     let tls = runs[0].report.summary.tls.as_ref().expect("a TLS summary");
     assert!(!tls.version.is_empty(), "{tls:?}");
 }
+
+#[test]
+fn a_udp_flow_whose_mirror_fell_behind_reconnects_and_runs_on() {
+    // Twelve 60,000-byte datagrams back to back into the agent's smallest receive buffer: one
+    // fits an empty queue, most of the others are dropped, and the agent's mirror waits for
+    // them while the connecting end disconnects. Its next connection must find the mirror
+    // where the connecting end is, not be refused as a stranger.
+    let burst = iterations(1, vec![op(Op::SendTo(Size::Fixed(60_000)), 12)]);
+    let close = iterations(1, vec![op(Op::Disconnect, 1)]);
+    let rr = iterations(
+        3,
+        vec![
+            op(Op::Connect, 1),
+            op(Op::SendTo(Size::Fixed(64)), 1),
+            op(Op::Recv(Size::Fixed(64)), 1),
+            op(Op::Disconnect, 1),
+        ],
+    );
+    let mut g = udp(group("behind", 1, vec![burst, close, rr]));
+    g.window = Some(1);
+    let runs = run(vec![g]);
+    let p = runs[0].report.summary.profile().expect("a profile section");
+    let sent = &p.ops[0];
+    assert_eq!(sent.client.count, 12);
+    assert_eq!(sent.server.count + sent.server.failed, 12, "{sent:?}");
+    assert!(sent.server.failed > 0, "nothing was dropped: {sent:?}");
+    assert_eq!(sent.lost, Some(sent.server.failed));
+    let (request, reply) = (&p.ops[3], &p.ops[4]);
+    assert_eq!((request.client.count, request.server.count), (3, 3));
+    assert_eq!(reply.client.count + reply.client.failed, 3);
+    assert_eq!(p.client.iterations, 5);
+}
+
+#[test]
+fn timed_transactions_that_connect_every_iteration_count_under_their_own_flowops() {
+    // The agent learns that a timed transaction ended from the connection's close; these
+    // close every iteration, so the connection that opens the next transaction says where
+    // it is. The second transaction's shape differs: a mirror still in the first would read
+    // one byte of its ten.
+    let churn = |size: u32| {
+        let mut t = timed(
+            200,
+            vec![
+                op(Op::Connect, 1),
+                op(Op::Write(Size::Fixed(size)), 1),
+                op(Op::Read(Size::Fixed(1)), 1),
+                op(Op::Disconnect, 1),
+            ],
+        );
+        t.rate = Some(50);
+        t
+    };
+    let runs = run(vec![group("churn", 2, vec![churn(1), churn(10)])]);
+    let p = runs[0].report.summary.profile().expect("a profile section");
+    for (first, size) in [(0, 1), (4, 10)] {
+        let write = &p.ops[first + 1];
+        assert!(write.client.count > 0, "{write:?}");
+        assert_eq!(write.server.count, write.client.count, "{write:?}");
+        assert_eq!(write.server.bytes, write.client.count * size, "{write:?}");
+        let connect = &p.ops[first];
+        assert_eq!(connect.server.count, connect.client.count, "{connect:?}");
+    }
+    assert_eq!(p.client.sent, p.server.received);
+    assert_eq!(p.server.sent, p.client.received);
+}

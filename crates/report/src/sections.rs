@@ -40,8 +40,14 @@ pub fn of_test(r: &Report) -> &'static dyn Section {
     match &r.test.section {
         Some(KindTest::Rr(_)) => rr::section(false),
         Some(KindTest::Udp(_)) => &Udp,
+        None if is_profile(&r.test.kind) => &PROFILE,
         None => &STREAM,
     }
+}
+
+/// Whether the kind named `name` runs profile programs.
+fn is_profile(name: &str) -> bool {
+    KindId::from_name(name).is_some_and(|k| k.descriptor().pattern == Pattern::Program)
 }
 
 /// The section of the kind a report's echo names (`test.kind`), for what the kind alone decides

@@ -3,11 +3,11 @@
 //! when the program connects, and closes them first when it disconnects, reading to the other
 //! end's close so that neither end resets.
 
-use super::barrier::{Barriers, BARRIER_POLL_NS};
+use super::barrier::{Meet, Waiter};
 use super::carrier::{self, Carrier, UDP_PORT_LEN};
 use super::runner::{Event, Runner};
+use super::serve::{OPENING, PLACE_LEN};
 use super::TLS_READ;
-use crate::clock;
 use crate::kind::{Flow, Io, Step};
 use crate::kinds::crr::{dial, established};
 use crate::tls::{Handshake, TlsEnd, Wire};
@@ -17,7 +17,6 @@ use mio::net::UdpSocket;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
-use std::sync::Arc;
 
 /// One flow on the connecting end.
 pub(super) struct Client {
@@ -37,17 +36,15 @@ pub(super) struct Client {
     pub link: Option<Link>,
     /// When the flow next wants to run regardless of readiness.
     pub wake: Option<u64>,
-    /// The barriers every flow of this end shares.
-    pub barriers: Arc<Barriers>,
-    /// The barrier this flow waits at, once it arrived there.
-    pub waiting: Option<usize>,
+    /// Its way through the barriers every flow shares.
+    pub barrier: Waiter,
 }
 
 /// A connection of a flow.
 pub(super) struct Link {
     wire: Wire,
     stage: Stage,
-    /// What opens it: the hello, and a UDP flow's port.
+    /// What opens it: the hello, the transaction, and a UDP flow's port.
     opening: [u8; OPENING],
     /// Bytes of `opening` to send, and sent so far.
     len: usize,
@@ -59,9 +56,6 @@ pub(super) struct Link {
     /// This end's writing is shut down (closing).
     shut: bool,
 }
-
-/// The longest opening: the hello and a UDP port.
-const OPENING: usize = DataHello::LEN + UDP_PORT_LEN;
 
 /// How far a connection is from carrying the program.
 enum Stage {
@@ -144,7 +138,8 @@ impl Link {
                 if datagrams {
                     let local = self.wire.socket().local_addr()?;
                     let udp = carrier::open_udp(local, opts, io)?;
-                    self.opening[DataHello::LEN..].copy_from_slice(&carrier::port_bytes(&udp)?);
+                    let at = DataHello::LEN + PLACE_LEN;
+                    self.opening[at..].copy_from_slice(&carrier::port_bytes(&udp)?);
                     self.len = OPENING;
                     self.udp = Some(udp);
                 }
@@ -177,11 +172,13 @@ impl Client {
     fn dial(&self, io: &Io<'_>) -> io::Result<Link> {
         let mut opening = [0; OPENING];
         opening[..DataHello::LEN].copy_from_slice(&self.hello);
+        let place = u32::try_from(self.runner.transaction()).unwrap_or(u32::MAX);
+        opening[DataHello::LEN..DataHello::LEN + PLACE_LEN].copy_from_slice(&place.to_be_bytes());
         Ok(Link {
             wire: Wire::clear(dial(self.server, &self.opts, io)?),
             stage: Stage::Dialing,
             opening,
-            len: DataHello::LEN,
+            len: DataHello::LEN + PLACE_LEN,
             sent: 0,
             udp: None,
             port: [0; UDP_PORT_LEN],
@@ -242,13 +239,13 @@ impl Flow for Client {
         self.wake = None;
         let step = self.turn(io);
         if step.is_err() {
-            self.barriers.break_all();
+            self.barrier.break_all();
         }
         step
     }
 
     fn stop(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
-        self.barriers.break_all();
+        self.barrier.break_all();
         self.drop_link(io);
         Ok(Step::Done)
     }
@@ -296,15 +293,14 @@ impl Client {
                 Event::Yield => return Ok(Step::Again),
                 Event::End => return Ok(Step::Done),
                 Event::Barrier(tx) => {
-                    if self.waiting != Some(tx) {
-                        self.waiting = Some(tx);
-                        self.barriers.arrive(tx);
+                    let wire = self.link.as_mut().map(|l| &mut l.wire);
+                    match self.barrier.meet(tx, wire)? {
+                        Meet::Passed => self.runner.pass_barrier(),
+                        Meet::Wait(at) => {
+                            self.wake = at;
+                            return Ok(Step::Wait);
+                        }
                     }
-                    if !self.barriers.all_here(tx)? {
-                        self.wake = Some(clock::now_ns().saturating_add(BARRIER_POLL_NS));
-                        return Ok(Step::Wait);
-                    }
-                    self.runner.pass_barrier();
                 }
                 Event::PeerEnded => {
                     return Err(io::Error::new(

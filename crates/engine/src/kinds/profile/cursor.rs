@@ -122,7 +122,9 @@ impl Cursor {
                     Begin::Go => {}
                     Begin::Wait(until) => return Next::Until(until),
                     Begin::Close => return self.close_or(Next::End),
-                    Begin::Over if barrier && !self.mirror && !self.passed => {
+                    // The mirror waits only with its connection open: else the flow's next
+                    // connection, opened after the barrier, is its word to go on.
+                    Begin::Over if barrier && !self.passed && (!self.mirror || self.connected) => {
                         return Next::Barrier(self.tx)
                     }
                     Begin::Over => {
@@ -296,6 +298,41 @@ impl Cursor {
     /// The connection broke under a failed operation: the flow is unconnected.
     pub(super) fn dropped(&mut self) {
         self.connected = false;
+    }
+
+    /// The transaction it is in (from 0).
+    pub(super) fn transaction(&self) -> usize {
+        self.tx
+    }
+
+    /// The accepting end, unconnected: the other end's next connection opens in transaction
+    /// `tx`. A timed transaction this end is in, whose iterations each connect and disconnect
+    /// (so no close told it of the end), ended there: this end moves on towards `tx`, drawing
+    /// the sizes of the thinks left of its iteration as the other end did. Transactions with
+    /// iterations it walks itself, as ever.
+    pub(super) fn follow(&mut self, tx: usize) {
+        while self.tx < tx && !self.connected && self.left == 0 {
+            let Some(t) = self.program.transactions.get(self.tx) else {
+                return;
+            };
+            // At op 0 its last iteration is complete; else what is left of it.
+            let rest = match self.op {
+                0 => &[][..],
+                op => t.ops.get(op..).unwrap_or_default(),
+            };
+            let thinks = rest.iter().all(|f| matches!(f.op, Op::Think(_)));
+            if !matches!(t.repeat, Repeat::DurationMs(_)) || !thinks {
+                return;
+            }
+            for f in rest {
+                if let Op::Think(size) = &f.op {
+                    for _ in 0..f.count.max(1) {
+                        draw(&mut self.rng, Some(size));
+                    }
+                }
+            }
+            self.next_transaction();
+        }
     }
 
     /// Every flow reached the barrier [`Next::Barrier`] named.

@@ -15,7 +15,8 @@
 //!
 //! A transaction marked `barrier` ends when every flow of the connecting end ended it, or,
 //! when the test shares [`SharedBarriers`] with other groups' tests run from the same process,
-//! every flow of every group ([`barrier`]).
+//! every flow of every group ([`barrier`]); the mirror of a flow whose connection is open
+//! there waits for the connecting end's word that it opened.
 //!
 //! A timed transaction (`duration`) ends on the connecting end, which then closes the
 //! connection: that close is how the accepting end learns of it.
@@ -28,8 +29,8 @@ mod runner;
 mod serve;
 
 use crate::kind::{wrong_sockets, Flow, Setup, Sockets};
-use barrier::Barriers;
 pub use barrier::SharedBarriers;
+use barrier::{Barriers, Waiter};
 use cursor::Cursor;
 use fathom_proto::plan::{KindId, KindPlan};
 use fathom_proto::profile::{Op, Program};
@@ -74,8 +75,7 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
                         tls: s.tls.cloned(),
                         link: None,
                         wake: None,
-                        barriers: barriers.clone(),
-                        waiting: None,
+                        barrier: Waiter::new(barriers.clone()),
                     }) as Box<dyn Flow>
                 })
                 .collect())

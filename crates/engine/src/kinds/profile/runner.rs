@@ -4,6 +4,8 @@
 //! to its flow as [`Event::Connect`] and [`Event::Disconnect`]. In a UDP group a data
 //! operation moves one datagram ([`super::carrier`]).
 
+mod catchup;
+
 use super::carrier::{self, datagram, stream, Carrier, Datagram, RECV_TIMEOUT_NS};
 use super::cursor::{Action, Cursor, Next};
 use crate::clock;

@@ -4,6 +4,7 @@
 //! disconnects and connects again carries on, sizes and counts included. Strangers (a wrong
 //! hello, or none within [`HELLO_TIMEOUT`]) are dropped unanswered and uncounted.
 
+use super::barrier::{check_go, read_go};
 use super::carrier::{self, Carrier, UDP_PORT_LEN};
 use super::runner::{Event, Runner};
 use super::TLS_READ;
@@ -24,6 +25,12 @@ const ACCEPTS_PER_TURN: u32 = 32;
 const HELLO_TIMEOUT: u64 = 5_000_000_000;
 /// How soon a connection whose flow's previous one is still closing looks again (ns).
 const RETRY_NS: u64 = 200_000;
+/// Bytes after the test's hello naming the transaction the connection opens in (big-endian):
+/// the mirror of a timed transaction whose iterations each connect and disconnect learns
+/// from it that the transaction ended.
+pub(super) const PLACE_LEN: usize = 4;
+/// The opening of a profile's connection: the hello, the transaction, a UDP flow's port.
+pub(super) const OPENING: usize = DataHello::LEN + PLACE_LEN + UDP_PORT_LEN;
 
 /// A flow's place between its connections.
 pub(super) enum Slot {
@@ -119,7 +126,7 @@ impl Flow for Acceptor {
                     io.spawned.push(Box::new(Served {
                         wire: Wire::clear(sock),
                         shared: self.shared.clone(),
-                        hello: [0; DataHello::LEN + UDP_PORT_LEN],
+                        hello: [0; OPENING],
                         got: 0,
                         until: clock::now_ns().saturating_add(HELLO_TIMEOUT),
                         flow: None,
@@ -127,6 +134,7 @@ impl Flow for Acceptor {
                         udp: None,
                         runner: None,
                         wake: None,
+                        gos: 0,
                     }));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Step::Wait),
@@ -147,8 +155,8 @@ impl Flow for Acceptor {
 struct Served {
     wire: Wire,
     shared: Arc<Shared>,
-    /// The hello, and a UDP flow's port after it.
-    hello: [u8; DataHello::LEN + UDP_PORT_LEN],
+    /// The hello, the transaction, and a UDP flow's port after them.
+    hello: [u8; OPENING],
     got: usize,
     /// Monotonic ns by which the hello must be complete.
     until: u64,
@@ -161,6 +169,8 @@ struct Served {
     /// The flow's place, while this connection runs it.
     runner: Option<Box<Runner>>,
     wake: Option<u64>,
+    /// A UDP flow: barrier go bytes read off its connection before its mirror got there.
+    gos: u32,
 }
 
 impl Served {
@@ -172,7 +182,7 @@ impl Served {
         }
         let want = match self.shared.datagrams {
             true => self.hello.len(),
-            false => DataHello::LEN,
+            false => DataHello::LEN + PLACE_LEN,
         };
         while self.got < want {
             match self.wire.socket().read(&mut self.hello[self.got..want]) {
@@ -198,6 +208,18 @@ impl Served {
         }
     }
 
+    /// The transaction (from 0) the proven hello says the connection opens in.
+    fn place(&self) -> usize {
+        let at = DataHello::LEN;
+        let b = [
+            self.hello[at],
+            self.hello[at + 1],
+            self.hello[at + 2],
+            self.hello[at + 3],
+        ];
+        u32::from_be_bytes(b) as usize
+    }
+
     /// Hands the flow's place back: ready for its next connection, or finished.
     fn release(&mut self, finished: bool) {
         if let (Some(flow), Some(r)) = (self.flow, self.runner.take()) {
@@ -218,7 +240,8 @@ impl Served {
                 Stage::Hello if self.shared.datagrams => {
                     let sock = self.wire.socket();
                     let udp = carrier::open_udp(sock.local_addr()?, &self.shared.opts, io)?;
-                    let port = [self.hello[DataHello::LEN], self.hello[DataHello::LEN + 1]];
+                    let at = DataHello::LEN + PLACE_LEN;
+                    let port = [self.hello[at], self.hello[at + 1]];
                     udp.connect(carrier::peer_of(sock.peer_addr()?, port)?)?;
                     let ours = carrier::port_bytes(&udp)?;
                     self.udp = Some(udp);
@@ -272,9 +295,10 @@ impl Served {
                 None => Carrier::Stream(&mut self.wire),
             };
             let event = match runner.step(Some(carrier), io)? {
-                // A UDP flow's connection carries no data: its close is the other end's word.
+                // A UDP flow's connection carries no data, only barriers' go bytes: its close
+                // is the other end's word.
                 Event::Wait(_) | Event::Yield
-                    if self.udp.is_some() && runner.drain(&mut self.wire, io.rbuf)? =>
+                    if self.udp.is_some() && watch(&mut self.wire, &mut self.gos)? =>
                 {
                     Event::PeerEnded
                 }
@@ -305,17 +329,25 @@ impl Served {
                     self.release(false);
                     return Ok(Step::Done);
                 }
-                // A mirror follows its connection and never waits at a barrier.
-                Event::Barrier(_) => runner.pass_barrier(),
+                Event::Barrier(_) => {
+                    if self.gos > 0 {
+                        self.gos -= 1;
+                    } else if !read_go(&mut self.wire)? {
+                        return Ok(Step::Wait);
+                    }
+                    runner.pass_barrier();
+                }
+                // Datagrams lost on the way may leave a mirror behind its program: it
+                // catches up to where the other end closed the connection.
+                Event::PeerEnded if self.udp.is_some() => {
+                    let _ = self.wire.close();
+                    let over = runner.catch_up(io.latency)?;
+                    self.release(over);
+                    return Ok(Step::Done);
+                }
                 Event::PeerEnded if runner.peer_ended() => {
                     let _ = self.wire.close();
                     self.release(false);
-                    return Ok(Step::Done);
-                }
-                // Datagrams lost on the way leave a mirror behind its program: the other
-                // end's close ends it.
-                Event::PeerEnded if self.udp.is_some() => {
-                    self.release(true);
                     return Ok(Step::Done);
                 }
                 Event::PeerEnded => {
@@ -341,7 +373,10 @@ impl Flow for Served {
         };
         if self.runner.is_none() {
             match self.shared.take(flow) {
-                Taken::Runner(r) => self.runner = Some(r),
+                Taken::Runner(mut r) => {
+                    r.follow(self.place());
+                    self.runner = Some(r);
+                }
                 Taken::Busy => {
                     self.wake = Some(clock::now_ns().saturating_add(RETRY_NS));
                     return Ok(Step::Wait);
@@ -370,6 +405,21 @@ impl Drop for Served {
     /// connection waits for it.
     fn drop(&mut self) {
         self.release(true);
+    }
+}
+
+/// Reads a UDP flow's connection: barrier go bytes are counted into `gos` for its mirror;
+/// `Ok(true)` at the other end's close.
+fn watch(wire: &mut Wire, gos: &mut u32) -> io::Result<bool> {
+    let mut bytes = [0; 64];
+    loop {
+        match wire.socket().read(&mut bytes) {
+            Ok(0) => return Ok(true),
+            Ok(n) => *gos = gos.saturating_add(check_go(&bytes[..n])?),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
     }
 }
 

@@ -97,13 +97,19 @@ fn op_times(v: &View<'_>, role: Role) -> Vec<Histogram<u64>> {
         .filter(|e| e.role == role)
         .flat_map(|e| &e.snaps);
     for s in snaps {
-        for (h, bytes) in hists.iter_mut().zip(&s.op_latency) {
-            if let Ok(d) = Deserializer::new().deserialize::<u64, _>(&mut &bytes[..]) {
-                let _ = h.add(&d);
-            }
-        }
+        add_op_times(&mut hists, s);
     }
     hists
+}
+
+/// Adds the flow operations' times `s` carries (since the snapshot before it) to `hists`, one
+/// per operation in program order.
+pub fn add_op_times(hists: &mut [Histogram<u64>], s: &Snapshot) {
+    for (h, bytes) in hists.iter_mut().zip(&s.op_latency) {
+        if let Ok(d) = Deserializer::new().deserialize::<u64, _>(&mut &bytes[..]) {
+            let _ = h.add(&d);
+        }
+    }
 }
 
 fn figures(o: OpCounters, times: Option<&Histogram<u64>>) -> OpFigures {

@@ -1,17 +1,19 @@
 //! A profile group's section: a stream's terminal table with the group's lines after the
 //! retransmits (iterations and their latency, each end's bytes, and a row per flow operation
 //! with its count, bytes and mean time at both ends, as uperf's per-flowop statistics); its
-//! figures in [`figures`], its records in [`model`].
+//! figures in [`figures`], its records in [`model`], its CSV columns in [`csv`].
 
+pub mod csv;
 pub mod figures;
 pub mod interval;
 pub mod model;
 pub mod phases;
 
 use crate::cells::rtt;
-use crate::model::{FlowResult, KindInterval, Latency, Report, Summary};
+use crate::model::{FlowResult, Interval, KindInterval, Latency, Report, Summary};
 use crate::run::View;
 use crate::section::{Item, Section, Span};
+use crate::sections::stream;
 use model::ProfileSummary;
 
 /// The profile section.
@@ -40,6 +42,29 @@ impl Section for Profile {
         s.profile().map_or_else(Vec::new, |p| {
             vec![("iterations_per_second", p.iterations_per_second)]
         })
+    }
+
+    /// Each flow operation's figures at both ends ([`csv`]).
+    fn csv_heads(&self) -> &'static [&'static str] {
+        csv::heads()
+    }
+
+    fn csv_cells(&self, iv: Option<&Interval>) -> Vec<String> {
+        csv::cells(iv)
+    }
+
+    /// The stream's lines, but the buffer lines only when a socket reported its buffers: a
+    /// profile's sockets open and close as its programs say, and none may be open when the
+    /// end's sockets are read (granted 0 would not be true).
+    fn summary(&self, r: &Report, item: &mut Item<'_>) {
+        let b = &r.summary.buffers;
+        let unknown = b.effective_send == 0 && b.effective_recv == 0;
+        let mut kept = |label: &str, value: String| {
+            if !(unknown && matches!(label, "send buffer" | "recv buffer")) {
+                item(label, value);
+            }
+        };
+        stream::summary(r, &mut kept, &mut |item| self.after_retransmits(r, item));
     }
 
     /// The profile's lines after the stream's retransmits.

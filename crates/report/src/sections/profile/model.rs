@@ -86,7 +86,7 @@ pub struct OpFigures {
 }
 
 /// A profile group's figures of one interval (`intervals[].profile`).
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct ProfileInterval {
     /// Iterations the connecting ends completed per second.
     pub iterations_per_second: f64,
@@ -97,4 +97,32 @@ pub struct ProfileInterval {
     /// Payload the connecting ends read, bits/s (the interval's receiver figures are the
     /// agent's).
     pub client_received_bits_per_second: f64,
+    /// Each flow operation's figures of the interval, in program order (the first
+    /// `PROFILE_OPS` of them; absent in runs stored before they were kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ops: Vec<OpInterval>,
+}
+
+/// One flow operation's figures of one interval at both ends, summed over the group's flows.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+pub struct OpInterval {
+    /// At the connecting ends.
+    pub client: OpSpan,
+    /// At the agent (its mirror).
+    pub server: OpSpan,
+}
+
+/// A flow operation's figures of one interval at one end.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+pub struct OpSpan {
+    /// Times it completed in the interval.
+    pub count: u64,
+    /// Payload bytes it moved.
+    pub bytes: u64,
+    /// Times it failed (`can_fail`), or a datagram waited for did not come in time.
+    pub failed: u64,
+    /// Median time of the runs that completed, µs (`null` when none did).
+    pub latency_p50_us: Option<f64>,
+    /// Their 99th percentile, µs.
+    pub latency_p99_us: Option<f64>,
 }
