@@ -177,10 +177,14 @@ pub fn advise(report: &mut Report) {
     report.advice = Some(diagnose(report, &settings));
 }
 
-/// After a report printed as a table, its advice (with `--advise`); JSON has it inside.
+/// After a report printed as a table, its advice (with `--advise`) and its check (with
+/// `--verify-advice`); JSON has them inside.
 pub fn print_advice(report: &Report, format: Format) {
     if let (Some(a), Format::Table) = (&report.advice, format) {
-        let text = format!("\n{}", fathom_advisor::diagnose::list(a));
+        let mut text = format!("\n{}", fathom_advisor::diagnose::list(a));
+        if let Some(v) = &report.advice_check {
+            text.push_str(&super::doctor_verify::list(v));
+        }
         crate::commands::output::write_stdout(text.as_bytes());
     }
 }

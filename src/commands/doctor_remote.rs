@@ -123,7 +123,14 @@ fn probe(host: &str, key_file: Option<&Path>) -> Result<(Report, Report), Failur
 pub fn run_args(argv: &[String]) -> Result<Report, Failure> {
     let t = test_args(argv)?;
     let plan = t.plan().map_err(|e| Failure::Usage(e.to_string()))?;
-    let report = Testbed::new(t.common(), plan.socket.ipv6)?.run(plan)?;
+    let c = t.run_common().map_err(|e| Failure::Usage(e.to_string()))?;
+    let root = match &t {
+        TestArgs::File(a) if c.host.is_none() && c.server.is_none() => {
+            Some(super::file::files_root(a)?)
+        }
+        _ => None,
+    };
+    let report = Testbed::with_files_root(&c, plan.socket.ipv6, root)?.run(plan)?;
     match report.error {
         Some(e) => Err(Failure::Runtime(format!("{}: {e}", argv.join(" ")))),
         None => Ok(report),
