@@ -246,3 +246,47 @@ fn a_tls_stream_on_one_full_cpu_is_the_cipher_and_verify_runs_the_cheaper_one() 
     assert_eq!(v["after_test"]["tls"]["cipher"], "aes-128-gcm", "{v:#}");
     assert_eq!(v["after"].as_array().unwrap().len(), 2);
 }
+
+/// `doctor --run N` of a lab run explains it with the lab hosts' settings, read through their
+/// agents: h2's own net.ipv4.tcp_rmem (set in its namespace, unlike this host's) is the one the
+/// window finding cites. Once the lab is down those settings are said to be unavailable, and
+/// no sysctl is cited (this host's would be the wrong ones).
+#[test]
+fn doctor_run_of_a_lab_run_reads_the_lab_hosts_settings() {
+    if !root_or_ci() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db").to_string_lossy().into_owned();
+    let explain = || doc(&["doctor", "--run", "1", "--store", &db, "--json"], 60);
+    let cited = |d: &serde_json::Value| -> Vec<f64> {
+        let advice = d["advice"].as_array().expect("an advice member");
+        advice
+            .iter()
+            .filter_map(|a| a["figures"]["tcp_rmem_max_bytes"].as_f64())
+            .collect()
+    };
+    {
+        let lab = Lab::up("set", Some("delay=50ms"));
+        let rmem = "net.ipv4.tcp_rmem=4096 131072 262144";
+        let exec = ["lab", "exec", "--name", &lab.name, "h2", "--"];
+        let out = run(&[&exec[..], &["sysctl", "-w", rmem]].concat(), 30);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let test = lab.across(&["stream", "-t", "2", "-q", "--store", &db]);
+        let out = run(&test, 90);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let d = explain();
+        let from = d["run_settings"].as_str().expect("run_settings");
+        assert!(from.contains("through the agents: h2's settings"), "{from}");
+        let c = cited(&d);
+        assert!(!c.is_empty(), "a window finding citing tcp_rmem: {d:#}");
+        assert!(
+            c.iter().all(|v| *v == 262_144.0),
+            "h2's, not this host's: {c:?}"
+        );
+    }
+    let d = explain();
+    let from = d["run_settings"].as_str().expect("run_settings");
+    assert!(from.contains("not available"), "{from}");
+    assert!(cited(&d).is_empty(), "no sysctl cited: {d:#}");
+}

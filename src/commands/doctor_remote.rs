@@ -4,6 +4,7 @@
 //! the advisor explains with the settings of its ends: the far end's (the receiver), this
 //! host's send-side sysctls (the sender).
 
+use super::doctor_run::SEND_SIDE;
 use crate::cli::test_args::TestArgs;
 use crate::cli::{Cli, Command};
 use crate::controller::{self, Target};
@@ -70,13 +71,6 @@ pub fn remote(host: &str, key_file: Option<&Path>) -> Result<Remote, Failure> {
         probe,
     })
 }
-
-/// The send-side sysctls, which the probe's sender (this host) has its own of.
-const SEND_SIDE: [&str; 3] = [
-    "net.core.wmem_max",
-    "net.core.wmem_default",
-    "net.ipv4.tcp_wmem",
-];
 
 /// The settings the probe's stream ran under: the far end's (its receiver), with this host's
 /// send-side sysctls (its sender).
