@@ -16,6 +16,8 @@ set -euo pipefail
 packages=(iproute2 ethtool iputils-ping iperf3 perl-base openssh-server openssh-client chromium tcpdump openssl socat dnsmasq-base)
 # `fathom launch` under real launchers (tests/launch_slurm.rs, tests/launch_mpi.rs).
 packages+=(slurm-wlm munge openmpi-bin)
+# The advisor's slow-disk scenario (tests/advisor_disk.rs): an ext4 loop device (losetup, mkfs.ext4).
+packages+=(mount e2fsprogs)
 packages+=(strongswan-charon strongswan-swanctl libcharon-extra-plugins libstrongswan-extra-plugins libstrongswan-standard-plugins)
 install_missing "${packages[@]}"
 # From PyPI: kubernetes-validate, the Kubernetes API schemas (tests/deploy.rs checks deploy/kubernetes).

@@ -4,95 +4,11 @@
 //! except under CI); each lab is named with the pid, made one at a time, and removed by a guard
 //! even when the test fails. bench/RESULTS-advisor.md records what each gave.
 
+mod advisor_common;
 mod common;
 
-use common::{json, root_or_ci, run, stderr};
-use serde_json::Value;
-use std::sync::{Mutex, MutexGuard};
-
-/// One lab at a time: the machine is small.
-static ONE_LAB: Mutex<()> = Mutex::new(());
-
-/// Runs `fathom ARGS` (bounded) and returns its one JSON document, failing with its stderr.
-fn doc(args: &[&str], secs: u64) -> Value {
-    let out = run(args, secs);
-    assert!(out.status.success(), "fathom {args:?}: {}", stderr(&out));
-    json(&out)
-}
-
-/// The advice of a report, its first finding's id, and that finding.
-fn first(d: &Value) -> (&str, &Value) {
-    let advice = d["advice"].as_array().expect("an advice member");
-    let a = advice.first().unwrap_or_else(|| panic!("no finding: {d}"));
-    (a["id"].as_str().unwrap(), a)
-}
-
-/// A lab made with `fathom lab up`; `fathom lab down` when dropped, panics included.
-struct Lab {
-    name: String,
-    _one: MutexGuard<'static, ()>,
-}
-
-impl Lab {
-    /// A two-host lab named for this process and `tag`, with `wan` on its link (none: a veth).
-    fn up(tag: &str, wan: Option<&str>) -> Lab {
-        let one = ONE_LAB.lock().unwrap_or_else(|p| p.into_inner());
-        let lab = Lab {
-            name: format!("ta{}{tag}", std::process::id()),
-            _one: one,
-        };
-        let mut args = vec!["lab", "up", "--name", &lab.name, "--hosts", "2"];
-        if let Some(w) = wan {
-            args.extend(["--wan", w]);
-        }
-        let out = run(&args, 60);
-        assert!(out.status.success(), "lab up: {}", stderr(&out));
-        lab
-    }
-
-    /// `fathom ARGS --server h2 --clients h1 --lab NAME --no-store --json --advise`: the agents
-    /// of h1 and h2 run the test, so the report holds the lab's WAN links.
-    fn advise(&self, args: &[&str], secs: u64) -> Value {
-        let mut all = args.to_vec();
-        all.extend(["--server", "h2", "--clients", "h1", "--lab", &self.name]);
-        all.extend(["--no-store", "--json", "--advise"]);
-        doc(&all, secs)
-    }
-
-    /// Runs `args` from h1 to h2 (stored in a store of its own), then `fathom doctor --run 1
-    /// --verify --iterations 2 --json` on it: the doctor's document.
-    fn verified(&self, args: &[&str]) -> Value {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("runs.db").to_string_lossy().into_owned();
-        let mut all = args.to_vec();
-        all.extend([
-            "-q",
-            "--server",
-            "h2",
-            "--clients",
-            "h1",
-            "--lab",
-            &self.name,
-        ]);
-        all.extend(["--store", &db]);
-        let out = run(&all, 90);
-        assert!(out.status.success(), "{}", stderr(&out));
-        let verify = ["--verify", "--iterations", "2", "--json"];
-        doc(
-            &[&["doctor", "--run", "1", "--store", &db][..], &verify].concat(),
-            240,
-        )
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        let out = run(&["lab", "down", "--name", &self.name], 60);
-        if !out.status.success() {
-            eprintln!("lab down {}: {}", self.name, stderr(&out));
-        }
-    }
-}
+use advisor_common::{doc, first, Lab};
+use common::{root_or_ci, run, stderr};
 
 #[test]
 fn a_healthy_loopback_stream_gives_notes_at_most() {
@@ -329,4 +245,48 @@ fn a_tls_stream_on_one_full_cpu_is_the_cipher_and_verify_runs_the_cheaper_one() 
     assert_eq!(v["outcome"], "rerun", "{v:#}");
     assert_eq!(v["after_test"]["tls"]["cipher"], "aes-128-gcm", "{v:#}");
     assert_eq!(v["after"].as_array().unwrap().len(), 2);
+}
+
+/// `doctor --run N` of a lab run explains it with the lab hosts' settings, read through their
+/// agents: h2's own net.ipv4.tcp_rmem (set in its namespace, unlike this host's) is the one the
+/// window finding cites. Once the lab is down those settings are said to be unavailable, and
+/// no sysctl is cited (this host's would be the wrong ones).
+#[test]
+fn doctor_run_of_a_lab_run_reads_the_lab_hosts_settings() {
+    if !root_or_ci() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db").to_string_lossy().into_owned();
+    let explain = || doc(&["doctor", "--run", "1", "--store", &db, "--json"], 60);
+    let cited = |d: &serde_json::Value| -> Vec<f64> {
+        let advice = d["advice"].as_array().expect("an advice member");
+        advice
+            .iter()
+            .filter_map(|a| a["figures"]["tcp_rmem_max_bytes"].as_f64())
+            .collect()
+    };
+    {
+        let lab = Lab::up("set", Some("delay=50ms"));
+        let rmem = "net.ipv4.tcp_rmem=4096 131072 262144";
+        let exec = ["lab", "exec", "--name", &lab.name, "h2", "--"];
+        let out = run(&[&exec[..], &["sysctl", "-w", rmem]].concat(), 30);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let test = lab.across(&["stream", "-t", "2", "-q", "--store", &db]);
+        let out = run(&test, 90);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let d = explain();
+        let from = d["run_settings"].as_str().expect("run_settings");
+        assert!(from.contains("through the agents: h2's settings"), "{from}");
+        let c = cited(&d);
+        assert!(!c.is_empty(), "a window finding citing tcp_rmem: {d:#}");
+        assert!(
+            c.iter().all(|v| *v == 262_144.0),
+            "h2's, not this host's: {c:?}"
+        );
+    }
+    let d = explain();
+    let from = d["run_settings"].as_str().expect("run_settings");
+    assert!(from.contains("not available"), "{from}");
+    assert!(cited(&d).is_empty(), "no sysctl cited: {d:#}");
 }

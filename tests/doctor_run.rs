@@ -94,3 +94,68 @@ fn bad_runs_are_refused() {
         stderr(&out)
     );
 }
+
+/// `--advise --verify-advice` on a test: the top finding (drops in a 4K receive buffer) is
+/// checked by re-running the test with its option (`--buffer 4M`) and as typed, alternately;
+/// the re-runs leave out the options that asked for the check, and the second runs used the
+/// buffer (what was applied is asserted, never a speed).
+#[test]
+fn verify_advice_reruns_the_test_with_the_top_findings_option() {
+    let out = run(
+        &[
+            "udp",
+            "-t",
+            "300ms",
+            "--size",
+            "1400",
+            "--buffer",
+            "4K",
+            "--no-store",
+            "--json",
+            "--advise",
+            "--verify-advice",
+            "--iterations",
+            "2",
+        ],
+        120,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_valid(&doc, "udp --advise --verify-advice --json");
+    let c = &doc["advice_check"];
+    assert_eq!(c["finding"], "udp_socket_buffer", "{c:#}");
+    assert_eq!(c["outcome"], "rerun", "{c:#}");
+    assert_eq!(c["change"], "--buffer 4M", "{c:#}");
+    assert_eq!(c["after_test"]["rcvbuf"], 4 << 20, "{c:#}");
+    let before: Vec<&str> = c["before_args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(before.contains(&"4K"), "{before:?}");
+    for own in ["--advise", "--verify-advice", "--iterations"] {
+        assert!(!before.contains(&own), "{own} left out: {before:?}");
+    }
+    assert_eq!(c["before"].as_array().unwrap().len(), 2);
+    assert_eq!(c["after"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn verify_advice_is_refused_without_advise_or_with_a_bad_count() {
+    for args in [
+        &["stream", "-t", "100ms", "--verify-advice"][..],
+        &[
+            "stream",
+            "-t",
+            "100ms",
+            "--advise",
+            "--verify-advice",
+            "--iterations",
+            "50",
+        ],
+    ] {
+        let out = run(args, 30);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+    }
+}

@@ -94,6 +94,11 @@ pub struct CommonArgs {
     /// (docs/advisor.md); with --json, the document's `advice` member.
     #[arg(long)]
     pub advise: bool,
+    /// With --advise: re-run the test with the fathom option its top finding names and as
+    /// typed, alternately, --iterations times each (default 3, 2 to 20), and print the ratio
+    /// after / before with its confidence interval (`advice_check` in JSON).
+    #[arg(long, requires = "advise")]
+    pub verify_advice: bool,
     /// Print no interval lines while the test runs, only the table after it.
     #[arg(short = 'q', long)]
     pub quiet: bool,

@@ -42,9 +42,12 @@ pub struct VaryArgs {
 impl Extra for VaryArgs {
     const PLACE: Place = Place::Sweep;
 
-    /// The vary options; `--advise` (which explains one run) is hidden, as sweep refuses it.
+    /// The vary options; `--advise` and `--verify-advice` (which explain one run) are hidden,
+    /// as sweep refuses them.
     fn augment(cmd: clap::Command) -> clap::Command {
-        VaryArgs::augment_args(cmd).mut_arg("advise", |a| a.hide(true))
+        VaryArgs::augment_args(cmd)
+            .mut_arg("advise", |a| a.hide(true))
+            .mut_arg("verify_advice", |a| a.hide(true))
     }
 
     fn from_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {

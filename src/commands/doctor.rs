@@ -36,6 +36,8 @@ struct Document<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     advice: Option<&'a [Advice]>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    run_settings: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     remote: Option<&'a Remote>,
     #[serde(skip_serializing_if = "Option::is_none")]
     verify: Option<&'a Verified>,
@@ -43,11 +45,13 @@ struct Document<'a> {
     lab: Option<&'a LabDoctor>,
 }
 
-/// A stored run to explain: its id, its test's arguments and its findings.
+/// A stored run to explain: its id, its test's arguments, its findings, and for a lab run
+/// where the settings it was explained with came from.
 struct Explained {
     id: i64,
     args: Vec<String>,
     advice: Vec<Advice>,
+    settings_from: Option<String>,
 }
 
 /// Runs `fathom doctor`.
@@ -67,16 +71,7 @@ pub fn run(a: &DoctorArgs) -> Result<(), Failure> {
         Some(root) => read::tree(root, a.iface.as_deref()),
         None => read::host(a.iface.as_deref(), Some((limit.soft, limit.hard))),
     };
-    let explained = stored.map(|(id, report, env, args)| {
-        if a.root.is_none() {
-            settings.sysctls.extend(stored_sysctls(&env));
-        }
-        Explained {
-            id,
-            args,
-            advice: diagnose(&report, &settings),
-        }
-    });
+    let explained = stored.map(|st| explain(a, st, &mut settings));
     let verified = match (&explained, a.verify) {
         (Some(e), true) => Some(super::doctor_verify::verify(
             &e.args,
@@ -100,6 +95,7 @@ pub fn run(a: &DoctorArgs) -> Result<(), Failure> {
         findings: &found,
         run: explained.as_ref().map(|e| e.id),
         advice: explained.as_ref().map(|e| e.advice.as_slice()),
+        run_settings: explained.as_ref().and_then(|e| e.settings_from.as_deref()),
         remote: remote.as_ref(),
         verify: verified.as_ref(),
         lab: lab.as_ref(),
@@ -116,11 +112,44 @@ pub fn run(a: &DoctorArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Stored run `st` (id, report, environment, arguments) explained: for a lab run with the lab
+/// hosts' settings (`doctor_run`), otherwise with `settings`, this host's, to which the
+/// sysctls kept with the run are added (unless `--root` gave a tree).
+fn explain(
+    a: &DoctorArgs,
+    (id, report, env, args): (i64, Report, serde_json::Value, Vec<String>),
+    settings: &mut Settings,
+) -> Explained {
+    let lab = a
+        .root
+        .is_none()
+        .then(|| super::doctor_run::lab_settings(&args, &report))
+        .flatten();
+    let (advice, settings_from) = match lab {
+        Some(l) => (diagnose(&report, &l.settings), Some(l.note)),
+        None => {
+            if a.root.is_none() {
+                settings.sysctls.extend(stored_sysctls(&env));
+            }
+            (diagnose(&report, settings), None)
+        }
+    };
+    Explained {
+        id,
+        args,
+        advice,
+        settings_from,
+    }
+}
+
 /// The terminal form of `d`: this host's list, then each part the command asked for.
 fn text(d: &Document) -> String {
     let mut text = list(&d.host, &d.interfaces, d.findings);
     if let (Some(id), Some(advice)) = (d.run, d.advice) {
         let _ = write!(text, "\nrun {id}\n");
+        if let Some(from) = d.run_settings {
+            let _ = writeln!(text, "settings: {from}");
+        }
         text.push_str(&fathom_advisor::diagnose::list(advice));
     }
     if let Some(v) = d.verify {
@@ -177,10 +206,14 @@ pub fn advise(report: &mut Report) {
     report.advice = Some(diagnose(report, &settings));
 }
 
-/// After a report printed as a table, its advice (with `--advise`); JSON has it inside.
+/// After a report printed as a table, its advice (with `--advise`) and its check (with
+/// `--verify-advice`); JSON has them inside.
 pub fn print_advice(report: &Report, format: Format) {
     if let (Some(a), Format::Table) = (&report.advice, format) {
-        let text = format!("\n{}", fathom_advisor::diagnose::list(a));
+        let mut text = format!("\n{}", fathom_advisor::diagnose::list(a));
+        if let Some(v) = &report.advice_check {
+            text.push_str(&super::doctor_verify::list(v));
+        }
         crate::commands::output::write_stdout(text.as_bytes());
     }
 }

@@ -4,6 +4,7 @@
 //! the advisor explains with the settings of its ends: the far end's (the receiver), this
 //! host's send-side sysctls (the sender).
 
+use super::doctor_run::SEND_SIDE;
 use crate::cli::test_args::TestArgs;
 use crate::cli::{Cli, Command};
 use crate::controller::{self, Target};
@@ -71,13 +72,6 @@ pub fn remote(host: &str, key_file: Option<&Path>) -> Result<Remote, Failure> {
     })
 }
 
-/// The send-side sysctls, which the probe's sender (this host) has its own of.
-const SEND_SIDE: [&str; 3] = [
-    "net.core.wmem_max",
-    "net.core.wmem_default",
-    "net.ipv4.tcp_wmem",
-];
-
 /// The settings the probe's stream ran under: the far end's (its receiver), with this host's
 /// send-side sysctls (its sender).
 fn as_path(there: &Settings) -> Settings {
@@ -123,7 +117,14 @@ fn probe(host: &str, key_file: Option<&Path>) -> Result<(Report, Report), Failur
 pub fn run_args(argv: &[String]) -> Result<Report, Failure> {
     let t = test_args(argv)?;
     let plan = t.plan().map_err(|e| Failure::Usage(e.to_string()))?;
-    let report = Testbed::new(t.common(), plan.socket.ipv6)?.run(plan)?;
+    let c = t.run_common().map_err(|e| Failure::Usage(e.to_string()))?;
+    let root = match &t {
+        TestArgs::File(a) if c.host.is_none() && c.server.is_none() => {
+            Some(super::file::files_root(a)?)
+        }
+        _ => None,
+    };
+    let report = Testbed::with_files_root(&c, plan.socket.ipv6, root)?.run(plan)?;
     match report.error {
         Some(e) => Err(Failure::Runtime(format!("{}: {e}", argv.join(" ")))),
         None => Ok(report),

@@ -2,58 +2,89 @@
 //! finding names (a larger `--buffer`, `--nodelay`, a cheaper `--cipher`, ...) and without it,
 //! alternately, `--iterations` times each, and the ratio of its main figure after to before
 //! with its confidence interval. A system change (a sysctl) is printed and never applied.
+//! A test's `--advise --verify-advice` does the same with the run it just made ([`check`]).
 
 use super::doctor_apply as apply;
 use super::doctor_remote::{run_args, test_args};
+use crate::cli::common::CommonArgs;
 use crate::Failure;
 use fathom_advisor::verify::{ratio_ci, step, with_option, RatioCi, Step};
-use fathom_report::model::{Advice, TestEcho};
-use serde::Serialize;
+use fathom_report::model::{Advice, AdviceCheck, TestEcho};
+use fathom_report::Report;
 use std::fmt::Write;
 
 /// The confidence level of the ratio's interval.
 const LEVEL: f64 = 0.95;
 
-/// What `--verify` did, as `fathom doctor --json` shows it under `verify`.
-#[derive(Serialize, Debug, Default)]
-pub struct Verified {
-    /// The finding checked (the top one), if any.
-    pub finding: Option<String>,
-    /// "rerun" (the option was measured), "applied" (`--apply`: the sysctl was set in the lab's
-    /// namespaces and measured), "system" (a system change, printed only) or "nothing" (no
-    /// change one re-run can check).
-    pub outcome: &'static str,
-    /// The change: the fathom option and value, or the system command.
-    pub change: String,
-    /// The figure compared (the kind's main one).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub metric: Option<String>,
-    /// `--apply`: the lab namespaces the sysctl was set in (and set back in).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub applied_in: Vec<String>,
-    /// The test as stored, as re-run.
-    pub before_args: Vec<String>,
-    /// The test with the change, as re-run.
-    pub after_args: Vec<String>,
-    /// The figure of each run without the change, in order.
-    pub before: Vec<f64>,
-    /// The figure of each run with it, in order.
-    pub after: Vec<f64>,
-    /// What the last run with the change really ran with: its report's test echo.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub after_test: Option<TestEcho>,
-    /// After / before, the means.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ratio: Option<f64>,
-    /// The ratio's confidence interval, low end.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ci_low: Option<f64>,
-    /// Its high end.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ci_high: Option<f64>,
-    /// Its level, 0..1.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ci_level: Option<f64>,
+/// What `--verify` did, as `fathom doctor --json` shows it under `verify` (and a test's
+/// `--advise --verify-advice` under `advice_check`).
+pub type Verified = AdviceCheck;
+
+/// Runs of each, before and after, that `--verify-advice` takes.
+const RUNS: std::ops::RangeInclusive<u32> = 2..=20;
+
+/// `--advise --verify-advice` on a test command: how many runs of each it takes (`--iterations`
+/// MAX, 3 by default), checked before the test runs; `None` without it.
+pub fn runs(c: &CommonArgs) -> Result<Option<u32>, Failure> {
+    if !c.verify_advice {
+        return Ok(None);
+    }
+    if c.confidence.is_some() {
+        return Err(Failure::Usage(
+            "--confidence: --verify-advice runs a fixed number of runs each (--iterations N)"
+                .into(),
+        ));
+    }
+    match c.iterations {
+        None => Ok(Some(3)),
+        Some((max, _)) if RUNS.contains(&max) => Ok(Some(max)),
+        Some((max, _)) => Err(Failure::Usage(format!(
+            "--iterations: {max} runs of each; --verify-advice takes 2 to 20"
+        ))),
+    }
+}
+
+/// `--advise --verify-advice`: the top finding of `report` (already advised) checked by re-running
+/// the test as typed (`argv`, after `fathom`), `runs` times with the change and without,
+/// alternately; the result goes into the report's `advice_check`. A failed run is not checked.
+pub fn check(report: &mut Report, runs: u32, argv: &[String]) -> Result<(), Failure> {
+    if report.error.is_some() {
+        return Ok(());
+    }
+    let advice = report.advice.clone().unwrap_or_default();
+    let args = without_own_flags(argv);
+    eprintln!("fathom: --verify-advice: re-running the test {runs} times with the top finding's change and {runs} times without");
+    report.advice_check = Some(verify(&args, &advice, runs, false)?);
+    Ok(())
+}
+
+/// `argv` without the options that ask for the check (`--advise`, `--verify-advice`,
+/// `--iterations N`): the test as each re-run runs it.
+fn without_own_flags(argv: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(argv.len());
+    let mut skip_value = false;
+    for a in argv {
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        match a.as_str() {
+            "--advise" | "--verify-advice" => {}
+            "--iterations" => skip_value = true,
+            _ if a.starts_with("--iterations=") => {}
+            _ => out.push(a.clone()),
+        }
+    }
+    out
+}
+
+/// `args` as a re-run takes them: a file copy replaces the file the run before it wrote, so
+/// it gets `--force`.
+fn rerunnable(args: &[String]) -> Vec<String> {
+    let mut v = args.to_vec();
+    if args.first().is_some_and(|a| a == "file") && !args.iter().any(|a| a == "--force") {
+        v.push("--force".into());
+    }
+    v
 }
 
 /// Verifies the top finding of `advice` about the stored test `args`, `iterations` runs each;
@@ -67,36 +98,36 @@ pub fn verify(
 ) -> Result<Verified, Failure> {
     let Some(top) = advice.first() else {
         return Ok(Verified {
-            outcome: "nothing",
+            outcome: "nothing".into(),
             change: "the advisor found nothing that limited the run".into(),
             ..Verified::default()
         });
     };
     let mut v = Verified {
         finding: Some(top.id.clone()),
-        before_args: args.to_vec(),
+        before_args: rerunnable(args),
         ..Verified::default()
     };
     match step(top) {
         Step::Option { flag, value } => {
-            v.after_args = with_option(args, &flag, value.as_deref());
+            v.after_args = with_option(&v.before_args, &flag, value.as_deref());
             v.change = [Some(flag), value]
                 .into_iter()
                 .flatten()
                 .collect::<Vec<_>>()
                 .join(" ");
-            v.outcome = "rerun";
+            v.outcome = "rerun".into();
             measure(&mut v, iterations, &mut |_| Ok(()))?;
         }
         Step::System(command) => {
             v.change = command;
-            v.outcome = "system";
+            v.outcome = "system".into();
             if apply {
                 applied(&mut v, iterations)?;
             }
         }
         Step::Nothing => {
-            v.outcome = "nothing";
+            v.outcome = "nothing".into();
             v.change = top.change.clone();
         }
     }
@@ -116,7 +147,7 @@ fn applied(v: &mut Verified, iterations: u32) -> Result<(), Failure> {
     v.applied_in = apply::namespaces(&v.before_args)?;
     let set = apply::Applied::prepare(&sysctl, &v.applied_in)?;
     v.after_args = v.before_args.clone();
-    v.outcome = "applied";
+    v.outcome = "applied".into();
     let value = sysctl.value.as_str();
     measure(v, iterations, &mut |after| set.set(after.then_some(value)))
 }
@@ -164,7 +195,7 @@ fn measure(
 pub fn list(v: &Verified) -> String {
     let mut s = String::from("\nverify: ");
     let what = v.finding.as_deref().unwrap_or("no finding");
-    match v.outcome {
+    match v.outcome.as_str() {
         "rerun" | "applied" => {
             let metric = v.metric.as_deref().unwrap_or("");
             let show = |vals: &[f64]| {

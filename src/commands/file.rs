@@ -17,6 +17,7 @@ pub fn run(a: &FileArgs, argv: &[String]) -> Result<(), Failure> {
         None => Some(files_root(a)?),
     };
     let format = Format::of(c.json, c.csv);
+    let check = super::doctor_verify::runs(&c)?;
     let bed = Testbed::with_files_root(&c, plan.socket.ipv6, root)?;
     let mut report = bed.run(plan.clone())?;
     if a.compare_stream {
@@ -30,6 +31,9 @@ pub fn run(a: &FileArgs, argv: &[String]) -> Result<(), Failure> {
     }
     if c.advise {
         super::doctor::advise(&mut report);
+    }
+    if let Some(runs) = check {
+        super::doctor_verify::check(&mut report, runs, argv)?;
     }
     Recorder::open(&c.store, argv).save(&report, argv, None);
     output::print(&report, format);
@@ -45,7 +49,7 @@ pub fn run(a: &FileArgs, argv: &[String]) -> Result<(), Failure> {
 }
 
 /// The in-process agent's files root: `--files-root`, or the current directory.
-fn files_root(a: &FileArgs) -> Result<std::path::PathBuf, Failure> {
+pub(super) fn files_root(a: &FileArgs) -> Result<std::path::PathBuf, Failure> {
     let dir = match &a.files_root {
         Some(d) => d.clone(),
         None => std::env::current_dir()

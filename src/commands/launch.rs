@@ -18,6 +18,11 @@ use std::time::{Duration, Instant};
 /// Runs this process's part of the launch; the exit code every rank exits with.
 pub fn run(a: &LaunchArgs, argv: &[String]) -> Result<u8, Failure> {
     a.check()?;
+    if a.test.test.common().verify_advice {
+        return Err(Failure::Usage(
+            "--verify-advice re-runs the test from one controller, not under a launcher; run fathom doctor --run N --verify on the stored run".into(),
+        ));
+    }
     let env = |k: &str| std::env::var(k).ok();
     let me = rank::detect(env).map_err(|e| Failure::Usage(e.to_string()))?;
     if me.size < 2 {

@@ -6,6 +6,7 @@ pub mod doctor;
 pub mod doctor_apply;
 pub mod doctor_lab;
 pub mod doctor_remote;
+pub mod doctor_run;
 pub mod doctor_verify;
 pub mod file;
 pub mod install;

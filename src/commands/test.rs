@@ -50,7 +50,8 @@ pub fn run_on(
     args: &[String],
 ) -> Result<(), Failure> {
     let format = Format::of(c.json, c.csv);
-    if let Some((max, min)) = c.iterations {
+    let check = super::doctor_verify::runs(c)?;
+    if let Some((max, min)) = c.iterations.filter(|_| check.is_none()) {
         super::doctor::refuse_advise(c, "--iterations")?;
         let rule = Rule {
             max,
@@ -66,6 +67,9 @@ pub fn run_on(
     let mut report = bed.run(plan)?;
     if c.advise {
         super::doctor::advise(&mut report);
+    }
+    if let Some(runs) = check {
+        super::doctor_verify::check(&mut report, runs, args)?;
     }
     Recorder::open(&c.store, args).save(&report, args, None);
     if live {

@@ -1,15 +1,17 @@
 //! `ethtool`, run with a deadline, and the parsers of what `ethtool -g` (rings) and `ethtool -l`
 //! (channels) print. Without ethtool, or where a driver does not tell, the values stay unknown.
 
+use crate::read::parse_ethtool_k;
+use crate::settings::Iface;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// How long one `ethtool` may take.
-const DEADLINE: Duration = Duration::from_secs(5);
+pub const DEADLINE: Duration = Duration::from_secs(5);
 
 /// What `ethtool ARGS` prints on stdout; `None` when ethtool is missing, fails or takes over
-/// [`DEADLINE`].
-pub fn output(args: &[&str]) -> Option<String> {
+/// `deadline` (killed then).
+pub fn output(args: &[&str], deadline: Duration) -> Option<String> {
     let mut child = Command::new("ethtool")
         .args(args)
         .stdin(Stdio::null())
@@ -17,7 +19,7 @@ pub fn output(args: &[&str]) -> Option<String> {
         .stderr(Stdio::null())
         .spawn()
         .ok()?;
-    let end = Instant::now() + DEADLINE;
+    let end = Instant::now() + deadline;
     loop {
         match child.try_wait() {
             Ok(Some(st)) if st.success() => break,
@@ -31,6 +33,34 @@ pub fn output(args: &[&str]) -> Option<String> {
     }
     let out = child.wait_with_output().ok()?;
     Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Runs `ethtool -k`, `-g` and `-l` on each of `ifaces` in turn through `run` (ARGS and the
+/// longest the call may take: [`DEADLINE`], or less when less of `budget` is left), and fills
+/// their offloads, ring and channels. Once `budget` is spent, the interfaces left are marked
+/// [`Iface::ethtool_unread`] and not run on, so the whole read ends within `budget`.
+pub fn read_all(
+    ifaces: &mut [Iface],
+    budget: Duration,
+    run: &mut dyn FnMut(&[&str], Duration) -> Option<String>,
+) {
+    let end = Instant::now() + budget;
+    let mut call = |args: &[&str]| {
+        let left = end.saturating_duration_since(Instant::now());
+        (!left.is_zero())
+            .then(|| run(args, left.min(DEADLINE)))
+            .flatten()
+    };
+    for i in ifaces {
+        if Instant::now() >= end {
+            i.ethtool_unread = true;
+            continue;
+        }
+        let name = i.name.clone();
+        i.offloads = call(&["-k", &name]).map(|o| parse_ethtool_k(&o));
+        i.ring_rx = call(&["-g", &name]).and_then(|o| parse_rings(&o));
+        i.channels = call(&["-l", &name]).and_then(|o| parse_channels(&o));
+    }
 }
 
 /// The numeric field `name` ("RX", "Combined") of each section of `out`: (current, pre-set
@@ -101,5 +131,75 @@ mod tests {
         let na = "Pre-set maximums:\nRX:\tn/a\nCurrent hardware settings:\nRX:\tn/a\n";
         assert_eq!(parse_rings(na), None);
         assert_eq!(parse_channels(na), None);
+    }
+
+    /// Interfaces named eth0..eth`n`, as the sysfs part of a read leaves them.
+    fn ifaces(n: usize) -> Vec<Iface> {
+        (0..n)
+            .map(|k| Iface {
+                name: format!("eth{k}"),
+                ..Iface::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_hanging_ethtool_spends_the_budget_once_and_the_rest_are_unread() {
+        let mut all = ifaces(40);
+        let mut calls = 0;
+        let budget = Duration::from_millis(300);
+        let started = Instant::now();
+        read_all(&mut all, budget, &mut |_, deadline| {
+            calls += 1;
+            assert!(deadline <= budget, "no call may outlast the budget");
+            std::thread::sleep(deadline);
+            None
+        });
+        let took = started.elapsed();
+        assert!(took < budget + Duration::from_millis(200), "{took:?}");
+        assert_eq!(
+            calls, 1,
+            "the first call takes what is left, so no other runs"
+        );
+        assert!(!all[0].ethtool_unread);
+        assert!(all[1..].iter().all(|i| i.ethtool_unread));
+    }
+
+    #[test]
+    fn slow_calls_read_the_interfaces_in_order_until_the_budget_is_spent() {
+        let mut all = ifaces(100);
+        read_all(&mut all, Duration::from_millis(200), &mut |args, _| {
+            std::thread::sleep(Duration::from_millis(10));
+            (args[0] == "-g").then(|| RINGS.to_string())
+        });
+        let read = all.iter().filter(|i| !i.ethtool_unread).count();
+        assert!((1..100).contains(&read), "{read} of 100 read");
+        assert!(all[..read - 1]
+            .iter()
+            .all(|i| i.ring_rx == Some((256, 4096))));
+        assert!(all[read..]
+            .iter()
+            .all(|i| i.ethtool_unread && i.ring_rx.is_none()));
+    }
+
+    #[test]
+    fn the_unread_interfaces_are_named_in_a_note() {
+        let mut s = crate::Settings {
+            ifaces: ifaces(3),
+            ethtool: true,
+            ..crate::Settings::default()
+        };
+        s.ifaces[2].ethtool_unread = true;
+        let f = crate::findings(&s);
+        let note = f
+            .iter()
+            .find(|f| f.id == "offloads_unknown")
+            .expect("a note");
+        assert!(note.why.contains("eth2"), "{}", note.why);
+        assert!(!note.why.contains("eth1"), "{}", note.why);
+        assert_eq!(
+            note.change,
+            "fathom doctor --iface eth2 (one interface at a time)"
+        );
     }
 }

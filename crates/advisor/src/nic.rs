@@ -56,7 +56,7 @@ pub fn findings(s: &Settings) -> Vec<Finding> {
         irq_affinity(i, s.cpus, &mut out);
         offloads(i, &mut out);
     }
-    if !s.ethtool && !s.ifaces.is_empty() {
+    if !s.ethtool && s.ifaces.iter().any(|i| !i.ethtool_unread) {
         let mut f = on(
             "ethtool -k",
             "not run".into(),
@@ -68,7 +68,34 @@ pub fn findings(s: &Settings) -> Vec<Finding> {
         f.change = "apt-get install ethtool   (scripts/install-test-deps.sh installs it), then run fathom doctor again".into();
         out.push(f);
     }
+    out.extend(unread(s));
     out
+}
+
+/// A note naming the interfaces `ethtool` was not run on because the read's time budget was
+/// spent ([`crate::read::ETHTOOL_BUDGET`]).
+fn unread(s: &Settings) -> Option<Finding> {
+    let names: Vec<&str> = s
+        .ifaces
+        .iter()
+        .filter(|i| i.ethtool_unread)
+        .map(|i| i.name.as_str())
+        .collect();
+    let first = names.first()?;
+    let mut f = on(
+        "ethtool -k",
+        format!("not run on {} interface(s)", names.len()),
+        "offloads_unknown",
+        Severity::Note,
+        Confidence::Low,
+    );
+    f.why = format!(
+        "the read's time budget ({} s for every ethtool call) was spent before {}: their offloads, rings and channels were not checked",
+        crate::read::ETHTOOL_BUDGET.as_secs(),
+        names.join(", ")
+    );
+    f.change = format!("fathom doctor --iface {first} (one interface at a time)");
+    Some(f)
 }
 
 /// The CPU mask of `cpus` CPUs as sysfs writes it: 32-bit words in hex, highest first, joined

@@ -7,6 +7,7 @@ use crate::settings::{sysctl_names, IdleState, Iface, Offloads, Settings};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
+use std::time::Duration;
 
 /// The network interfaces below `root` (sys/class/net), loopback excluded, sorted.
 pub fn interfaces(root: &Path) -> Vec<String> {
@@ -68,18 +69,18 @@ pub fn sysctls<'a>(
         .collect()
 }
 
+/// How long all the `ethtool` calls of one read may take together: an agent answers the
+/// controller's settings request well within its step timeout (35 s) however many interfaces
+/// its host has; the interfaces left when it is spent are marked unread.
+pub const ETHTOOL_BUDGET: Duration = Duration::from_secs(15);
+
 /// This host's settings for interface `only` (or all), with offloads, rings and channels from
-/// `ethtool -k`, `-g` and `-l` when ethtool is installed, and the open-files limit `nofile`
-/// (soft, hard) the caller read.
+/// `ethtool -k`, `-g` and `-l` when ethtool is installed (within [`ETHTOOL_BUDGET`]), and the
+/// open-files limit `nofile` (soft, hard) the caller read.
 pub fn host(only: Option<&str>, nofile: Option<(u64, u64)>) -> Settings {
     let mut s = tree(Path::new("/"), only);
     s.nofile = nofile;
-    for i in &mut s.ifaces {
-        let name = i.name.as_str();
-        i.offloads = ethtool::output(&["-k", name]).map(|o| parse_ethtool_k(&o));
-        i.ring_rx = ethtool::output(&["-g", name]).and_then(|o| ethtool::parse_rings(&o));
-        i.channels = ethtool::output(&["-l", name]).and_then(|o| ethtool::parse_channels(&o));
-    }
+    ethtool::read_all(&mut s.ifaces, ETHTOOL_BUDGET, &mut ethtool::output);
     s.ethtool = s.ifaces.iter().any(|i| i.offloads.is_some());
     s
 }
@@ -187,6 +188,7 @@ fn iface(root: &Path, name: String, irqs: &[(u32, String)]) -> Iface {
         rps_flow_cnt: flow_cnt,
         ring_rx: None,
         channels: None,
+        ethtool_unread: false,
         name,
     }
 }

@@ -81,6 +81,10 @@ pub struct Iface {
     /// Its receive channels from `ethtool -l`: (current, pre-set maximum) of the combined
     /// channels, or of the RX ones on a NIC without combined ones, if ethtool told.
     pub channels: Option<(u64, u64)>,
+    /// True when `ethtool` was not run on it because the read's time budget was spent on the
+    /// interfaces before it (its offloads, ring and channels are then unknown).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ethtool_unread: bool,
 }
 
 /// Offload features as `ethtool -k` prints them: feature -> (on, fixed).

@@ -11,7 +11,7 @@ pub use crate::sections::profile::model as profile;
 pub use crate::sections::rr::model as rr;
 pub use crate::sections::udp::model as udp;
 
-pub use advice::Advice;
+pub use advice::{Advice, AdviceCheck};
 pub use hosts::{
     GroupResult, HostResult, IpsecLinkResult, IpsecResult, ThreadResult, WanLinkResult,
 };
@@ -55,6 +55,9 @@ pub struct Report {
     /// The advisor's findings, ranked (with `--advise`; absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub advice: Option<Vec<Advice>>,
+    /// With `--advise --verify-advice`: the top finding's change measured (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advice_check: Option<AdviceCheck>,
 }
 
 impl crate::export::Document for Report {}

@@ -1,0 +1,102 @@
+//! `fathom doctor --run N` of a run made in a lab: the settings that explain it are the lab
+//! hosts', not the controller's. While the lab is up they are read through the hosts' agents
+//! (the receiver's, with the sender's send-side sysctls, as `doctor HOST` does); once it is
+//! down they are not available, and the advice then rests on the run's own figures, saying so.
+
+use super::doctor_remote::{settings_at, test_args};
+use crate::controller::Target;
+use crate::Failure;
+use fathom_advisor::Settings;
+use fathom_report::Report;
+
+/// The send-side sysctls, which a run's sender (the client host) has its own of.
+pub const SEND_SIDE: [&str; 3] = [
+    "net.core.wmem_max",
+    "net.core.wmem_default",
+    "net.ipv4.tcp_wmem",
+];
+
+/// The settings a lab run is explained with, and a sentence saying where they came from.
+pub struct LabSettings {
+    /// The receiving host's settings with the sending host's send-side sysctls (empty when
+    /// the lab is down).
+    pub settings: Settings,
+    /// Where they were read, or why they are not available.
+    pub note: String,
+}
+
+/// The lab, server and first client the stored test `args` named, when they are a lab's hosts
+/// (`--lab NAME`, or a host of the one running lab); `None` when the run was not in a lab
+/// (`report` crossed no lab link) or no lab can be named.
+fn lab_hosts(args: &[String], report: &Report) -> Option<(Option<String>, String, Option<String>)> {
+    let t = test_args(args).ok()?;
+    let c = t.run_common().ok()?;
+    let server = c.server_name()?.to_string();
+    let client = c.clients.first().map(|h| h.trim().to_string());
+    if let Some(name) = &c.lab {
+        return Some((Some(name.clone()), server, client));
+    }
+    let running = fathom_lab::resolve_name(None)
+        .ok()
+        .and_then(|n| fathom_lab::Lab::load(&n).ok())
+        .filter(|l| l.host(&server).is_some());
+    match running {
+        Some(l) => Some((Some(l.name().to_string()), server, client)),
+        None if !report.wan.is_empty() => Some((None, server, client)),
+        None => None,
+    }
+}
+
+/// The settings that explain stored run `report` (made with `args`) when it ran in a lab;
+/// `None` when it did not, and the caller reads this host's.
+pub fn lab_settings(args: &[String], report: &Report) -> Option<LabSettings> {
+    let (name, server, client) = lab_hosts(args, report)?;
+    let down = |why: String| {
+        LabSettings {
+        settings: Settings::default(),
+        note: format!(
+            "the run was in lab {}, on {server}: {why}, so its hosts' settings are not available and the advice rests on the run's own figures (not this host's settings)",
+            name.as_deref().unwrap_or("(unnamed)")
+        ),
+    }
+    };
+    let Some(name) = name.clone() else {
+        return Some(down("that lab is no longer up".into()));
+    };
+    let lab = match fathom_lab::Lab::load(&name) {
+        Ok(l) => l,
+        Err(e) => return Some(down(format!("the lab is not up ({e})"))),
+    };
+    let read = |host: &str| -> Result<Settings, String> {
+        let target = Target::in_lab(host, &lab)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("the lab has no host {host}"))?;
+        settings_at(&target, None).map_err(|e| match e {
+            Failure::Usage(m) | Failure::Runtime(m) => m,
+            Failure::Reported => "no answer".into(),
+        })
+    };
+    let mut settings = match read(&server) {
+        Ok(s) => s,
+        Err(e) => return Some(down(format!("its agent did not answer ({e})"))),
+    };
+    for n in SEND_SIDE {
+        settings.sysctls.remove(n);
+    }
+    let sender = match client.as_deref().map(|c| (c, read(c))) {
+        Some((c, Ok(s))) => {
+            settings.sysctls.extend(
+                s.sysctls
+                    .into_iter()
+                    .filter(|(k, _)| SEND_SIDE.contains(&k.as_str())),
+            );
+            format!(", the send-side sysctls on {c}")
+        }
+        Some((c, Err(e))) => format!(" ({c}'s send-side sysctls not available: {e})"),
+        None => " (no client host: the send-side sysctls not read)".into(),
+    };
+    Some(LabSettings {
+        settings,
+        note: format!("read in lab {name} through the agents: {server}'s settings{sender}"),
+    })
+}

@@ -1,0 +1,105 @@
+//! What the advisor's lab tests share: a two-host lab made with `fathom lab up` and removed by
+//! a guard (panics included), one at a time, named with the pid; and the first finding of a
+//! document.
+#![allow(dead_code)]
+
+use crate::common::{json, run, stderr};
+use serde_json::Value;
+use std::sync::{Mutex, MutexGuard};
+
+/// One lab at a time: the machine is small.
+static ONE_LAB: Mutex<()> = Mutex::new(());
+
+/// Runs `fathom ARGS` (bounded) and returns its one JSON document, failing with its stderr.
+pub fn doc(args: &[&str], secs: u64) -> Value {
+    let out = run(args, secs);
+    assert!(out.status.success(), "fathom {args:?}: {}", stderr(&out));
+    json(&out)
+}
+
+/// The advice of a report, its first finding's id, and that finding.
+pub fn first(d: &Value) -> (&str, &Value) {
+    let advice = d["advice"].as_array().expect("an advice member");
+    let a = advice.first().unwrap_or_else(|| panic!("no finding: {d}"));
+    (a["id"].as_str().unwrap(), a)
+}
+
+/// A lab made with `fathom lab up`; `fathom lab down` when dropped, panics included.
+pub struct Lab {
+    /// Its name.
+    pub name: String,
+    _one: MutexGuard<'static, ()>,
+}
+
+impl Lab {
+    /// A two-host lab named for this process and `tag`, with `wan` on its link (none: a veth).
+    pub fn up(tag: &str, wan: Option<&str>) -> Lab {
+        let wan: Vec<&str> = wan.map(|w| vec!["--wan", w]).unwrap_or_default();
+        Lab::up_with(tag, &wan)
+    }
+
+    /// A two-host lab named for this process and `tag`, with `extra` options to `lab up`.
+    pub fn up_with(tag: &str, extra: &[&str]) -> Lab {
+        let one = ONE_LAB.lock().unwrap_or_else(|p| p.into_inner());
+        let lab = Lab {
+            name: format!("ta{}{tag}", std::process::id()),
+            _one: one,
+        };
+        let mut args = vec!["lab", "up", "--name", &lab.name, "--hosts", "2"];
+        args.extend(extra);
+        let out = run(&args, 60);
+        assert!(out.status.success(), "lab up: {}", stderr(&out));
+        lab
+    }
+
+    /// `args` with `--server h2 --clients h1 --lab NAME` after them: the agents of h1 and h2
+    /// run the test, so the report holds the lab's WAN links.
+    pub fn across<'a>(&'a self, args: &[&'a str]) -> Vec<&'a str> {
+        let mut all = args.to_vec();
+        all.extend(["--server", "h2", "--clients", "h1", "--lab", &self.name]);
+        all
+    }
+
+    /// `fathom ARGS --server h2 --clients h1 --lab NAME --no-store --json --advise`.
+    pub fn advise(&self, args: &[&str], secs: u64) -> Value {
+        let mut all = self.across(args);
+        all.extend(["--no-store", "--json", "--advise"]);
+        doc(&all, secs)
+    }
+
+    /// The pid of host `host`'s agent (`fathom lab status`).
+    pub fn agent_pid(&self, host: &str) -> u32 {
+        let status = doc(&["lab", "status", "--name", &self.name, "--json"], 30);
+        let hosts = status["hosts"].as_array().expect("hosts");
+        let h = hosts
+            .iter()
+            .find(|h| h["name"] == host)
+            .unwrap_or_else(|| panic!("no host {host}: {status}"));
+        h["agent"]["pid"].as_u64().expect("an agent pid") as u32
+    }
+
+    /// Runs `args` from h1 to h2 (stored in a store of its own), then `fathom doctor --run 1
+    /// --verify --iterations 2 --json` on it: the doctor's document.
+    pub fn verified(&self, args: &[&str]) -> Value {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("runs.db").to_string_lossy().into_owned();
+        let mut all = self.across(&[args, &["-q"]].concat());
+        all.extend(["--store", &db]);
+        let out = run(&all, 90);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let verify = ["--verify", "--iterations", "2", "--json"];
+        doc(
+            &[&["doctor", "--run", "1", "--store", &db][..], &verify].concat(),
+            240,
+        )
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let out = run(&["lab", "down", "--name", &self.name], 60);
+        if !out.status.success() {
+            eprintln!("lab down {}: {}", self.name, stderr(&out));
+        }
+    }
+}
