@@ -43,8 +43,9 @@ class Run:
 class Path:
     """Where the ends run: argv prefixes for each end and the address the client dials."""
 
-    def __init__(self, name):
+    def __init__(self, name, rps=None):
         self.name = name
+        self.rps = rps
         self.namespaces = []
         tag = os.getpid() % 250 + 1
         self.server_ns, self.client_ns = f"fbs{os.getpid()}", f"fbc{os.getpid()}"
@@ -65,6 +66,11 @@ class Path:
         for ns, ip in ((self.server_ns, self.host), (self.client_ns, self.client_ip)):
             _ip("-n", ns, "link", "set", ns, "mtu", "1500", "up")
             _ip("-n", ns, "addr", "add", f"{ip}/30", "dev", ns)
+            if self.rps:
+                # Receive packet steering: which CPUs run this end's receive processing.
+                subprocess.run(["ip", "netns", "exec", ns, "sh", "-c",
+                                f"echo {self.rps} > /sys/class/net/{ns}/queues/rx-0/rps_cpus"],
+                               check=True, timeout=10)
         return self
 
     def down(self):
@@ -89,11 +95,12 @@ class Path:
 
     def describe(self):
         """One line naming the path, for the output."""
+        rps = f"; RPS CPU mask {self.rps} on both veth ends" if self.rps else ""
         return {
             "veth": "veth pair between two namespaces, MTU 1500, offloads on, both ends on every CPU",
             "pinned": f"veth pair between two namespaces, MTU 1500, server on CPU {SERVER_CPU}, client on CPU {CLIENT_CPU} (taskset)",
             "loopback": "loopback; every peer gets fathom's loopback choices: both ends on CPU 0, 64K send buffers",
-        }[self.name]
+        }[self.name] + rps
 
 
 PATH = Path("loopback")
@@ -115,10 +122,19 @@ def add_path_arg(parser):
                         help="veth (default): two namespaces joined by a veth pair; pinned: the same, each end on its own CPU; loopback")
 
 
-def use_path(name):
-    """Sets up the path every runner uses, removed again at exit, on failure or on Ctrl-C/SIGTERM."""
+def add_rps_arg(parser):
+    """Adds --rps (receive packet steering on the veth path, passed to use_path)."""
+    parser.add_argument("--rps", metavar="MASK",
+                        help="receive packet steering on both veth ends (a hex CPU mask, e.g. 3): where the receive work runs")
+
+
+def use_path(name, rps=None):
+    """Sets up the path every runner uses (with receive packet steering to the CPU mask `rps`,
+    if given), removed again at exit, on failure or on Ctrl-C/SIGTERM."""
     global PATH
-    PATH = Path(name)
+    if rps and (name == "loopback" or not re.fullmatch(r"[0-9a-fA-F]{1,16}", rps)):
+        raise SystemExit("--rps takes a hex CPU mask and a veth path")
+    PATH = Path(name, rps)
     signal.signal(signal.SIGTERM, _interrupt)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -175,6 +191,20 @@ def _server(cmd, settle=0.3):
     return p
 
 
+def _await_listening(server, port, timeout=10.0):
+    """Waits until the server namespace has a listener on `port` (a loaded machine may take well
+    over the half second a fixed pause gave an agent to start), or the server exits, or `timeout`."""
+    deadline = time.time() + timeout
+    # WNOWAIT: an exited server stays unreaped, for _stop's wait4 and its CPU time.
+    exited = lambda: os.waitid(os.P_PID, server.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    while time.time() < deadline and not exited():
+        ss = subprocess.run(["ip", "netns", "exec", PATH.server_ns, "ss", "-Hltn", f"sport = :{port}"],
+                            capture_output=True, text=True, timeout=10, check=False)
+        if ss.stdout.strip():
+            return
+        time.sleep(0.05)
+
+
 def _stop(server):
     # Not reaped yet (no poll()), so the PID is still ours even if the server already exited.
     time.sleep(0.2)
@@ -193,7 +223,8 @@ def fathom_json(args, secs, binary=None):
     args = [args[0], *([PATH.host] if PATH.name != "loopback" else []), *args[1:], "--json", "--no-store"]
     srv = None
     if PATH.name != "loopback":
-        srv = _server([binary, "serve", "--listen", f"{PATH.host}:5301", "--insecure"], settle=0.5)
+        srv = _server([binary, "serve", "--listen", f"{PATH.host}:5301", "--insecure"], settle=0)
+        _await_listening(srv, 5301)
     try:
         rc, out, cpu = _client([binary, *args], secs)
     finally:
@@ -204,12 +235,13 @@ def fathom_json(args, secs, binary=None):
     return doc, cpu, cpu_s
 
 
-def fathom(secs, parallel, write=None, extra=()):
-    """fathom stream; its settings name any extra arguments and the worker threads per end."""
+def fathom(secs, parallel, write=None, extra=(), binary=None):
+    """fathom stream (or BINARY's); its settings name any extra arguments and the worker threads
+    per end."""
     args = ["stream", "-t", f"{secs}s", "-P", str(parallel), *extra]
     if write:
         args += ["--write", write, "--read", write]
-    doc, cpu, cpu_s = fathom_json(args, secs)
+    doc, cpu, cpu_s = fathom_json(args, secs, binary)
     hosts = doc.get("hosts", [])
     # The sampler's CPU per end as a share of one CPU (hosts[].measurement_percent is of the host).
     meas = [round(h.get("measurement_cpu_s", 0.0) * 100 / secs, 3) for h in hosts]

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Request/response: fathom rr against sockperf ping-pong, alternately in one run, on one path.
 
-Usage: bench/rr.py [--path veth|pinned|loopback] [--rounds 5] [--time 5] [--quick] [--before BIN]
+Usage: bench/rr.py [--path veth|pinned|loopback] [--rps MASK] [--rounds 5] [--time 5] [--quick]
+       [--before BIN]
 Needs: cargo build --release && cargo build --release -p fathom-engine --example spin_pingpong
 
 Scenarios: TCP RR with 1-byte, 14-byte (sockperf's smallest) and 1460-byte messages, one
@@ -55,6 +56,7 @@ def sockperf_pp(secs, size):
 
 def main():
     ap = peers.side_by_side_args(__doc__)
+    peers.add_rps_arg(ap)
     ap.add_argument("--quick", action="store_true", help="only the 1 B and 14 B cases")
     ap.add_argument("--before", help="another fathom build whose 1 B and 14 B cases run in every round too")
     a = ap.parse_args()
@@ -80,7 +82,7 @@ def main():
     if not shutil.which("sockperf"):
         print("sockperf: not installed (scripts/install-bench-deps.sh), skipped", file=sys.stderr)
         cases = {k: v for k, v in cases.items() if not k.startswith("sockperf")}
-    path = peers.use_path(a.path)
+    path = peers.use_path(a.path, a.rps)
     try:
         results, loads = run(cases, a.rounds)
     except KeyboardInterrupt:

@@ -2,7 +2,8 @@
 """Stream throughput: fathom against iperf3, iperf2 and nuttcp, alternately in one run, on one path.
 
 Usage: bench/stream.py [--path veth|pinned|loopback] [--rounds 5] [--time 5]
-       [--scenarios single,four,thousand] [--equal] [--tools iperf3,...] [--fathom-extra "ARGS"]
+       [--scenarios single,four,thousand] [--equal] [--tools iperf3,...] [--variant NAME=ARGS]
+       [--build NAME=BIN] [--rps MASK]
 
 --path: veth (default) a veth pair between two namespaces made for the run, both ends on every
 CPU; pinned the same with the server on CPU 0 and the client on CPU 1, every tool alike; loopback
@@ -11,7 +12,8 @@ Prints, per scenario, each tool's settings, median Gbit/s, CPU-s per GB at the c
 server, fathom's measurement cost per end, and the ratio fathom / tool, with the load average of
 each round. Machines here are shared and noisy: read the same-run ratios, not the absolutes.
 --equal gives every tool the same write size (128K) instead of its own default. --variant
-NAME=ARGS (repeatable) adds fathom with extra arguments as another tool, for A/B runs.
+NAME=ARGS (repeatable) adds fathom with extra arguments as another tool, for A/B runs; --build
+NAME=BIN (repeatable) adds another fathom binary (or a script that runs one) as another tool.
 """
 import shlex
 import shutil
@@ -30,15 +32,19 @@ BINARIES = {"iperf3": "iperf3", "iperf2": "iperf", "nuttcp": "nuttcp"}
 
 def main():
     ap = peers.side_by_side_args(__doc__)
+    peers.add_rps_arg(ap)
     ap.add_argument("--scenarios", default="single,four,thousand")
     ap.add_argument("--equal", action="store_true", help="same write size (128K) for every tool")
     ap.add_argument("--tools", default="", help="comma list to restrict the peers")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=ARGS",
                     help="fathom with extra arguments, run as one more tool")
+    ap.add_argument("--build", action="append", default=[], metavar="NAME=BIN",
+                    help="another fathom binary, run as one more tool")
     a = ap.parse_args()
     write = "128K" if a.equal else None
-    variants = dict(v.split("=", 1) for v in a.variant)
-    path = peers.use_path(a.path)
+    variants = {n: (args, None) for n, args in (v.split("=", 1) for v in a.variant)}
+    variants.update({n: ("", b) for n, b in (v.split("=", 1) for v in a.build)})
+    path = peers.use_path(a.path, a.rps)
     print(f"# path: {path.describe()}; {a.rounds} rounds of {a.time} s, tools alternating in each round")
     try:
         for name in a.scenarios.split(","):
@@ -65,7 +71,8 @@ def run_scenario(name, a, write, variants):
         for t in tools:
             try:
                 if t in variants:
-                    run = peers.fathom(a.time, parallel, write, shlex.split(variants[t]))
+                    args, binary = variants[t]
+                    run = peers.fathom(a.time, parallel, write, shlex.split(args), binary)
                 else:
                     run = peers.TOOLS[t](a.time, parallel, write)
             except Exception as e:  # a peer that fails is reported, the run goes on

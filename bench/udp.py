@@ -9,7 +9,7 @@ the best peer at the receiver. Beside each rate: the CPU (user + system, from wa
 process the tool started; loopback's receive half runs in the sender's system calls and is
 charged to it) per datagram received, which the machine's other load disturbs far less than
 the rate, and the median ratio of the best peer's figure to fathom's. Tools not installed are skipped. sockperf is left out: its
-throughput mode counts only at the sender. Usage: bench/udp.py [--path veth|pinned|loopback]
+throughput mode counts only at the sender. Usage: bench/udp.py [--path veth|pinned|loopback] [--rps MASK]
 [--rounds 5] [--time 5] [--size 64] [--before OTHER_FATHOM_BINARY] (cargo build --release first). Every process is started by peers.py, bounded in
 time and ended by its PID.
 """
@@ -90,10 +90,11 @@ def load():
 
 def main():
     ap = peers.side_by_side_args(__doc__.splitlines()[0])
+    peers.add_rps_arg(ap)
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--before", help="another fathom binary, run alongside (a before/after pair)")
     a = ap.parse_args()
-    path = peers.use_path(a.path)
+    path = peers.use_path(a.path, a.rps)
     try:
         measure(a, path)
     except KeyboardInterrupt:
@@ -138,8 +139,11 @@ def measure(a, path):
             print(f"  {name:14} {rx:>12,.0f}/s {rx * a.size * 8 / 1e9:7.3f} Gbit/s "
                   f"(sent {tx:,.0f}/s, lost {lost:.1f}%) CPU {cpu_per[name]:,.0f} ns/datagram {note}")
         best = max((v for k, v in this.items() if not k.startswith("fathom")), default=0)
-        ratios.append(this.get("fathom", 0) / best if best else float("nan"))
-        gso_ratios.append(this.get("fathom --gso", 0) / best if best else float("nan"))
+        # A tool that failed this round (say, an agent not yet listening) leaves the round's
+        # ratio out rather than counting as 0.
+        ratio = lambda name: this[name] / best if best and name in this else float("nan")
+        ratios.append(ratio("fathom"))
+        gso_ratios.append(ratio("fathom --gso"))
         if "fathom before" in this and this["fathom before"]:
             after_before.append(this.get("fathom", 0) / this["fathom before"])
         leanest = min((v for k, v in cpu_per.items() if not k.startswith("fathom")), default=float("nan"))
@@ -151,6 +155,7 @@ def measure(a, path):
             continue
         print(f"median {name:14} {statistics.median(v):>12,.0f}/s "
               f"{statistics.median(v) * a.size * 8 / 1e9:.3f} Gbit/s")
+    ratios, gso_ratios, cpu_ratios = ([x for x in v if x == x] or [float("nan")] for v in (ratios, gso_ratios, cpu_ratios))
     print(f"median ratio fathom / best peer at the receiver: {statistics.median(ratios):.2f} "
           f"(min {min(ratios):.2f}, max {max(ratios):.2f}); --gso {statistics.median(gso_ratios):.2f}; "
           f"CPU per datagram, leanest peer / fathom {statistics.median(cpu_ratios):.2f}")

@@ -36,7 +36,8 @@ pub struct StreamArgs {
     /// Bytes per write call (default 1M).
     #[arg(long, value_parser = parse_io_size, value_name = "SIZE", allow_hyphen_values = true)]
     pub write: Option<u32>,
-    /// Bytes per read call (default: each end's L1 data cache size, 16K-128K).
+    /// Bytes per read call (default: each end's L1 data cache size, 16K-128K; at least 64K
+    /// off loopback).
     #[arg(long, value_parser = parse_io_size, value_name = "SIZE", allow_hyphen_values = true)]
     pub read: Option<u32>,
     /// Reverse: the agent sends.

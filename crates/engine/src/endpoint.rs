@@ -161,6 +161,7 @@ impl Prepared {
             Side::Client => &self.plan.client,
             Side::Server => &self.plan.server,
         };
+        let read = read_size(&self.plan, &self.path);
         let mut workers = Vec::new();
         let gate = Arc::new(crate::gate::Gate::default());
         for (i, flows) in self.groups.into_iter().enumerate() {
@@ -182,7 +183,7 @@ impl Prepared {
                 start: gate.clone(),
                 busy_poll: self.plan.socket.busy_poll,
                 write_size: self.plan.write_size as usize,
-                read_size: read_size(&self.plan) as usize,
+                read_size: read as usize,
                 zerocopy: self.plan.zerocopy,
             };
             let (sh, tx) = (shared.clone(), signal_tx.clone());
@@ -206,6 +207,7 @@ impl Prepared {
             infos: self.infos,
             defaults: self.path.notes,
             chosen_sndbuf: self.path.sndbuf,
+            read_size: read,
             stats: self.stats,
             workers,
             signals: signal_rx,
@@ -274,10 +276,11 @@ enum Signal {
     Abort,
 }
 
-/// The plan's read size, or this host's default when the plan leaves it to each end (0).
-fn read_size(plan: &TestPlan) -> u32 {
+/// The plan's read size, or, when the plan leaves it to each end (0), the one chosen for the
+/// `path`, else this host's default.
+fn read_size(plan: &TestPlan, path: &PathDefaults) -> u32 {
     match plan.read_size {
-        0 => host::default_read_size(),
+        0 => path.read.unwrap_or_else(host::default_read_size),
         n => n,
     }
 }

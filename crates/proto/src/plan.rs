@@ -79,7 +79,8 @@ pub struct TestPlan {
     pub socket: SocketOptions,
     /// Bytes per write call (stream).
     pub write_size: u32,
-    /// Bytes per read call (stream); 0 lets each end choose (its L1 data cache size).
+    /// Bytes per read call (stream); 0 lets each end choose (its L1 data cache size; a
+    /// stream off loopback reads at least 64K).
     pub read_size: u32,
     /// Send with sendfile from an in-memory file instead of copying writes.
     pub zerocopy: bool,

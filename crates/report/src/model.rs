@@ -87,7 +87,8 @@ pub struct TestEcho {
     pub interval_s: f64,
     /// Bytes per write.
     pub write_size: u32,
-    /// Bytes per read; 0 = each end's default (its L1 data cache size, see `hosts[].read_size`).
+    /// Bytes per read; 0 = each end's default (its L1 data cache size; a stream receiver on a
+    /// path other than loopback reads at least 64K; see `hosts[].read_size`).
     pub read_size: u32,
     /// sendfile instead of write.
     pub zerocopy: bool,

@@ -2,7 +2,7 @@
 //! every counter at the schedule's boundaries, notices workers ending or an abort, and builds
 //! the endpoint's closing information.
 
-use super::{fd_buffers, read_size, Signal, FIRST_SNAPSHOT_LEAD_NS};
+use super::{fd_buffers, Signal, FIRST_SNAPSHOT_LEAD_NS};
 use crate::clock;
 use crate::kind::Side;
 use crate::measure::{counters::FlowStats, cpu, host, latency, sock_diag::TcpInfos, udp_snmp};
@@ -28,6 +28,8 @@ pub(super) struct Sampler {
     pub(super) infos: Vec<FlowInfo>,
     pub(super) defaults: Vec<String>,
     pub(super) chosen_sndbuf: Option<u32>,
+    /// The read size this end's receivers use.
+    pub(super) read_size: u32,
     pub(super) stats: Vec<Arc<FlowStats>>,
     /// Reads every flow's TCP_INFO.
     pub(super) tcp: TcpInfos,
@@ -207,7 +209,7 @@ impl Sampler {
                 "epoll"
             }
             .into(),
-            read_size: read_size(&self.plan),
+            read_size: self.read_size,
             limits: host::buffer_limits(),
             sampler_cpu_ns: clock::thread_cpu_ns(),
             tls: self.tls.take().map(|(end, hs)| end.info(hs)),
