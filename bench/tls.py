@@ -212,8 +212,10 @@ def med(rows, k, i):
 
 
 def ratio(num, den):
-    """The median of the per-round ratios (same round, so the load is shared)."""
-    return statistics.median(x / y for x, y in zip(num, den))
+    """The median of the per-round ratios (same round, so the load is shared); NaN if every
+    denominator is zero."""
+    pairs = [x / y for x, y in zip(num, den) if y]
+    return statistics.median(pairs) if pairs else float("nan")
 
 
 def print_round(r, rows, a):
@@ -230,14 +232,16 @@ def print_round(r, rows, a):
 def summarize(rows, a, path):
     m = lambda k, i: med(rows, k, i)
     r = lambda k, den, i: ratio(col(rows, k, i), col(rows, den, i))
+    # On loopback both ends are one process: its CPU is not split by end.
+    split = a.path != "loopback"
     print(f"\n{path.describe()}; load at the end: {' '.join(uptime())}; medians of {len(rows['limit'])} rounds\n")
     print("| figure | TLS (aes-256-gcm) | clear | TLS / clear |\n|---|---|---|---|")
     for name, k, i, fmt in [("1 stream, Gbit/s", "tls", 0, ".2f"),
                             ("host CPU s/GB, local (/proc/stat)", "tls", 1, ".3f"),
                             ("host CPU s/GB, remote (/proc/stat)", "tls", 2, ".3f"),
                             ("fathom's own CPU s/GB, both ends (rusage)", "tls", 3, ".3f"),
-                            ("fathom's own CPU s/GB, sender", "tls", 4, ".3f"),
-                            ("fathom's own CPU s/GB, receiver", "tls", 5, ".3f"),
+                            *([("fathom's own CPU s/GB, sender", "tls", 4, ".3f"),
+                               ("fathom's own CPU s/GB, receiver", "tls", 5, ".3f")] if split else []),
                             ("rr 1 B, tx/s", "rr_tls", 0, ".0f"),
                             ("rr 1 B, p50 µs", "rr_tls", 1, ".1f")]:
         clear = "rr_clear" if k == "rr_tls" else "clear"
@@ -254,8 +258,8 @@ def summarize(rows, a, path):
           f"for both ends (sender {m('tls', 4):.3f}, receiver {m('tls', 5):.3f})")
     if a.before:
         print(f"TLS stream, this build / {a.before} (same round, alternating order): {r('tls', 'before', 0):.2f}; "
-              f"own CPU s/GB both ends {r('tls', 'before', 3):.2f}, sender {r('tls', 'before', 4):.2f}, "
-              f"receiver {r('tls', 'before', 5):.2f}")
+              f"own CPU s/GB both ends {r('tls', 'before', 3):.2f}" +
+              (f", sender {r('tls', 'before', 4):.2f}, receiver {r('tls', 'before', 5):.2f}" if split else ""))
     print(f"{a.bytes} through TLS: fathom {m('fathom_n', 1):.2f} Gbit/s wall ({m('fathom_n', 0):.2f} in its window), "
           f"{m('fathom_n', 2):.3f} CPU-s/GB (sender {m('fathom_n', 3):.3f}, receiver {m('fathom_n', 4):.3f}); "
           f"socat OPENSSL {m('socat_n', 0):.2f} Gbit/s wall, {m('socat_n', 1):.3f} CPU-s/GB "
