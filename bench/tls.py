@@ -16,9 +16,13 @@ noisy: read the ratios (same round), not the absolutes; `uptime` load is printed
 
 Placement: on loopback fathom runs both ends of a stream on one CPU (crates/engine/src/path.rs);
 the TLS stream with its ends on separate CPUs (`--affinity 0/1`) is measured beside it there (off
-loopback the path places the ends, and that row repeats the plain TLS stream).
+loopback the path places the ends, and that row is left out).
 `--before BIN` also runs another build's TLS stream in every round (a before/after ratio).
+Every other round runs the cases in the opposite order. CPU per GB is given for both ends
+together and for each: the sender is fathom's client (socat's connecting end), the receiver the
+agent (socat's listening end).
 """
+import json
 import os
 import re
 import statistics
@@ -48,49 +52,85 @@ def openssl_limit(elapsed=False):
 
 
 def fathom_json(args, timeout, binary=None):
-    """Runs fathom with --json on the path; returns (document, CPU seconds of both ends' processes,
-    wall seconds)."""
-    t = time.time()
-    fathom_binary, peers.FATHOM = peers.FATHOM, binary or peers.FATHOM
+    """Runs `fathom ARGS --json --no-store` (or BINARY's) on the path: in one process on loopback,
+    else against an agent (`serve --insecure`) in the server namespace, started and listening
+    before the client starts. Returns (document, CPU seconds of the client (sending) end's process,
+    of the server (receiving) end's, the client process's wall seconds)."""
+    binary = binary or peers.FATHOM
+    args = [args[0], *([peers.PATH.host] if peers.PATH.name != "loopback" else []), *args[1:], "--json", "--no-store"]
+    srv = None
+    if peers.PATH.name != "loopback":
+        srv = peers._server([binary, "serve", "--listen", f"{peers.PATH.host}:5301", "--insecure"], settle=0)
     try:
-        doc, cpu_c, cpu_s = peers.fathom_json(args, timeout)
+        if srv:
+            wait_listening(5301)
+        t = time.time()
+        rc, out, cpu_c = peers._client([binary, *args], timeout)
+        wall = time.time() - t
     finally:
-        peers.FATHOM = fathom_binary
-    return doc, cpu_c + cpu_s, time.time() - t
+        cpu_s = peers._stop(srv) if srv else 0.0
+    doc = json.loads(out)
+    if rc != 0 or doc.get("error"):
+        raise RuntimeError(f"fathom exited {rc}: {doc.get('error')}")
+    return doc, cpu_c, cpu_s, wall
 
 
 def stream(secs, tls, more=(), binary=None):
-    """(Gbit/s, host CPU s/GB local, remote, fathom's own CPU s/GB for both ends)."""
+    """(Gbit/s, host CPU s/GB local, remote, fathom's own CPU s/GB for both ends, for the sender,
+    for the receiver)."""
     extra = ["--tls", "--cipher", "aes-256-gcm"] if tls else []
-    d, cpu, _ = fathom_json(["stream", "-t", f"{secs}s", *extra, *more], secs + 60, binary)
+    d, cpu_c, cpu_s, _ = fathom_json(["stream", "-t", f"{secs}s", *extra, *more], secs + 60, binary)
     s = d["summary"]
     kb = 1e9 / 1024 / 1e6  # µs per KB -> s per GB
     sd = s["service_demand_us_per_kb"]
-    own = cpu / max(s["total_bytes_received"] / 1e9, 1e-9)
-    return s["bits_per_second"] / 1e9, sd["local"] * kb, sd["remote"] * kb, own
+    gb = max(s["total_bytes_received"] / 1e9, 1e-9)
+    return (s["bits_per_second"] / 1e9, sd["local"] * kb, sd["remote"] * kb, (cpu_c + cpu_s) / gb,
+            cpu_c / gb, cpu_s / gb)
 
 
 def rr(secs, tls):
-    d, _, _ = fathom_json(["rr", "-t", f"{secs}s", *(["--tls"] if tls else [])], secs + 60)
+    d, _, _, _ = fathom_json(["rr", "-t", f"{secs}s", *(["--tls"] if tls else [])], secs + 60)
     r = d["summary"]["rr"]
     return r["transactions_per_second"], r["latency_us"]["p50"]
 
 
+def wait_listening(port, timeout=15):
+    """Waits until something listens on `port` at the server end (an agent or socat starting on a
+    busy CPU can take over a second); raises after `timeout` seconds."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        out = subprocess.run(peers.PATH.server(["ss", "-Hltn", f"sport = :{port}"]), capture_output=True,
+                             text=True, timeout=10).stdout
+        if out.strip():
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on port {port} after {timeout} s")
+
+
 def fathom_bytes(n):
-    """fathom moving n bytes through TLS: (window Gbit/s, wall Gbit/s, CPU s per GB)."""
-    d, cpu, wall = fathom_json(["stream", "--tls", "--cipher", "aes-256-gcm", "-n", str(n)], 300)
-    return d["summary"]["bits_per_second"] / 1e9, n * 8 / wall / 1e9, cpu / (n / 1e9)
+    """fathom moving n bytes through TLS: (window Gbit/s, wall Gbit/s, CPU s per GB of both ends,
+    of the sender, of the receiver). The wall clock is the client process's, from its start to its
+    exit, as socat's is: the agent is started (and listening) before it, as socat's server is."""
+    d, cpu_c, cpu_s, wall = fathom_json(["stream", "--tls", "--cipher", "aes-256-gcm", "-n", str(n)], 300)
+    gb = n / 1e9
+    return d["summary"]["bits_per_second"] / 1e9, n * 8 / wall / 1e9, (cpu_c + cpu_s) / gb, cpu_c / gb, cpu_s / gb
 
 
 def socat_bytes(n, cert, key):
-    """socat moving n bytes of /dev/zero through OPENSSL: (wall Gbit/s, CPU s per GB)."""
+    """socat moving n bytes of /dev/zero through OPENSSL: (wall Gbit/s, CPU s per GB of both ends,
+    of the sender, of the receiver)."""
     host = peers.PATH.host
     server = subprocess.Popen(
         peers.PATH.server(["socat", "-u", "-b", "131072",
                            f"OPENSSL-LISTEN:{PORT},reuseaddr,bind={host},cert={cert},key={key},verify=0", "OPEN:/dev/null"]),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
-    time.sleep(0.3)
+    try:
+        wait_listening(PORT)
+    except RuntimeError:
+        server.kill()
+        server.wait()
+        raise
     t = time.time()
     client = subprocess.Popen(
         peers.PATH.client(["socat", "-u", "-b", "131072", f"OPEN:/dev/zero,readbytes={n}",
@@ -102,7 +142,8 @@ def socat_bytes(n, cert, key):
     wall = time.time() - t
     if rc_c != 0 or rc_s != 0:
         raise RuntimeError(f"socat exited {rc_c}/{rc_s}")
-    return n * 8 / wall / 1e9, (cpu_c + cpu_s) / (n / 1e9)
+    gb = n / 1e9
+    return n * 8 / wall / 1e9, (cpu_c + cpu_s) / gb, cpu_c / gb, cpu_s / gb
 
 
 def parse_size(s):
@@ -118,7 +159,6 @@ def main():
     n = parse_size(a.bytes)
     # A stopped run (timeout, kill) still removes its key and certificate, in `finally` below.
     path = peers.use_path(a.path)
-    apart = ["--affinity", "0/1"] if a.path == "loopback" else []
     tmp = tempfile.mkdtemp(prefix="fathom-tls-bench-")
     cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
     subprocess.run(
@@ -126,36 +166,31 @@ def main():
          "-subj", "/CN=fathom", "-days", "1", "-keyout", key, "-out", cert],
         check=True, capture_output=True, timeout=30,
     )
-    rows = {k: [] for k in ["limit", "wall_limit", "tls", "tls_apart", "before", "clear", "rr_tls", "rr_clear",
-                            "fathom_n", "socat_n"]}
+    cases = [
+        ("limit", lambda: (openssl_limit(),)),
+        ("wall_limit", lambda: (openssl_limit(elapsed=True),)),
+        ("tls", lambda: stream(a.time, True)),
+        *([("tls_apart", lambda: stream(a.time, True, ["--affinity", "0/1"]))] if a.path == "loopback" else []),
+        *([("before", lambda: stream(a.time, True, binary=a.before))] if a.before else []),
+        ("clear", lambda: stream(a.time, False)),
+        ("rr_tls", lambda: rr(a.time, True)),
+        ("rr_clear", lambda: rr(a.time, False)),
+        ("fathom_n", lambda: fathom_bytes(n)),
+        ("socat_n", lambda: socat_bytes(n, cert, key)),
+    ]
+    rows = {k: [] for k, _ in cases}
     try:
         for r in range(a.rounds):
+            # Every other round runs the cases in the opposite order, so no tool always goes first.
+            order = cases if r % 2 == 0 else cases[::-1]
             try:
-                got = {
-                    "limit": (openssl_limit(),),
-                    "wall_limit": (openssl_limit(elapsed=True),),
-                    "tls": stream(a.time, True),
-                    "tls_apart": stream(a.time, True, apart),
-                    "before": stream(a.time, True, binary=a.before) if a.before else (0, 0, 0, 0),
-                    "clear": stream(a.time, False),
-                    "rr_tls": rr(a.time, True),
-                    "rr_clear": rr(a.time, False),
-                    "fathom_n": fathom_bytes(n),
-                    "socat_n": socat_bytes(n, cert, key),
-                }
+                got = {k: run() for k, run in order}
             except Exception as e:  # a failed round is reported and left out; the run goes on
                 print(f"round {r + 1} failed and is left out: {e}", file=sys.stderr)
                 continue
             for k, v in got.items():
                 rows[k].append(v)
-            before = f", before {rows['before'][-1][0]:.2f}" if a.before else ""
-            print(f"round {r + 1} (load {' '.join(uptime())}): limit {rows['limit'][-1][0]:.2f} Gbit/s "
-                  f"({rows['wall_limit'][-1][0]:.2f} wall), tls {rows['tls'][-1][0]:.2f} "
-                  f"(ends apart {rows['tls_apart'][-1][0]:.2f}{before}), "
-                  f"clear {rows['clear'][-1][0]:.2f}, "
-                  f"rr p50 tls {rows['rr_tls'][-1][1]:.1f} µs clear {rows['rr_clear'][-1][1]:.1f} µs, "
-                  f"{a.bytes}: fathom {rows['fathom_n'][-1][1]:.2f} socat {rows['socat_n'][-1][0]:.2f} Gbit/s",
-                  file=sys.stderr)
+            print_round(r, rows, a)
     except KeyboardInterrupt:
         sys.exit("interrupted")
     finally:
@@ -165,38 +200,71 @@ def main():
         os.rmdir(tmp)
     if not rows["limit"]:
         sys.exit("every round failed")
-    med = lambda k, i: statistics.median(x[i] for x in rows[k])
-    ratio = lambda num, den: statistics.median(x / y for x, y in zip(num, den))
+    summarize(rows, a, path)
+
+
+def col(rows, k, i):
+    return [x[i] for x in rows[k]]
+
+
+def med(rows, k, i):
+    return statistics.median(col(rows, k, i))
+
+
+def ratio(num, den):
+    """The median of the per-round ratios (same round, so the load is shared); NaN if every
+    denominator is zero."""
+    pairs = [x / y for x, y in zip(num, den) if y]
+    return statistics.median(pairs) if pairs else float("nan")
+
+
+def print_round(r, rows, a):
+    last = lambda k, i=0: rows[k][-1][i]
+    before = f", before {last('before'):.2f}" if a.before else ""
+    apart = f" (ends apart {last('tls_apart'):.2f})" if "tls_apart" in rows else ""
+    print(f"round {r + 1} (load {' '.join(uptime())}): limit {last('limit'):.2f} Gbit/s "
+          f"({last('wall_limit'):.2f} wall), tls {last('tls'):.2f}{apart}{before} "
+          f"[CPU s/GB sender {last('tls', 4):.2f} receiver {last('tls', 5):.2f}], "
+          f"clear {last('clear'):.2f}, rr p50 tls {last('rr_tls', 1):.1f} µs clear {last('rr_clear', 1):.1f} µs, "
+          f"{a.bytes}: fathom {last('fathom_n', 1):.2f} socat {last('socat_n'):.2f} Gbit/s", file=sys.stderr)
+
+
+def summarize(rows, a, path):
+    m = lambda k, i: med(rows, k, i)
+    r = lambda k, den, i: ratio(col(rows, k, i), col(rows, den, i))
+    # On loopback both ends are one process: its CPU is not split by end.
+    split = a.path != "loopback"
     print(f"\n{path.describe()}; load at the end: {' '.join(uptime())}; medians of {len(rows['limit'])} rounds\n")
     print("| figure | TLS (aes-256-gcm) | clear | TLS / clear |\n|---|---|---|---|")
-    print(f"| 1 stream, Gbit/s | {med('tls', 0):.2f} | {med('clear', 0):.2f} | "
-          f"{ratio([x[0] for x in rows['tls']], [x[0] for x in rows['clear']]):.2f} |")
-    print(f"| host CPU s/GB, local (/proc/stat) | {med('tls', 1):.3f} | {med('clear', 1):.3f} | "
-          f"{ratio([x[1] for x in rows['tls']], [x[1] for x in rows['clear']]):.2f} |")
-    print(f"| host CPU s/GB, remote (/proc/stat) | {med('tls', 2):.3f} | {med('clear', 2):.3f} | "
-          f"{ratio([x[2] for x in rows['tls']], [x[2] for x in rows['clear']]):.2f} |")
-    print(f"| fathom's own CPU s/GB, both ends (rusage) | {med('tls', 3):.3f} | {med('clear', 3):.3f} | "
-          f"{ratio([x[3] for x in rows['tls']], [x[3] for x in rows['clear']]):.2f} |")
-    print(f"| rr 1 B, tx/s | {med('rr_tls', 0):.0f} | {med('rr_clear', 0):.0f} | "
-          f"{ratio([x[0] for x in rows['rr_tls']], [x[0] for x in rows['rr_clear']]):.2f} |")
-    print(f"| rr 1 B, p50 µs | {med('rr_tls', 1):.1f} | {med('rr_clear', 1):.1f} | "
-          f"{ratio([x[1] for x in rows['rr_tls']], [x[1] for x in rows['rr_clear']]):.2f} |")
-    per = lambda k, lim: ratio([x[0] for x in rows[k]], [x[0] for x in rows[lim]])
-    print(f"| TLS, ends on CPUs 0 and 1, Gbit/s | {med('tls_apart', 0):.2f} | | "
-          f"{per('tls_apart', 'tls'):.2f} of same-CPU TLS |")
-    print(f"| TLS, ends on CPUs 0 and 1, own CPU s/GB | {med('tls_apart', 3):.3f} | | "
-          f"{ratio([x[3] for x in rows['tls_apart']], [x[3] for x in rows['tls']]):.2f} of same-CPU TLS |")
-    print(f"\nopenssl speed -evp aes-256-gcm -bytes 16384: {med('limit', 0):.2f} Gbit/s per CPU second "
-          f"({med('wall_limit', 0):.2f} per wall second with -elapsed); TLS stream / limit (same round): "
-          f"{per('tls', 'limit'):.2f} ({per('tls', 'wall_limit'):.2f} of the wall-clock limit); "
-          f"openssl's CPU s/GB {8 / med('limit', 0):.3f} against fathom's {med('tls', 3):.3f} for both ends")
+    for name, k, i, fmt in [("1 stream, Gbit/s", "tls", 0, ".2f"),
+                            ("host CPU s/GB, local (/proc/stat)", "tls", 1, ".3f"),
+                            ("host CPU s/GB, remote (/proc/stat)", "tls", 2, ".3f"),
+                            ("fathom's own CPU s/GB, both ends (rusage)", "tls", 3, ".3f"),
+                            *([("fathom's own CPU s/GB, sender", "tls", 4, ".3f"),
+                               ("fathom's own CPU s/GB, receiver", "tls", 5, ".3f")] if split else []),
+                            ("rr 1 B, tx/s", "rr_tls", 0, ".0f"),
+                            ("rr 1 B, p50 µs", "rr_tls", 1, ".1f")]:
+        clear = "rr_clear" if k == "rr_tls" else "clear"
+        print(f"| {name} | {m(k, i):{fmt}} | {m(clear, i):{fmt}} | {r(k, clear, i):.2f} |")
+    if "tls_apart" in rows:
+        print(f"| TLS, ends on CPUs 0 and 1, Gbit/s | {m('tls_apart', 0):.2f} | | "
+              f"{r('tls_apart', 'tls', 0):.2f} of same-CPU TLS |")
+        print(f"| TLS, ends on CPUs 0 and 1, own CPU s/GB | {m('tls_apart', 3):.3f} | | "
+              f"{r('tls_apart', 'tls', 3):.2f} of same-CPU TLS |")
+    print(f"\nopenssl speed -evp aes-256-gcm -bytes 16384: {m('limit', 0):.2f} Gbit/s per CPU second "
+          f"({m('wall_limit', 0):.2f} per wall second with -elapsed); TLS stream / limit (same round): "
+          f"{r('tls', 'limit', 0):.2f} ({ratio(col(rows, 'tls', 0), col(rows, 'wall_limit', 0)):.2f} of the "
+          f"wall-clock limit); openssl's CPU s/GB {8 / m('limit', 0):.3f} against fathom's {m('tls', 3):.3f} "
+          f"for both ends (sender {m('tls', 4):.3f}, receiver {m('tls', 5):.3f})")
     if a.before:
-        print(f"TLS stream, this build / {a.before} (same round): {per('tls', 'before'):.2f}; "
-              f"own CPU s/GB {ratio([x[3] for x in rows['tls']], [x[3] for x in rows['before']]):.2f}")
-    print(f"{a.bytes} through TLS: fathom {med('fathom_n', 1):.2f} Gbit/s wall ({med('fathom_n', 0):.2f} in its window), "
-          f"{med('fathom_n', 2):.3f} CPU-s/GB; socat OPENSSL {med('socat_n', 0):.2f} Gbit/s wall, "
-          f"{med('socat_n', 1):.3f} CPU-s/GB; fathom / socat (wall, same round): "
-          f"{ratio([x[1] for x in rows['fathom_n']], [x[0] for x in rows['socat_n']]):.2f}")
+        print(f"TLS stream, this build / {a.before} (same round, alternating order): {r('tls', 'before', 0):.2f}; "
+              f"own CPU s/GB both ends {r('tls', 'before', 3):.2f}" +
+              (f", sender {r('tls', 'before', 4):.2f}, receiver {r('tls', 'before', 5):.2f}" if split else ""))
+    print(f"{a.bytes} through TLS: fathom {m('fathom_n', 1):.2f} Gbit/s wall ({m('fathom_n', 0):.2f} in its window), "
+          f"{m('fathom_n', 2):.3f} CPU-s/GB (sender {m('fathom_n', 3):.3f}, receiver {m('fathom_n', 4):.3f}); "
+          f"socat OPENSSL {m('socat_n', 0):.2f} Gbit/s wall, {m('socat_n', 1):.3f} CPU-s/GB "
+          f"(sender {m('socat_n', 2):.3f}, receiver {m('socat_n', 3):.3f}); fathom / socat (wall, same round): "
+          f"{ratio(col(rows, 'fathom_n', 1), col(rows, 'socat_n', 0)):.2f}")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ use fathom::{cli, commands, Failure};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    fathom_engine::tls::prefer_vector_copies();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let json = args.iter().any(|a| a == "--json");
     let mut cli = match cli::Cli::try_parse_from(&args) {

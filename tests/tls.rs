@@ -1,5 +1,6 @@
 //! TLS end to end on loopback with the in-process agent: exact byte counts through TLS, what the
-//! report records about the sessions, the three kinds, and bad input. (Refusing a certificate
+//! report records about the sessions, the three kinds, bad input, and glibc's copy threshold
+//! that fathom starts with on AMD (for rustls's copies). (Refusing a certificate
 //! other than the pinned one is crates/engine/tests/tls.rs.)
 
 mod common;
@@ -151,4 +152,31 @@ fn a_client_agent_pins_the_server_agents_certificate() {
         let j = tls_run(&across(&server.target(), &client.target(), kind_args));
         assert_eq!(j["summary"]["tls"]["version"], "1.3", "{kind_args:?}: {j}");
     }
+}
+
+/// GLIBC_TUNABLES as the process of an agent started from `cmd` holds it once it listens.
+fn agent_tunables(cmd: std::process::Command) -> Option<String> {
+    let agent = Agent::start_with(cmd, &[]);
+    let env = std::fs::read(format!("/proc/{}/environ", agent.child.id())).unwrap_or_default();
+    String::from_utf8_lossy(&env)
+        .split('\0')
+        .find_map(|v| v.strip_prefix("GLIBC_TUNABLES=").map(str::to_string))
+}
+
+#[test]
+fn on_amd_fathom_runs_with_glibcs_vector_copies_and_keeps_a_threshold_the_user_set() {
+    let amd = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .contains("AuthenticAMD");
+    let started_again = amd && cfg!(all(target_arch = "x86_64", target_env = "gnu"));
+    let mut plain = fathom();
+    plain.env_remove("GLIBC_TUNABLES");
+    assert_eq!(
+        agent_tunables(plain),
+        started_again.then(|| "glibc.cpu.x86_rep_movsb_threshold=4194304".to_string())
+    );
+    let own = "glibc.cpu.x86_rep_movsb_threshold=4096";
+    let mut users = fathom();
+    users.env("GLIBC_TUNABLES", own);
+    assert_eq!(agent_tunables(users).as_deref(), Some(own));
 }

@@ -6,10 +6,12 @@
 //! inside every transaction. On the data path a [`Wire`] is a non-blocking socket with or without
 //! a TLS session, read and written the same way by every kind.
 
+mod copies;
 mod pin;
 mod shake;
 mod wire;
 
+pub use copies::prefer_vector_copies;
 pub use rustls::Connection as Session;
 pub use shake::{shake_hands, Handshake};
 pub use wire::Wire;
