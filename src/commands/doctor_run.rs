@@ -47,15 +47,30 @@ fn lab_hosts(args: &[String], report: &Report) -> Option<(Option<String>, String
     }
 }
 
+/// The run's receiving host first, then its sending host: the server and the first client of a
+/// forward or bidirectional run, swapped for a reverse one (`-R`: the agent sends), when the run
+/// named a client host to swap with.
+fn receiver_first(
+    direction: &str,
+    server: String,
+    client: Option<String>,
+) -> (String, Option<String>) {
+    match client {
+        Some(client) if direction == "reverse" => (client, Some(server)),
+        client => (server, client),
+    }
+}
+
 /// The settings that explain stored run `report` (made with `args`) when it ran in a lab;
 /// `None` when it did not, and the caller reads this host's.
 pub fn lab_settings(args: &[String], report: &Report) -> Option<LabSettings> {
     let (name, server, client) = lab_hosts(args, report)?;
+    let (server, client) = receiver_first(&report.test.direction, server, client);
     let down = |why: String| {
         LabSettings {
         settings: Settings::default(),
         note: format!(
-            "the run was in lab {}, on {server}: {why}, so its hosts' settings are not available and the advice rests on the run's own figures (not this host's settings)",
+            "the run was in lab {}, received on {server}: {why}, so its hosts' settings are not available and the advice rests on the run's own figures (not this host's settings)",
             name.as_deref().unwrap_or("(unnamed)")
         ),
     }
@@ -97,6 +112,34 @@ pub fn lab_settings(args: &[String], report: &Report) -> Option<LabSettings> {
     };
     Some(LabSettings {
         settings,
-        note: format!("read in lab {name} through the agents: {server}'s settings{sender}"),
+        note: format!(
+            "read in lab {name} through the agents: the receiver {server}'s settings{sender}"
+        ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::receiver_first;
+
+    #[test]
+    fn a_reverse_run_is_explained_by_its_client_as_the_receiver() {
+        let c = || Some("h1".to_string());
+        assert_eq!(
+            receiver_first("forward", "h2".into(), c()),
+            ("h2".into(), c())
+        );
+        assert_eq!(
+            receiver_first("bidir", "h2".into(), c()),
+            ("h2".into(), c())
+        );
+        assert_eq!(
+            receiver_first("reverse", "h2".into(), c()),
+            ("h1".into(), Some("h2".into()))
+        );
+        assert_eq!(
+            receiver_first("reverse", "h2".into(), None),
+            ("h2".into(), None)
+        );
+    }
 }
