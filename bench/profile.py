@@ -5,7 +5,7 @@ write and read, Nagle off) beside `fathom stream -t TIME` and `fathom rr -t TIME
 loopback with in-process agents, ROUNDS rounds (at least 3), the order of the cases reversed
 every other round; medians and the ratio profile / built-in (target >= 0.95).
 
-Usage: bench/profile.py [--rounds 3] [--time 3] [--before OLDBIN] [BIN]
+Usage: bench/profile.py [--rounds 3] [--time 3] [--before OLDBIN] [--only stream|rr] [BIN]
 
 BIN is the build to measure (default: $CARGO_TARGET_DIR/release/fathom, else
 target/release/fathom; build it with `cargo build --release` first). `--before OLDBIN` runs
@@ -78,6 +78,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--time", type=int, default=3, help="seconds per run")
     ap.add_argument("--before", help="another fathom build whose profile cases run in every round too")
+    ap.add_argument("--only", choices=("stream", "rr"), help="run one test's cases only")
     ap.add_argument("binary", nargs="?", default=os.path.join(TARGET, "release", "fathom"))
     a = ap.parse_args()
     rounds = max(3, a.rounds)
@@ -87,6 +88,7 @@ def main():
         stream_toml.write(STREAM_PROFILE)
         stream_toml.flush()
         runs = cases(a.binary, a.before, a.time, stream_toml.name)
+        runs = {k: v for k, v in runs.items() if not a.only or k.startswith(a.only)}
         got = {name: [] for name in runs}
         for r in range(rounds):
             order = list(runs) if r % 2 == 0 else list(reversed(runs))
@@ -95,6 +97,8 @@ def main():
             print(f"round {r + 1}: load {os.getloadavg()[0]:.2f}", flush=True)
     med = {name: statistics.median(v) for name, v in got.items()}
     for kind, unit, scale in (("stream", "Gbit/s", 1e9), ("rr", "k tx/s", 1e3)):
+        if a.only and kind != a.only:
+            continue
         p, b = med[f"{kind} profile"], med[f"{kind} built-in"]
         line = (f"{kind:7} profile {p / scale:8.2f} built-in {b / scale:8.2f} {unit}"
                 f"  profile/built-in {p / b:.3f}")
