@@ -32,18 +32,21 @@ def rr(binary, n, size, wrap):
     return n, p.stderr
 
 
-def instructions(binary, n, size):
+def callgrind(run, *options):
+    """User instructions of `run(WRAP)` (a command run under the wrapper WRAP, returning its
+    stderr) under callgrind with OPTIONS."""
     with tempfile.NamedTemporaryFile(suffix=".cg") as out:
-        _, err = rr(binary, n, size, ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out.name}"])
+        err = run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out.name}", *options])
     m = re.search(r"I\s+refs:\s+([0-9,]+)", err)
     if not m:
         raise RuntimeError(f"callgrind said: {err[-400:]!r}")
     return int(m.group(1).replace(",", ""))
 
 
-def syscalls(binary, n, size):
+def strace(run):
+    """System calls by name of `run(WRAP)` (as for callgrind) under `strace -c -f`."""
     with tempfile.NamedTemporaryFile(suffix=".st", mode="r") as out:
-        rr(binary, n, size, ["strace", "-c", "-f", "-o", out.name])
+        run(["strace", "-c", "-f", "-o", out.name])
         text = out.read()
     calls = {}
     for line in text.splitlines():
@@ -51,6 +54,23 @@ def syscalls(binary, n, size):
         if len(f) >= 5 and f[0][0].isdigit() and f[-1] != "total":
             calls[f[-1]] = int(f[3])
     return calls
+
+
+def per_end(big, small, span):
+    """System calls per transaction and end, from the counts `big` and `small` of two runs
+    `span` transactions apart: "total (name n, ...)", the busiest first."""
+    per_tx = {k: (v - small.get(k, 0)) / span / 2 for k, v in big.items()}
+    hot = {k: v for k, v in per_tx.items() if v >= 0.01}
+    per = ", ".join(f"{k} {v:.2f}" for k, v in sorted(hot.items(), key=lambda kv: -kv[1]))
+    return f"{sum(hot.values()):.2f} ({per})"
+
+
+def instructions(binary, n, size):
+    return callgrind(lambda wrap: rr(binary, n, size, wrap)[1])
+
+
+def syscalls(binary, n, size):
+    return strace(lambda wrap: rr(binary, n, size, wrap)[1])
 
 
 def main():
@@ -65,11 +85,8 @@ def main():
     for size in [int(s) for s in a.sizes.split(",")]:
         for b in a.binaries:
             ir = (instructions(b, a.large, size) - instructions(b, a.small, size)) / (a.large - a.small)
-            big, small = syscalls(b, a.large, size), syscalls(b, a.small, size)
-            per_tx = {k: (v - small.get(k, 0)) / (a.large - a.small) / 2 for k, v in big.items()}
-            hot = {k: v for k, v in per_tx.items() if v >= 0.01}
-            per = ", ".join(f"{k} {v:.2f}" for k, v in sorted(hot.items(), key=lambda kv: -kv[1]))
-            print(f"| {b} | {size} B | {ir:.0f} | {sum(hot.values()):.2f} ({per}) |", flush=True)
+            calls = per_end(syscalls(b, a.large, size), syscalls(b, a.small, size), a.large - a.small)
+            print(f"| {b} | {size} B | {ir:.0f} | {calls} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -277,7 +277,10 @@ fn doctor_run_of_a_lab_run_reads_the_lab_hosts_settings() {
         assert!(out.status.success(), "{}", stderr(&out));
         let d = explain();
         let from = d["run_settings"].as_str().expect("run_settings");
-        assert!(from.contains("through the agents: the receiver h2's settings"), "{from}");
+        assert!(
+            from.contains("through the agents: the receiver h2's settings"),
+            "{from}"
+        );
         let c = cited(&d);
         assert!(!c.is_empty(), "a window finding citing tcp_rmem: {d:#}");
         assert!(

@@ -10,7 +10,9 @@
 //! flow's receiver then runs on its sender's CPU and copies data still in that CPU's cache.
 //! A TCP request/response test gets the same placement: each flow's two ends then share a CPU,
 //! which answers a transaction without waking another CPU (bench/RESULTS.md, "rr placement on
-//! loopback"). Each end decides alone, from the plan and its own sockets, and both decide alike.
+//! loopback"), and so does a profile, whose connections open during the test: its connecting
+//! end's address, or its listener's, says whether the path is loopback. Each end decides alone,
+//! from the plan and its own sockets, and both decide alike.
 
 use crate::clock;
 use crate::kind::{Kind, Loopback, Sockets};
@@ -49,14 +51,27 @@ pub fn choose(plan: &TestPlan, sockets: &Sockets) -> io::Result<PathDefaults> {
     let v: Vec<&Socket> = match sockets {
         Sockets::Tcp(v) => v.iter().map(|(_, s)| s).collect(),
         Sockets::Tls(v) => v.iter().map(|(_, s, ..)| s).collect(),
-        _ => return Ok(d),
+        _ => Vec::new(),
+    };
+    let on_loopback = match sockets {
+        Sockets::Tcp(_) | Sockets::Tls(_) => !v.is_empty() && v.iter().all(|s| is_loopback(s)),
+        // Connections opened during the test (a profile's): where they go, or where they come.
+        Sockets::Connect(to, _) => to.ip().is_loopback(),
+        Sockets::Listen(l, _) => l
+            .local_addr()
+            .ok()
+            .and_then(|a| a.as_socket())
+            .is_some_and(|a| a.ip().is_loopback()),
+        Sockets::Udp(_) => false,
     };
     let loopback = Kind::of(plan.kind.id())?.loopback();
-    if loopback == Loopback::Untouched || v.is_empty() {
+    if loopback == Loopback::Untouched {
         return Ok(d);
     }
-    if !v.iter().all(|s| is_loopback(s)) {
-        d.read = real_path_read(loopback, plan);
+    if !on_loopback {
+        if !v.is_empty() {
+            d.read = real_path_read(loopback, plan);
+        }
         return Ok(d);
     }
     if loopback == Loopback::ReceiverOnSenderCpu && plan.socket.sndbuf.is_none() {
@@ -190,6 +205,29 @@ mod tests {
         assert_eq!(real_path_read(Loopback::EndsShareCpu, &plan), None);
         plan.read_size = 16 << 10;
         assert_eq!(real_path_read(Loopback::ReceiverOnSenderCpu, &plan), None);
+    }
+
+    #[test]
+    fn a_loopback_profile_gets_paired_workers_at_both_ends() {
+        let plan = TestPlan {
+            kind: KindPlan::Profile(fathom_proto::profile::Program {
+                transactions: Vec::new(),
+                seed: 1,
+            }),
+            ..TestPlan::default()
+        };
+        let listener = socket2::Socket::from(TcpListener::bind("127.0.0.1:0").unwrap());
+        let to = listener.local_addr().unwrap().as_socket().unwrap();
+        let multi = clock::usable_cpus().len() > 1;
+        for socks in [
+            Sockets::Connect(to, [0; 16]),
+            Sockets::Listen(listener, [0; 16]),
+        ] {
+            let d = choose(&plan, &socks).unwrap();
+            assert_eq!((d.sndbuf, d.pins.is_some()), (None, multi));
+        }
+        let away = Sockets::Connect("192.0.2.1:5301".parse().unwrap(), [0; 16]);
+        assert_eq!(choose(&plan, &away).unwrap().pins, None);
     }
 
     #[test]

@@ -41,7 +41,8 @@ pub static REGISTRY: &[Kind] = &[
     Kind::new(KindId::UdpRr, Wiring::UdpPerFlow, udp_rr::flows),
     Kind::new(KindId::Udp, Wiring::UdpPerFlow, udp::flows),
     Kind::new(KindId::File, Wiring::TcpPerFlow, file::flows),
-    Kind::new(KindId::Profile, Wiring::TcpPerTransaction, profile::flows),
+    Kind::new(KindId::Profile, Wiring::TcpPerTransaction, profile::flows)
+        .on_loopback(Loopback::EndsShareCpu),
 ];
 
 impl Kind {

@@ -97,6 +97,7 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
                 slots: Mutex::new(slots),
                 datagrams,
                 tls: s.tls.cloned(),
+                lone: s.plan.flows.len() == 1 && !s.plan.socket.busy_poll,
             };
             Ok(vec![serve::acceptor(listener, shared)?])
         }

@@ -110,10 +110,13 @@ impl Runner {
         event
     }
 
+    /// The clock is read once per flow operation, as it ends (and once as the turn begins):
+    /// that reading is the operation's end and the next one's start, as rr's transactions
+    /// share theirs.
     fn turn(&mut self, mut sock: Option<Carrier<'_>>, io: &mut Io<'_>) -> io::Result<Event> {
         let mut ops = 0;
+        let mut now = clock::now_ns();
         loop {
-            let now = clock::now_ns();
             let doing = match self.doing {
                 Some(d) => d,
                 None => {
@@ -167,7 +170,8 @@ impl Runner {
                 return Ok(Event::Wait(None));
             }
             // The operation's own time runs to now, not to when this pass began.
-            self.finish_op(clock::now_ns(), io.latency);
+            now = clock::now_ns();
+            self.finish_op(now, io.latency);
         }
     }
 
@@ -191,7 +195,7 @@ impl Runner {
                 }
                 left
             }
-            Doing::Read(n) => match self.read(stream(sock)?, io.rbuf, n)? {
+            Doing::Read(n) => match self.read(stream(sock)?, io.rbuf, n, waiting(io, now))? {
                 Some(left) => left,
                 None => {
                     self.doing = None;
@@ -217,7 +221,7 @@ impl Runner {
         self.doing = None;
         self.op_done(now, latency);
         let ended = self.cursor.done();
-        self.count(ended, latency);
+        self.count(ended, now, latency);
     }
 
     /// The operation under way failed and may (`can_fail`): counted as failed, and its
@@ -257,9 +261,10 @@ impl Runner {
     pub(super) fn disconnected(&mut self, latency: &Latency) {
         self.doing = None;
         self.stats.set_fd(-1);
-        self.op_done(clock::now_ns(), latency);
+        let now = clock::now_ns();
+        self.op_done(now, latency);
         let ended = self.cursor.disconnected();
-        self.count(ended, latency);
+        self.count(ended, now, latency);
         self.stats.set_profile(&self.ops);
     }
 
@@ -327,12 +332,24 @@ impl Runner {
     }
 
     /// Reads up to `want` bytes, never more; what is left to read, or `None` at the other
-    /// end's close.
-    fn read(&mut self, sock: &mut Wire, rbuf: &mut [u8], want: u64) -> io::Result<Option<u64>> {
+    /// end's close. With a deadline `wait` ns away (0: none), the first read of this call may
+    /// wait for data in the kernel (`crate::recv_wait`); the rest only take what is there.
+    fn read(
+        &mut self,
+        sock: &mut Wire,
+        rbuf: &mut [u8],
+        want: u64,
+        mut wait: u64,
+    ) -> io::Result<Option<u64>> {
         let mut left = want;
         while left > 0 {
             let n = left.min(rbuf.len() as u64) as usize;
-            match sock.read(&mut rbuf[..n]) {
+            let r = match wait {
+                0 => sock.read(&mut rbuf[..n]),
+                w => sock.read_waiting(&mut rbuf[..n], w),
+            };
+            wait = 0;
+            match r {
                 Ok(0) => return Ok(None),
                 Ok(k) => {
                     left -= k as u64;
@@ -378,12 +395,11 @@ impl Runner {
         }
     }
 
-    /// Counts an iteration that ended (it began at `started`), into `latency` too.
-    fn count(&mut self, ended: Option<u64>, latency: &Latency) {
+    /// Counts an iteration that ended at `now` (it began at `started`), into `latency` too.
+    fn count(&mut self, ended: Option<u64>, now: u64, latency: &Latency) {
         let Some(started) = ended else {
             return;
         };
-        let now = clock::now_ns();
         if self.timed {
             latency.record(now.saturating_sub(started));
         }
@@ -408,6 +424,13 @@ impl Runner {
             Action::Think(ns) => Doing::Think(now.saturating_add(ns)),
         }
     }
+}
+
+/// How long from `now` a read may wait in the kernel: until the worker's deadline for a flow
+/// that may wait in its reads (`Io::wait_until`, set for a worker's only flow), 0 for none.
+/// [`Wire::read_waiting`] waits only on a clear connection and not too near the deadline.
+fn waiting(io: &Io<'_>, now: u64) -> u64 {
+    io.wait_until.saturating_sub(now)
 }
 
 #[cfg(test)]

@@ -54,6 +54,9 @@ pub(super) struct Shared {
     pub datagrams: bool,
     /// A TLS group: this end's configuration, for a session per connection.
     pub tls: Option<TlsEnd>,
+    /// The test has one flow: its mirror may wait for data in its connection's receive, as a
+    /// worker's only flow does (the listener beside it has no other flow to accept).
+    pub lone: bool,
 }
 
 impl Shared {
@@ -294,7 +297,13 @@ impl Served {
                 Some(u) => Carrier::Datagram(u),
                 None => Carrier::Stream(&mut self.wire),
             };
-            let event = match runner.step(Some(carrier), io)? {
+            let worker_wait = io.wait_until;
+            if self.shared.lone {
+                io.wait_until = io.end_ns;
+            }
+            let step = runner.step(Some(carrier), io);
+            io.wait_until = worker_wait;
+            let event = match step? {
                 // A UDP flow's connection carries no data, only barriers' go bytes: its close
                 // is the other end's word.
                 Event::Wait(_) | Event::Yield
