@@ -32,8 +32,8 @@ fn a_stream_program_moves_exactly_its_bytes() {
         )],
     )]);
     let s = &runs[0].report.summary;
-    assert_eq!(s.total_bytes_sent, 6_553_600);
-    assert_eq!(s.total_bytes_received, 6_553_600);
+    assert_eq!(s.transfer.total_bytes_sent, 6_553_600);
+    assert_eq!(s.transfer.total_bytes_received, 6_553_600);
     let p = exact(&runs[0], 6_553_600, 0, 1);
     assert_eq!(p.ops[0].server.count, 100);
     assert_eq!(p.ops[0].name, "write");
@@ -227,7 +227,7 @@ fn bench_profile_against_built_in_tests() {
         );
         g.nodelay = false;
         let r = run(vec![g]).remove(0).report;
-        r.summary.bits_per_second
+        r.summary.transfer.bits_per_second
     };
     let rr = || {
         let ops = vec![
@@ -239,7 +239,12 @@ fn bench_profile_against_built_in_tests() {
             .report;
         r.summary.profile().map_or(0.0, |p| p.iterations_per_second)
     };
-    let stream_built_in = || built_in(&["stream", "-t", "3"]).summary.bits_per_second;
+    let stream_built_in = || {
+        built_in(&["stream", "-t", "3"])
+            .summary
+            .transfer
+            .bits_per_second
+    };
     let rr_built_in = || {
         let r = built_in(&["rr", "-t", "3", "--nodelay"]);
         r.summary.rr().map_or(0.0, |rr| rr.transactions_per_second)
