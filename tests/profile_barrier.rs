@@ -63,8 +63,8 @@ fn the_second_transactions_of_two_groups_start_together_after_the_barrier() {
         waited >= (THINK_US as f64 / 1e6) * 0.75,
         "the fast group ended {waited:.3} s after the slow one started"
     );
-    assert_eq!(fast.report.summary.total_bytes_received, 3 * 10);
-    assert_eq!(slow.report.summary.total_bytes_received, 2 * 100);
+    assert_eq!(fast.report.summary.transfer.total_bytes_received, 3 * 10);
+    assert_eq!(slow.report.summary.transfer.total_bytes_received, 2 * 100);
 }
 
 #[test]
@@ -84,8 +84,8 @@ fn a_group_with_fewer_barriers_does_not_hold_the_others_at_later_ones() {
         vec![tx(true, vec![op(Op::Write(Size::Fixed(8)))])],
     );
     let runs = run(vec![two, one]);
-    assert_eq!(runs[0].report.summary.total_bytes_received, 7);
-    assert_eq!(runs[1].report.summary.total_bytes_received, 16);
+    assert_eq!(runs[0].report.summary.transfer.total_bytes_received, 7);
+    assert_eq!(runs[1].report.summary.transfer.total_bytes_received, 16);
 }
 
 #[test]
@@ -128,5 +128,5 @@ fn the_agents_mirror_waits_at_the_barrier_before_its_next_flowop() {
         longest_us < f64::from(THINK_US) / 2.0,
         "the agent's read took {longest_us} µs: its mirror did not wait at the barrier"
     );
-    assert_eq!(fast.report.summary.total_bytes_received, 2);
+    assert_eq!(fast.report.summary.transfer.total_bytes_received, 2);
 }

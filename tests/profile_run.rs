@@ -32,8 +32,8 @@ fn a_stream_program_moves_exactly_its_bytes() {
         )],
     )]);
     let s = &runs[0].report.summary;
-    assert_eq!(s.total_bytes_sent, 6_553_600);
-    assert_eq!(s.total_bytes_received, 6_553_600);
+    assert_eq!(s.transfer.total_bytes_sent, 6_553_600);
+    assert_eq!(s.transfer.total_bytes_received, 6_553_600);
     let p = exact(&runs[0], 6_553_600, 0, 1);
     assert_eq!(p.ops[0].server.count, 100);
     assert_eq!(p.ops[0].name, "write");

@@ -65,7 +65,7 @@ fn figures(r: &Report) -> Figures {
             p50_us: rr.latency_us.as_ref().map(|l| l.p50),
         },
         None => Figures {
-            rate: s.bits_per_second,
+            rate: s.transfer.bits_per_second,
             cpu_local: s.service_demand_us_per_kb.local * 1e3 / 1024.0,
             cpu_remote: s.service_demand_us_per_kb.remote * 1e3 / 1024.0,
             p50_us: None,

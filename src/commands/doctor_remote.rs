@@ -60,7 +60,7 @@ pub fn remote(host: &str, key_file: Option<&Path>) -> Result<Remote, Failure> {
     let probe = Probe {
         rtt_p50_us: latency.map(|l| l.p50),
         transactions: rr.summary.rr().map_or(0, |s| s.transactions),
-        bits_per_second: stream.summary.bits_per_second,
+        bits_per_second: stream.summary.transfer.bits_per_second,
         seconds: stream.summary.seconds,
     };
     Ok(Remote {

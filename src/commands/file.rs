@@ -23,10 +23,10 @@ pub fn run(a: &FileArgs, argv: &[String]) -> Result<(), Failure> {
     if a.compare_stream {
         let beside = bed.run(crate::cli::file::stream_beside(
             &plan,
-            report.summary.total_bytes_received,
+            report.summary.transfer.total_bytes_received,
         ))?;
         if let Some(KindSummary::File(f)) = report.summary.section.as_mut() {
-            f.stream_bits_per_second = Some(beside.summary.bits_per_second);
+            f.stream_bits_per_second = Some(beside.summary.transfer.bits_per_second);
         }
     }
     if c.advise {

@@ -21,8 +21,8 @@ const ABORT_GRACE: Duration = Duration::from_secs(3);
 
 /// One end before the start.
 pub enum Member {
-    /// The controller's own end.
-    Local(Prepared),
+    /// The controller's own end, boxed: it is by far the larger variant.
+    Local(Box<Prepared>),
     /// An agent.
     Remote(Control, ClockSync),
 }
@@ -30,7 +30,7 @@ pub enum Member {
 impl Member {
     /// The controller's own end.
     pub fn local(p: Prepared) -> Member {
-        Member::Local(p)
+        Member::Local(Box::new(p))
     }
 
     /// An agent, with its clock relation.

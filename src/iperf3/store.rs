@@ -13,7 +13,7 @@ use super::session::Outcome;
 use fathom_proto::sample::TcpInfo;
 use fathom_report::model::{
     FlowInterval, FlowResult, HostResult, Interval, KindFlow, KindSummary, KindTest, Report,
-    Summary, TcpSummary, TestEcho, UdpFlow, UdpSummary, UdpTest,
+    Summary, TcpSummary, TestEcho, Transfer, UdpFlow, UdpSummary, UdpTest,
 };
 use fathom_store::{NewRun, Store, StoreError};
 use std::path::Path;
@@ -76,8 +76,8 @@ fn build(o: &Outcome, server: &str, peer: &str, serves: bool) -> Report {
         .map(|i| flow(o, i, server, peer, serves))
         .collect();
     let secs = o.seconds.max(f64::MIN_POSITIVE);
-    let bytes: u64 = flows.iter().map(|f| f.bytes).sum();
-    let sender_bytes: u64 = flows.iter().map(|f| f.sender_bytes).sum();
+    let bytes: u64 = flows.iter().map(|f| f.transfer.bytes).sum();
+    let sender_bytes: u64 = flows.iter().map(|f| f.transfer.sender_bytes).sum();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     let mut host = HostResult {
         name: if serves {
@@ -107,12 +107,7 @@ fn build(o: &Outcome, server: &str, peer: &str, serves: bool) -> Report {
         test: echo(o, server, peer, serves),
         hosts: vec![host],
         summary: Summary {
-            bits_per_second: bytes as f64 * 8.0 / secs,
-            sender_bits_per_second: sender_bytes as f64 * 8.0 / secs,
-            bytes,
-            sender_bytes,
-            total_bytes_received: bytes,
-            total_bytes_sent: sender_bytes,
+            transfer: Transfer::whole(bytes, sender_bytes, secs),
             seconds: o.seconds,
             aggregate_bits_per_second: bytes as f64 * 8.0 / secs,
             retransmits: flows.iter().map(|f| f.retransmits).sum(),
@@ -200,12 +195,7 @@ fn flow(o: &Outcome, i: usize, server: &str, peer: &str, serves: bool) -> FlowRe
             "forward"
         }
         .into(),
-        bits_per_second: bytes as f64 * 8.0 / secs,
-        sender_bits_per_second: sender_bytes as f64 * 8.0 / secs,
-        bytes,
-        sender_bytes,
-        total_bytes_received: bytes,
-        total_bytes_sent: sender_bytes,
+        transfer: Transfer::whole(bytes, sender_bytes, secs),
         retransmits: if fathom_sends { e.retransmits } else { 0 },
         rtt_us: t.rtt_us,
         rttvar_us: t.rttvar_us,

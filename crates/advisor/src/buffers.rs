@@ -58,14 +58,15 @@ fn ceilings(s: &Settings, out: &mut Vec<Finding>) {
     ] {
         let Some(v) = s.number(name) else { continue };
         if v < BUFFER_MIN {
-            let mut f = on(name, v.to_string(), id, Severity::Warning, Confidence::High);
-            f.why = format!(
-                "a socket that sets its {what} buffer (fathom --buffer, iperf3 -w) is clamped to {}: {}",
-                show_size(v),
-                bdp(v)
-            );
-            f.change = format!("sysctl -w {name}={BUFFER_ADVISED}");
-            out.push(f);
+            out.push(Finding {
+                why: format!(
+                    "a socket that sets its {what} buffer (fathom --buffer, iperf3 -w) is clamped to {}: {}",
+                    show_size(v),
+                    bdp(v)
+                ),
+                change: format!("sysctl -w {name}={BUFFER_ADVISED}"),
+                ..on(name, v.to_string(), id, Severity::Warning, Confidence::High)
+            });
         }
     }
     for (name, id, what) in [
@@ -78,25 +79,27 @@ fn ceilings(s: &Settings, out: &mut Vec<Finding>) {
         let value = format!("{min} {def} {max}");
         let change = format!("sysctl -w {name}='{min} {def} {}'", max.max(BUFFER_ADVISED));
         if min > def || def > max {
-            let mut f = on(
-                name,
-                value,
-                "tcp_buffers_order",
-                Severity::Warning,
-                Confidence::High,
-            );
-            f.why = "the three values must be min <= default <= max; the kernel's use of them is undefined otherwise".into();
-            f.change = format!("sysctl -w {name}='4096 131072 {BUFFER_ADVISED}'");
-            out.push(f);
+            out.push(Finding {
+                why: "the three values must be min <= default <= max; the kernel's use of them is undefined otherwise".into(),
+                change: format!("sysctl -w {name}='4096 131072 {BUFFER_ADVISED}'"),
+                ..on(
+                    name,
+                    value,
+                    "tcp_buffers_order",
+                    Severity::Warning,
+                    Confidence::High,
+                )
+            });
         } else if max < BUFFER_MIN {
-            let mut f = on(name, value, id, Severity::Warning, Confidence::High);
-            f.why = format!(
-                "autotuning grows a TCP {what} buffer up to the third value, {}: {}",
-                show_size(max),
-                bdp(max)
-            );
-            f.change = change;
-            out.push(f);
+            out.push(Finding {
+                why: format!(
+                    "autotuning grows a TCP {what} buffer up to the third value, {}: {}",
+                    show_size(max),
+                    bdp(max)
+                ),
+                change: change,
+                ..on(name, value, id, Severity::Warning, Confidence::High)
+            });
         }
     }
     if let Some(v) = s
@@ -104,19 +107,20 @@ fn ceilings(s: &Settings, out: &mut Vec<Finding>) {
         .filter(|&v| v < RMEM_DEFAULT_MIN)
     {
         let name = "net.core.rmem_default";
-        let mut f = on(
-            name,
-            v.to_string(),
-            "rmem_default",
-            Severity::Note,
-            Confidence::Medium,
-        );
-        f.why = format!(
-            "UDP sockets that do not set SO_RCVBUF get {}: a burst beyond it is dropped in the socket buffer (RcvbufErrors)",
-            show_size(v)
-        );
-        f.change = format!("sysctl -w {name}={RMEM_DEFAULT_MIN}");
-        out.push(f);
+        out.push(Finding {
+            why: format!(
+                "UDP sockets that do not set SO_RCVBUF get {}: a burst beyond it is dropped in the socket buffer (RcvbufErrors)",
+                show_size(v)
+            ),
+            change: format!("sysctl -w {name}={RMEM_DEFAULT_MIN}"),
+            ..on(
+                name,
+                v.to_string(),
+                "rmem_default",
+                Severity::Note,
+                Confidence::Medium,
+            )
+        });
     }
 }
 
@@ -124,50 +128,53 @@ fn ceilings(s: &Settings, out: &mut Vec<Finding>) {
 fn tcp(s: &Settings, out: &mut Vec<Finding>) {
     let name = "net.ipv4.tcp_window_scaling";
     if s.number(name) == Some(0) {
-        let mut f = on(
-            name,
-            "0".into(),
-            "tcp_window_scaling",
-            Severity::Warning,
-            Confidence::High,
-        );
-        f.why = format!(
-            "without window scaling a TCP window stops at 64 KB: {}",
-            bdp(65_535)
-        );
-        f.change = format!("sysctl -w {name}=1");
-        out.push(f);
+        out.push(Finding {
+            why: format!(
+                "without window scaling a TCP window stops at 64 KB: {}",
+                bdp(65_535)
+            ),
+            change: format!("sysctl -w {name}=1"),
+            ..on(
+                name,
+                "0".into(),
+                "tcp_window_scaling",
+                Severity::Warning,
+                Confidence::High,
+            )
+        });
     }
     let name = "net.ipv4.tcp_moderate_rcvbuf";
     if s.number(name) == Some(0) {
         let def = s.triple("net.ipv4.tcp_rmem").map_or(131_072, |t| t[1]);
-        let mut f = on(
-            name,
-            "0".into(),
-            "tcp_moderate_rcvbuf",
-            Severity::Warning,
-            Confidence::High,
-        );
-        f.why = format!(
-            "receive-buffer autotuning is off: a TCP receive buffer stays at net.ipv4.tcp_rmem's default, {}: {}",
-            show_size(def),
-            bdp(def)
-        );
-        f.change = format!("sysctl -w {name}=1");
-        out.push(f);
+        out.push(Finding {
+            why: format!(
+                "receive-buffer autotuning is off: a TCP receive buffer stays at net.ipv4.tcp_rmem's default, {}: {}",
+                show_size(def),
+                bdp(def)
+            ),
+            change: format!("sysctl -w {name}=1"),
+            ..on(
+                name,
+                "0".into(),
+                "tcp_moderate_rcvbuf",
+                Severity::Warning,
+                Confidence::High,
+            )
+        });
     }
     let name = "net.ipv4.tcp_congestion_control";
     if let Some(cc) = s.sysctl(name).filter(|&cc| cc == "reno") {
-        let mut f = on(
-            name,
-            cc.into(),
-            "congestion_control",
-            Severity::Warning,
-            Confidence::Medium,
-        );
-        f.why = "reno grows the window by one segment per RTT and halves it on each loss: on a long fat path it takes minutes to recover".into();
-        f.change = format!("sysctl -w {name}=cubic   (or bbr, after modprobe tcp_bbr)");
-        out.push(f);
+        out.push(Finding {
+            why: "reno grows the window by one segment per RTT and halves it on each loss: on a long fat path it takes minutes to recover".into(),
+            change: format!("sysctl -w {name}=cubic   (or bbr, after modprobe tcp_bbr)"),
+            ..on(
+                name,
+                cc.into(),
+                "congestion_control",
+                Severity::Warning,
+                Confidence::Medium,
+            )
+        });
     }
 }
 
@@ -175,16 +182,17 @@ fn tcp(s: &Settings, out: &mut Vec<Finding>) {
 fn others(s: &Settings, out: &mut Vec<Finding>) {
     let name = "net.core.default_qdisc";
     if let Some(q) = s.sysctl(name).filter(|&q| q == "pfifo_fast") {
-        let mut f = on(
-            name,
-            q.into(),
-            "default_qdisc",
-            Severity::Note,
-            Confidence::Low,
-        );
-        f.why = "pfifo_fast neither paces nor keeps queues short: a bulk flow adds its queue to every other flow's latency".into();
-        f.change = format!("sysctl -w {name}=fq   (fq_codel also keeps queues short)");
-        out.push(f);
+        out.push(Finding {
+            why: "pfifo_fast neither paces nor keeps queues short: a bulk flow adds its queue to every other flow's latency".into(),
+            change: format!("sysctl -w {name}=fq   (fq_codel also keeps queues short)"),
+            ..on(
+                name,
+                q.into(),
+                "default_qdisc",
+                Severity::Note,
+                Confidence::Low,
+            )
+        });
     }
     let (poll, read) = (
         s.number("net.core.busy_poll"),
@@ -205,17 +213,18 @@ fn others(s: &Settings, out: &mut Vec<Finding>) {
     }
     let name = "net.core.somaxconn";
     if let Some(v) = s.number(name).filter(|&v| v < SOMAXCONN_MIN) {
-        let mut f = on(
-            name,
-            v.to_string(),
-            "somaxconn",
-            Severity::Warning,
-            Confidence::Medium,
-        );
-        f.why = format!(
-            "a listening socket's backlog is capped at {v}: a burst of new connections (fathom crr, many flows) beyond it is dropped and retried after 1 s"
-        );
-        f.change = format!("sysctl -w {name}=4096");
-        out.push(f);
+        out.push(Finding {
+            why: format!(
+                "a listening socket's backlog is capped at {v}: a burst of new connections (fathom crr, many flows) beyond it is dropped and retried after 1 s"
+            ),
+            change: format!("sysctl -w {name}=4096"),
+            ..on(
+                name,
+                v.to_string(),
+                "somaxconn",
+                Severity::Warning,
+                Confidence::Medium,
+            )
+        });
     }
 }

@@ -48,28 +48,29 @@ fn window(link: &Link, host: &str, s: &Settings, rate: u64, bdp: u64, out: &mut 
     let Some([min, def, max]) = s.triple(name).filter(|t| t[2] < bdp) else {
         return;
     };
-    let mut f = on(
-        &format!("{name} on {host}"),
-        format!("{min} {def} {max}"),
-        "link_window",
-        Severity::Warning,
-        Confidence::High,
-    );
     let cap = max as f64 * 8.0 * 1000.0 / link.rtt_ms;
-    f.why = format!(
-        "link {} carries {} over a {:.0} ms round trip: its bandwidth-delay product is {}, but a stream into {host} may open a window of at most {} there, so one stream gets at most {}",
-        link.name,
-        show_rate(rate as f64),
-        link.rtt_ms,
-        show_size(bdp),
-        show_size(max),
-        show_rate(cap.min(rate as f64))
-    );
-    f.change = format!(
-        "fathom lab exec {host} -- sysctl -w {name}='{min} {def} {}'   (or more streams, -P)",
-        bdp.saturating_mul(2).max(max)
-    );
-    out.push(f);
+    out.push(Finding {
+        why: format!(
+            "link {} carries {} over a {:.0} ms round trip: its bandwidth-delay product is {}, but a stream into {host} may open a window of at most {} there, so one stream gets at most {}",
+            link.name,
+            show_rate(rate as f64),
+            link.rtt_ms,
+            show_size(bdp),
+            show_size(max),
+            show_rate(cap.min(rate as f64))
+        ),
+        change: format!(
+            "fathom lab exec {host} -- sysctl -w {name}='{min} {def} {}'   (or more streams, -P)",
+            bdp.saturating_mul(2).max(max)
+        ),
+        ..on(
+            &format!("{name} on {host}"),
+            format!("{min} {def} {max}"),
+            "link_window",
+            Severity::Warning,
+            Confidence::High,
+        )
+    });
 }
 
 /// Random loss on `link`: the Mathis bound on one stream's rate.
@@ -79,30 +80,31 @@ fn loss(link: &Link, out: &mut Vec<Finding>) {
     }
     let bound = MSS * 8.0 * 1000.0 / link.rtt_ms * 1.22 / link.loss.sqrt();
     let limits = link.rate_bps.is_none_or(|r| bound < r as f64);
-    let mut f = on(
-        &format!("link {}", link.name),
-        link.params.clone(),
-        "link_loss",
-        if limits {
-            Severity::Warning
-        } else {
-            Severity::Note
-        },
-        Confidence::Medium,
-    );
-    f.why = format!(
-        "{:.2}% random loss over a {:.0} ms round trip bounds one TCP stream near {} (Mathis: MSS x 8 / RTT x 1.22 / sqrt(p)){}",
-        link.loss * 100.0,
-        link.rtt_ms,
-        show_rate(bound),
-        match link.rate_bps {
-            Some(r) if limits => format!(", below the link's {}", show_rate(r as f64)),
-            Some(r) => format!(", above the link's {}", show_rate(r as f64)),
-            None => String::new(),
-        }
-    );
-    f.change = "expected of this link: more streams (-P 4) or --cc bbr reach more of it".into();
-    out.push(f);
+    out.push(Finding {
+        why: format!(
+            "{:.2}% random loss over a {:.0} ms round trip bounds one TCP stream near {} (Mathis: MSS x 8 / RTT x 1.22 / sqrt(p)){}",
+            link.loss * 100.0,
+            link.rtt_ms,
+            show_rate(bound),
+            match link.rate_bps {
+                Some(r) if limits => format!(", below the link's {}", show_rate(r as f64)),
+                Some(r) => format!(", above the link's {}", show_rate(r as f64)),
+                None => String::new(),
+            }
+        ),
+        change: "expected of this link: more streams (-P 4) or --cc bbr reach more of it".into(),
+        ..on(
+            &format!("link {}", link.name),
+            link.params.clone(),
+            "link_loss",
+            if limits {
+                Severity::Warning
+            } else {
+                Severity::Note
+            },
+            Confidence::Medium,
+        )
+    });
 }
 
 #[cfg(test)]

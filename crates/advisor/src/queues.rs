@@ -29,19 +29,20 @@ fn ring(i: &Iface, out: &mut Vec<Finding>) {
         return;
     };
     let to = max.min(4 * RING_MIN);
-    let mut f = on(
-        &format!("ethtool -g {}", i.name),
-        format!("RX ring {cur} (maximum {max})"),
-        "rx_ring",
-        Severity::Note,
-        Confidence::Low,
-    );
-    f.why = format!(
-        "{}'s receive ring holds {cur} packets: a burst longer than that while the CPU is busy is dropped by the NIC (rx_missed/fifo errors in ethtool -S), which TCP sees as loss",
-        i.name
-    );
-    f.change = format!("ethtool -G {} rx {to}", i.name);
-    out.push(f);
+    out.push(Finding {
+        why: format!(
+            "{}'s receive ring holds {cur} packets: a burst longer than that while the CPU is busy is dropped by the NIC (rx_missed/fifo errors in ethtool -S), which TCP sees as loss",
+            i.name
+        ),
+        change: format!("ethtool -G {} rx {to}", i.name),
+        ..on(
+            &format!("ethtool -g {}", i.name),
+            format!("RX ring {cur} (maximum {max})"),
+            "rx_ring",
+            Severity::Note,
+            Confidence::Low,
+        )
+    });
 }
 
 /// Fewer channels in use than the NIC offers and the host has CPUs for.
@@ -51,22 +52,23 @@ fn channels(i: &Iface, cpus: usize, out: &mut Vec<Finding>) {
         return;
     };
     let to = max.min(cpus);
-    let mut f = on(
-        &format!("ethtool -l {}", i.name),
-        format!("{cur} of {max} channels"),
-        "channels",
-        Severity::Note,
-        Confidence::Medium,
-    );
-    f.why = format!(
-        "{} receives on {cur} queue(s) while it offers {max} and the host has {cpus} CPUs: its interrupts and receive processing spread over {cur} CPU(s) at most",
-        i.name
-    );
-    f.change = format!(
-        "ethtool -L {} combined {to}   (rx {to} on a NIC without combined channels)",
-        i.name
-    );
-    out.push(f);
+    out.push(Finding {
+        why: format!(
+            "{} receives on {cur} queue(s) while it offers {max} and the host has {cpus} CPUs: its interrupts and receive processing spread over {cur} CPU(s) at most",
+            i.name
+        ),
+        change: format!(
+            "ethtool -L {} combined {to}   (rx {to} on a NIC without combined channels)",
+            i.name
+        ),
+        ..on(
+            &format!("ethtool -l {}", i.name),
+            format!("{cur} of {max} channels"),
+            "channels",
+            Severity::Note,
+            Confidence::Medium,
+        )
+    });
 }
 
 /// RPS on without RFS: packets are spread by hash, not steered to the application's CPU.
@@ -85,18 +87,19 @@ fn rfs(i: &Iface, s: &Settings, out: &mut Vec<Finding>) {
             "0 on every receive queue".to_string(),
         ),
     };
-    let mut f = on(&source, value, "rfs", Severity::Note, Confidence::Low);
-    f.why = format!(
-        "RPS spreads {}'s packets over CPUs by hash but RFS is off, so a flow's packets are processed on a CPU other than its application's and its data crosses caches",
-        i.name
-    );
-    f.change = format!(
-        "sysctl -w {name}={RFS_ENTRIES}; echo {} > /sys/class/net/{}/queues/rx-N/rps_flow_cnt for each of its {} receive queue(s)",
-        RFS_ENTRIES / i.rx_queues.max(1) as u64,
-        i.name,
-        i.rx_queues
-    );
-    out.push(f);
+    out.push(Finding {
+        why: format!(
+            "RPS spreads {}'s packets over CPUs by hash but RFS is off, so a flow's packets are processed on a CPU other than its application's and its data crosses caches",
+            i.name
+        ),
+        change: format!(
+            "sysctl -w {name}={RFS_ENTRIES}; echo {} > /sys/class/net/{}/queues/rx-N/rps_flow_cnt for each of its {} receive queue(s)",
+            RFS_ENTRIES / i.rx_queues.max(1) as u64,
+            i.name,
+            i.rx_queues
+        ),
+        ..on(&source, value, "rfs", Severity::Note, Confidence::Low)
+    });
 }
 
 /// Several transmit queues with XPS off on a multi-CPU host.
@@ -104,21 +107,22 @@ fn xps(i: &Iface, cpus: usize, out: &mut Vec<Finding>) {
     if i.tx_queues < 2 || cpus < 2 || i.xps {
         return;
     }
-    let mut f = on(
-        &format!("/sys/class/net/{}/queues/tx-0/xps_cpus", i.name),
-        format!("0 on all {} transmit queues", i.tx_queues),
-        "xps",
-        Severity::Note,
-        Confidence::Low,
-    );
-    f.why = format!(
-        "{} has {} transmit queues and XPS is off: a flow's queue is picked by hash, so CPUs contend for one queue's lock while another sits idle",
-        i.name, i.tx_queues
-    );
-    f.change = format!(
-        "echo MASK > /sys/class/net/{}/queues/tx-N/xps_cpus   (each queue its own CPUs; all: {})",
-        i.name,
-        all_cpus(cpus)
-    );
-    out.push(f);
+    out.push(Finding {
+        why: format!(
+            "{} has {} transmit queues and XPS is off: a flow's queue is picked by hash, so CPUs contend for one queue's lock while another sits idle",
+            i.name, i.tx_queues
+        ),
+        change: format!(
+            "echo MASK > /sys/class/net/{}/queues/tx-N/xps_cpus   (each queue its own CPUs; all: {})",
+            i.name,
+            all_cpus(cpus)
+        ),
+        ..on(
+            &format!("/sys/class/net/{}/queues/tx-0/xps_cpus", i.name),
+            format!("0 on all {} transmit queues", i.tx_queues),
+            "xps",
+            Severity::Note,
+            Confidence::Low,
+        )
+    });
 }

@@ -99,12 +99,14 @@ fn flow(v: &View<'_>, i: usize) -> FlowResult {
     let pct = |us: u64| ratio(us as f64 * 1e-6, ssecs) * 100.0;
     let (sinfo, rinfo) = (v.info(l.sender), v.info(l.receiver));
     FlowResult {
-        bits_per_second: rate(bytes, rw.seconds()),
-        sender_bits_per_second: rate(sender_bytes, ssecs),
-        bytes,
-        sender_bytes,
-        total_bytes_received: rw.last.flows.get(l.receiver.1).map_or(0, |x| x.received),
-        total_bytes_sent: sw.last.flows.get(l.sender.1).map_or(0, |x| x.sent),
+        transfer: Transfer {
+            bits_per_second: rate(bytes, rw.seconds()),
+            sender_bits_per_second: rate(sender_bytes, ssecs),
+            bytes,
+            sender_bytes,
+            total_bytes_received: rw.last.flows.get(l.receiver.1).map_or(0, |x| x.received),
+            total_bytes_sent: sw.last.flows.get(l.sender.1).map_or(0, |x| x.sent),
+        },
         retransmits: st.retransmits as u64,
         rtt_us: st.rtt_us,
         rttvar_us: st.rttvar_us,
@@ -136,7 +138,7 @@ fn summary(v: &View<'_>, flows: &[FlowResult]) -> Summary {
         .collect();
     let directions: Vec<DirectionResult> = dirs.iter().map(|&d| direction(v, d, flows)).collect();
     let n = flows.len().max(1) as f64;
-    let bytes: u64 = flows.iter().map(|f| f.bytes).sum();
+    let bytes: u64 = flows.iter().map(|f| f.transfer.bytes).sum();
     let (client, server) = (run.ends.len().min(2) - 1, 0);
     let cpu_of = |i: usize| {
         v.window(i)
@@ -149,12 +151,14 @@ fn summary(v: &View<'_>, flows: &[FlowResult]) -> Summary {
             .map_or(0.0, |w| ratio(busy_us(&run.ends[i], &w), kb))
     };
     Summary {
-        bits_per_second: total(directions.iter().map(|d| d.bits_per_second)),
-        sender_bits_per_second: total(directions.iter().map(|d| d.sender_bits_per_second)),
-        bytes,
-        sender_bytes: flows.iter().map(|f| f.sender_bytes).sum(),
-        total_bytes_received: flows.iter().map(|f| f.total_bytes_received).sum(),
-        total_bytes_sent: flows.iter().map(|f| f.total_bytes_sent).sum(),
+        transfer: Transfer {
+            bits_per_second: total(directions.iter().map(|d| d.bits_per_second)),
+            sender_bits_per_second: total(directions.iter().map(|d| d.sender_bits_per_second)),
+            bytes,
+            sender_bytes: flows.iter().map(|f| f.transfer.sender_bytes).sum(),
+            total_bytes_received: flows.iter().map(|f| f.transfer.total_bytes_received).sum(),
+            total_bytes_sent: flows.iter().map(|f| f.transfer.total_bytes_sent).sum(),
+        },
         seconds: dirs
             .iter()
             .map(|&d| v.longest(&v.receivers(d)))
@@ -188,8 +192,8 @@ fn summary(v: &View<'_>, flows: &[FlowResult]) -> Summary {
 
 fn direction(v: &View<'_>, d: Direction, flows: &[FlowResult]) -> DirectionResult {
     let mine = || flows.iter().filter(|f| f.direction == dir_name(d));
-    let bytes: u64 = mine().map(|f| f.bytes).sum();
-    let sent: u64 = mine().map(|f| f.sender_bytes).sum();
+    let bytes: u64 = mine().map(|f| f.transfer.bytes).sum();
+    let sent: u64 = mine().map(|f| f.transfer.sender_bytes).sum();
     DirectionResult {
         direction: dir_name(d).into(),
         bits_per_second: rate(bytes, v.longest(&v.receivers(d))),
@@ -318,9 +322,9 @@ fn host(v: &View<'_>, i: usize, flows: &[FlowResult]) -> HostResult {
             .collect(),
         rmem_max: info.limits.rmem_max,
         wmem_max: info.limits.wmem_max,
-        bits_per_second: total(mine().map(|f| f.bits_per_second)),
-        sender_bits_per_second: total(mine().map(|f| f.sender_bits_per_second)),
-        bytes: mine().map(|f| f.bytes).sum(),
+        bits_per_second: total(mine().map(|f| f.transfer.bits_per_second)),
+        sender_bits_per_second: total(mine().map(|f| f.transfer.sender_bits_per_second)),
+        bytes: mine().map(|f| f.transfer.bytes).sum(),
         transactions_per_second: crate::sections::of_plan(&v.run.plan)
             .transactions_per_second(&mut mine()),
         cpu: v

@@ -19,7 +19,8 @@ pub fn fill(v: &View<'_>, s: &mut Summary) {
         .filter_map(|l| v.info(l.receiver).last_byte_ns)
         .max();
     if let (Some(a), Some(b)) = (first_sent, last_received) {
-        s.aggregate_bits_per_second = rate(s.total_bytes_received, (b - a).max(0) as f64 / 1e9);
+        s.aggregate_bits_per_second =
+            rate(s.transfer.total_bytes_received, (b - a).max(0) as f64 / 1e9);
     }
     let spans: Vec<(i64, i64)> = flows
         .iter()
@@ -78,7 +79,10 @@ pub fn groups(v: &View<'_>, flows: &[FlowResult]) -> Vec<GroupResult> {
                     .map(|l| (f, l))
             })
             .collect();
-        g.bytes = mine.iter().map(|(f, _)| f.total_bytes_received).sum();
+        g.bytes = mine
+            .iter()
+            .map(|(f, _)| f.transfer.total_bytes_received)
+            .sum();
         let first = mine
             .iter()
             .filter_map(|(_, l)| v.info(l.sender).first_byte_ns)

@@ -119,18 +119,9 @@ pub struct TestEcho {
 /// Figures over the measured window.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Summary {
-    /// Throughput counted by the receiving application(s), bits/s.
-    pub bits_per_second: f64,
-    /// What the sender(s) wrote over their window, bits/s.
-    pub sender_bits_per_second: f64,
-    /// Bytes received in the window.
-    pub bytes: u64,
-    /// Bytes sent in the window.
-    pub sender_bytes: u64,
-    /// Bytes received over the whole test, warm-up and drain included.
-    pub total_bytes_received: u64,
-    /// Bytes sent over the whole test.
-    pub total_bytes_sent: u64,
+    /// Bytes moved and their rates, for all the flows.
+    #[serde(flatten)]
+    pub transfer: Transfer,
     /// Length of the receivers' measured window, seconds.
     pub seconds: f64,
     /// Total bytes received over the whole test / (last byte received − first byte sent), the
@@ -160,6 +151,40 @@ pub struct Summary {
     pub section: Option<KindSummary>,
     /// TLS tests: what the sessions negotiated and what encryption cost.
     pub tls: Option<tls::TlsSummary>,
+}
+
+/// Bytes moved and their rates: the first six figures of the summary and of each flow (written
+/// inline, as if they were the record's own fields).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Transfer {
+    /// Throughput counted by the receiving application(s), bits/s.
+    pub bits_per_second: f64,
+    /// What the sender(s) wrote over their window, bits/s.
+    pub sender_bits_per_second: f64,
+    /// Bytes received in the window.
+    pub bytes: u64,
+    /// Bytes sent in the window.
+    pub sender_bytes: u64,
+    /// Bytes received over the whole test, warm-up and drain included.
+    pub total_bytes_received: u64,
+    /// Bytes sent over the whole test.
+    pub total_bytes_sent: u64,
+}
+
+impl Transfer {
+    /// `bytes` received and `sender_bytes` sent over `seconds` (at least the smallest positive
+    /// number), with nothing before or after the window: the totals are the window's bytes.
+    pub fn whole(bytes: u64, sender_bytes: u64, seconds: f64) -> Self {
+        let seconds = seconds.max(f64::MIN_POSITIVE);
+        Self {
+            bits_per_second: bytes as f64 * 8.0 / seconds,
+            sender_bits_per_second: sender_bytes as f64 * 8.0 / seconds,
+            bytes,
+            sender_bytes,
+            total_bytes_received: bytes,
+            total_bytes_sent: sender_bytes,
+        }
+    }
 }
 
 /// One direction of a bidirectional test.
@@ -291,18 +316,9 @@ pub struct FlowResult {
     pub id: u32,
     /// "forward" or "reverse".
     pub direction: String,
-    /// Receiver's throughput, bits/s.
-    pub bits_per_second: f64,
-    /// Sender's throughput, bits/s.
-    pub sender_bits_per_second: f64,
-    /// Bytes received in the window.
-    pub bytes: u64,
-    /// Bytes sent in the window.
-    pub sender_bytes: u64,
-    /// Bytes received over the whole test.
-    pub total_bytes_received: u64,
-    /// Bytes sent over the whole test.
-    pub total_bytes_sent: u64,
+    /// Bytes the flow moved and their rates.
+    #[serde(flatten)]
+    pub transfer: Transfer,
     /// Retransmits in the window.
     pub retransmits: u64,
     /// Smoothed RTT at the window's end, µs.

@@ -141,10 +141,10 @@ const MIN_CPU_WINDOW_S: f64 = 0.1;
 /// stream test) are left out.
 pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
     let s = &r.summary;
-    let gb = s.bytes as f64 / 1e9;
+    let gb = s.transfer.bytes as f64 / 1e9;
     let mut m = vec![
-        ("bits_per_second", s.bits_per_second),
-        ("sender_bits_per_second", s.sender_bits_per_second),
+        ("bits_per_second", s.transfer.bits_per_second),
+        ("sender_bits_per_second", s.transfer.sender_bits_per_second),
         ("aggregate_bits_per_second", s.aggregate_bits_per_second),
         ("seconds", s.seconds),
         (metric::RETRANSMITS, s.retransmits as f64),
@@ -217,9 +217,9 @@ pub fn emulator_cpu_s(r: &Report) -> f64 {
 /// test's bytes that the window received (its work follows the frames it forwards).
 pub fn forwarder_window_cpu_s(r: &Report, w: &crate::model::WanLinkResult) -> Option<f64> {
     let s = &r.summary;
-    let share = match s.total_bytes_received {
+    let share = match s.transfer.total_bytes_received {
         0 => 1.0,
-        all => (s.bytes as f64 / all as f64).min(1.0),
+        all => (s.transfer.bytes as f64 / all as f64).min(1.0),
     };
     w.forwarder_cpu_s.map(|c| c * share)
 }
@@ -263,11 +263,11 @@ mod tests {
     #[test]
     fn summarize_names_every_metric_once_and_describes_it() {
         let mut a = Report::default();
-        a.summary.bits_per_second = 10.0;
-        a.summary.bytes = 2_000_000_000;
+        a.summary.transfer.bits_per_second = 10.0;
+        a.summary.transfer.bytes = 2_000_000_000;
         a.summary.seconds = 1.0;
         let mut b = a.clone();
-        b.summary.bits_per_second = 14.0;
+        b.summary.transfer.bits_per_second = 14.0;
         let s = summarize(&[&a, &b], 0.95);
         let bps = s.iter().find(|m| m.name == "bits_per_second").unwrap();
         assert_eq!((bps.stat.n, bps.stat.mean), (2, 12.0));
@@ -278,7 +278,7 @@ mod tests {
     #[test]
     fn cpu_per_gb_counts_each_machine_once() {
         let mut r = Report::default();
-        r.summary.bytes = 2_000_000_000;
+        r.summary.transfer.bytes = 2_000_000_000;
         r.summary.seconds = 1.0;
         let host = |name: &str, busy: f64| crate::model::HostResult {
             hostname: name.into(),
@@ -307,8 +307,8 @@ mod tests {
     #[test]
     fn cpu_per_gb_leaves_the_lab_emulator_out() {
         let mut r = Report::default();
-        r.summary.bytes = 1_000_000_000;
-        r.summary.total_bytes_received = 1_250_000_000;
+        r.summary.transfer.bytes = 1_000_000_000;
+        r.summary.transfer.total_bytes_received = 1_250_000_000;
         r.summary.seconds = 4.0;
         r.hosts = vec![crate::model::HostResult {
             hostname: "vm".into(),
@@ -342,7 +342,7 @@ mod tests {
     #[test]
     fn cpu_per_gb_needs_a_window_the_cpu_clock_can_measure() {
         let mut r = Report::default();
-        r.summary.bytes = 1_000_000;
+        r.summary.transfer.bytes = 1_000_000;
         r.summary.seconds = 0.002;
         r.hosts = vec![crate::model::HostResult {
             hostname: "vm".into(),

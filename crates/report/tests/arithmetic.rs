@@ -15,10 +15,13 @@ fn per_flow_bytes_sum_to_the_summary() {
     for (flows, bidir) in [(1, false), (4, false), (4, true), (20, true)] {
         let r = report(flows, bidir);
         let s = &r.summary;
-        assert_eq!(r.flows.iter().map(|f| f.bytes).sum::<u64>(), s.bytes);
         assert_eq!(
-            r.flows.iter().map(|f| f.sender_bytes).sum::<u64>(),
-            s.sender_bytes
+            r.flows.iter().map(|f| f.transfer.bytes).sum::<u64>(),
+            s.transfer.bytes
+        );
+        assert_eq!(
+            r.flows.iter().map(|f| f.transfer.sender_bytes).sum::<u64>(),
+            s.transfer.sender_bytes
         );
         assert_eq!(
             r.flows.iter().map(|f| f.retransmits).sum::<u64>(),
@@ -26,7 +29,7 @@ fn per_flow_bytes_sum_to_the_summary() {
         );
         assert_eq!(
             s.directions.iter().map(|d| d.bytes).sum::<u64>(),
-            if bidir { s.bytes } else { 0 }
+            if bidir { s.transfer.bytes } else { 0 }
         );
         for iv in &r.intervals {
             assert_eq!(iv.flows.iter().map(|f| f.bytes).sum::<u64>(), iv.bytes);
@@ -52,7 +55,7 @@ fn measured_intervals_cover_exactly_the_window() {
             .all(|iv| iv.end <= omit));
         let in_window: u64 = measured.iter().map(|iv| iv.bytes).sum();
         assert_eq!(
-            in_window, r.summary.bytes,
+            in_window, r.summary.transfer.bytes,
             "the window's intervals add up to the summary"
         );
     }
@@ -63,11 +66,14 @@ fn rates_follow_from_the_counters() {
     let r = report(1, false);
     let s = &r.summary;
     assert_eq!(s.seconds, 3.0);
-    assert_eq!(s.bytes, WINDOW_BYTES);
-    assert_eq!(s.bits_per_second, WINDOW_BYTES as f64 * 8.0 / 3.0);
-    assert_eq!(s.bits_per_second, 880e6);
-    assert_eq!(s.sender_bits_per_second, WINDOW_SENT as f64 * 8.0 / 3.0);
-    assert_eq!(s.total_bytes_received, RECEIVED[5]);
+    assert_eq!(s.transfer.bytes, WINDOW_BYTES);
+    assert_eq!(s.transfer.bits_per_second, WINDOW_BYTES as f64 * 8.0 / 3.0);
+    assert_eq!(s.transfer.bits_per_second, 880e6);
+    assert_eq!(
+        s.transfer.sender_bits_per_second,
+        WINDOW_SENT as f64 * 8.0 / 3.0
+    );
+    assert_eq!(s.transfer.total_bytes_received, RECEIVED[5]);
     assert_eq!(s.retransmits, u64::from(RETRANSMITS[4] - RETRANSMITS[1]));
     let rates: Vec<f64> = r.intervals.iter().map(|iv| iv.bits_per_second).collect();
     assert_eq!(rates, [400e6, 800e6, 880e6, 960e6]);
@@ -80,15 +86,15 @@ fn flow_i_moves_i_plus_one_times_flow_zero() {
     let r = report(4, true);
     for f in &r.flows {
         let k = u64::from(f.id) + 1;
-        assert_eq!(f.bytes, WINDOW_BYTES * k);
-        assert_eq!(f.bits_per_second, 880e6 * k as f64);
+        assert_eq!(f.transfer.bytes, WINDOW_BYTES * k);
+        assert_eq!(f.transfer.bits_per_second, 880e6 * k as f64);
         assert_eq!(f.direction, if f.id < 4 { "forward" } else { "reverse" });
     }
     let d = &r.summary.directions;
     assert_eq!(d.len(), 2);
     assert_eq!(d[0].bits_per_second, 880e6 * 10.0);
     assert_eq!(d[1].bits_per_second, 880e6 * 26.0);
-    assert_eq!(r.summary.bits_per_second, 880e6 * 36.0);
+    assert_eq!(r.summary.transfer.bits_per_second, 880e6 * 36.0);
 }
 
 #[test]

@@ -46,7 +46,7 @@ fn zero_length_windows() {
     }
     let r = check(&run);
     assert_eq!(r.summary.seconds, 0.0);
-    assert_eq!(r.summary.bits_per_second, 0.0);
+    assert_eq!(r.summary.transfer.bits_per_second, 0.0);
 }
 
 #[test]

@@ -74,7 +74,7 @@ fn a_grouped_client_gets_a_group_line_and_its_bytes() {
         panic!("one group: {:?}", r.groups)
     };
     assert_eq!((g.name.as_str(), g.hosts), ("rack1", 1));
-    assert_eq!(g.bytes, r.summary.total_bytes_received);
+    assert_eq!(g.bytes, r.summary.transfer.total_bytes_received);
     assert!(g.seconds > 0.0 && g.bits_per_second > 0.0);
     let doc = serde_json::to_value(&r).unwrap();
     common::assert_valid(&doc);

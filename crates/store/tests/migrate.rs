@@ -25,7 +25,7 @@ fn make_v1(path: &Path, report: &fathom_report::Report) {
             serde_json::to_string(&report.summary).unwrap(),
             fathom_report::fake::schema_1_json(report),
             common::env().to_string(),
-            report.summary.bits_per_second,
+            report.summary.transfer.bits_per_second,
         ],
     )
     .unwrap();
@@ -74,7 +74,7 @@ fn a_version_1_database_migrates_and_keeps_its_runs() {
     assert_eq!(listed.len(), 1);
     assert_eq!(
         listed[0].primary_value,
-        Some(report.summary.bits_per_second)
+        Some(report.summary.transfer.bits_per_second)
     );
 
     let series = fathom_report::series::Series {

@@ -43,7 +43,10 @@ fn listing_is_newest_first_with_the_primary_figure() {
     assert_eq!(rows[1].error.as_deref(), Some("agent vanished"));
     assert_eq!(rows[1].server, "embedded");
     assert_eq!(rows[2].primary_metric, "bits_per_second");
-    assert_eq!(rows[2].primary_value, Some(stream.summary.bits_per_second));
+    assert_eq!(
+        rows[2].primary_value,
+        Some(stream.summary.transfer.bits_per_second)
+    );
     assert_eq!(rows[2].server, stream.test.agent);
     assert_eq!(store.list_runs(2).unwrap().len(), 2);
 }
@@ -71,7 +74,10 @@ fn intervals_and_flows_are_queryable_rows() {
         )
         .unwrap();
     assert_eq!(flows, 3);
-    assert_eq!(bytes as u64, r.flows.iter().map(|f| f.bytes).sum::<u64>());
+    assert_eq!(
+        bytes as u64,
+        r.flows.iter().map(|f| f.transfer.bytes).sum::<u64>()
+    );
     let mode: String = db
         .query_row("PRAGMA journal_mode", [], |row| row.get(0))
         .unwrap();

@@ -2,7 +2,7 @@
 //! settings of a common host, which each test bends until one cause must fire (or must not).
 
 use crate::Settings;
-use fathom_report::model::{CpuOne, FlowResult, HostResult, Report, ThreadResult};
+use fathom_report::model::{CpuOne, FlowResult, HostResult, Report, ThreadResult, Transfer};
 
 /// A healthy 1 Gbit/s forward stream from "local" (machine a) to "h2" (machine b) at 1 ms RTT
 /// for 2 s, every CPU 30% busy (each end's worker used half a CPU), no limit, no loss.
@@ -15,10 +15,13 @@ pub(super) fn stream() -> Report {
     r.flows = vec![FlowResult {
         id: 0,
         direction: "forward".into(),
-        bits_per_second: 1e9,
-        sender_bits_per_second: 1e9,
-        bytes: 125_000_000,
-        sender_bytes: 125_000_000,
+        transfer: Transfer {
+            bits_per_second: 1e9,
+            sender_bits_per_second: 1e9,
+            bytes: 125_000_000,
+            sender_bytes: 125_000_000,
+            ..Transfer::default()
+        },
         rtt_us: 1000,
         min_rtt_us: 900,
         window: 4 << 20,
@@ -31,8 +34,8 @@ pub(super) fn stream() -> Report {
         receiver: "10.0.0.2:5201".into(),
         ..FlowResult::default()
     }];
-    r.summary.bits_per_second = 1e9;
-    r.summary.sender_bytes = 125_000_000;
+    r.summary.transfer.bits_per_second = 1e9;
+    r.summary.transfer.sender_bytes = 125_000_000;
     r
 }
 

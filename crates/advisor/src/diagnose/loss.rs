@@ -31,15 +31,15 @@ fn tcp(r: &Report) -> Option<Found> {
         .collect();
     let mss = flows.iter().map(|f| f64::from(f.mss)).sum::<f64>() / flows.len().max(1) as f64;
     let rtt = flows.iter().map(|f| f64::from(f.rtt_us)).sum::<f64>() / flows.len().max(1) as f64;
-    if mss == 0.0 || r.summary.sender_bytes == 0 {
+    if mss == 0.0 || r.summary.transfer.sender_bytes == 0 {
         return None;
     }
-    let segments = r.summary.sender_bytes as f64 / mss;
+    let segments = r.summary.transfer.sender_bytes as f64 / mss;
     let p = r.summary.retransmits as f64 / segments;
     if p * 100.0 < LOSS_PCT {
         return None;
     }
-    let per_flow = r.summary.bits_per_second / flows.len().max(1) as f64;
+    let per_flow = r.summary.transfer.bits_per_second / flows.len().max(1) as f64;
     let cap = mss * 8.0 * 1e6 / rtt * 1.22 / p.sqrt();
     let explains = per_flow <= 3.0 * cap;
     let mut figures = vec![

@@ -34,7 +34,7 @@ fn window_limited(r: &mut Report) {
     f.rwnd_limited_pct = 90.0;
     f.window = 65_536;
     f.rtt_us = 100_000;
-    f.bits_per_second = 4.5e6;
+    f.transfer.bits_per_second = 4.5e6;
     f.rcvbuf_end = 98_304;
 }
 
@@ -78,7 +78,7 @@ fn a_buffer_below_the_bdp_is_the_receive_window() {
     assert_eq!(figure(&a, "window_bytes"), 65_536.0);
     assert_eq!(figure(&a, "bdp_bytes"), 1_250_000.0);
     assert!(a.change.starts_with("--buffer 1221K"), "{}", a.change);
-    r.flows[0].bits_per_second = 1e6;
+    r.flows[0].transfer.bits_per_second = 1e6;
     assert_eq!(
         diagnose(&r, &settings()),
         Vec::new(),
@@ -175,7 +175,7 @@ fn a_full_send_buffer_is_named() {
     f.sndbuf_limited_pct = 80.0;
     f.sndbuf_end = 131_072;
     f.rtt_us = 100_000;
-    f.bits_per_second = 5e6;
+    f.transfer.bits_per_second = 5e6;
     let a = first(&r, &settings());
     assert_eq!(a.id, "send_buffer");
     assert_eq!(figure(&a, "sndbuf_bytes"), 131_072.0);
@@ -185,7 +185,7 @@ fn a_full_send_buffer_is_named() {
         "{}",
         a.change
     );
-    r.flows[0].bits_per_second = 1e5;
+    r.flows[0].transfer.bits_per_second = 1e5;
     assert_eq!(diagnose(&r, &settings()), Vec::new());
 }
 
@@ -194,9 +194,9 @@ fn a_full_send_buffer_on_a_lossy_path_ranks_after_the_loss() {
     // As a 1% lossy lab link showed: the send buffer limited 31% of the time beside the
     // retransmits, and recovery's unacknowledged data is what filled it.
     let mut r = stream();
-    r.summary.sender_bytes = 1448 * 100_000;
+    r.summary.transfer.sender_bytes = 1448 * 100_000;
     r.summary.retransmits = 1000;
-    r.summary.bits_per_second = 10e6;
+    r.summary.transfer.bits_per_second = 10e6;
     r.wan = vec![WanLinkResult {
         a_to_b: "delay=10ms,loss=1%".into(),
         ..WanLinkResult::default()
@@ -205,7 +205,7 @@ fn a_full_send_buffer_on_a_lossy_path_ranks_after_the_loss() {
     f.sndbuf_limited_pct = 31.0;
     f.sndbuf_end = 131_072;
     f.rtt_us = 100_000;
-    f.bits_per_second = 5e6;
+    f.transfer.bits_per_second = 5e6;
     let a = diagnose(&r, &settings());
     assert_eq!(ids(&a)[..2], ["path_loss", "send_buffer"], "{a:?}");
     assert!(
@@ -218,9 +218,9 @@ fn a_full_send_buffer_on_a_lossy_path_ranks_after_the_loss() {
 #[test]
 fn one_percent_of_retransmits_is_loss_on_the_path() {
     let mut r = stream();
-    r.summary.sender_bytes = 1448 * 100_000;
+    r.summary.transfer.sender_bytes = 1448 * 100_000;
     r.summary.retransmits = 1000;
-    r.summary.bits_per_second = 10e6;
+    r.summary.transfer.bits_per_second = 10e6;
     r.flows[0].rtt_us = 20_000;
     r.wan = vec![WanLinkResult {
         a_to_b: "delay=10ms,loss=1%".into(),
@@ -237,7 +237,7 @@ fn one_percent_of_retransmits_is_loss_on_the_path() {
     assert!(a.why.contains("not in the receiving socket"), "{}", a.why);
     r.summary.retransmits = 10;
     assert_eq!(diagnose(&r, &settings()), Vec::new(), "0.01%");
-    r.summary.sender_bytes = 1448 * 7;
+    r.summary.transfer.sender_bytes = 1448 * 7;
     r.summary.retransmits = 1;
     assert_eq!(
         diagnose(&r, &settings()),
@@ -385,7 +385,7 @@ fn extreme_figures_and_settings_do_not_overflow() {
     window_limited(&mut r);
     r.flows[0].rtt_us = u32::MAX;
     r.flows[0].window = u32::MAX;
-    r.flows[0].bits_per_second = 1e300;
+    r.flows[0].transfer.bits_per_second = 1e300;
     r.flows[0].rcvbuf_end = u32::MAX;
     r.flows[0].sndbuf_limited_pct = 100.0;
     r.flows[0].sndbuf_end = u32::MAX;

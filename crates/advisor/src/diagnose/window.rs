@@ -92,7 +92,7 @@ fn receive_window(r: &Report, s: &Settings) -> Option<Found> {
         return None;
     }
     let cap = window as f64 * 8.0 * 1e6 / f64::from(f.rtt_us);
-    if f.bits_per_second < NEAR_CAP * cap {
+    if f.transfer.bits_per_second < NEAR_CAP * cap {
         return None;
     }
     let seen = format!(
@@ -102,13 +102,13 @@ fn receive_window(r: &Report, s: &Settings) -> Option<Found> {
         show_size(window),
         ms(f64::from(f.rtt_us)),
         show_rate(cap),
-        show_rate(f.bits_per_second)
+        show_rate(f.transfer.bits_per_second)
     );
     let figures = vec![
         ("rwnd_limited_pct", f.rwnd_limited_pct),
         ("window_bytes", window as f64),
         ("rtt_us", f64::from(f.rtt_us)),
-        ("bits_per_second", f.bits_per_second),
+        ("bits_per_second", f.transfer.bits_per_second),
         ("window_cap_bps", cap),
     ];
     let max = s.triple("net.ipv4.tcp_rmem").map(|t| t[2]);
@@ -240,7 +240,7 @@ fn send_buffer(r: &Report, s: &Settings) -> Option<Found> {
         return None;
     }
     let cap = buffer as f64 / 2.0 * 8.0 * 1e6 / f64::from(f.rtt_us);
-    if f.bits_per_second < NEAR_CAP * cap {
+    if f.transfer.bits_per_second < NEAR_CAP * cap {
         return None;
     }
     let (bdp, _) = bdp(r, f);
@@ -266,13 +266,13 @@ fn send_buffer(r: &Report, s: &Settings) -> Option<Found> {
             pct(f.sndbuf_limited_pct),
             show_size(buffer),
             ms(f64::from(f.rtt_us)),
-            show_rate(f.bits_per_second)
+            show_rate(f.transfer.bits_per_second)
         ),
         figures: vec![
             ("sndbuf_limited_pct", f.sndbuf_limited_pct),
             ("sndbuf_bytes", buffer as f64),
             ("rtt_us", f64::from(f.rtt_us)),
-            ("bits_per_second", f.bits_per_second),
+            ("bits_per_second", f.transfer.bits_per_second),
         ],
         why: "the sender could not queue more unacknowledged data than its buffer holds: about half of it is payload, and one round trip's worth is needed".into(),
         change,

@@ -89,8 +89,11 @@ fn summary(s: &Summary) -> Vec<(&'static str, String)> {
             rows.push(("Lost", lost.to_string()));
         }
     } else {
-        rows.push(("Throughput, receiver", rate(s.bits_per_second)));
-        rows.push(("Throughput, sender", rate(s.sender_bits_per_second)));
+        rows.push(("Throughput, receiver", rate(s.transfer.bits_per_second)));
+        rows.push((
+            "Throughput, sender",
+            rate(s.transfer.sender_bits_per_second),
+        ));
         for d in s.directions.iter().filter(|_| s.directions.len() > 1) {
             let name = if d.direction == "forward" {
                 "Forward"
@@ -99,7 +102,7 @@ fn summary(s: &Summary) -> Vec<(&'static str, String)> {
             };
             rows.push((name, rate(d.bits_per_second)));
         }
-        rows.push(("Bytes received", human_bytes(s.bytes)));
+        rows.push(("Bytes received", human_bytes(s.transfer.bytes)));
         rows.push(("Window", format!("{:.2} s", s.seconds)));
         rows.push(("Retransmits", s.retransmits.to_string()));
         if s.tcp.rtt_us > 0.0 {

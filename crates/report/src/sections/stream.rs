@@ -58,9 +58,9 @@ pub(crate) fn flows(list: &[FlowResult]) -> Vec<String> {
         row([
             &f.id.to_string(),
             arrow(&f.direction),
-            &rate(f.bits_per_second),
-            &rate(f.sender_bits_per_second),
-            &human_bytes(f.bytes),
+            &rate(f.transfer.bits_per_second),
+            &rate(f.transfer.sender_bits_per_second),
+            &human_bytes(f.transfer.bytes),
             &f.retransmits.to_string(),
             &rtt(f.rtt_us.into()),
             &f.cwnd.to_string(),
@@ -85,17 +85,17 @@ pub(crate) fn summary(
         "receiver",
         format!(
             "{}  (sender {})",
-            rate(s.bits_per_second),
-            rate(s.sender_bits_per_second)
+            rate(s.transfer.bits_per_second),
+            rate(s.transfer.sender_bits_per_second)
         ),
     );
     item(
         "bytes",
         format!(
             "{} received in {}, {} sent",
-            human_bytes(s.bytes),
+            human_bytes(s.transfer.bytes),
             secs(s.seconds),
-            human_bytes(s.sender_bytes)
+            human_bytes(s.transfer.sender_bytes)
         ),
     );
     item("retransmits", s.retransmits.to_string());

@@ -97,8 +97,8 @@ pub fn fill(v: &View<'_>, summary: &mut Summary) {
             .map(|c| c.verified)
             .collect::<Option<Vec<_>>>()
             .map(|v| v.iter().all(|&ok| ok)),
-        sent_bytes: summary.total_bytes_sent,
-        received_bytes: summary.total_bytes_received,
+        sent_bytes: summary.transfer.total_bytes_sent,
+        received_bytes: summary.transfer.total_bytes_received,
         sync_s: r.iter().map(|c| secs(c.sync_ns)).fold(0.0, f64::max),
         cached_percent: s
             .iter()

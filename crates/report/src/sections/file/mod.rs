@@ -48,7 +48,7 @@ impl Section for File {
     /// The copy's lines after the stream's retransmits.
     fn after_retransmits(&self, r: &Report, item: &mut Item<'_>) {
         if let Some(f) = r.summary.file() {
-            lines(f, r.summary.bits_per_second, item);
+            lines(f, r.summary.transfer.bits_per_second, item);
         }
     }
 }

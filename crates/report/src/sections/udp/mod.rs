@@ -141,7 +141,7 @@ pub fn flows(list: &[FlowResult]) -> Vec<String> {
             arrow(&f.direction),
             u.datagrams,
             per_s(u.datagrams_per_second),
-            rate(f.bits_per_second),
+            rate(f.transfer.bits_per_second),
             opt(u.lost),
             opt(u.duplicates),
             opt(u.reordered),
@@ -161,7 +161,7 @@ pub fn summary(r: &Report, u: &UdpSummary, item: &mut Item<'_>) {
             u.datagrams,
             r.summary.seconds,
             per_s(u.datagrams_per_second),
-            rate(r.summary.bits_per_second),
+            rate(r.summary.transfer.bits_per_second),
             t.size
         ),
     );
@@ -171,7 +171,7 @@ pub fn summary(r: &Report, u: &UdpSummary, item: &mut Item<'_>) {
             "{} sent: {}/s, {}",
             u.sender_datagrams,
             per_s(u.sender_datagrams_per_second),
-            rate(r.summary.sender_bits_per_second)
+            rate(r.summary.transfer.sender_bits_per_second)
         ),
     );
     if let (Some(lost), Some(p)) = (u.lost, u.lost_percent) {
