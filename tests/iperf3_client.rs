@@ -4,7 +4,7 @@
 //! Also against fathom's own `serve --iperf3`, each side checking the other.
 
 mod iperf3_common;
-use iperf3_common::{free_port, start, Kill};
+use iperf3_common::{assert_peer_cpu, free_port, start, Kill};
 use serde_json::Value;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -91,7 +91,7 @@ fn the_run_is_stored_as_a_fathom_stream_run_of_this_end() {
     let (_srv, target) = iperf3_server();
     let name = format!("fathom-iperf3-stored-{}.db", std::process::id());
     let own = std::env::temp_dir().join(name).display().to_string();
-    let (code, _, err) = fathom(&target, &["-n", "10M", "-P", "2", "--store", &own]);
+    let (code, d, err) = fathom(&target, &["-n", "10M", "-P", "2", "--store", &own]);
     assert_eq!(code, 0, "{err}");
     let out = Command::new(env!("CARGO_BIN_EXE_fathom"))
         .args(["runs", "--store", &own, "--json"])
@@ -114,6 +114,15 @@ fn the_run_is_stored_as_a_fathom_stream_run_of_this_end() {
     assert_eq!(doc["summary"]["sender_bytes"], 10_485_760, "{doc}");
     assert_eq!(doc["hosts"][0]["role"], "client", "{doc}");
     assert_eq!(doc["flows"].as_array().unwrap().len(), 2, "{doc}");
+    let cpu = &doc["summary"]["cpu"];
+    assert!(cpu["local"]["total"].as_f64().unwrap() > 0.0, "{cpu}");
+    assert!(doc["hosts"][0]["cpu"]["total"].as_f64().unwrap() > 0.0);
+    let sd = &doc["summary"]["service_demand_us_per_kb"];
+    assert!(sd["local"].as_f64().unwrap() > 0.0, "{sd}");
+    assert!(cpu["local"].get("iperf3").is_none(), "{cpu}");
+    assert_peer_cpu(&cpu["remote"]["iperf3"], |k| {
+        d["far"][format!("cpu_util_{k}")].as_f64()
+    });
     let _ = std::fs::remove_file(&own);
 }
 

@@ -126,6 +126,20 @@ pub fn n(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
 
+/// Asserts that the stored run's iperf3 CPU figures (`cpu.local/remote.iperf3`) are the
+/// `cpu_util_*` numbers the peer sent, as `sent(name)` gives them ("total", "user", "system").
+pub fn assert_peer_cpu(stored: &Value, sent: impl Fn(&str) -> Option<f64>) {
+    for key in ["total", "user", "system"] {
+        let (got, want) = (stored[key].as_f64(), sent(key));
+        let want = want.unwrap_or_else(|| panic!("the peer sent no {key}"));
+        let got = got.unwrap_or_else(|| panic!("no {key} stored: {stored}"));
+        assert!(
+            (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+            "{key}: stored {got}, sent {want}"
+        );
+    }
+}
+
 /// A child process killed (by its PID) when dropped.
 pub struct Kill(pub Child);
 
