@@ -140,6 +140,18 @@ pub fn assert_peer_cpu(stored: &Value, sent: impl Fn(&str) -> Option<f64>) {
     }
 }
 
+/// Asserts that the stored run `run` read this host's CPU on `side` ("local" or "remote"): the
+/// host-wide busy share there and in `hosts[0]`, and the service demand, are above 0, and that
+/// side carries no iperf3 figures.
+pub fn assert_host_cpu(run: &Value, side: &str) {
+    let cpu = &run["summary"]["cpu"][side];
+    assert!(cpu["total"].as_f64().unwrap() > 0.0, "{cpu}");
+    assert!(cpu.get("iperf3").is_none(), "{cpu}");
+    assert!(run["hosts"][0]["cpu"]["total"].as_f64().unwrap() > 0.0);
+    let sd = &run["summary"]["service_demand_us_per_kb"][side];
+    assert!(sd.as_f64().unwrap() > 0.0, "{sd}");
+}
+
 /// A child process killed (by its PID) when dropped.
 pub struct Kill(pub Child);
 
