@@ -95,34 +95,7 @@ fn build(o: &Outcome, server: &str, peer: &str, serves: bool) -> Report {
         ..HostResult::default()
     };
     host.cpu = this_end_cpu(o, cpus);
-    let far = Cpu {
-        iperf3: Some(o.peer_cpu.clone()),
-        ..Cpu::default()
-    };
-    let (mine, demand) = (host.cpu.clone(), service_demand(o, bytes));
-    let (cpu, service_demand_us_per_kb) = if serves {
-        (
-            CpuPair {
-                local: far,
-                remote: mine,
-            },
-            ServiceDemand {
-                local: 0.0,
-                remote: demand,
-            },
-        )
-    } else {
-        (
-            CpuPair {
-                local: mine,
-                remote: far,
-            },
-            ServiceDemand {
-                local: demand,
-                remote: 0.0,
-            },
-        )
-    };
+    let (cpu, service_demand_us_per_kb) = sides(o, host.cpu.clone(), bytes, serves);
     Report {
         schema_version: fathom_report::model::SCHEMA_VERSION,
         fathom_version: env!("CARGO_PKG_VERSION").into(),
@@ -153,6 +126,39 @@ fn build(o: &Outcome, server: &str, peer: &str, serves: bool) -> Report {
         flows,
         intervals: o.ticks.iter().map(|t| interval(o, t, serves)).collect(),
         ..Report::default()
+    }
+}
+
+/// The two sides' CPU and service demand: fathom's end's `mine` (the server's when it
+/// `serves`) with its demand over the `bytes` received, the iperf3 end's as its results say.
+fn sides(o: &Outcome, mine: Cpu, bytes: u64, serves: bool) -> (CpuPair, ServiceDemand) {
+    let far = Cpu {
+        iperf3: Some(o.peer_cpu.clone()),
+        ..Cpu::default()
+    };
+    let demand = service_demand(o, bytes);
+    if serves {
+        (
+            CpuPair {
+                local: far,
+                remote: mine,
+            },
+            ServiceDemand {
+                local: 0.0,
+                remote: demand,
+            },
+        )
+    } else {
+        (
+            CpuPair {
+                local: mine,
+                remote: far,
+            },
+            ServiceDemand {
+                local: demand,
+                remote: 0.0,
+            },
+        )
     }
 }
 
