@@ -3,8 +3,9 @@
 //! error with exit 1. `fathom udp --iperf3` likewise: both ends count the same datagrams.
 //! Also against fathom's own `serve --iperf3`, each side checking the other.
 
+mod common;
 mod iperf3_common;
-use iperf3_common::{free_port, start, Kill};
+use iperf3_common::{assert_host_cpu, assert_peer_cpu, free_port, start, Kill};
 use serde_json::Value;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -91,7 +92,7 @@ fn the_run_is_stored_as_a_fathom_stream_run_of_this_end() {
     let (_srv, target) = iperf3_server();
     let name = format!("fathom-iperf3-stored-{}.db", std::process::id());
     let own = std::env::temp_dir().join(name).display().to_string();
-    let (code, _, err) = fathom(&target, &["-n", "10M", "-P", "2", "--store", &own]);
+    let (code, d, err) = fathom(&target, &["-n", "10M", "-P", "2", "--store", &own]);
     assert_eq!(code, 0, "{err}");
     let out = Command::new(env!("CARGO_BIN_EXE_fathom"))
         .args(["runs", "--store", &own, "--json"])
@@ -114,6 +115,11 @@ fn the_run_is_stored_as_a_fathom_stream_run_of_this_end() {
     assert_eq!(doc["summary"]["sender_bytes"], 10_485_760, "{doc}");
     assert_eq!(doc["hosts"][0]["role"], "client", "{doc}");
     assert_eq!(doc["flows"].as_array().unwrap().len(), 2, "{doc}");
+    common::assert_valid(&doc, "a stored iperf3 client run");
+    assert_host_cpu(&doc, "local");
+    assert_peer_cpu(&doc["summary"]["cpu"]["remote"]["iperf3"], |k| {
+        d["far"][format!("cpu_util_{k}")].as_f64()
+    });
     let _ = std::fs::remove_file(&own);
 }
 

@@ -4,8 +4,9 @@
 //! iperf3's errors or are cut off, leaving the agent's threads and descriptors at idle; with
 //! `--store`, `fathom runs` lists the tests the agent answered.
 
+mod common;
 mod iperf3_common;
-use iperf3_common::{n, Server};
+use iperf3_common::{assert_host_cpu, assert_peer_cpu, n, Server};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -263,10 +264,26 @@ fn the_agents_store_lists_the_iperf3_tests() {
             .unwrap()
             > 0.0
     );
+    host_cpu_and_the_clients(&run, &end);
     let table = fathom(&["runs", "--store", &db]);
     assert!(table.contains("stream") && table.contains("udp"), "{table}");
     for id in ["1", "2"] {
         let shown = fathom(&["show", id, "--store", &db]);
         assert!(shown.contains(&s.addr.to_string()), "{shown}");
     }
+    let shown = fathom(&["show", "1", "--store", &db]);
+    assert!(shown.contains("iperf3's process"), "{shown}");
+    assert!(shown.contains("local not measured"), "{shown}");
+}
+
+/// The stored run of a test fathom answered: this host's CPU and service demand are read, and
+/// the client's CPU is what the iperf3 client sent (its `-J` shows the same figures).
+fn host_cpu_and_the_clients(run: &Value, end: &Value) {
+    common::assert_valid(run, "a stored iperf3 run");
+    assert_host_cpu(run, "remote");
+    let cpu = &run["summary"]["cpu"];
+    let sent = &end["cpu_utilization_percent"];
+    assert_peer_cpu(&cpu["local"]["iperf3"], |k| {
+        sent[format!("host_{k}")].as_f64()
+    });
 }

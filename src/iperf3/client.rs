@@ -6,7 +6,7 @@
 use super::client_interval::{Interval, Sampler};
 use super::error::TestError;
 use super::params::Params;
-use super::results::{cpu_percent, stream_id};
+use super::results::{cpu_percent, stream_id, HostTicks};
 use super::stream::{self, Shared, Sock, StreamEnd};
 use super::wire::{self, State, COOKIE_LEN};
 use serde_json::{json, Value};
@@ -41,6 +41,8 @@ pub struct Both {
     pub start: Start,
     /// This end's intervals (every `-i`).
     pub intervals: Vec<Interval>,
+    /// This host's CPU ticks over `near_cpu`'s wall time.
+    pub host: HostTicks,
 }
 
 /// What is known once the streams are connected (iperf3's `start`).
@@ -107,7 +109,8 @@ pub fn run(
     expect(&mut ctrl, State::TestRunning)?;
     let start = start_info(&socks, connected, &cookie);
     each(Event::Started(&start));
-    let (cpu0, started) = (stream::thread_cpu_us(), Instant::now());
+    let (cpu0, mut host) = (stream::thread_cpu_us(), HostTicks::begin());
+    let started = Instant::now();
     let omit_end = started + Duration::from_secs(p.omit);
     let shared = Arc::new(Shared::new(socks.len(), p.bytes, omit_end));
     let mut sampler = Sampler::new(o.interval, started, omit_end, tcp_clones(&socks));
@@ -135,6 +138,7 @@ pub fn run(
         .collect();
     result?;
     let cpu1 = stream::thread_cpu_us();
+    host.finish();
     let (u, s) = near
         .iter()
         .fold((cpu1.0 - cpu0.0, cpu1.1 - cpu0.1), |a, e| {
@@ -151,6 +155,7 @@ pub fn run(
         seconds,
         start,
         intervals: sampler.out,
+        host,
     })
 }
 

@@ -4,6 +4,9 @@
 
 use super::params::Params;
 use super::stream::StreamEnd;
+use fathom_engine::measure::cpu;
+use fathom_proto::sample::{CpuSnapshot, CpuTicks};
+use fathom_report::model::PeerCpu;
 use serde_json::{json, Value};
 
 /// iperf3's stream ids in connection order: 1, 3, 4, 5… (its list code skips 2).
@@ -31,6 +34,62 @@ pub fn client_sent(client: &Value, n: usize) -> Vec<u64> {
         }
     }
     out
+}
+
+/// The largest CPU percentage taken from a peer: its process's share of its wall time, which
+/// passes 100 only with several threads busy.
+const PEER_CPU_MAX: f64 = 100.0 * 4096.0;
+
+/// The CPU figures a peer's results give (`cpu_util_total/user/system`); one that is missing,
+/// not a number, negative or beyond [`PEER_CPU_MAX`] is absent.
+pub fn peer_cpu(results: &Value) -> PeerCpu {
+    let get = |key: &str| {
+        results
+            .get(key)
+            .and_then(Value::as_f64)
+            .filter(|v| (0.0..=PEER_CPU_MAX).contains(v))
+    };
+    PeerCpu {
+        total: get("cpu_util_total"),
+        user: get("cpu_util_user"),
+        system: get("cpu_util_system"),
+    }
+}
+
+/// The host's per-CPU /proc/stat ticks at a test's start and end, as fathom's own runs read
+/// them (`hosts[].cpu`); empty where /proc/stat could not be read.
+#[derive(Debug, Clone, Default)]
+pub struct HostTicks {
+    /// At TEST_RUNNING.
+    pub start: Vec<CpuTicks>,
+    /// When the results were ready.
+    pub end: Vec<CpuTicks>,
+}
+
+impl HostTicks {
+    /// Reads the start.
+    pub fn begin() -> HostTicks {
+        HostTicks {
+            start: cpu::proc_stat(),
+            end: Vec::new(),
+        }
+    }
+
+    /// Reads the end.
+    pub fn finish(&mut self) {
+        self.end = cpu::proc_stat();
+    }
+
+    /// Both readings as CPU snapshots, when they hold the same CPUs (else the host's figures
+    /// cannot be had).
+    pub fn snapshots(&self) -> Option<(CpuSnapshot, CpuSnapshot)> {
+        let snap = |t: &[CpuTicks]| CpuSnapshot {
+            per_cpu: t.to_vec(),
+            ..CpuSnapshot::default()
+        };
+        (!self.start.is_empty() && self.start.len() == self.end.len())
+            .then(|| (snap(&self.start), snap(&self.end)))
+    }
 }
 
 /// The server's CPU over a test: (total, user, system) as percentages of `wall_s`.
@@ -109,6 +168,15 @@ mod tests {
         let c = json!({"streams":[{"id":3,"bytes":7},{"id":1,"bytes":5},{"id":9,"bytes":1},{"id":"x"}]});
         assert_eq!(client_sent(&c, 3), [5, 7, u64::MAX]);
         assert_eq!(client_sent(&json!(null), 1), [u64::MAX]);
+    }
+
+    #[test]
+    fn reads_only_the_cpu_figures_the_peer_gave() {
+        let r = json!({"cpu_util_total": 12.5, "cpu_util_user": -1, "cpu_util_system": "x"});
+        let p = peer_cpu(&r);
+        assert_eq!((p.total, p.user, p.system), (Some(12.5), None, None));
+        assert_eq!(peer_cpu(&json!({"cpu_util_total": 1e300})).total, None);
+        assert_eq!(peer_cpu(&json!(null)), PeerCpu::default());
     }
 
     #[test]

@@ -26,6 +26,7 @@ use super::results;
 use super::stream::{self, Shared, Sock, StreamEnd};
 use super::wire::{self, Control, Refusal, State};
 use super::Slot;
+use fathom_report::model::PeerCpu;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
@@ -55,6 +56,10 @@ pub struct Outcome {
     pub client_bytes: Vec<u64>,
     /// fathom's end, once a second.
     pub ticks: Vec<Tick>,
+    /// The host's CPU ticks over the CPU figures' wall time.
+    pub host: results::HostTicks,
+    /// What the client's results say of its CPU.
+    pub peer_cpu: PeerCpu,
 }
 
 /// What the session needs from the listener.
@@ -94,7 +99,7 @@ pub fn run(
     }
     wire::send_state(&mut ctrl, State::TestStart).map_err(e("sending TEST_START"))?;
     wire::send_state(&mut ctrl, State::TestRunning).map_err(e("sending TEST_RUNNING"))?;
-    let cpu0 = stream::thread_cpu_us();
+    let (cpu0, mut host) = (stream::thread_cpu_us(), results::HostTicks::begin());
     let started = Instant::now();
     let started_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -119,8 +124,9 @@ pub fn run(
         (started, limit),
         &mut ticker,
     );
-    let (ends, seconds, client_bytes) = outcome?;
+    let (ends, seconds, client_bytes, peer_cpu) = outcome?;
     let cpu1 = stream::thread_cpu_us();
+    host.finish();
     let (u, s) = ends
         .iter()
         .fold((cpu1.0 - cpu0.0, cpu1.1 - cpu0.1), |a, e| {
@@ -141,6 +147,8 @@ pub fn run(
         started_unix_s,
         client_bytes,
         ticks: ticker.ticks,
+        host,
+        peer_cpu,
     })
 }
 
@@ -303,7 +311,7 @@ fn finish(
     threads: Vec<JoinHandle<StreamEnd>>,
     (started, limit): (Instant, Duration),
     ticker: &mut Ticker,
-) -> Result<(Vec<StreamEnd>, f64, Vec<u64>), TestError> {
+) -> Result<(Vec<StreamEnd>, f64, Vec<u64>, PeerCpu), TestError> {
     use std::sync::atomic::Ordering::Relaxed;
     let join = |threads: Vec<JoinHandle<StreamEnd>>| -> Vec<StreamEnd> {
         threads
@@ -343,5 +351,10 @@ fn finish(
     shared.drain.store(true, Relaxed);
     let window_start = started + Duration::from_secs(p.omit);
     let seconds = ended.saturating_duration_since(window_start).as_secs_f64();
-    Ok((join(threads), seconds, client_bytes))
+    Ok((
+        join(threads),
+        seconds,
+        client_bytes,
+        results::peer_cpu(&client),
+    ))
 }

@@ -8,12 +8,14 @@
 
 use super::client::Both;
 use super::interval::Tick;
-use super::results::{client_sent, stream_id};
+use super::results::{client_sent, peer_cpu, stream_id};
 use super::session::Outcome;
+use fathom_engine::measure::cpu;
 use fathom_proto::sample::TcpInfo;
+use fathom_report::cpu::{busy_ticks, cpu_between};
 use fathom_report::model::{
-    FlowInterval, FlowResult, HostResult, Interval, KindFlow, KindSummary, KindTest, Report,
-    Summary, TcpSummary, TestEcho, Transfer, UdpFlow, UdpSummary, UdpTest,
+    Cpu, CpuPair, FlowInterval, FlowResult, HostResult, Interval, KindFlow, KindSummary, KindTest,
+    Report, ServiceDemand, Summary, TcpSummary, TestEcho, Transfer, UdpFlow, UdpSummary, UdpTest,
 };
 use fathom_store::{NewRun, Store, StoreError};
 use std::path::Path;
@@ -58,6 +60,8 @@ pub fn client_report(both: &Both, server: &str, me: &str) -> Report {
                 streams: i.bytes.iter().copied().zip(i.tcp.iter().copied()).collect(),
             })
             .collect(),
+        host: both.host.clone(),
+        peer_cpu: peer_cpu(&both.far),
     };
     build(&o, server, me, false)
 }
@@ -90,17 +94,8 @@ fn build(o: &Outcome, server: &str, peer: &str, serves: bool) -> Report {
         version: env!("CARGO_PKG_VERSION").into(),
         ..HostResult::default()
     };
-    let c = &mut host.cpu;
-    c.fathom_s = o.cpu.0 / 100.0 * o.wall_s;
-    c.fathom_percent = o.cpu.0 / f64::from(cpus);
-    c.process_user_s = o.cpu.1 / 100.0 * o.wall_s;
-    c.process_system_s = o.cpu.2 / 100.0 * o.wall_s;
-    let mut cpu = fathom_report::model::CpuPair::default();
-    if serves {
-        cpu.remote = host.cpu.clone();
-    } else {
-        cpu.local = host.cpu.clone();
-    }
+    host.cpu = this_end_cpu(o, cpus);
+    let (cpu, service_demand_us_per_kb) = sides(o, host.cpu.clone(), bytes, serves);
     Report {
         schema_version: fathom_report::model::SCHEMA_VERSION,
         fathom_version: env!("CARGO_PKG_VERSION").into(),
@@ -117,6 +112,7 @@ fn build(o: &Outcome, server: &str, peer: &str, serves: bool) -> Report {
                 ..TcpSummary::default()
             },
             cpu,
+            service_demand_us_per_kb,
             section: p
                 .udp
                 .then(|| KindSummary::Udp(udp_summary(o, secs, serves))),
@@ -125,6 +121,65 @@ fn build(o: &Outcome, server: &str, peer: &str, serves: bool) -> Report {
         flows,
         intervals: o.ticks.iter().map(|t| interval(o, t, serves)).collect(),
         ..Report::default()
+    }
+}
+
+/// The two sides' CPU and service demand: fathom's end's `mine` (the server's when it
+/// `serves`) with its demand over the `bytes` received, the iperf3 end's as its results say.
+fn sides(o: &Outcome, mine: Cpu, bytes: u64, serves: bool) -> (CpuPair, ServiceDemand) {
+    let far = Cpu {
+        iperf3: Some(o.peer_cpu.clone()),
+        ..Cpu::default()
+    };
+    let demand = service_demand(o, bytes);
+    if serves {
+        (
+            CpuPair {
+                local: far,
+                remote: mine,
+            },
+            ServiceDemand {
+                local: 0.0,
+                remote: demand,
+            },
+        )
+    } else {
+        (
+            CpuPair {
+                local: mine,
+                remote: far,
+            },
+            ServiceDemand {
+                local: demand,
+                remote: 0.0,
+            },
+        )
+    }
+}
+
+/// fathom's end's CPU: the host's figures from /proc/stat as fathom's own runs read them, and
+/// the test threads' own time.
+fn this_end_cpu(o: &Outcome, cpus: u32) -> Cpu {
+    let hz = cpu::ticks_per_second() as f64;
+    let mut c = o.host.snapshots().map_or_else(Cpu::default, |(a, b)| {
+        cpu_between(&a, &b, hz, o.wall_s, false)
+    });
+    c.fathom_s = o.cpu.0 / 100.0 * o.wall_s;
+    c.fathom_percent = o.cpu.0 / f64::from(cpus);
+    c.process_user_s = o.cpu.1 / 100.0 * o.wall_s;
+    c.process_system_s = o.cpu.2 / 100.0 * o.wall_s;
+    c
+}
+
+/// This host's busy CPU µs per KB (1024 bytes) received, as fathom's own runs figure it; 0
+/// when nothing was received or the host's ticks could not be read.
+fn service_demand(o: &Outcome, bytes: u64) -> f64 {
+    match o.host.snapshots() {
+        Some((a, b)) if bytes > 0 => {
+            let busy_s = busy_ticks(&a, &b) as f64 / cpu::ticks_per_second() as f64;
+            busy_s * 1e6 / (bytes as f64 / 1024.0)
+        }
+        _ => 0.0,
     }
 }
 

@@ -126,6 +126,32 @@ pub fn n(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
 
+/// Asserts that the stored run's iperf3 CPU figures (`cpu.local/remote.iperf3`) are the
+/// `cpu_util_*` numbers the peer sent, as `sent(name)` gives them ("total", "user", "system").
+pub fn assert_peer_cpu(stored: &Value, sent: impl Fn(&str) -> Option<f64>) {
+    for key in ["total", "user", "system"] {
+        let (got, want) = (stored[key].as_f64(), sent(key));
+        let want = want.unwrap_or_else(|| panic!("the peer sent no {key}"));
+        let got = got.unwrap_or_else(|| panic!("no {key} stored: {stored}"));
+        assert!(
+            (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+            "{key}: stored {got}, sent {want}"
+        );
+    }
+}
+
+/// Asserts that the stored run `run` read this host's CPU on `side` ("local" or "remote"): the
+/// host-wide busy share there and in `hosts[0]`, and the service demand, are above 0, and that
+/// side carries no iperf3 figures.
+pub fn assert_host_cpu(run: &Value, side: &str) {
+    let cpu = &run["summary"]["cpu"][side];
+    assert!(cpu["total"].as_f64().unwrap() > 0.0, "{cpu}");
+    assert!(cpu.get("iperf3").is_none(), "{cpu}");
+    assert!(run["hosts"][0]["cpu"]["total"].as_f64().unwrap() > 0.0);
+    let sd = &run["summary"]["service_demand_us_per_kb"][side];
+    assert!(sd.as_f64().unwrap() > 0.0, "{sd}");
+}
+
 /// A child process killed (by its PID) when dropped.
 pub struct Kill(pub Child);
 

@@ -1,7 +1,7 @@
 //! The terminal table's cells, shared by every kind's section: rates, times, percentages,
 //! CPU and buffer lines.
 
-use crate::model::{Buffers, Cpu, DirectionResult, Report, WanLinkResult};
+use crate::model::{Buffers, Cpu, DirectionResult, PeerCpu, Report, WanLinkResult};
 use crate::section::Item;
 use crate::warnings::human_bytes;
 
@@ -64,8 +64,12 @@ pub(crate) fn direction(d: &DirectionResult) -> String {
     )
 }
 
-/// "40.0% (user 13.0%, system 20.0%, softirq 7.0%), busiest cpu0 60.0%, fathom 0.90 s (15.0%)".
+/// "40.0% (user 13.0%, system 20.0%, softirq 7.0%), busiest cpu0 60.0%, fathom 0.90 s (15.0%)";
+/// for an iperf3 peer, only what it said of its process.
 pub(crate) fn cpu(c: &Cpu) -> String {
+    if let Some(p) = &c.iperf3 {
+        return peer_cpu(p);
+    }
     format!(
         "{} (user {}, system {}, softirq {}), busiest cpu{} {}, fathom {:.2} s ({})",
         pct(c.total),
@@ -76,6 +80,40 @@ pub(crate) fn cpu(c: &Cpu) -> String {
         pct(c.busiest_cpu.total),
         c.fathom_s,
         pct(c.fathom_percent)
+    )
+}
+
+/// "iperf3's process 12.0% of its wall time (user 2.0%, system 10.0%), host not measured",
+/// with only the figures the peer sent.
+fn peer_cpu(p: &PeerCpu) -> String {
+    let parts: Vec<String> = [("user", p.user), ("system", p.system)]
+        .into_iter()
+        .filter_map(|(name, v)| v.map(|v| format!("{name} {}", pct(v))))
+        .collect();
+    let mut out = match p.total {
+        Some(t) => format!("iperf3's process {} of its wall time", pct(t)),
+        None => "iperf3's process".to_string(),
+    };
+    if !parts.is_empty() {
+        out += &format!(" ({})", parts.join(", "));
+    }
+    if p.total.is_none() && parts.is_empty() {
+        out += " sent no CPU figures";
+    }
+    out + ", host not measured"
+}
+
+/// The "service demand" line; a side fathom did not measure (an iperf3 peer) says so.
+pub(crate) fn service_demand(r: &Report) -> String {
+    let (c, sd) = (&r.summary.cpu, &r.summary.service_demand_us_per_kb);
+    let side = |c: &Cpu, v: f64| match c.iperf3 {
+        Some(_) => "not measured".to_string(),
+        None => format!("{v:.3} µs/KB"),
+    };
+    format!(
+        "local {}, remote {}",
+        side(&c.local, sd.local),
+        side(&c.remote, sd.remote)
     )
 }
 

@@ -56,6 +56,7 @@ pub fn cpu_between(a: &CpuSnapshot, b: &CpuSnapshot, hz: f64, seconds: f64, shar
         fathom_s,
         fathom_percent: ratio(fathom_s * 100.0, capacity_s),
         shared_process: shared,
+        iperf3: None,
     }
 }
 

@@ -8,7 +8,7 @@ pub mod about;
 pub mod build;
 mod cells;
 pub mod comparison;
-mod cpu;
+pub mod cpu;
 pub mod csv;
 pub mod export;
 #[doc(hidden)]

@@ -240,6 +240,26 @@ pub struct Cpu {
     pub fathom_percent: f64,
     /// True when both ends ran in one process (embedded agent): process figures are shared.
     pub shared_process: bool,
+    /// An iperf3 peer's own CPU figures, from its results: set only on the side fathom did not
+    /// measure (a stock iperf3 at the far end), whose other figures are then not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iperf3: Option<PeerCpu>,
+}
+
+/// What an iperf3 peer says of its CPU (`cpu_util_total/user/system`): its process's CPU time as
+/// a percentage of its wall time (one CPU busy = 100), not a share of the host; a figure it did
+/// not send is absent.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct PeerCpu {
+    /// User and system.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// User.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<f64>,
+    /// System.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<f64>,
 }
 
 /// One CPU's utilization.

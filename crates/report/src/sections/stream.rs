@@ -3,7 +3,7 @@
 //! kind's base: [`Section`]'s default table methods call it, and a kind adds its summary lines
 //! after the retransmits (a file copy's, a profile's) with [`Section::after_retransmits`].
 
-use crate::cells::{arrow, buffers, cpu_lines, direction, pct, rate, rtt, secs};
+use crate::cells::{arrow, buffers, cpu_lines, direction, pct, rate, rtt, secs, service_demand};
 use crate::model::{FlowResult, Interval, Report};
 use crate::section::{Item, Section};
 use crate::warnings::human_bytes;
@@ -104,11 +104,7 @@ pub(crate) fn summary(
         item(&d.direction, direction(d));
     }
     cpu_lines(r, item);
-    let sd = &s.service_demand_us_per_kb;
-    item(
-        "service demand",
-        format!("local {:.3} µs/KB, remote {:.3} µs/KB", sd.local, sd.remote),
-    );
+    item("service demand", service_demand(r));
     let (send, recv) = buffers(&s.buffers, r);
     item("send buffer", send);
     item("recv buffer", recv);
