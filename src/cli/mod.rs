@@ -207,7 +207,7 @@ pub struct ServeArgs {
     #[arg(long, hide = true, value_parser = units::parse_duration, value_name = "DUR")]
     pub test_clock_shift: Option<u64>,
     /// Certificate (PEM, end entity first) TLS tests' data ports present (default: a
-    /// self-signed one made at start).
+    /// self-signed one made by the first TLS test).
     #[arg(long, value_name = "PEM", requires = "key")]
     pub cert: Option<PathBuf>,
     /// The private key (PEM) of --cert.

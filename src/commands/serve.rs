@@ -33,13 +33,13 @@ pub fn run(a: &ServeArgs) -> Result<(), Failure> {
         clock_shift_ns: a.test_clock_shift.map_or(0, |s| s as i64),
         ..AgentConfig::default()
     };
-    let identity = match (&a.cert, &a.key) {
-        (Some(cert), Some(key)) => {
-            Identity::load(cert, key).map_err(|e| Failure::Usage(e.to_string()))?
-        }
-        _ => Identity::generate().map_err(|e| Failure::Runtime(e.to_string()))?,
-    };
-    let _ = cfg.identity.set(identity);
+    // Without --cert/--key the certificate is made by the first TLS test (AgentConfig::
+    // tls_server): making it here seeded aws-lc's random generator (40–75 ms of CPU) in every
+    // agent, clear tests or not (bench/RESULTS.md, "Real paths, fifth session").
+    if let (Some(cert), Some(key)) = (&a.cert, &a.key) {
+        let identity = Identity::load(cert, key).map_err(|e| Failure::Usage(e.to_string()))?;
+        let _ = cfg.identity.set(identity);
+    }
     let agent = Agent::bind(a.listen, cfg)
         .map_err(|e| Failure::Runtime(format!("cannot listen on {}: {e}", a.listen)))?;
     let addr = agent
