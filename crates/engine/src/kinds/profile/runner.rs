@@ -9,6 +9,7 @@ mod catchup;
 use super::carrier::{self, datagram, stream, Carrier, Datagram, RECV_TIMEOUT_NS};
 use super::cursor::{Action, Cursor, Next};
 use crate::clock;
+use crate::endpoint::fd_buffers;
 use crate::kind::Io;
 use crate::measure::counters::FlowStats;
 use crate::measure::latency::Latency;
@@ -77,6 +78,9 @@ pub(super) struct Runner {
     current: Option<(usize, u64)>,
     /// The operation under way failed (a datagram lost): counted as failed when it ends.
     failed: bool,
+    /// The open connection's data socket (a UDP group's UDP socket), whose buffers the flow
+    /// reports; -1 while none is open.
+    data_fd: i32,
 }
 
 impl Runner {
@@ -99,6 +103,7 @@ impl Runner {
             ops: ProfileCounters::default(),
             current: None,
             failed: false,
+            data_fd: -1,
         }
     }
 
@@ -226,7 +231,7 @@ impl Runner {
         self.failed = true;
         self.finish_op(now, latency);
         self.cursor.dropped();
-        self.stats.set_fd(-1);
+        self.let_go();
         Event::Broken
     }
 
@@ -243,11 +248,16 @@ impl Runner {
         self.stats.set_profile(&self.ops);
     }
 
-    /// The connection [`Event::Connect`] asked for is open, as `fd`.
-    pub(super) fn connected(&mut self, fd: i32, latency: &Latency) {
+    /// The connection [`Event::Connect`] asked for is open, as `fd`; its data moves on
+    /// `data_fd` (`fd` itself, or a UDP group's UDP socket).
+    pub(super) fn connected(&mut self, fd: i32, data_fd: i32, latency: &Latency) {
         self.doing = None;
         // The sampler reads the TCP_INFO of a stream's connection; a UDP flow's carries no data.
         self.stats.set_fd(if self.datagrams { -1 } else { fd });
+        self.data_fd = data_fd;
+        if data_fd >= 0 {
+            self.stats.set_buffers_granted(fd_buffers(data_fd));
+        }
         self.op_done(clock::now_ns(), latency);
         self.cursor.connected();
         self.stats.set_profile(&self.ops);
@@ -256,7 +266,7 @@ impl Runner {
     /// The connection [`Event::Disconnect`] asked to close is closed.
     pub(super) fn disconnected(&mut self, latency: &Latency) {
         self.doing = None;
-        self.stats.set_fd(-1);
+        self.let_go();
         self.op_done(clock::now_ns(), latency);
         let ended = self.cursor.disconnected();
         self.count(ended, latency);
@@ -273,8 +283,18 @@ impl Runner {
     pub(super) fn peer_ended(&mut self) -> bool {
         self.doing = None;
         self.current = None;
-        self.stats.set_fd(-1);
+        self.let_go();
         self.cursor.peer_ended()
+    }
+
+    /// The connection is given up, still open: its data socket's buffers as they stand at
+    /// its close, and the sampler told to forget its socket before it closes.
+    pub(super) fn let_go(&mut self) {
+        if self.data_fd >= 0 {
+            self.stats.set_buffers_end(fd_buffers(self.data_fd));
+            self.data_fd = -1;
+        }
+        self.stats.set_fd(-1);
     }
 
     /// Reads and counts until the other end's close (`Ok(true)`) or an empty socket.
@@ -411,80 +431,4 @@ impl Runner {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use fathom_proto::profile::{FlowOp, Op, Program, Repeat, Size, Transaction};
-    use std::io::Write as _;
-
-    /// The connecting end's runner of two iterations of a 10-byte read (`can_fail` as said),
-    /// on a connection whose other end sends 4 bytes and closes: the step's event, the counts,
-    /// and after a counted failure the next step's event.
-    fn read_from_a_peer_that_closed(can_fail: bool) -> (Event, ProfileCounters, Option<Event>) {
-        let program = Arc::new(Program {
-            transactions: vec![Transaction {
-                repeat: Repeat::Iterations(2),
-                rate: None,
-                barrier: false,
-                ops: vec![FlowOp {
-                    op: Op::Read(Size::Fixed(10)),
-                    count: 1,
-                    can_fail,
-                }],
-            }],
-            seed: 1,
-        });
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let ours = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let (mut theirs, _) = listener.accept().unwrap();
-        theirs.write_all(&[1; 4]).unwrap();
-        drop(theirs);
-        ours.set_nonblocking(true).unwrap();
-        let mut wire = Wire::clear(mio::net::TcpStream::from_std(ours));
-        let stats = Arc::new(FlowStats::default());
-        let mut runner = Runner::new(Cursor::new(program, 0, false), stats, true, false);
-        let poll = mio::Poll::new().unwrap();
-        let latency = Latency::default();
-        let (wbuf, mut rbuf, mut spawned) = (vec![0; 64], vec![0; 64], Vec::new());
-        let mut io = Io {
-            wbuf: &wbuf,
-            rbuf: &mut rbuf,
-            zc_file: None,
-            end_ns: u64::MAX,
-            ramp_until: 0,
-            wait_until: 0,
-            registry: poll.registry(),
-            token: mio::Token(0),
-            latency: &latency,
-            spawned: &mut spawned,
-        };
-        runner.step(None, &mut io).unwrap();
-        runner.connected(-1, &latency);
-        // The peer's 4 bytes and its close are on our socket by now (loopback).
-        let event = runner
-            .step(Some(Carrier::Stream(&mut wire)), &mut io)
-            .unwrap();
-        let then = match event {
-            Event::Broken => Some(runner.step(None, &mut io).unwrap()),
-            _ => None,
-        };
-        (event, runner.ops, then)
-    }
-
-    #[test]
-    fn a_read_that_may_fail_counts_its_failure_and_the_program_goes_on() {
-        let (event, ops, then) = read_from_a_peer_that_closed(true);
-        assert_eq!(event, Event::Broken);
-        assert_eq!(
-            (ops.ops[0].count, ops.ops[0].failed, ops.ops[0].bytes),
-            (0, 1, 4)
-        );
-        assert_eq!(
-            then,
-            Some(Event::Connect),
-            "the next iteration opens a new connection"
-        );
-        let (event, ops, _) = read_from_a_peer_that_closed(false);
-        assert_eq!(event, Event::PeerEnded, "without can_fail the flow fails");
-        assert_eq!(ops.ops[0].failed, 0);
-    }
-}
+mod tests;

@@ -305,7 +305,13 @@ impl Served {
                 e => e,
             };
             match event {
-                Event::Connect => runner.connected(self.wire.as_raw_fd(), io.latency),
+                Event::Connect => {
+                    let data = self
+                        .udp
+                        .as_ref()
+                        .map_or(self.wire.as_raw_fd(), |u| u.as_raw_fd());
+                    runner.connected(self.wire.as_raw_fd(), data, io.latency)
+                }
                 Event::Disconnect => {
                     if !runner.drain(&mut self.wire, io.rbuf)? || !self.wire.close()? {
                         return Ok(Step::Wait);
