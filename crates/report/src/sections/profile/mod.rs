@@ -8,6 +8,7 @@ pub mod figures;
 pub mod interval;
 pub mod model;
 pub mod phases;
+pub mod responsiveness;
 
 use crate::cells::rtt;
 use crate::model::{FlowResult, Interval, KindInterval, Latency, Report, Summary};
