@@ -64,8 +64,43 @@ fn rrul_reports_idle_and_loaded_probe_latency_rpm_and_a_plot() {
     }
     assert!(rrul["rpm"].as_f64().unwrap() > 0.0);
     assert!(rrul["idle_rpm"].as_f64().unwrap() > 0.0);
+    let want = rpm_of_trimmed_means(&doc);
+    let rpm = rrul["rpm"].as_f64().unwrap();
+    assert!(
+        (rpm - want).abs() < 1e-6 * want,
+        "rpm {rpm}, formula {want}"
+    );
     let image = std::fs::read_to_string(&svg).unwrap();
     assert!(image.contains("<svg") && image.contains("tcp-probe p50, ms"));
+}
+
+/// The loaded RPM docs/profiles.md's formula gives from the document's trimmed means:
+/// 60000 / (1/4·(TM(connect) + TM(write) + TM(read)) + 1/2·TM(tcp probe round trip)), the
+/// fresh probe's flowops those of its last (loaded) transaction.
+fn rpm_of_trimmed_means(doc: &serde_json::Value) -> f64 {
+    let probes = doc["rrul"]["probes"].as_array().unwrap();
+    let of = |kind: &str| probes.iter().find(|p| p["kind"] == kind).unwrap();
+    let own_ms = of("tcp_rr")["loaded"]["trimmed_mean_us"].as_f64().unwrap() / 1e3;
+    let fresh = of("fresh_connection")["group"].clone();
+    let group = doc["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["group"] == fresh)
+        .unwrap();
+    let ops = group["report"]["summary"]["profile"]["ops"]
+        .as_array()
+        .unwrap();
+    let last = ops.iter().map(|o| u(&o["transaction"])).max().unwrap();
+    let tm_ms = |name: &str| {
+        let o = ops
+            .iter()
+            .find(|o| u(&o["transaction"]) == last && o["name"] == name)
+            .unwrap();
+        o["client"]["trimmed_mean_us"].as_f64().unwrap() / 1e3
+    };
+    let fresh_ms = tm_ms("connect") + tm_ms("write") + tm_ms("read");
+    60_000.0 / (fresh_ms / 4.0 + own_ms / 2.0)
 }
 
 #[test]

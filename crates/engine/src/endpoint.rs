@@ -297,7 +297,8 @@ fn worker_count(plan: &TestPlan, side: Side, flows: usize) -> usize {
     want.clamp(1, flows.max(1))
 }
 
-fn fd_buffers(fd: i32) -> (u32, u32) {
+/// SO_SNDBUF and SO_RCVBUF of the socket `fd` as the kernel reports them now (0 on error).
+pub(crate) fn fd_buffers(fd: i32) -> (u32, u32) {
     let get = |name| {
         let mut v: i32 = 0;
         let mut len = std::mem::size_of::<i32>() as libc::socklen_t;

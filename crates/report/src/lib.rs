@@ -40,3 +40,4 @@ pub use export::{Document, Exporter};
 pub use model::Report;
 pub use run::{EndData, Role, RunData};
 pub use sections::file::figures as file;
+pub use sections::profile::responsiveness;

@@ -11,6 +11,7 @@ use super::GroupRun;
 use fathom_proto::profile::{Group, Op, ProfilePlan, Protocol};
 use fathom_report::model::profile::{ProfileSummary, TransactionLatency};
 use fathom_report::model::Interval;
+use fathom_report::responsiveness::{self, Fresh};
 use serde::Serialize;
 
 /// What a probe measures.
@@ -44,7 +45,7 @@ pub struct Phase {
     pub p50_us: f64,
     /// 90th percentile, µs.
     pub p90_us: f64,
-    /// Mean of the fastest 95%, µs.
+    /// Trimmed mean (the slowest 5% dropped), µs.
     pub trimmed_mean_us: f64,
 }
 
@@ -173,45 +174,39 @@ fn moving_rate(r: &fathom_report::Report) -> f64 {
     }
 }
 
-/// Responsiveness in round trips per minute, idle or `loaded`, as docs/profiles.md states:
-/// 60000 / (1/4 · (tcp_f + req_f) + 1/2 · rr_s), in ms, where tcp_f and req_f are the
-/// fresh-connection probes' mean handshake and mean request/response, and rr_s the TCP
-/// probes' trimmed mean round trip; with only one of the two, that one alone.
+/// Responsiveness in round trips per minute, idle or `loaded`, as docs/profiles.md states
+/// (`fathom_report::responsiveness::rpm`): the fresh-connection probes' trimmed means of
+/// their handshake and request/response, and the TCP probes' trimmed mean round trip.
 fn rpm(plan: &ProfilePlan, runs: &[GroupRun], loaded: bool) -> Option<f64> {
-    let (mut foreign, mut own) = (Vec::new(), Vec::new());
+    let (mut fresh, mut own) = (Vec::new(), Vec::new());
     for (g, r) in plan.groups.iter().zip(runs) {
         let (Some((kind, idle, load)), Some(p)) = (probe_of(g), r.report.summary.profile()) else {
             continue;
         };
         let t = if loaded { load } else { idle };
         match kind {
-            ProbeKind::FreshConnection => foreign.extend(fresh_ms(p, t + 1)),
+            ProbeKind::FreshConnection => fresh.extend(fresh_ms(p, t + 1)),
             ProbeKind::TcpRr => own.extend(phase(p, t).map(|ph| ph.trimmed_mean_us / 1e3)),
             ProbeKind::UdpRr => {}
         }
     }
-    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-    let ms = match (mean(&foreign), mean(&own)) {
-        (Some(f), Some(s)) => f / 2.0 + s / 2.0,
-        (Some(f), None) => f,
-        (None, Some(s)) => s,
-        (None, None) => return None,
-    };
-    (ms > 0.0).then(|| 60_000.0 / ms)
+    responsiveness::rpm(&fresh, &own)
 }
 
-/// A fresh-connection probe's mean round trip in transaction `tx` (from 1), ms: the mean of
-/// its handshake (`connect`) and its request/response (`write` then `read`).
-fn fresh_ms(p: &ProfileSummary, tx: usize) -> Option<f64> {
-    let mean = |name: &str| {
+/// A fresh-connection probe's trimmed means in transaction `tx` (from 1), ms: its handshake
+/// (`connect`) and its request/response (`write` plus `read`), each flowop's own.
+fn fresh_ms(p: &ProfileSummary, tx: usize) -> Option<Fresh> {
+    let tm = |name: &str| {
         p.ops
             .iter()
             .find(|o| o.transaction == tx && o.name == name && o.client.count > 0)
-            .map(|o| o.client.mean_us / 1e3)
+            .and_then(|o| o.client.trimmed_mean_us)
+            .map(|us| us / 1e3)
     };
-    let handshake = mean("connect")?;
-    let request = mean("write")? + mean("read")?;
-    Some((handshake + request) / 2.0)
+    Some(Fresh {
+        handshake_ms: tm("connect")?,
+        request_ms: tm("write")? + tm("read")?,
+    })
 }
 
 /// The summary's closing lines.

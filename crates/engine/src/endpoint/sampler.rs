@@ -188,6 +188,10 @@ impl Sampler {
     fn finish(mut self, results: Vec<WorkerResult>) -> EndpointInfo {
         let rel = |ns: Option<u64>| ns.map(|v| v.wrapping_sub(self.t0) as i64);
         for (info, st) in self.infos.iter_mut().zip(&self.stats) {
+            if let Some((granted, end)) = st.buffers() {
+                (info.sndbuf, info.rcvbuf) = granted;
+                (info.sndbuf_end, info.rcvbuf_end) = end;
+            }
             if st.fd() >= 0 {
                 let (s, r) = fd_buffers(st.fd());
                 info.sndbuf_end = s;

@@ -6,7 +6,7 @@ use fathom_proto::sample::{
     FlowKindCounters, FlowSnapshot, OpCounters, ProfileCounters, PROFILE_OPS,
 };
 use fathom_proto::udp::UdpCounters;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::OnceLock;
 
 /// `u64::MAX` marks "no byte yet" in the time fields.
@@ -23,6 +23,9 @@ pub struct FlowStats {
     first_ns: AtomicU64,
     last_ns: AtomicU64,
     fd: AtomicI32,
+    /// SO_SNDBUF and SO_RCVBUF as granted to the flow's first connection, then as its latest
+    /// connection had them at its close (kinds whose connections open mid-test; 0: none yet).
+    buffers: [AtomicU32; 4],
     udp: UdpCells,
     file: FileCells,
     /// A profile flow's counts per flow operation, made at its first publication.
@@ -60,6 +63,7 @@ impl Default for FlowStats {
             first_ns: AtomicU64::new(NONE),
             last_ns: AtomicU64::new(NONE),
             fd: AtomicI32::new(-1),
+            buffers: Default::default(),
             udp: UdpCells::default(),
             file: FileCells::default(),
             profile: OnceLock::new(),
@@ -127,6 +131,26 @@ impl FlowStats {
     /// See [`set_fd`](Self::set_fd).
     pub fn fd(&self) -> i32 {
         self.fd.load(Relaxed)
+    }
+    /// Publishes a connection's SO_SNDBUF and SO_RCVBUF as granted at its opening: kept from
+    /// the flow's first connection, and as its end figures until a close publishes those.
+    pub fn set_buffers_granted(&self, (send, recv): (u32, u32)) {
+        if self.buffers[0].load(Relaxed) == 0 && self.buffers[1].load(Relaxed) == 0 {
+            self.buffers[0].store(send, Relaxed);
+            self.buffers[1].store(recv, Relaxed);
+        }
+        self.set_buffers_end((send, recv));
+    }
+    /// Publishes a connection's SO_SNDBUF and SO_RCVBUF as they stood at its close.
+    pub fn set_buffers_end(&self, (send, recv): (u32, u32)) {
+        self.buffers[2].store(send, Relaxed);
+        self.buffers[3].store(recv, Relaxed);
+    }
+    /// The published buffers, granted then at the end, as (send, recv) pairs; none when the
+    /// flow published none (its sockets were set up before the start and are read there).
+    pub fn buffers(&self) -> Option<((u32, u32), (u32, u32))> {
+        let b: [u32; 4] = std::array::from_fn(|i| self.buffers[i].load(Relaxed));
+        (b != [0; 4]).then_some(((b[0], b[1]), (b[2], b[3])))
     }
     /// Time of the first payload byte, monotonic ns.
     pub fn first_ns(&self) -> Option<u64> {

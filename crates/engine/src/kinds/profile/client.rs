@@ -202,7 +202,12 @@ impl Client {
                 return Ok(false);
             }
         }
-        self.runner.connected(link.wire.as_raw_fd(), io.latency);
+        let data = link
+            .udp
+            .as_ref()
+            .map_or(link.wire.as_raw_fd(), |u| u.as_raw_fd());
+        self.runner
+            .connected(link.wire.as_raw_fd(), data, io.latency);
         Ok(true)
     }
 
@@ -259,6 +264,7 @@ impl Client {
     /// Drops the connection as it is (a failure, or the end of the test).
     fn drop_link(&mut self, io: &mut Io<'_>) {
         if let Some(mut link) = self.link.take() {
+            self.runner.let_go();
             let _ = io.registry.deregister(link.wire.socket());
             if let Some(u) = &mut link.udp {
                 let _ = io.registry.deregister(u);

@@ -9,6 +9,7 @@ mod catchup;
 use super::carrier::{self, datagram, stream, Carrier, Datagram, RECV_TIMEOUT_NS};
 use super::cursor::{Action, Cursor, Next};
 use crate::clock;
+use crate::endpoint::fd_buffers;
 use crate::kind::Io;
 use crate::measure::counters::FlowStats;
 use crate::measure::latency::Latency;
@@ -77,6 +78,9 @@ pub(super) struct Runner {
     current: Option<(usize, u64)>,
     /// The operation under way failed (a datagram lost): counted as failed when it ends.
     failed: bool,
+    /// The open connection's data socket (a UDP group's UDP socket), whose buffers the flow
+    /// reports; -1 while none is open.
+    data_fd: i32,
 }
 
 impl Runner {
@@ -99,6 +103,7 @@ impl Runner {
             ops: ProfileCounters::default(),
             current: None,
             failed: false,
+            data_fd: -1,
         }
     }
 
@@ -230,7 +235,7 @@ impl Runner {
         self.failed = true;
         self.finish_op(now, latency);
         self.cursor.dropped();
-        self.stats.set_fd(-1);
+        self.let_go();
         Event::Broken
     }
 
@@ -247,11 +252,16 @@ impl Runner {
         self.stats.set_profile(&self.ops);
     }
 
-    /// The connection [`Event::Connect`] asked for is open, as `fd`.
-    pub(super) fn connected(&mut self, fd: i32, latency: &Latency) {
+    /// The connection [`Event::Connect`] asked for is open, as `fd`; its data moves on
+    /// `data_fd` (`fd` itself, or a UDP group's UDP socket).
+    pub(super) fn connected(&mut self, fd: i32, data_fd: i32, latency: &Latency) {
         self.doing = None;
         // The sampler reads the TCP_INFO of a stream's connection; a UDP flow's carries no data.
         self.stats.set_fd(if self.datagrams { -1 } else { fd });
+        self.data_fd = data_fd;
+        if data_fd >= 0 {
+            self.stats.set_buffers_granted(fd_buffers(data_fd));
+        }
         self.op_done(clock::now_ns(), latency);
         self.cursor.connected();
         self.stats.set_profile(&self.ops);
@@ -260,7 +270,7 @@ impl Runner {
     /// The connection [`Event::Disconnect`] asked to close is closed.
     pub(super) fn disconnected(&mut self, latency: &Latency) {
         self.doing = None;
-        self.stats.set_fd(-1);
+        self.let_go();
         let now = clock::now_ns();
         self.op_done(now, latency);
         let ended = self.cursor.disconnected();
@@ -278,8 +288,18 @@ impl Runner {
     pub(super) fn peer_ended(&mut self) -> bool {
         self.doing = None;
         self.current = None;
-        self.stats.set_fd(-1);
+        self.let_go();
         self.cursor.peer_ended()
+    }
+
+    /// The connection is given up, still open: its data socket's buffers as they stand at
+    /// its close, and the sampler told to forget its socket before it closes.
+    pub(super) fn let_go(&mut self) {
+        if self.data_fd >= 0 {
+            self.stats.set_buffers_end(fd_buffers(self.data_fd));
+            self.data_fd = -1;
+        }
+        self.stats.set_fd(-1);
     }
 
     /// Reads and counts until the other end's close (`Ok(true)`) or an empty socket.

@@ -287,34 +287,51 @@ impl Served {
         }
     }
 
+    /// The mirror program's next event, `None` once it has none: the runner's step (a group's
+    /// lone flow may wait in the kernel's receive until the test's end), where a UDP flow's
+    /// connection closing is the other end's word.
+    fn next_event(&mut self, io: &mut Io<'_>) -> io::Result<Option<Event>> {
+        let Some(runner) = self.runner.as_mut() else {
+            return Ok(None);
+        };
+        let carrier = match &self.udp {
+            Some(u) => Carrier::Datagram(u),
+            None => Carrier::Stream(&mut self.wire),
+        };
+        let worker_wait = io.wait_until;
+        if self.shared.lone {
+            io.wait_until = io.end_ns;
+        }
+        let step = runner.step(Some(carrier), io);
+        io.wait_until = worker_wait;
+        Ok(Some(match step? {
+            // A UDP flow's connection carries no data, only barriers' go bytes.
+            Event::Wait(_) | Event::Yield
+                if self.udp.is_some() && watch(&mut self.wire, &mut self.gos)? =>
+            {
+                Event::PeerEnded
+            }
+            e => e,
+        }))
+    }
+
     /// Runs the flow's mirror program on this connection.
     fn serve(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
         loop {
+            let Some(event) = self.next_event(io)? else {
+                return Ok(Step::Done);
+            };
             let Some(runner) = self.runner.as_mut() else {
                 return Ok(Step::Done);
             };
-            let carrier = match &self.udp {
-                Some(u) => Carrier::Datagram(u),
-                None => Carrier::Stream(&mut self.wire),
-            };
-            let worker_wait = io.wait_until;
-            if self.shared.lone {
-                io.wait_until = io.end_ns;
-            }
-            let step = runner.step(Some(carrier), io);
-            io.wait_until = worker_wait;
-            let event = match step? {
-                // A UDP flow's connection carries no data, only barriers' go bytes: its close
-                // is the other end's word.
-                Event::Wait(_) | Event::Yield
-                    if self.udp.is_some() && watch(&mut self.wire, &mut self.gos)? =>
-                {
-                    Event::PeerEnded
-                }
-                e => e,
-            };
             match event {
-                Event::Connect => runner.connected(self.wire.as_raw_fd(), io.latency),
+                Event::Connect => {
+                    let data = self
+                        .udp
+                        .as_ref()
+                        .map_or(self.wire.as_raw_fd(), |u| u.as_raw_fd());
+                    runner.connected(self.wire.as_raw_fd(), data, io.latency)
+                }
                 Event::Disconnect => {
                     if !runner.drain(&mut self.wire, io.rbuf)? || !self.wire.close()? {
                         return Ok(Step::Wait);

@@ -3,6 +3,7 @@
 //! histograms, and every flow operation's counts summed over the flows.
 
 use super::model::{OpFigures, ProfileEnd, ProfileOp, ProfileSummary};
+use super::responsiveness::trimmed_mean;
 use crate::model::{KindSummary, Summary};
 use crate::run::{Role, View};
 use crate::sections::rr::figures::{empty, latency, merge_into};
@@ -115,6 +116,7 @@ pub fn add_op_times(hists: &mut [Histogram<u64>], s: &Snapshot) {
 fn figures(o: OpCounters, times: Option<&Histogram<u64>>) -> OpFigures {
     OpFigures {
         latency_us: times.and_then(latency),
+        trimmed_mean_us: times.and_then(trimmed_mean).map(|ns| ns / 1e3),
         count: o.count,
         bytes: o.bytes,
         failed: o.failed,

@@ -8,6 +8,7 @@ pub mod figures;
 pub mod interval;
 pub mod model;
 pub mod phases;
+pub mod responsiveness;
 
 use crate::cells::rtt;
 use crate::model::{FlowResult, Interval, KindInterval, Latency, Report, Summary};
@@ -53,9 +54,9 @@ impl Section for Profile {
         csv::cells(iv)
     }
 
-    /// The stream's lines, but the buffer lines only when a socket reported its buffers: a
-    /// profile's sockets open and close as its programs say, and none may be open when the
-    /// end's sockets are read (granted 0 would not be true).
+    /// The stream's lines, but the buffer lines only when a socket reported its buffers: each
+    /// profile flow reads its own as its connections open and close, and a run stored before
+    /// that, or one whose flows never connected, has none (granted 0 would not be true).
     fn summary(&self, r: &Report, item: &mut Item<'_>) {
         let b = &r.summary.buffers;
         let unknown = b.effective_send == 0 && b.effective_recv == 0;

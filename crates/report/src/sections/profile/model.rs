@@ -35,7 +35,8 @@ pub struct TransactionLatency {
     pub samples: u64,
     /// Their time, µs (`null` when none was timed).
     pub latency_us: Option<Latency>,
-    /// The mean of the fastest 95% of them, µs (the IPPM responsiveness draft's trimmed mean).
+    /// Their trimmed mean, µs: the slowest 5% dropped (the IPPM
+    /// responsiveness draft's, [`super::responsiveness::trimmed_mean`]).
     pub trimmed_mean_us: Option<f64>,
 }
 
@@ -83,6 +84,9 @@ pub struct OpFigures {
     /// Its times, µs (none when it never completed).
     #[serde(default)]
     pub latency_us: Option<Latency>,
+    /// Their trimmed mean, µs, as the iterations' (absent when it never completed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trimmed_mean_us: Option<f64>,
 }
 
 /// A profile group's figures of one interval (`intervals[].profile`).

@@ -1,4 +1,5 @@
-//! The runner's unit tests: a read from a peer that closed, with and without `can_fail`.
+//! The runner on a real connection: a read the other end's close cut short, with and
+//! without `can_fail`.
 
 use super::*;
 use fathom_proto::profile::{FlowOp, Op, Program, Repeat, Size, Transaction};
@@ -46,7 +47,7 @@ fn read_from_a_peer_that_closed(can_fail: bool) -> (Event, ProfileCounters, Opti
         spawned: &mut spawned,
     };
     runner.step(None, &mut io).unwrap();
-    runner.connected(-1, &latency);
+    runner.connected(-1, -1, &latency);
     // The peer's 4 bytes and its close are on our socket by now (loopback).
     let event = runner
         .step(Some(Carrier::Stream(&mut wire)), &mut io)
