@@ -3,7 +3,8 @@
 `stream` (one flow writing 1 MiB for TIME s) and of `rr` (profiles/netperf-rr.toml: 1-byte
 write and read, Nagle off) beside `fathom stream -t TIME` and `fathom rr -t TIME --nodelay`, on
 loopback with in-process agents, ROUNDS rounds (at least 3), the order of the cases reversed
-every other round; medians and the ratio profile / built-in (target >= 0.95).
+every other round; medians and the ratio profile / built-in (target >= 0.95), and the median
+of each round's own ratio (the two cases of a round ran a few seconds apart, under one load).
 
 Usage: bench/profile.py [--rounds 3] [--time 3] [--before OLDBIN] [--only stream|rr] [BIN]
 
@@ -105,6 +106,13 @@ def main():
         if a.before:
             old = med[f"{kind} profile before"]
             line += f"  before {old / scale:8.2f} ({old / b:.3f} of built-in)  profile now/before {p / old:.3f}"
+        print(line)
+        paired = [x / y for x, y in zip(got[f"{kind} profile"], got[f"{kind} built-in"])]
+        line = f"        per round, profile/built-in: median {statistics.median(paired):.3f} of " + \
+            " ".join(f"{v:.3f}" for v in paired)
+        if a.before:
+            again = [x / y for x, y in zip(got[f"{kind} profile"], got[f"{kind} profile before"])]
+            line += f"; now/before: median {statistics.median(again):.3f}"
         print(line)
         for name in (n for n in got if n.startswith(kind)):
             print(f"        {name}: " + " ".join(f"{v / scale:.2f}" for v in got[name]))

@@ -119,6 +119,7 @@ impl Prepared {
                 files_root,
                 tls: tls.as_ref(),
                 barriers,
+                sndbuf: path.sndbuf,
             },
             sockets,
         )?;

@@ -163,6 +163,9 @@ pub struct Setup<'a> {
     pub tls: Option<&'a TlsEnd>,
     /// Profile tests: barriers shared with other tests of this process (a profile's groups).
     pub barriers: Option<&'a Arc<crate::kinds::SharedBarriers>>,
+    /// The send buffer this end's path chose ([`crate::path::choose`]) for the connections a
+    /// kind opens during the test; `None` leaves them as the plan says.
+    pub sndbuf: Option<u32>,
 }
 
 impl Setup<'_> {

@@ -11,12 +11,15 @@
 //! A TCP request/response test gets the same placement: each flow's two ends then share a CPU,
 //! which answers a transaction without waking another CPU (bench/RESULTS.md, "rr placement on
 //! loopback"), and so does a profile, whose connections open during the test: its connecting
-//! end's address, or its listener's, says whether the path is loopback. Each end decides alone,
-//! from the plan and its own sockets, and both decide alike.
+//! end's address, or its listener's, says whether the path is loopback. A profile's TCP
+//! connections get a stream's send buffers too unless the group sets a `window`: the
+//! connecting end's through [`PathDefaults::sndbuf`], which reaches the kind's dialer, the
+//! accepting end's from its listener, whose buffer sizes its connections inherit. Each end
+//! decides alone, from the plan and its own sockets, and both decide alike.
 
 use crate::clock;
 use crate::kind::{Kind, Loopback, Sockets};
-use fathom_proto::plan::TestPlan;
+use fathom_proto::plan::{KindPlan, TestPlan};
 use socket2::Socket;
 use std::io;
 
@@ -74,14 +77,22 @@ pub fn choose(plan: &TestPlan, sockets: &Sockets) -> io::Result<PathDefaults> {
         }
         return Ok(d);
     }
-    if loopback == Loopback::ReceiverOnSenderCpu && plan.socket.sndbuf.is_none() {
+    if small_send_buffers(loopback, plan) {
         for sock in v {
             sock.set_send_buffer_size(LOOPBACK_SNDBUF as usize)?;
         }
+        let overrides = match sockets {
+            Sockets::Listen(l, _) => {
+                l.set_send_buffer_size(LOOPBACK_SNDBUF as usize)?;
+                "a group's window overrides"
+            }
+            Sockets::Connect(..) => "a group's window overrides",
+            _ => "--sndbuf or --buffer overrides",
+        };
         d.sndbuf = Some(LOOPBACK_SNDBUF);
         d.notes.push(format!(
             "loopback path: send buffers {}K instead of autotuned, so the receiver copies data \
-             still in cache (--sndbuf or --buffer overrides)",
+             still in cache ({overrides})",
             LOOPBACK_SNDBUF >> 10
         ));
     }
@@ -106,6 +117,17 @@ pub fn choose(plan: &TestPlan, sockets: &Sockets) -> io::Result<PathDefaults> {
         d.pins = Some(cpus);
     }
     Ok(d)
+}
+
+/// Whether this end's data sockets get [`LOOPBACK_SNDBUF`] on a loopback path when the plan
+/// sets no send buffer: a stream's, and a profile's TCP connections (not a UDP group's, whose
+/// datagram sockets keep the host's default).
+fn small_send_buffers(loopback: Loopback, plan: &TestPlan) -> bool {
+    plan.socket.sndbuf.is_none()
+        && match &plan.kind {
+            KindPlan::Profile(p) => !crate::kinds::moves_datagrams(p),
+            _ => loopback == Loopback::ReceiverOnSenderCpu,
+        }
 }
 
 /// A stream's read size on a real path when the plan sets none: [`REAL_PATH_READ`], or this
@@ -207,27 +229,90 @@ mod tests {
         assert_eq!(real_path_read(Loopback::ReceiverOnSenderCpu, &plan), None);
     }
 
-    #[test]
-    fn a_loopback_profile_gets_paired_workers_at_both_ends() {
-        let plan = TestPlan {
-            kind: KindPlan::Profile(fathom_proto::profile::Program {
-                transactions: Vec::new(),
+    /// A profile plan whose one transaction runs `op`.
+    fn profile(op: fathom_proto::profile::Op) -> TestPlan {
+        use fathom_proto::profile::{FlowOp, Program, Repeat, Transaction};
+        let ops = vec![FlowOp {
+            op,
+            count: 1,
+            can_fail: false,
+        }];
+        TestPlan {
+            kind: KindPlan::Profile(Program {
+                transactions: vec![Transaction {
+                    repeat: Repeat::Iterations(1),
+                    rate: None,
+                    barrier: false,
+                    ops,
+                }],
                 seed: 1,
             }),
             ..TestPlan::default()
-        };
+        }
+    }
+
+    /// The send buffer of a connection accepted on `listener`.
+    fn accepted_sndbuf(listener: &socket2::Socket) -> usize {
+        let to = listener.local_addr().unwrap().as_socket().unwrap();
+        let _ours = TcpStream::connect(to).unwrap();
+        listener.accept().unwrap().0.send_buffer_size().unwrap()
+    }
+
+    #[test]
+    fn a_loopback_profile_gets_paired_workers_and_small_send_buffers_at_both_ends() {
+        use fathom_proto::profile::{Op, Size};
+        let plan = profile(Op::Write(Size::Fixed(1 << 20)));
         let listener = socket2::Socket::from(TcpListener::bind("127.0.0.1:0").unwrap());
         let to = listener.local_addr().unwrap().as_socket().unwrap();
         let multi = clock::usable_cpus().len() > 1;
-        for socks in [
-            Sockets::Connect(to, [0; 16]),
-            Sockets::Listen(listener, [0; 16]),
-        ] {
-            let d = choose(&plan, &socks).unwrap();
-            assert_eq!((d.sndbuf, d.pins.is_some()), (None, multi));
-        }
+        let d = choose(&plan, &Sockets::Connect(to, [0; 16])).unwrap();
+        assert_eq!((d.sndbuf, d.pins.is_some()), (Some(LOOPBACK_SNDBUF), multi));
+        assert!(
+            d.notes[0].contains("(a group's window overrides)"),
+            "{:?}",
+            d.notes
+        );
+        let socks = Sockets::Listen(listener, [0; 16]);
+        let d = choose(&plan, &socks).unwrap();
+        assert_eq!((d.sndbuf, d.pins.is_some()), (Some(LOOPBACK_SNDBUF), multi));
+        let Sockets::Listen(listener, _) = &socks else {
+            unreachable!()
+        };
+        assert_eq!(
+            accepted_sndbuf(listener),
+            2 * LOOPBACK_SNDBUF as usize,
+            "a connection takes its listener's buffer, doubled"
+        );
         let away = Sockets::Connect("192.0.2.1:5301".parse().unwrap(), [0; 16]);
-        assert_eq!(choose(&plan, &away).unwrap().pins, None);
+        let d = choose(&plan, &away).unwrap();
+        assert_eq!((d.sndbuf, d.pins), (None, None));
+    }
+
+    #[test]
+    fn a_profile_groups_window_wins_and_a_udp_group_keeps_its_buffers() {
+        use fathom_proto::profile::{Op, Size};
+        let mut plan = profile(Op::Write(Size::Fixed(1 << 20)));
+        plan.socket.sndbuf = Some(256 << 10);
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let l = socket2::Socket::from(listener);
+        l.set_send_buffer_size(256 << 10).unwrap();
+        let to = l.local_addr().unwrap().as_socket().unwrap();
+        let d = choose(&plan, &Sockets::Connect(to, [0; 16])).unwrap();
+        assert_eq!(d.sndbuf, None);
+        let socks = Sockets::Listen(l, [0; 16]);
+        assert_eq!(choose(&plan, &socks).unwrap().sndbuf, None);
+        let Sockets::Listen(l, _) = &socks else {
+            unreachable!()
+        };
+        assert_eq!(accepted_sndbuf(l), 2 * (256 << 10), "the window stays");
+        let udp = profile(Op::SendTo(Size::Fixed(64)));
+        let d = choose(&udp, &Sockets::Connect(to, [0; 16])).unwrap();
+        assert_eq!(d.sndbuf, None);
+        assert!(
+            d.notes.iter().all(|n| !n.contains("send buffers")),
+            "{:?}",
+            d.notes
+        );
     }
 
     #[test]

@@ -19,6 +19,7 @@
 mod crr;
 mod file;
 pub use file::remove_stale_parts;
+pub(crate) use profile::moves_datagrams;
 pub use profile::SharedBarriers;
 mod pacer;
 mod profile;

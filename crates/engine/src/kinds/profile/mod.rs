@@ -32,7 +32,7 @@ use crate::kind::{wrong_sockets, Flow, Setup, Sockets};
 pub use barrier::SharedBarriers;
 use barrier::{Barriers, Waiter};
 use cursor::Cursor;
-use fathom_proto::plan::{KindId, KindPlan};
+use fathom_proto::plan::{KindId, KindPlan, SocketOptions};
 use fathom_proto::profile::{Op, Program};
 use fathom_proto::DataHello;
 use runner::Runner;
@@ -47,7 +47,7 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
     let KindPlan::Profile(program) = &s.plan.kind else {
         return Err(wrong_sockets(KindId::Profile));
     };
-    let datagrams = datagrams(program);
+    let datagrams = moves_datagrams(program);
     if datagrams && s.tls.is_some() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -63,13 +63,19 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
                 None => Arc::new(SharedBarriers::new([(own, &*program)])),
             };
             let barriers = Arc::new(Barriers::new(&program, shared));
+            // The path's send buffer, unless the plan (a group's window) sets one; the
+            // accepting end's connections take it from their listener (`path::choose`).
+            let opts = SocketOptions {
+                sndbuf: s.plan.socket.sndbuf.or(s.sndbuf),
+                ..s.plan.socket.clone()
+            };
             Ok(s.own_flows()
                 .map(|f| {
                     let cursor = Cursor::new(program.clone(), f.id, false);
                     Box::new(client::Client {
                         server,
                         hello: DataHello { cookie, flow: f.id }.encode(),
-                        opts: s.plan.socket.clone(),
+                        opts: opts.clone(),
                         runner: Runner::new(cursor, s.stats_of(f.id), true, datagrams),
                         datagrams,
                         tls: s.tls.cloned(),
@@ -107,7 +113,7 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
 
 /// Whether `program`'s data operations move datagrams (a UDP group's: the format allows
 /// `sendto` and `recv` only there, and `write` and `read` only elsewhere).
-fn datagrams(program: &Program) -> bool {
+pub(crate) fn moves_datagrams(program: &Program) -> bool {
     program
         .transactions
         .iter()
