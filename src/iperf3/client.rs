@@ -22,6 +22,9 @@ const STEP: Duration = Duration::from_secs(10);
 const TICK: Duration = Duration::from_millis(50);
 /// How long a UDP sender waits after its last datagram before it says TEST_END.
 const SETTLE: Duration = Duration::from_millis(250);
+/// How long a TCP sender waits at most for the server to acknowledge all it sent before it says
+/// TEST_END (the server counts only what it read by then).
+const DRAIN: Duration = Duration::from_secs(2);
 /// How long a `-n` test may see no data move before it ends.
 const QUIET: Duration = Duration::from_secs(3);
 
@@ -114,6 +117,11 @@ pub fn run(
     let omit_end = started + Duration::from_secs(p.omit);
     let shared = Arc::new(Shared::new(socks.len(), p.bytes, omit_end));
     let mut sampler = Sampler::new(o.interval, started, omit_end, tcp_clones(&socks));
+    let sent_on: Vec<Option<TcpStream>> = tcp_clones(&socks)
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| s.filter(|_| !p.server_sends(i as u32)))
+        .collect();
     let threads = stream::spawn(socks, &p, &shared, false);
     let watched = watch(&mut ctrl, &p, &shared, started, &mut sampler, each);
     shared.stop_send.store(true, Relaxed);
@@ -124,6 +132,8 @@ pub fn run(
     if p.udp && !p.reverse {
         // The server stops reading at TEST_END: let the last datagrams reach it first.
         std::thread::sleep(SETTLE);
+    } else if watched.is_ok() {
+        acked(&sent_on, DRAIN);
     }
     let result = watched
         .and_then(|_| wire::send_state(&mut ctrl, State::TestEnd).map_err(TestError::from))
@@ -269,6 +279,21 @@ fn start_info(
 }
 
 /// A clone of each TCP stream, for TCP_INFO at every interval.
+/// Waits, at most `limit`, until every stream in `sent_on` has no byte left unsent or unacknowledged:
+/// an iperf3 server stops reading at TEST_END, so data still in flight then would be missing
+/// from its count, and `-n` would no longer match at both ends.
+fn acked(sent_on: &[Option<TcpStream>], limit: Duration) {
+    use std::os::fd::AsRawFd;
+    let deadline = Instant::now() + limit;
+    let in_flight = |s: &TcpStream| {
+        fathom_engine::measure::tcp_info::read(s.as_raw_fd())
+            .is_some_and(|t| t.notsent_bytes > 0 || t.unacked > 0)
+    };
+    while Instant::now() < deadline && sent_on.iter().flatten().any(in_flight) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 fn tcp_clones(socks: &[Sock]) -> Vec<Option<TcpStream>> {
     socks
         .iter()
