@@ -5,43 +5,32 @@
 use fathom::cli::common::StoreArgs;
 use fathom::cli::profile_run::ProfileRunArgs;
 use fathom::commands::profile_run::profile_reports;
-use fathom_proto::profile::{
-    FlowOp, Group, Op, ProfilePlan, Program, Protocol, Repeat, Size, Transaction,
-};
+use fathom_proto::profile::{FlowOp, Op, ProfilePlan, Repeat, Size, Transaction};
+
+mod profile_common;
+use profile_common::group;
 
 fn op(op: Op) -> FlowOp {
-    FlowOp {
-        op,
-        count: 1,
-        can_fail: false,
-    }
+    profile_common::op(op, 1)
 }
 
 /// Two flows, each 5 iterations of a 100-byte write, a 10-byte read and a 30 ms think,
 /// sampled every 50 ms (so over several intervals).
 fn report() -> fathom_report::Report {
-    let group = Group {
-        name: "rr".into(),
-        threads: 2,
-        flows_per_thread: 1,
-        remote: None,
-        protocol: Protocol::Tcp,
-        nodelay: true,
-        window: None,
-        program: Program {
-            transactions: vec![Transaction {
-                repeat: Repeat::Iterations(5),
-                rate: None,
-                barrier: false,
-                ops: vec![
-                    op(Op::Write(Size::Fixed(100))),
-                    op(Op::Read(Size::Fixed(10))),
-                    op(Op::Think(Size::Fixed(30_000))),
-                ],
-            }],
-            seed: 5,
-        },
-    };
+    let group = group(
+        "rr",
+        2,
+        vec![Transaction {
+            repeat: Repeat::Iterations(5),
+            rate: None,
+            barrier: false,
+            ops: vec![
+                op(Op::Write(Size::Fixed(100))),
+                op(Op::Read(Size::Fixed(10))),
+                op(Op::Think(Size::Fixed(30_000))),
+            ],
+        }],
+    );
     let plan = ProfilePlan {
         name: "csv".into(),
         groups: vec![group],
