@@ -285,11 +285,20 @@ fn a_tls_group_counts_exactly_with_a_session_per_connection() {
 
 #[test]
 fn a_udp_flow_whose_mirror_fell_behind_reconnects_and_runs_on() {
-    // Twelve 60,000-byte datagrams back to back into the agent's smallest receive buffer: one
-    // fits an empty queue, most of the others are dropped, and the agent's mirror waits for
-    // them while the connecting end disconnects. Its next connection must find the mirror
-    // where the connecting end is, not be refused as a stranger.
-    let burst = iterations(1, vec![op(Op::SendTo(Size::Fixed(60_000)), 12)]);
+    // A hundred 60,000-byte datagrams back to back into the agent's smallest receive buffer:
+    // one fits an empty queue, and any that arrive before the agent read it are dropped; the
+    // agent's mirror waits for them while the connecting end disconnects. Its next connection
+    // must find the mirror where the connecting end is, not be refused as a stranger. Whether
+    // the agent keeps up with a burst is the scheduler's choice (in one CI run it read all of
+    // twelve), so the program runs until one run drops some; every run must count exactly.
+    const BURST: u32 = 100;
+    let dropped = (0..5).any(|_| behind_once(BURST) > 0);
+    assert!(dropped, "five bursts of {BURST} datagrams and the agent kept up with every one");
+}
+
+/// One run of the program above; the datagrams the agent's mirror missed.
+fn behind_once(burst: u32) -> u64 {
+    let burst_tx = iterations(1, vec![op(Op::SendTo(Size::Fixed(60_000)), burst)]);
     let close = iterations(1, vec![op(Op::Disconnect, 1)]);
     let rr = iterations(
         3,
@@ -300,19 +309,19 @@ fn a_udp_flow_whose_mirror_fell_behind_reconnects_and_runs_on() {
             op(Op::Disconnect, 1),
         ],
     );
-    let mut g = udp(group("behind", 1, vec![burst, close, rr]));
+    let mut g = udp(group("behind", 1, vec![burst_tx, close, rr]));
     g.window = Some(1);
     let runs = run(vec![g]);
     let p = runs[0].report.summary.profile().expect("a profile section");
     let sent = &p.ops[0];
-    assert_eq!(sent.client.count, 12);
-    assert_eq!(sent.server.count + sent.server.failed, 12, "{sent:?}");
-    assert!(sent.server.failed > 0, "nothing was dropped: {sent:?}");
+    assert_eq!(sent.client.count, u64::from(burst));
+    assert_eq!(sent.server.count + sent.server.failed, u64::from(burst), "{sent:?}");
     assert_eq!(sent.lost, Some(sent.server.failed));
     let (request, reply) = (&p.ops[3], &p.ops[4]);
     assert_eq!((request.client.count, request.server.count), (3, 3));
     assert_eq!(reply.client.count + reply.client.failed, 3);
     assert_eq!(p.client.iterations, 5);
+    sent.server.failed
 }
 
 #[test]
