@@ -131,6 +131,11 @@ class Sshd:
         return size * 8 / wall, cpu + cpu_sshd, None
 
 
+def parse_size(text):
+    """Bytes in a size such as 1G, 256M or 4096."""
+    return int(text[:-1]) << {"K": 10, "M": 20, "G": 30}[text[-1]] if text[-1] in "KMG" else int(text)
+
+
 def stream_ceiling(path, size):
     """The memory-to-memory stream of the same size on the same path."""
     agent = peers._server(path.recv + [peers.FATHOM, "serve", "--listen", f"{path.addr}:{PORT}", "--insecure"])
@@ -150,7 +155,7 @@ def main():
     ap.add_argument("--tools", default="socat,scp")
     ap.add_argument("--wan", help='copy across a lab WAN link with these parameters, e.g. "delay=10ms,rate=1G"')
     a = ap.parse_args()
-    size = int(a.size[:-1]) << {"K": 10, "M": 20, "G": 30}[a.size[-1]] if a.size[-1] in "KMG" else int(a.size)
+    size = parse_size(a.size)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # so that the cleanup below runs
     work = tempfile.mkdtemp(prefix="fathom-bench-file-")
     dst = tempfile.mkdtemp(prefix="fathom-bench-file-", dir=a.dst)
@@ -201,12 +206,12 @@ def main():
 def report(a, path, results, streams):
     load = open("/proc/loadavg").read().split()[:3]
     print(f"\n## file put {a.size} across {path.name} to {a.dst}, {a.rounds} rounds, load {' '.join(load)}")
-    print("| tool | median Gbit/s (wall) | CPU-s | fathom / tool |")
-    print("|---|---|---|---|")
+    print("| tool | median Gbit/s (wall) | CPU-s | CPU-s per GB | fathom / tool |")
+    print("|---|---|---|---|---|")
     med = {t: (statistics.median(b for b, _, _ in rs), statistics.median(c for _, c, _ in rs)) for t, rs in results.items() if rs}
     for t, (bps, cpu) in med.items():
         ratio = f"{med['fathom'][0] / bps:.2f}" if "fathom" in med and t != "fathom" else "-"
-        print(f"| {t} | {bps / 1e9:.2f} | {cpu:.2f} | {ratio} |")
+        print(f"| {t} | {bps / 1e9:.2f} | {cpu:.2f} | {cpu / (parse_size(a.size) / 1e9):.2f} | {ratio} |")
     own = [o for _, _, o in results.get("fathom", []) if o]
     if own and streams:
         s = statistics.median(streams)
