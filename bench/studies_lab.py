@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The studies' quick forms across a lab link: each study runs `fathom study NAME --quick --lab WAN`
 (h1 - WAN emulator - h2, the study's lab, made and removed by the study itself), one after the
-other, and its output is saved as OUT/NAME-lab.txt, headed by one line with the link, the load
-average and the date.
+other, and its output is saved as OUT/NAME-lab.txt (NAME-lab-full.txt with --full), headed by
+one line with the link, the load average and the date.
 
 Usage: bench/studies_lab.py [--studies many-flows,write-size,socket-buffers] [--out bench/studies]
                             [--wan NAME=PARAMS ...] [--limit 600] [--full]
@@ -94,9 +94,10 @@ def main():
             load = " ".join(open("/proc/loadavg").read().split()[:3])
             head = (f"# {name}{'' if a.full else ' --quick'} across a lab link h1 - WAN emulator ({wan}) - h2, "
                     f"{started}, load at the end {load}, exit {rc}\n")
-            with open(os.path.join(a.out, f"{name}-lab.txt"), "w") as f:
+            saved = os.path.join(a.out, f"{name}-lab{'-full' if a.full else ''}.txt")
+            with open(saved, "w") as f:
                 f.write(head + (out or ""))
-            print(f"   {name}: exit {rc}, saved {a.out}/{name}-lab.txt", file=sys.stderr)
+            print(f"   {name}: exit {rc}, saved {saved}", file=sys.stderr)
             failed += rc != 0
     print(f"tables, plots and pages: {pages}", file=sys.stderr)
     sys.exit(1 if failed else 0)
