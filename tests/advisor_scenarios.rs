@@ -7,7 +7,7 @@
 mod advisor_common;
 mod common;
 
-use advisor_common::{doc, first, Lab};
+use advisor_common::{doc, first, measured, Lab};
 use common::{root_or_ci, run, stderr};
 
 #[test]
@@ -151,7 +151,7 @@ fn verify_reruns_the_48k_scenario_with_the_recommended_buffer() {
         return;
     }
     let lab = Lab::up("ver", Some("delay=50ms"));
-    let d = lab.verified(&["stream", "-t", "2", "--omit", "1", "--buffer", "48K"]);
+    let (d, _) = lab.verified(&["stream", "-t", "2", "--omit", "1", "--buffer", "48K"]);
     let v = &d["verify"];
     assert_eq!(v["finding"], "receive_window", "{v:#}");
     assert_eq!(v["outcome"], "rerun", "{v:#}");
@@ -237,9 +237,9 @@ fn a_tls_stream_on_one_full_cpu_is_the_cipher_and_verify_runs_the_cheaper_one() 
         return;
     }
     let lab = Lab::up("tls", None);
-    let d = lab.verified(&["stream", "--tls", "-t", "2", "--affinity", "0/0"]);
-    let (id, a) = first(&d);
-    assert_eq!(id, "tls_cipher", "{a}");
+    let (d, stored) = lab.verified(&["stream", "--tls", "-t", "2", "--affinity", "0/0"]);
+    let seen = measured(&stored);
+    assert_eq!(d["advice"][0]["id"], "tls_cipher", "{d:#}\n{seen}");
     let v = &d["verify"];
     assert_eq!(v["change"], "--cipher aes-128-gcm", "{v:#}");
     assert_eq!(v["outcome"], "rerun", "{v:#}");
