@@ -53,14 +53,16 @@ pub(super) fn full_cpu<'a>(r: &Report, host: &'a HostResult) -> Option<(&'a CpuO
 }
 
 /// The share of CPU `cpu`, %, that fathom's threads pinned to it used, summed over the hosts of
-/// run `r` on `host`'s machine (a lab's hosts share one).
+/// run `r` on `host`'s machine (a lab's hosts share one); at most 100 (the threads' CPU seconds
+/// include their set-up and close, outside the span).
 pub(super) fn pinned_share(r: &Report, host: &HostResult, cpu: u32) -> f64 {
     let on = |t: &ThreadResult| t.pinned_cpu == Some(cpu);
     r.hosts
         .iter()
         .filter(|h| h.hostname == host.hostname)
         .map(|h| thread_share(h, &on, span_s(r)))
-        .sum()
+        .sum::<f64>()
+        .min(100.0)
 }
 
 /// The run's span in seconds, warm-up included: the time the threads' CPU seconds cover.
