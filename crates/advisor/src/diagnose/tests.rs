@@ -341,17 +341,20 @@ fn a_copy_held_by_its_disk_names_the_io_size_and_the_disk() {
     assert_eq!(diagnose(&file("network", 4096), &settings()), Vec::new());
 }
 
-#[test]
-fn a_tls_stream_on_a_full_cpu_names_the_cipher() {
+/// The healthy stream made TLS with AES-256-GCM, costing `local` and `remote` CPU s per GB.
+fn tls_stream(local: f64, remote: f64) -> Report {
     let mut r = stream();
     r.summary.tls = Some(TlsSummary {
         suite: "TLS13_AES_256_GCM_SHA384".into(),
-        cpu_s_per_gb: Some(ServiceDemand {
-            local: 1.5,
-            remote: 2.0,
-        }),
+        cpu_s_per_gb: Some(ServiceDemand { local, remote }),
         ..TlsSummary::default()
     });
+    r
+}
+
+#[test]
+fn a_tls_stream_on_a_full_cpu_names_the_cipher() {
+    let mut r = tls_stream(1.5, 2.0);
     assert_eq!(diagnose(&r, &settings()), Vec::new(), "CPUs not full");
     saturate(&mut r, 1, 0, true);
     let a = diagnose(&r, &settings());
@@ -383,15 +386,7 @@ fn a_tls_stream_on_a_full_cpu_names_the_cipher() {
 /// 30% of it (other work kept it busy), that CPU is not called full.
 #[test]
 fn a_tls_pair_pinned_to_one_cpu_it_keeps_busy_names_the_cipher() {
-    let mut r = stream();
-    r.summary.tls = Some(TlsSummary {
-        suite: "TLS13_AES_256_GCM_SHA384".into(),
-        cpu_s_per_gb: Some(ServiceDemand {
-            local: 4.6,
-            remote: 4.6,
-        }),
-        ..TlsSummary::default()
-    });
+    let mut r = tls_stream(4.6, 4.6);
     let f = &mut r.flows[0];
     (f.rwnd_limited_pct, f.window, f.rtt_us) = (39.0, 1024, 246);
     (f.rcvbuf_end, f.transfer.bits_per_second) = (8_477_635, 3.1e9);
