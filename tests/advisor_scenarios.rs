@@ -7,7 +7,7 @@
 mod advisor_common;
 mod common;
 
-use advisor_common::{doc, first, Lab};
+use advisor_common::{doc, first, measured, Lab};
 use common::{root_or_ci, run, stderr};
 
 #[test]
@@ -151,7 +151,7 @@ fn verify_reruns_the_48k_scenario_with_the_recommended_buffer() {
         return;
     }
     let lab = Lab::up("ver", Some("delay=50ms"));
-    let d = lab.verified(&["stream", "-t", "2", "--omit", "1", "--buffer", "48K"]);
+    let (d, _) = lab.verified(&["stream", "-t", "2", "--omit", "1", "--buffer", "48K"]);
     let v = &d["verify"];
     assert_eq!(v["finding"], "receive_window", "{v:#}");
     assert_eq!(v["outcome"], "rerun", "{v:#}");
@@ -230,16 +230,18 @@ fn apply_sets_a_namespace_sysctl_and_sets_it_back() {
 
 /// A TLS stream with both ends pinned to the CPU it fills: the cipher comes first (the full CPU
 /// is its doing), and `--verify` re-runs the test with the cheaper cipher it names. Which
-/// cipher is faster depends on the CPU, so no ratio is asserted.
+/// cipher is faster depends on the CPU, so no ratio is asserted. On a quiet machine that CPU
+/// shows under 95% busy (the two ends leave it idle between turns); the pinned threads' own
+/// share of it is what makes it full there (`cpu::PINNED_PCT`), as in the CI run that failed.
 #[test]
 fn a_tls_stream_on_one_full_cpu_is_the_cipher_and_verify_runs_the_cheaper_one() {
     if !root_or_ci() {
         return;
     }
     let lab = Lab::up("tls", None);
-    let d = lab.verified(&["stream", "--tls", "-t", "2", "--affinity", "0/0"]);
-    let (id, a) = first(&d);
-    assert_eq!(id, "tls_cipher", "{a}");
+    let (d, stored) = lab.verified(&["stream", "--tls", "-t", "2", "--affinity", "0/0"]);
+    let seen = measured(&stored);
+    assert_eq!(d["advice"][0]["id"], "tls_cipher", "{d:#}\n{seen}");
     let v = &d["verify"];
     assert_eq!(v["change"], "--cipher aes-128-gcm", "{v:#}");
     assert_eq!(v["outcome"], "rerun", "{v:#}");

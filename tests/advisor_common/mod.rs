@@ -79,20 +79,49 @@ impl Lab {
     }
 
     /// Runs `args` from h1 to h2 (stored in a store of its own), then `fathom doctor --run 1
-    /// --verify --iterations 2 --json` on it: the doctor's document.
-    pub fn verified(&self, args: &[&str]) -> Value {
+    /// --verify --iterations 2 --json` on it: the doctor's document, and the stored run's own
+    /// (`fathom show 1 --json`), for the figures a failed assertion should print.
+    pub fn verified(&self, args: &[&str]) -> (Value, Value) {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("runs.db").to_string_lossy().into_owned();
         let mut all = self.across(&[args, &["-q"]].concat());
         all.extend(["--store", &db]);
         let out = run(&all, 90);
         assert!(out.status.success(), "{}", stderr(&out));
+        let stored = doc(&["show", "1", "--json", "--store", &db], 30);
         let verify = ["--verify", "--iterations", "2", "--json"];
-        doc(
+        let doctor = doc(
             &[&["doctor", "--run", "1", "--store", &db][..], &verify].concat(),
             240,
-        )
+        );
+        (doctor, stored)
     }
+}
+
+/// What a stored run measured, for an assertion's message: the rate, bytes and span, the TLS
+/// section, and each host's CPUs and worker threads.
+pub fn measured(run: &Value) -> String {
+    let s = &run["summary"];
+    let hosts: Vec<String> = run["hosts"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|h| {
+            format!(
+                "{}: cpu {} threads {}",
+                h["name"], h["cpu"]["per_cpu"], h["threads"]
+            )
+        })
+        .collect();
+    format!(
+        "the run stored {} bit/s, {} bytes received in {} s; tls {}; {}",
+        s["bits_per_second"],
+        s["bytes"],
+        s["seconds"],
+        s["tls"],
+        hosts.join("; ")
+    )
 }
 
 impl Drop for Lab {

@@ -97,7 +97,7 @@ fn ceilings(s: &Settings, out: &mut Vec<Finding>) {
                     show_size(max),
                     bdp(max)
                 ),
-                change: change,
+                change,
                 ..on(name, value, id, Severity::Warning, Confidence::High)
             });
         }

@@ -1,7 +1,7 @@
 //! One test per cause: a report built in code that makes it fire, with the figure it cites,
 //! and one that must not.
 
-use super::fixture::{saturate, settings, stream};
+use super::fixture::{cpu, saturate, settings, stream};
 use super::{diagnose, IDS};
 use crate::Settings;
 use fathom_report::model::file::FileSummary;
@@ -341,17 +341,20 @@ fn a_copy_held_by_its_disk_names_the_io_size_and_the_disk() {
     assert_eq!(diagnose(&file("network", 4096), &settings()), Vec::new());
 }
 
-#[test]
-fn a_tls_stream_on_a_full_cpu_names_the_cipher() {
+/// The healthy stream made TLS with AES-256-GCM, costing `local` and `remote` CPU s per GB.
+fn tls_stream(local: f64, remote: f64) -> Report {
     let mut r = stream();
     r.summary.tls = Some(TlsSummary {
         suite: "TLS13_AES_256_GCM_SHA384".into(),
-        cpu_s_per_gb: Some(ServiceDemand {
-            local: 1.5,
-            remote: 2.0,
-        }),
+        cpu_s_per_gb: Some(ServiceDemand { local, remote }),
         ..TlsSummary::default()
     });
+    r
+}
+
+#[test]
+fn a_tls_stream_on_a_full_cpu_names_the_cipher() {
+    let mut r = tls_stream(1.5, 2.0);
     assert_eq!(diagnose(&r, &settings()), Vec::new(), "CPUs not full");
     saturate(&mut r, 1, 0, true);
     let a = diagnose(&r, &settings());
@@ -375,6 +378,39 @@ fn a_tls_stream_on_a_full_cpu_names_the_cipher() {
         "no cheaper cipher: {}",
         a[0].change
     );
+}
+
+/// A CI run's figures (issue 26): a TLS stream with both ends pinned to CPU 0 of one machine,
+/// window-limited 39% of the time, CPU 0 94% busy (under a saturated CPU's 95%), 90% of it the
+/// two pinned threads' own: the cipher, not a slow receiving application. When the threads used
+/// 30% of it (other work kept it busy), that CPU is not called full.
+#[test]
+fn a_tls_pair_pinned_to_one_cpu_it_keeps_busy_names_the_cipher() {
+    let mut r = tls_stream(4.6, 4.6);
+    let f = &mut r.flows[0];
+    (f.rwnd_limited_pct, f.window, f.rtt_us) = (39.0, 1024, 246);
+    (f.rcvbuf_end, f.transfer.bits_per_second) = (8_477_635, 3.1e9);
+    let share = |r: &mut Report, cpu_s: f64| {
+        for h in &mut r.hosts {
+            h.hostname = "vm".into();
+            (h.cpu.per_cpu[0], h.cpu.busiest_cpu) = (cpu(0, 94.0), cpu(0, 94.0));
+            (h.threads[0].pinned_cpu, h.threads[0].cpu_s) = (Some(0), cpu_s);
+        }
+    };
+    let mut s = settings();
+    s.sysctls
+        .insert("net.ipv4.tcp_rmem".into(), "4096 131072 33554432".into());
+    share(&mut r, 0.9);
+    let a = diagnose(&r, &s);
+    assert_eq!(a[0].id, "tls_cipher", "{a:#?}");
+    assert!((figure(&a[0], "fathom_pinned_pct") - 90.0).abs() < 1e-9);
+    assert!(a[0]
+        .seen
+        .contains("94% busy, 90% of it by fathom's threads"));
+    assert!(!ids(&a).contains(&"receiver_slow"), "{a:?}");
+    share(&mut r, 0.3);
+    let a = diagnose(&r, &s);
+    assert_eq!(ids(&a), ["receiver_slow"], "{a:#?}");
 }
 
 /// Values from a store or a settings tree are bounded nowhere else: the largest ones must give

@@ -1,5 +1,5 @@
-//! The TLS cause: a TLS stream whose encrypting or decrypting CPU was saturated, so the
-//! cipher's CPU cost (the report's CPU seconds per GB) set the rate. It is a warning, and the
+//! The TLS cause: a TLS stream whose encrypting or decrypting CPU was full (`cpu::full_cpu`), so
+//! the cipher's CPU cost (the report's CPU seconds per GB) set the rate. It is a warning, and the
 //! CPU-bound finding on the same run ranks after it (the cipher is what filled the CPU).
 
 use super::{pct, Found};
@@ -15,12 +15,17 @@ pub(super) fn findings(r: &Report) -> Option<Found> {
         .iter()
         .find_map(|h| Some((h, super::cpu::full_cpu(r, h)?)))?;
     let cost = per_gb.local.max(per_gb.remote);
+    let ours = super::cpu::pinned_share(r, host, cpu.cpu);
+    let pinned = match ours > 0.0 {
+        true => format!(", {} of it by fathom's threads pinned there", pct(ours)),
+        false => String::new(),
+    };
     Some(Found {
         id: "tls_cipher",
         severity: Severity::Warning,
         confidence: Confidence::Medium,
         seen: format!(
-            "the sessions used {} and cost {cost:.2} CPU s per GB; CPU {} on {}, where fathom's threads ran, was {} busy",
+            "the sessions used {} and cost {cost:.2} CPU s per GB; CPU {} on {}, where fathom's threads ran, was {} busy{pinned}",
             tls.suite,
             cpu.cpu,
             host.name,
@@ -30,6 +35,7 @@ pub(super) fn findings(r: &Report) -> Option<Found> {
             ("cpu_s_per_gb", cost),
             ("cpu", f64::from(cpu.cpu)),
             ("cpu_busy_pct", cpu.total),
+            ("fathom_pinned_pct", ours),
         ],
         why: "encryption runs on the CPU that sends or reads each flow: when that CPU is full the cipher's cost sets the rate".into(),
         change: change(&tls.suite),
