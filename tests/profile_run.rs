@@ -293,7 +293,10 @@ fn a_udp_flow_whose_mirror_fell_behind_reconnects_and_runs_on() {
     // twelve), so the program runs until one run drops some; every run must count exactly.
     const BURST: u32 = 100;
     let dropped = (0..5).any(|_| behind_once(BURST) > 0);
-    assert!(dropped, "five bursts of {BURST} datagrams and the agent kept up with every one");
+    assert!(
+        dropped,
+        "five bursts of {BURST} datagrams and the agent kept up with every one"
+    );
 }
 
 /// One run of the program above; the datagrams the agent's mirror missed.
@@ -315,7 +318,11 @@ fn behind_once(burst: u32) -> u64 {
     let p = runs[0].report.summary.profile().expect("a profile section");
     let sent = &p.ops[0];
     assert_eq!(sent.client.count, u64::from(burst));
-    assert_eq!(sent.server.count + sent.server.failed, u64::from(burst), "{sent:?}");
+    assert_eq!(
+        sent.server.count + sent.server.failed,
+        u64::from(burst),
+        "{sent:?}"
+    );
     assert_eq!(sent.lost, Some(sent.server.failed));
     let (request, reply) = (&p.ops[3], &p.ops[4]);
     assert_eq!((request.client.count, request.server.count), (3, 3));
