@@ -83,6 +83,9 @@ pub fn diagnose(r: &Report, s: &Settings) -> Vec<Advice> {
     if out.iter().any(|f| f.id == "path_loss") {
         out.iter_mut().for_each(after_loss);
     }
+    if out.iter().any(|f| f.id == "file_disk") {
+        out.iter_mut().for_each(after_disk);
+    }
     if out.iter().any(|f| f.id == "tls_cipher") {
         out.iter_mut().for_each(after_tls);
     }
@@ -119,6 +122,22 @@ fn after_loss(f: &mut Found) {
         f.why = format!(
             "{}; the path also lost packets, and loss recovery holds data in the buffers, so \
              the loss comes first",
+            f.why
+        );
+    }
+}
+
+/// A copy whose time went to a disk: what the network findings say ranks after the disk's,
+/// since the network's share of the copy's time was the smaller (the stages say so).
+fn after_disk(f: &mut Found) {
+    let at = |id| IDS.iter().position(|i| *i == id).unwrap_or(IDS.len());
+    let network = IDS
+        .get(at("buffer_clamped")..=at("path_loss"))
+        .unwrap_or(&[]);
+    if network.contains(&f.id) {
+        f.confidence = Confidence::Low;
+        f.why = format!(
+            "{}; the copy spent longer in a disk than in the network, so the disk comes first",
             f.why
         );
     }
