@@ -2,13 +2,15 @@
 //! Named by host and CPU number; when the receive buffer never reached net.ipv4.tcp_rmem's
 //! maximum, the finding says that sysctl is not the cause (issue 26's wrong advice). The CPU and
 //! the tests are the report warning's own (`warnings::bound`: `receiving_cpu`, `thread_share`,
-//! `SATURATED_PCT`, `OURS_PCT`): a CPU other work filled is not called fathom's bound. One test
-//! is the advisor's own, [`PINNED_PCT`]: a CPU kept busy by fathom's threads pinned to it.
+//! `SATURATED_PCT`, `OURS_PCT`, `PINNED_PCT`): a CPU other work filled is not called fathom's
+//! bound, and one that fathom's threads pinned there kept busy is.
 
 use super::{pct, receiver_of, Found};
 use crate::{show_size, Confidence, Settings, Severity};
 use fathom_report::model::{CpuOne, HostResult, Report, ThreadResult};
-use fathom_report::warnings::bound::{receiving_cpu, thread_share, OURS_PCT, SATURATED_PCT};
+use fathom_report::warnings::bound::{
+    pinned_share, receiving_cpu, span_s, thread_share, OURS_PCT, PINNED_PCT, SATURATED_PCT,
+};
 use fathom_report::warnings::LIMITED_PCT;
 
 /// The CPU findings of run `r`: one per receiving host whose reading CPU was saturated.
@@ -28,14 +30,6 @@ pub(super) fn findings(r: &Report, s: &Settings) -> Vec<Found> {
     out
 }
 
-/// fathom's threads pinned to one CPU kept it full when together (every end on that machine)
-/// they used at least this share of it, %, and it was at least this busy. Two ends of a flow
-/// pinned to one CPU leave it idle between their turns while their work still sets the rate:
-/// the two threads of a TLS stream pinned 0/0 on a lab's veth pair used 85-100% of that CPU
-/// (8 runs, their agents given the CPU first; the rate the same), and in a CI run on a quiet
-/// machine CPU 0 showed 94% busy, under [`SATURATED_PCT`].
-pub(super) const PINNED_PCT: f64 = 80.0;
-
 /// The CPU `host`'s workers read on when it was full with fathom's threads on it: saturated with
 /// them pinned there or using at least [`OURS_PCT`] of it (the report warning's test), or kept
 /// busy by threads pinned there ([`PINNED_PCT`]); and whether pinned.
@@ -50,24 +44,6 @@ pub(super) fn full_cpu<'a>(r: &Report, host: &'a HostResult) -> Option<(&'a CpuO
         cpu.total >= SATURATED_PCT && (pinned || thread_share(host, &on, span_s(r)) >= OURS_PCT);
     let kept = cpu.total >= PINNED_PCT && pinned_share(r, host, cpu.cpu) >= PINNED_PCT;
     (saturated || kept).then_some((cpu, pinned))
-}
-
-/// The share of CPU `cpu`, %, that fathom's threads pinned to it used, summed over the hosts of
-/// run `r` on `host`'s machine (a lab's hosts share one); at most 100 (the threads' CPU seconds
-/// include their set-up and close, outside the span).
-pub(super) fn pinned_share(r: &Report, host: &HostResult, cpu: u32) -> f64 {
-    let on = |t: &ThreadResult| t.pinned_cpu == Some(cpu);
-    r.hosts
-        .iter()
-        .filter(|h| h.hostname == host.hostname)
-        .map(|h| thread_share(h, &on, span_s(r)))
-        .sum::<f64>()
-        .min(100.0)
-}
-
-/// The run's span in seconds, warm-up included: the time the threads' CPU seconds cover.
-fn span_s(r: &Report) -> f64 {
-    r.test.duration_s.unwrap_or(r.summary.seconds) + r.test.omit_s
 }
 
 /// The finding for receiving host `host`, if the CPU its threads read on was saturated.

@@ -15,7 +15,7 @@ pub(super) fn findings(r: &Report) -> Option<Found> {
         .iter()
         .find_map(|h| Some((h, super::cpu::full_cpu(r, h)?)))?;
     let cost = per_gb.local.max(per_gb.remote);
-    let ours = super::cpu::pinned_share(r, host, cpu.cpu);
+    let ours = fathom_report::warnings::bound::pinned_share(r, host, cpu.cpu);
     let pinned = match ours > 0.0 {
         true => format!(", {} of it by fathom's threads pinned there", pct(ours)),
         false => String::new(),

@@ -10,6 +10,13 @@ use crate::run::{RunData, View};
 pub const SATURATED_PCT: f64 = 95.0;
 /// fathom's threads on a CPU are part of what filled it when they used this much of it, %.
 pub const OURS_PCT: f64 = 10.0;
+/// fathom's threads pinned to one CPU kept it full when together (every end on that machine)
+/// they used at least this share of it, %, and it was at least this busy. Two ends of a flow
+/// pinned to one CPU leave it idle between their turns while their work still sets the rate:
+/// the two threads of a TLS stream pinned 0/0 on a lab's veth pair used 85-100% of that CPU
+/// (8 runs, their agents given the CPU first; the rate the same), and in a CI run on a quiet
+/// machine CPU 0 showed 94% busy, under [`SATURATED_PCT`].
+pub const PINNED_PCT: f64 = 80.0;
 
 /// Senders limited by the receive window `pct`% of the time while autotuning set the buffer:
 /// the sysctl when some receiver's buffer reached net.ipv4.tcp_rmem's maximum, else the
@@ -34,7 +41,7 @@ pub(super) fn window_without_request(run: &RunData, r: &Report, pct: f64) -> Opt
     let largest = receivers.iter().map(|&(_, b)| b).max().unwrap_or(0);
     let host = r.hosts.get(end)?;
     let (have, limit) = (human_bytes(largest), human_bytes(max_of(end)));
-    if let Some(cpu) = receiving_cpu(host).filter(|c| c.total >= SATURATED_PCT) {
+    if let Some(cpu) = receiving_cpu(host).filter(|c| full(r, host, c)) {
         return Some(format!(
             "senders were limited by the receive window {pct:.0}% of the time, but the receive buffer never reached autotuning's maximum (it ended at {have} of net.ipv4.tcp_rmem's {limit}): the receiving application was bound by its CPU, not the sysctl: CPU {} on {}, where it read, was {:.0}% busy (user {:.0}%, system {:.0}%, softirq {:.0}%); raising the sysctl will not help, spreading flows over more receiving CPUs (-P, --affinity) may",
             cpu.cpu, host.name, cpu.total, cpu.user, cpu.system, cpu.softirq
@@ -110,6 +117,31 @@ pub(super) fn saturated(hosts: &[HostResult], first: usize, span_s: &[f64]) -> O
         share_text(there),
         busy.cpu
     ))
+}
+
+/// Whether CPU `c` of `host` was full for run `r`: saturated, or kept busy by fathom's threads
+/// pinned there ([`PINNED_PCT`]).
+fn full(r: &Report, host: &HostResult, c: &CpuOne) -> bool {
+    c.total >= SATURATED_PCT
+        || (c.total >= PINNED_PCT && pinned_share(r, host, c.cpu) >= PINNED_PCT)
+}
+
+/// The share of CPU `cpu`, %, that fathom's threads pinned to it used, summed over the hosts of
+/// run `r` on `host`'s machine (a lab's hosts share one); at most 100 (the threads' CPU seconds
+/// include their set-up and close, outside the span).
+pub fn pinned_share(r: &Report, host: &HostResult, cpu: u32) -> f64 {
+    let on = |t: &ThreadResult| t.pinned_cpu == Some(cpu);
+    r.hosts
+        .iter()
+        .filter(|h| h.hostname == host.hostname)
+        .map(|h| thread_share(h, &on, span_s(r)))
+        .sum::<f64>()
+        .min(100.0)
+}
+
+/// Run `r`'s span in seconds, warm-up included: the time its threads' CPU seconds cover.
+pub fn span_s(r: &Report) -> f64 {
+    r.test.duration_s.unwrap_or(r.summary.seconds) + r.test.omit_s
 }
 
 /// The share of one CPU, %, that `host`'s worker threads matching `on` used over `span_s`
@@ -188,6 +220,24 @@ mod tests {
         assert!(
             l.contains("the receiving application was bound by its CPU, not the sysctl: CPU 1 on 192.0.2.10:5301, where it read, was 100% busy"),
             "{l}"
+        );
+    }
+
+    /// A CI run's figures: both ends pinned to CPU 0, which was 94% busy, 90% of it their own.
+    #[test]
+    fn a_cpu_that_pinned_threads_kept_busy_is_full() {
+        let mut r = Report::default();
+        r.test.duration_s = Some(1.0);
+        r.hosts = vec![host("h1", 94.0, vec![thread(Some(0), 0, 0.5)]); 2];
+        let c = r.hosts[0].cpu.busiest_cpu.clone();
+        assert!(full(&r, &r.hosts[0], &c));
+        r.hosts[1].threads[0].cpu_s = 0.2;
+        assert!(!full(&r, &r.hosts[0], &c), "70% of it fathom's");
+        r.hosts[1].hostname = "another".into();
+        r.hosts[1].threads[0].cpu_s = 0.5;
+        assert!(
+            !full(&r, &r.hosts[0], &c),
+            "the other end on another machine"
         );
     }
 
