@@ -2,7 +2,7 @@
 """Request/response: fathom rr against sockperf ping-pong, alternately in one run, on one path.
 
 Usage: bench/rr.py [--path veth|pinned|loopback] [--rps MASK] [--rounds 5] [--time 5] [--quick]
-       [--before BIN]
+       [--before BIN] [--build NAME=BIN]
 Needs: cargo build --release && cargo build --release -p fathom-engine --example spin_pingpong
 
 Scenarios: TCP RR with 1-byte, 14-byte (sockperf's smallest) and 1460-byte messages, one
@@ -14,7 +14,8 @@ Prints medians of transactions/s and latency percentiles (round trips: sockperf'
 trips are doubled), CPU-s per million transactions at each end, and the ratio fathom /
 sockperf, with the load. Machines here are shared and noisy: read ratios, not absolutes.
 `--before BIN` also runs another build's 1 B and 14 B cases in every round (a before/after
-ratio in one run).
+ratio in one run); `--build NAME=BIN` (repeatable) does the same for any number of builds (or
+scripts that run one), each named NAME.
 """
 import json
 import os
@@ -59,15 +60,20 @@ def main():
     peers.add_rps_arg(ap)
     ap.add_argument("--quick", action="store_true", help="only the 1 B and 14 B cases")
     ap.add_argument("--before", help="another fathom build whose 1 B and 14 B cases run in every round too")
+    ap.add_argument("--build", action="append", default=[], metavar="NAME=BIN",
+                    help="another fathom build (or a script running one) whose 1 B and 14 B cases run in every round too")
     a = ap.parse_args()
+    builds = [b.split("=", 1) for b in a.build]
+    if a.before:
+        builds.insert(0, ("before", a.before))
     cases = {
         "fathom 1 B": lambda: fathom_rr(a.time, []),
         "sockperf 14 B": lambda: sockperf_pp(a.time, 14),
         "fathom 14 B": lambda: fathom_rr(a.time, ["--size", "14"]),
     }
-    if a.before:
-        cases["before 1 B"] = lambda: fathom_rr(a.time, [], a.before)
-        cases["before 14 B"] = lambda: fathom_rr(a.time, ["--size", "14"], a.before)
+    for name, binary in builds:
+        cases[f"{name} 1 B"] = lambda b=binary: fathom_rr(a.time, [], b)
+        cases[f"{name} 14 B"] = lambda b=binary: fathom_rr(a.time, ["--size", "14"], b)
     if not a.quick:
         cases["sockperf 1460 B"] = lambda: sockperf_pp(a.time, 1460)
         cases["fathom 1460 B"] = lambda: fathom_rr(a.time, ["--size", "1460"])
@@ -121,9 +127,11 @@ def report(results, a, path, loads):
             "fathom 1 B --busy-poll --affinity 0/1": "spinning ping-pong 1 B",
             "fathom 1 B --busy-poll": "spinning ping-pong 1 B",
             "fathom 1 B -P 64": "fathom 1 B",
-            "before 1 B": "fathom 1 B",
-            "before 14 B": "fathom 14 B",
         }.get(k)
+        if peer is None and k.endswith((" 1 B", " 14 B")) and not k.startswith("sockperf"):
+            peer = "fathom " + k.rsplit(" ", 2)[-2] + " B"
+        if peer == k:
+            peer = None
         ratio = f"{tps / med[peer][0]:.2f} × {peer}" if peer in med else "—"
         print(f"| {k} | {tps:.0f} | {p50:.1f} | {p99:.1f} | {cpu[k][0]:.1f} / {cpu[k][1]:.1f} | {ratio} |")
 

@@ -186,3 +186,27 @@ fn every_host_of_a_request_response_test_shows_its_transactions() {
         "the server answered what its clients asked: {tps:?}"
     );
 }
+
+/// Four streams between two namespace hosts (a real path) on a host with fewer CPUs: a worker
+/// per flow at each end, each receiver waiting in its reads, and every byte arrives.
+#[test]
+fn a_few_streams_on_a_real_path_get_a_worker_each() {
+    let Some(lab) = Lab::up("f", 2) else { return };
+    let j = run_json(
+        &across(
+            "h1",
+            "h2",
+            &["stream", "--lab", &lab.name, "-P", "4", "-n", "64M"],
+        ),
+        120,
+    );
+    assert_eq!(j["summary"]["bytes"].as_u64(), Some(64 << 20), "{j}");
+    // Fewer CPUs than flows: one each; more: one per CPU, at most one per flow. Four either way.
+    let workers: Vec<usize> = j["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["threads"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(workers, [4, 4], "{j}");
+}

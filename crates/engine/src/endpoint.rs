@@ -120,13 +120,14 @@ impl Prepared {
                 tls: tls.as_ref(),
                 barriers,
                 sndbuf: path.sndbuf,
+                worker_per_flow: path.workers.is_some(),
             },
             sockets,
         )?;
         // Chosen here, before the start is agreed, since choosing reads every socket twice.
         let fds: Vec<i32> = stats.iter().map(|s| s.fd()).collect();
         let tcp = TcpInfos::new(&fds);
-        let threads = worker_count(&plan, side, flows.len());
+        let threads = worker_count(&plan, side, flows.len(), path.workers);
         let mut groups: Vec<Vec<Box<dyn Flow>>> = (0..threads).map(|_| Vec::new()).collect();
         for (i, f) in flows.into_iter().enumerate() {
             groups[i % threads].push(f);
@@ -286,7 +287,9 @@ fn read_size(plan: &TestPlan, path: &PathDefaults) -> u32 {
     }
 }
 
-fn worker_count(plan: &TestPlan, side: Side, flows: usize) -> usize {
+/// The plan's threads for this side, else what the path chose (`chosen`), else one per CPU; at
+/// most one per flow.
+fn worker_count(plan: &TestPlan, side: Side, flows: usize, chosen: Option<usize>) -> usize {
     let opts = match side {
         Side::Client => &plan.client,
         Side::Server => &plan.server,
@@ -294,6 +297,7 @@ fn worker_count(plan: &TestPlan, side: Side, flows: usize) -> usize {
     let want = opts
         .threads
         .map(|t| t as usize)
+        .or(chosen)
         .unwrap_or_else(|| host::online_cpus() as usize);
     want.clamp(1, flows.max(1))
 }

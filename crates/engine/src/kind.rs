@@ -166,6 +166,9 @@ pub struct Setup<'a> {
     /// The send buffer this end's path chose ([`crate::path::choose`]) for the connections a
     /// kind opens during the test; `None` leaves them as the plan says.
     pub sndbuf: Option<u32>,
+    /// This end gave every flow a worker of its own for its path
+    /// ([`crate::path::PathDefaults::workers`]): a stream's receivers wait in their reads.
+    pub worker_per_flow: bool,
 }
 
 impl Setup<'_> {

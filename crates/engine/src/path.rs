@@ -2,7 +2,10 @@
 //! its own, each with a note that the result carries: there both ends share the host's CPUs
 //! and caches, and what makes loopback fast (bench/RESULTS.md, "Many streams") would cripple a
 //! real path, whose bandwidth-delay product needs autotuned buffers. A real path's stream
-//! receiver gets one: reads of at least [`REAL_PATH_READ`] (the result's `read_size` shows it).
+//! receiver gets one: reads of at least [`REAL_PATH_READ`] (the result's `read_size` shows it);
+//! and a clear stream of more flows than CPUs, but at most [`PER_FLOW_WORKERS`], gets a worker
+//! per flow (the result's `threads` shows them), each receiver then alone on its worker and
+//! waiting in its reads.
 //!
 //! On a loopback path a stream test gets send buffers of [`LOOPBACK_SNDBUF`], and, unless
 //! either end's placement is set (`--affinity`, `--cpus`, `--threads`), worker `i` of each
@@ -35,6 +38,15 @@ pub const LOOPBACK_SNDBUF: u32 = 64 << 10;
 /// "Real paths, fourth session"). nuttcp reads 64 KB, iperf3 128 KB.
 pub const REAL_PATH_READ: u32 = 64 << 10;
 
+/// Most flows a clear stream on a real path runs with a worker each (iperf2's thread per flow)
+/// when the host has fewer CPUs than that; more flows share one worker per CPU, as everywhere.
+/// Four streams on a veth pair between two namespaces on a 2-CPU host moved 1.55×, 1.23× and
+/// 1.02× the two shared workers' rate in three loaded runs with a worker per flow, each
+/// receiver waiting in its own reads, and the same with each end on one CPU (bench/RESULTS.md,
+/// "Real paths, sixth session").
+/// The agents' memory estimate counts on it (`fathom_proto::validate::PER_FLOW_WORKERS`).
+pub const PER_FLOW_WORKERS: usize = fathom_proto::validate::PER_FLOW_WORKERS as usize;
+
 /// What an end chose for its path.
 #[derive(Debug, Default)]
 pub struct PathDefaults {
@@ -44,6 +56,9 @@ pub struct PathDefaults {
     pub pins: Option<Vec<u32>>,
     /// The read size of a stream's receivers on a real path.
     pub read: Option<u32>,
+    /// Worker threads for a clear stream's few flows on a real path, one per flow, when that is
+    /// more than one per CPU; each flow's receiver then waits in its reads.
+    pub workers: Option<usize>,
     /// What was chosen and why, one line each.
     pub notes: Vec<String>,
 }
@@ -74,6 +89,9 @@ pub fn choose(plan: &TestPlan, sockets: &Sockets) -> io::Result<PathDefaults> {
     if !on_loopback {
         if !v.is_empty() {
             d.read = real_path_read(loopback, plan);
+        }
+        if matches!(sockets, Sockets::Tcp(_)) {
+            d.workers = per_flow_workers(loopback, v.len(), crate::measure::host::online_cpus());
         }
         return Ok(d);
     }
@@ -135,6 +153,16 @@ fn small_send_buffers(loopback: Loopback, plan: &TestPlan) -> bool {
 fn real_path_read(loopback: Loopback, plan: &TestPlan) -> Option<u32> {
     (loopback == Loopback::ReceiverOnSenderCpu && plan.read_size == 0)
         .then(|| REAL_PATH_READ.max(crate::measure::host::default_read_size()))
+}
+
+/// A clear stream's workers on a real path with `flows` flows on this end and `cpus` CPUs: one
+/// per flow when that is more than one per CPU, up to [`PER_FLOW_WORKERS`] flows (a plan's
+/// `--threads` still wins); `None` when the usual count stands.
+fn per_flow_workers(loopback: Loopback, flows: usize, cpus: u32) -> Option<usize> {
+    (loopback == Loopback::ReceiverOnSenderCpu
+        && flows > cpus as usize
+        && flows <= PER_FLOW_WORKERS)
+        .then_some(flows)
 }
 
 /// True when a connected socket's peer is on this host: a loopback address, or the socket's
@@ -227,6 +255,23 @@ mod tests {
         assert_eq!(real_path_read(Loopback::EndsShareCpu, &plan), None);
         plan.read_size = 16 << 10;
         assert_eq!(real_path_read(Loopback::ReceiverOnSenderCpu, &plan), None);
+    }
+
+    #[test]
+    fn a_real_paths_few_streams_get_a_worker_each() {
+        let w = |l, n| per_flow_workers(l, n, 2);
+        assert_eq!(w(Loopback::ReceiverOnSenderCpu, 4), Some(4));
+        assert_eq!(w(Loopback::ReceiverOnSenderCpu, PER_FLOW_WORKERS + 1), None);
+        assert_eq!(
+            w(Loopback::ReceiverOnSenderCpu, 2),
+            None,
+            "a CPU each already"
+        );
+        assert_eq!(w(Loopback::ReceiverOnSenderCpu, 1), None);
+        assert_eq!(w(Loopback::EndsShareCpu, 4), None);
+        let (_peer, socks) = loopback();
+        let d = choose(&TestPlan::default(), &socks).unwrap();
+        assert_eq!(d.workers, None, "loopback keeps a worker per CPU");
     }
 
     /// A profile plan whose one transaction runs `op`.

@@ -18,6 +18,9 @@ const PER_IN_FLIGHT: u64 = 8;
 const OPEN_LOOP_IN_FLIGHT: u64 = 65_536;
 /// The read buffer an end picks itself when the plan leaves it (its L1 size) is at most this.
 const DEFAULT_READ: u64 = 128 << 10;
+/// Most flows a clear stream runs with a worker thread each on a real path when the plan sets no
+/// thread count and the host has fewer CPUs (the engine's `path::PER_FLOW_WORKERS`).
+pub const PER_FLOW_WORKERS: u32 = 8;
 
 impl TestPlan {
     /// Checks every field against its bounds; the first one out of bounds is the error.
@@ -152,10 +155,16 @@ impl TestPlan {
     /// Bytes one end needs at most: its worker threads' buffers and its flows' bookkeeping and
     /// own buffers (a UDP sender's datagram slots, a udp_rr flow's request and response).
     /// `side` is that end's options, `flows` the number of flows it runs, `cpus` its CPUs
-    /// (the default thread count).
+    /// (the default thread count; a clear stream of at most [`PER_FLOW_WORKERS`] flows may
+    /// have one per flow).
     pub fn memory_estimate(&self, side: &SideOptions, flows: usize, cpus: u32) -> u64 {
+        let per_flow = flows <= PER_FLOW_WORKERS as usize;
+        let default = match (&self.kind, &self.tls) {
+            (crate::kind::KindPlan::Stream, None) if per_flow => cpus.max(flows as u32),
+            _ => cpus,
+        };
         let flows = flows as u64;
-        let threads = u64::from(side.threads.unwrap_or(cpus)).clamp(1, flows.max(1));
+        let threads = u64::from(side.threads.unwrap_or(default)).clamp(1, flows.max(1));
         let read = match self.read_size {
             0 => DEFAULT_READ,
             n => n.into(),
@@ -309,9 +318,21 @@ mod tests {
                 dir: Direction::Forward,
             })
             .collect();
-        let one = p.memory_estimate(&SideOptions::default(), 8, 1);
+        let threads = |t| SideOptions {
+            threads: Some(t),
+            ..SideOptions::default()
+        };
+        let one = p.memory_estimate(&threads(1), 8, 1);
         let eight = p.memory_estimate(&SideOptions::default(), 8, 64);
         assert!(one > 64 << 20 && one < 66 << 20, "{one}");
+        // A clear stream of up to eight flows may run a worker per flow on one CPU.
+        let per_flow = p.memory_estimate(&SideOptions::default(), 8, 1);
+        assert!(per_flow > 512 << 20 && per_flow < 530 << 20, "{per_flow}");
+        let shared = p.memory_estimate(&SideOptions::default(), 9, 1);
+        assert!(
+            shared > 64 << 20 && shared < 66 << 20,
+            "{shared}: more share one"
+        );
         assert!(
             eight > 512 << 20 && eight < 530 << 20,
             "{eight}: at most one thread per flow"

@@ -43,6 +43,7 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
                 sock,
                 stats,
                 received: 0,
+                wait: s.worker_per_flow,
             })
         }
     })
@@ -131,6 +132,23 @@ struct Receiver {
     sock: Wire,
     stats: Arc<FlowStats>,
     received: u64,
+    /// Its end gave each flow a worker ([`Setup::worker_per_flow`]): wait in the reads.
+    wait: bool,
+}
+
+impl Receiver {
+    /// Reads once (the clock read `now`). With a worker per flow, a worker's only flow on a
+    /// clear connection waits in the read itself until data comes, as iperf2's receiver threads
+    /// do, rather than in the event loop (one `epoll_wait` less each time the socket runs dry);
+    /// otherwise it reads and drops what is there.
+    fn read(&mut self, io: &mut Io<'_>, now: u64) -> io::Result<usize> {
+        let left = io.wait_until.saturating_sub(now);
+        if self.wait && left > 0 && self.sock.can_wait(left) {
+            self.sock.read_waiting(io.rbuf, left)
+        } else {
+            self.sock.read_drop(io.rbuf)
+        }
+    }
 }
 
 impl Flow for Receiver {
@@ -161,14 +179,15 @@ impl Flow for Receiver {
                 Err(e) => return Err(e),
             }
         }
+        let mut now = crate::clock::now_ns();
         loop {
             if self.received - start >= BYTES_PER_TURN {
                 return Ok(Step::Again);
             }
-            match self.sock.read_drop(io.rbuf) {
+            match self.read(io, now) {
                 Ok(0) => return Ok(Step::Done),
                 Ok(n) => {
-                    let now = crate::clock::now_ns();
+                    now = crate::clock::now_ns();
                     if self.received == 0 {
                         // TLS: the first plaintext, when it was decrypted.
                         self.stats.set_first(now);
