@@ -214,6 +214,7 @@ impl Prepared {
             signals: signal_rx,
             sink,
             tls: self.tls,
+            proc_stat: Default::default(),
         };
         let handle = std::thread::Builder::new()
             .name("fathom-sampler".into())
