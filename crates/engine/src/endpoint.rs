@@ -215,6 +215,7 @@ impl Prepared {
             signals: signal_rx,
             sink,
             tls: self.tls,
+            proc_stat: Default::default(),
         };
         let handle = std::thread::Builder::new()
             .name("fathom-sampler".into())
@@ -302,22 +303,92 @@ fn worker_count(plan: &TestPlan, side: Side, flows: usize, chosen: Option<usize>
     want.clamp(1, flows.max(1))
 }
 
-/// SO_SNDBUF and SO_RCVBUF of the socket `fd` as the kernel reports them now (0 on error).
+/// SO_SNDBUF and SO_RCVBUF of the socket `fd` as the kernel reports them now (0 on error):
+/// one SO_MEMINFO call, which copies the same two fields, else one call for each.
 pub(crate) fn fd_buffers(fd: i32) -> (u32, u32) {
-    let get = |name| {
-        let mut v: i32 = 0;
-        let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
-        // SAFETY: valid int pointer and length.
-        unsafe {
-            libc::getsockopt(
-                fd,
-                libc::SOL_SOCKET,
-                name,
-                (&mut v as *mut i32).cast(),
-                &mut len,
-            )
-        };
-        v.max(0) as u32
+    meminfo_buffers(fd).unwrap_or_else(|| {
+        (
+            sockopt_int(fd, libc::SO_SNDBUF),
+            sockopt_int(fd, libc::SO_RCVBUF),
+        )
+    })
+}
+
+/// `SO_MEMINFO` (Linux 4.12) where its number is asm-generic's; the libc crate lacks it.
+#[cfg(any(
+    target_arch = "x86",
+    target_arch = "x86_64",
+    target_arch = "arm",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+))]
+const SO_MEMINFO: Option<i32> = Some(55);
+#[cfg(not(any(
+    target_arch = "x86",
+    target_arch = "x86_64",
+    target_arch = "arm",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+)))]
+const SO_MEMINFO: Option<i32> = None;
+
+/// (sk_sndbuf, sk_rcvbuf) from the socket's memory figures, if the kernel gives them.
+fn meminfo_buffers(fd: i32) -> Option<(u32, u32)> {
+    let mut mem = [0u32; 4];
+    let mut len = std::mem::size_of_val(&mem) as libc::socklen_t;
+    // SAFETY: a valid buffer of `len` bytes; the kernel writes at most `len` and says how many.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            SO_MEMINFO?,
+            mem.as_mut_ptr().cast(),
+            &mut len,
+        )
     };
-    (get(libc::SO_SNDBUF), get(libc::SO_RCVBUF))
+    let [_, rcv, _, snd] = mem;
+    (rc == 0 && len as usize == std::mem::size_of_val(&mem)).then_some((snd, rcv))
+}
+
+/// An int socket option at SOL_SOCKET (0 on error).
+fn sockopt_int(fd: i32, name: i32) -> u32 {
+    let mut v: i32 = 0;
+    let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
+    // SAFETY: valid int pointer and length.
+    unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            name,
+            (&mut v as *mut i32).cast(),
+            &mut len,
+        )
+    };
+    v.max(0) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn buffers_read_in_one_call_match_the_two_options() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let c =
+            socket2::Socket::from(std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap());
+        c.set_send_buffer_size(96 << 10).unwrap();
+        c.set_recv_buffer_size(40 << 10).unwrap();
+        let fd = c.as_raw_fd();
+        let two = (
+            sockopt_int(fd, libc::SO_SNDBUF),
+            sockopt_int(fd, libc::SO_RCVBUF),
+        );
+        assert!(two.0 > 0 && two.1 > 0 && two.0 != two.1, "{two:?}");
+        if SO_MEMINFO.is_some() {
+            assert_eq!(meminfo_buffers(fd), Some(two));
+        }
+        assert_eq!(fd_buffers(fd), two);
+        assert_eq!(fd_buffers(-1), (0, 0));
+    }
 }

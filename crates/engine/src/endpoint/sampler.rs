@@ -39,6 +39,8 @@ pub(super) struct Sampler {
     pub(super) sink: Box<dyn FnMut(Snapshot) + Send>,
     /// TLS tests: this end's configuration and its flows' handshake times.
     pub(super) tls: Option<(TlsEnd, Vec<u64>)>,
+    /// /proc/stat, open from the first snapshot to the last.
+    pub(super) proc_stat: cpu::ProcStat,
 }
 
 impl Sampler {
@@ -136,7 +138,7 @@ impl Sampler {
         self.tcp.read_all(&mut flows, &self.stats);
         let (process_user_us, process_system_us) = cpu::process_rusage_us();
         let cpu = CpuSnapshot {
-            per_cpu: cpu::proc_stat(),
+            per_cpu: self.proc_stat.read(),
             threads_ns: self.threads_cpu_ns(),
             process_user_us,
             process_system_us,

@@ -1,19 +1,27 @@
 //! Per-flow counters: written by the flow's worker (single writer, plain stores), read by the
-//! sampler at interval boundaries. One cache line per flow so flows never share a line.
+//! sampler at interval boundaries. Flows never share a cache line, and everything a snapshot
+//! reads of a flow that keeps no kind counters is in the flow's first line, so the sampler
+//! misses one line per flow, not four.
 
 use fathom_proto::file::FileCounters;
 use fathom_proto::sample::{
     FlowKindCounters, FlowSnapshot, OpCounters, ProfileCounters, PROFILE_OPS,
 };
 use fathom_proto::udp::UdpCounters;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::OnceLock;
 
 /// `u64::MAX` marks "no byte yet" in the time fields.
 const NONE: u64 = u64::MAX;
 
-/// The live counters of one flow.
-#[repr(align(64))]
+/// Bits of [`FlowStats`]' `kinds`: which kind counters the flow has published.
+const UDP: u8 = 1;
+const FILE: u8 = 2;
+const PROFILE: u8 = 4;
+
+/// The live counters of one flow. `repr(C)` keeps the declared order: the first 53 bytes
+/// (to `kinds`) are the snapshot's, the rest is read only for the kinds that publish it.
+#[repr(C, align(64))]
 #[derive(Debug)]
 pub struct FlowStats {
     sent: AtomicU64,
@@ -23,11 +31,16 @@ pub struct FlowStats {
     first_ns: AtomicU64,
     last_ns: AtomicU64,
     fd: AtomicI32,
+    /// [`UDP`], [`FILE`], [`PROFILE`]: the kind counters published so far.
+    kinds: AtomicU8,
     /// SO_SNDBUF and SO_RCVBUF as granted to the flow's first connection, then as its latest
     /// connection had them at its close (kinds whose connections open mid-test; 0: none yet).
     buffers: [AtomicU32; 4],
-    udp: UdpCells,
-    file: FileCells,
+    /// A UDP stream flow's counters, published whole by its flow ([`FlowStats::set_udp`]).
+    udp: [AtomicU64; UDP_CELLS],
+    /// A file flow's counters, published whole by its flow ([`FlowStats::set_file`]); `NONE`
+    /// marks an absent optional one, and `verified` is 0 (not yet), 1 (match) or 2 (mismatch).
+    file: [AtomicU64; FILE_CELLS],
     /// A profile flow's counts per flow operation, made at its first publication.
     profile: OnceLock<Box<[AtomicU64; PROFILE_CELLS]>>,
 }
@@ -35,23 +48,11 @@ pub struct FlowStats {
 /// How many counters a [`ProfileCounters`] holds.
 const PROFILE_CELLS: usize = 4 * PROFILE_OPS;
 
-/// A file flow's counters, published whole by its flow ([`FlowStats::set_file`]); `NONE`
-/// marks an absent optional one, and `verified` is 0 (not yet), 1 (match) or 2 (mismatch).
-#[derive(Debug, Default)]
-struct FileCells {
-    used: AtomicBool,
-    cells: [AtomicU64; 6],
-}
-
 /// How many counters a [`UdpCounters`] holds.
 const UDP_CELLS: usize = 12;
 
-/// A UDP stream flow's counters, published whole by its flow ([`FlowStats::set_udp`]).
-#[derive(Debug, Default)]
-struct UdpCells {
-    used: AtomicBool,
-    cells: [AtomicU64; UDP_CELLS],
-}
+/// How many counters a [`FileCounters`] holds.
+const FILE_CELLS: usize = 6;
 
 impl Default for FlowStats {
     fn default() -> Self {
@@ -63,9 +64,10 @@ impl Default for FlowStats {
             first_ns: AtomicU64::new(NONE),
             last_ns: AtomicU64::new(NONE),
             fd: AtomicI32::new(-1),
+            kinds: AtomicU8::new(0),
             buffers: Default::default(),
-            udp: UdpCells::default(),
-            file: FileCells::default(),
+            udp: Default::default(),
+            file: Default::default(),
             profile: OnceLock::new(),
         }
     }
@@ -176,10 +178,10 @@ impl FlowStats {
             u.transit_sum_ns as u64,
             u.transits,
         ];
-        for (cell, v) in self.udp.cells.iter().zip(values) {
+        for (cell, v) in self.udp.iter().zip(values) {
             cell.store(v, Relaxed);
         }
-        self.udp.used.store(true, Relaxed);
+        self.publish(UDP);
     }
     /// Publishes a file flow's counters.
     pub fn set_file(&self, f: &FileCounters) {
@@ -191,10 +193,10 @@ impl FlowStats {
             f.cached_bytes.unwrap_or(NONE),
             f.verified.map_or(0, |ok| if ok { 1 } else { 2 }),
         ];
-        for (cell, v) in self.file.cells.iter().zip(values) {
+        for (cell, v) in self.file.iter().zip(values) {
             cell.store(v, Relaxed);
         }
-        self.file.used.store(true, Relaxed);
+        self.publish(FILE);
     }
     /// Publishes a profile flow's counts per flow operation.
     pub fn set_profile(&self, p: &ProfileCounters) {
@@ -207,22 +209,33 @@ impl FlowStats {
             cell[2].store(o.ns, Relaxed);
             cell[3].store(o.failed, Relaxed);
         }
+        self.publish(PROFILE);
+    }
+    /// Marks the `kind` counters published (the store only once: the line is the snapshot's).
+    fn publish(&self, kind: u8) {
+        if self.kinds.load(Relaxed) & kind == 0 {
+            self.kinds.fetch_or(kind, Relaxed);
+        }
     }
     /// The profile counts now, if the flow publishes them.
     fn profile_snapshot(&self) -> Option<ProfileCounters> {
-        self.profile.get().map(|cells| ProfileCounters {
-            ops: std::array::from_fn(|i| OpCounters {
-                count: cells[4 * i].load(Relaxed),
-                bytes: cells[4 * i + 1].load(Relaxed),
-                ns: cells[4 * i + 2].load(Relaxed),
-                failed: cells[4 * i + 3].load(Relaxed),
-            }),
-        })
+        let published = self.kinds.load(Relaxed) & PROFILE != 0;
+        self.profile
+            .get()
+            .filter(|_| published)
+            .map(|cells| ProfileCounters {
+                ops: std::array::from_fn(|i| OpCounters {
+                    count: cells[4 * i].load(Relaxed),
+                    bytes: cells[4 * i + 1].load(Relaxed),
+                    ns: cells[4 * i + 2].load(Relaxed),
+                    failed: cells[4 * i + 3].load(Relaxed),
+                }),
+            })
     }
     /// The file counters now, if the flow publishes them.
     fn file_snapshot(&self) -> Option<FileCounters> {
-        self.file.used.load(Relaxed).then(|| {
-            let v: [u64; 6] = std::array::from_fn(|i| self.file.cells[i].load(Relaxed));
+        (self.kinds.load(Relaxed) & FILE != 0).then(|| {
+            let v: [u64; FILE_CELLS] = std::array::from_fn(|i| self.file[i].load(Relaxed));
             FileCounters {
                 disk_bytes: v[0],
                 disk_ns: v[1],
@@ -235,8 +248,8 @@ impl FlowStats {
     }
     /// The UDP stream counters now, if the flow publishes them.
     fn udp_snapshot(&self) -> Option<UdpCounters> {
-        self.udp.used.load(Relaxed).then(|| {
-            let v: [u64; UDP_CELLS] = std::array::from_fn(|i| self.udp.cells[i].load(Relaxed));
+        (self.kinds.load(Relaxed) & UDP != 0).then(|| {
+            let v: [u64; UDP_CELLS] = std::array::from_fn(|i| self.udp[i].load(Relaxed));
             UdpCounters {
                 datagrams_sent: v[0],
                 datagrams: v[1],
@@ -262,11 +275,56 @@ impl FlowStats {
             transactions: self.transactions.load(Relaxed),
             lost: self.lost.load(Relaxed),
             tcp: None,
-            kind: self
-                .udp_snapshot()
-                .map(FlowKindCounters::Udp)
-                .or_else(|| self.file_snapshot().map(FlowKindCounters::File))
-                .or_else(|| self.profile_snapshot().map(FlowKindCounters::Profile)),
+            kind: if self.kinds.load(Relaxed) == 0 {
+                None
+            } else {
+                self.udp_snapshot()
+                    .map(FlowKindCounters::Udp)
+                    .or_else(|| self.file_snapshot().map(FlowKindCounters::File))
+                    .or_else(|| self.profile_snapshot().map(FlowKindCounters::Profile))
+            },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::offset_of;
+
+    #[test]
+    fn a_snapshot_reads_one_cache_line() {
+        assert_eq!(std::mem::align_of::<FlowStats>(), 64);
+        assert!(offset_of!(FlowStats, sent) == 0 && offset_of!(FlowStats, lost) < 64);
+        assert!(offset_of!(FlowStats, fd) + 4 <= 64);
+        assert!(offset_of!(FlowStats, kinds) < 64);
+        assert!(offset_of!(FlowStats, buffers) >= 53);
+    }
+
+    #[test]
+    fn kind_counters_appear_once_published() {
+        let s = FlowStats::default();
+        assert_eq!(s.snapshot().kind, None);
+        let u = UdpCounters {
+            datagrams: 7,
+            transit_sum_ns: -3,
+            ..Default::default()
+        };
+        s.set_udp(&u);
+        assert_eq!(s.snapshot().kind, Some(FlowKindCounters::Udp(u)));
+        let p = FlowStats::default();
+        let mut counts = ProfileCounters::default();
+        counts.ops[1].bytes = 9;
+        p.set_profile(&counts);
+        assert_eq!(p.snapshot().kind, Some(FlowKindCounters::Profile(counts)));
+        let f = FlowStats::default();
+        let file = FileCounters {
+            disk_bytes: 5,
+            cached_bytes: None,
+            verified: Some(false),
+            ..Default::default()
+        };
+        f.set_file(&file);
+        assert_eq!(f.snapshot().kind, Some(FlowKindCounters::File(file)));
     }
 }

@@ -1,6 +1,8 @@
 //! CPU accounting: /proc/stat per CPU, and the process's rusage.
 
 use fathom_proto::sample::CpuTicks;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 
 /// Per-CPU times from /proc/stat (the `cpuN` lines, in order).
 pub fn proc_stat() -> Vec<CpuTicks> {
@@ -9,24 +11,93 @@ pub fn proc_stat() -> Vec<CpuTicks> {
         .unwrap_or_default()
 }
 
+/// The most of /proc/stat's start [`ProcStat`] reads to find its `cpuN` lines (they come
+/// first; a host with thousands of CPUs needs a few hundred KB).
+const PROC_STAT_MAX: usize = 4 << 20;
+
+/// /proc/stat kept open for a sampler that reads it at every snapshot: each reading is one
+/// read from offset 0, which makes the kernel regenerate the file, of only its start (where
+/// the `cpuN` lines are), into a buffer kept between readings, instead of a path lookup, an
+/// open, reads of the whole file (its `intr` line runs to kilobytes) and a close. It opens
+/// the file at its first reading, on the reading thread.
+#[derive(Default)]
+pub struct ProcStat {
+    file: Option<File>,
+    opened: bool,
+    buf: Vec<u8>,
+}
+
+impl ProcStat {
+    /// Per-CPU times now, as [`proc_stat`] gives them (none if /proc/stat cannot be opened).
+    pub fn read(&mut self) -> Vec<CpuTicks> {
+        if !self.opened {
+            self.opened = true;
+            self.file = File::open("/proc/stat").ok();
+        }
+        if self.buf.is_empty() {
+            self.buf = vec![0; 16 << 10];
+        }
+        let Some(file) = &self.file else {
+            return Vec::new();
+        };
+        loop {
+            let mut len = 0;
+            // One read usually holds the whole start; a short one is continued where it ended.
+            while len < self.buf.len() {
+                match file.read_at(&mut self.buf[len..], len as u64) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => len += n,
+                }
+                if cpu_lines_end(&self.buf[..len]).is_some() {
+                    break;
+                }
+            }
+            let end = cpu_lines_end(&self.buf[..len]);
+            if end.is_some() || len < self.buf.len() || self.buf.len() >= PROC_STAT_MAX {
+                let whole_lines = || self.buf[..len].iter().rposition(|&b| b == b'\n');
+                let cut = match end {
+                    Some(e) => e,
+                    None if len < self.buf.len() => len,
+                    None => whole_lines().map_or(0, |i| i + 1),
+                };
+                let text = &self.buf[..cut];
+                return parse_proc_stat(std::str::from_utf8(text).unwrap_or_default());
+            }
+            // The cpu lines ran past the buffer: read again, from the start, into a larger one.
+            self.buf.resize(self.buf.len() * 2, 0);
+        }
+    }
+}
+
+/// Where the leading `cpu` lines of /proc/stat's text end (the start of the first other
+/// line), once that line's first three bytes are in.
+fn cpu_lines_end(text: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    while text.len() - at >= 3 {
+        if !text[at..].starts_with(b"cpu") {
+            return Some(at);
+        }
+        at += text[at..].iter().position(|&b| b == b'\n')? + 1;
+    }
+    None
+}
+
 /// Parses the `cpuN` lines of /proc/stat.
 pub fn parse_proc_stat(text: &str) -> Vec<CpuTicks> {
     text.lines()
         .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
         .map(|l| {
-            let v: Vec<u64> = l
-                .split_ascii_whitespace()
-                .skip(1)
-                .map(|x| x.parse().unwrap_or(0))
-                .collect();
-            let f = |i: usize| v.get(i).copied().unwrap_or(0);
+            let mut v = [0u64; 8];
+            for (slot, x) in v.iter_mut().zip(l.split_ascii_whitespace().skip(1)) {
+                *slot = x.parse().unwrap_or(0);
+            }
             CpuTicks {
-                user: f(0) + f(1),
-                system: f(2),
-                idle: f(3) + f(4),
-                irq: f(5),
-                softirq: f(6),
-                steal: f(7),
+                user: v[0] + v[1],
+                system: v[2],
+                idle: v[3] + v[4],
+                irq: v[5],
+                softirq: v[6],
+                steal: v[7],
             }
         })
         .collect()
@@ -73,5 +144,41 @@ mod tests {
             }
         );
         assert_eq!(v[1].busy(), 15);
+    }
+
+    #[test]
+    fn cpu_lines_end_at_the_first_other_line() {
+        assert_eq!(cpu_lines_end(b"cpu  1\ncpu0 1\nintr 5"), Some(14));
+        assert_eq!(
+            cpu_lines_end(b"cpu  1\ncpu0 1\n"),
+            None,
+            "the next line has not begun"
+        );
+        assert_eq!(cpu_lines_end(b"cpu  1\ncpu0 1"), None);
+        assert_eq!(
+            cpu_lines_end(b"cpu  1\ncp"),
+            None,
+            "a cpu line may be cut short"
+        );
+    }
+
+    #[test]
+    fn the_open_file_reads_as_a_fresh_one_each_time() {
+        let mut p = ProcStat::default();
+        let first = p.read();
+        assert_eq!(first.len(), proc_stat().len());
+        assert!(!first.is_empty());
+        // Busy this thread for a few ticks: a re-read must see the kernel's new figures.
+        let t = std::time::Instant::now();
+        while t.elapsed() < std::time::Duration::from_millis(50) {
+            std::hint::black_box(t.elapsed());
+        }
+        let total = |v: &[CpuTicks]| v.iter().map(CpuTicks::total).sum::<u64>();
+        assert!(total(&p.read()) > total(&first));
+        let mut small = ProcStat {
+            buf: vec![0; 8],
+            ..ProcStat::default()
+        };
+        assert_eq!(small.read().len(), first.len(), "a buffer too small grows");
     }
 }
