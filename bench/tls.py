@@ -17,7 +17,9 @@ noisy: read the ratios (same round), not the absolutes; `uptime` load is printed
 Placement: on loopback fathom runs both ends of a stream on one CPU (crates/engine/src/path.rs);
 the TLS stream with its ends on separate CPUs (`--affinity 0/1`) is measured beside it there (off
 loopback the path places the ends, and that row is left out).
-`--before BIN` also runs another build's TLS stream in every round (a before/after ratio).
+`--before BIN` also runs another build's TLS stream and byte-count copy in every round (before/after
+ratios). Each end's bytes per CPU-second of its own process (the TLS stream's bytes over that end's
+CPU time) are printed beside `openssl speed`'s, which is also a figure per CPU-second.
 Every other round runs the cases in the opposite order. CPU per GB is given for both ends
 together and for each: the sender is fathom's client (socat's connecting end), the receiver the
 agent (socat's listening end).
@@ -107,11 +109,13 @@ def wait_listening(port, timeout=15):
     raise RuntimeError(f"nothing listens on port {port} after {timeout} s")
 
 
-def fathom_bytes(n):
-    """fathom moving n bytes through TLS: (window Gbit/s, wall Gbit/s, CPU s per GB of both ends,
-    of the sender, of the receiver). The wall clock is the client process's, from its start to its
-    exit, as socat's is: the agent is started (and listening) before it, as socat's server is."""
-    d, cpu_c, cpu_s, wall = fathom_json(["stream", "--tls", "--cipher", "aes-256-gcm", "-n", str(n)], 300)
+def fathom_bytes(n, binary=None):
+    """fathom (or BINARY) moving n bytes through TLS: (window Gbit/s, wall Gbit/s, CPU s per GB of
+    both ends, of the sender, of the receiver). The wall clock is the client process's, from its
+    start to its exit, as socat's is: the agent is started (and listening) before it, as socat's
+    server is."""
+    d, cpu_c, cpu_s, wall = fathom_json(["stream", "--tls", "--cipher", "aes-256-gcm", "-n", str(n)], 300,
+                                        binary)
     gb = n / 1e9
     return d["summary"]["bits_per_second"] / 1e9, n * 8 / wall / 1e9, (cpu_c + cpu_s) / gb, cpu_c / gb, cpu_s / gb
 
@@ -176,6 +180,7 @@ def main():
         ("rr_tls", lambda: rr(a.time, True)),
         ("rr_clear", lambda: rr(a.time, False)),
         ("fathom_n", lambda: fathom_bytes(n)),
+        *([("before_n", lambda: fathom_bytes(n, a.before))] if a.before else []),
         ("socat_n", lambda: socat_bytes(n, cert, key)),
     ]
     rows = {k: [] for k, _ in cases}
@@ -221,12 +226,13 @@ def ratio(num, den):
 def print_round(r, rows, a):
     last = lambda k, i=0: rows[k][-1][i]
     before = f", before {last('before'):.2f}" if a.before else ""
+    before_n = f" before {last('before_n', 1):.2f}" if a.before else ""
     apart = f" (ends apart {last('tls_apart'):.2f})" if "tls_apart" in rows else ""
     print(f"round {r + 1} (load {' '.join(uptime())}): limit {last('limit'):.2f} Gbit/s "
           f"({last('wall_limit'):.2f} wall), tls {last('tls'):.2f}{apart}{before} "
           f"[CPU s/GB sender {last('tls', 4):.2f} receiver {last('tls', 5):.2f}], "
           f"clear {last('clear'):.2f}, rr p50 tls {last('rr_tls', 1):.1f} µs clear {last('rr_clear', 1):.1f} µs, "
-          f"{a.bytes}: fathom {last('fathom_n', 1):.2f} socat {last('socat_n'):.2f} Gbit/s", file=sys.stderr)
+          f"{a.bytes}: fathom {last('fathom_n', 1):.2f}{before_n} socat {last('socat_n'):.2f} Gbit/s", file=sys.stderr)
 
 
 def summarize(rows, a, path):
@@ -265,6 +271,17 @@ def summarize(rows, a, path):
           f"socat OPENSSL {m('socat_n', 0):.2f} Gbit/s wall, {m('socat_n', 1):.3f} CPU-s/GB "
           f"(sender {m('socat_n', 2):.3f}, receiver {m('socat_n', 3):.3f}); fathom / socat (wall, same round): "
           f"{ratio(col(rows, 'fathom_n', 1), col(rows, 'socat_n', 0)):.2f}")
+    if a.before:
+        print(f"{a.bytes} through TLS, {a.before}: {m('before_n', 1):.2f} Gbit/s wall, {m('before_n', 2):.3f} "
+              f"CPU-s/GB; this build / it (wall, same round): "
+              f"{ratio(col(rows, 'fathom_n', 1), col(rows, 'before_n', 1)):.2f}; {a.before} / socat: "
+              f"{ratio(col(rows, 'before_n', 1), col(rows, 'socat_n', 0)):.2f}")
+    if split:
+        per_cpu_s = lambda i: [8 / x if x else float("nan") for x in col(rows, "tls", i)]
+        print(f"Per CPU-second of each end (the TLS stream's bytes over that end's own CPU time, as openssl's "
+              f"figure is over its CPU time): sender {statistics.median(per_cpu_s(4)):.2f} Gbit/s "
+              f"({ratio(per_cpu_s(4), col(rows, 'limit', 0)):.2f} × openssl speed, same round), receiver "
+              f"{statistics.median(per_cpu_s(5)):.2f} Gbit/s ({ratio(per_cpu_s(5), col(rows, 'limit', 0)):.2f} ×)")
 
 
 if __name__ == "__main__":

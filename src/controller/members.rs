@@ -4,12 +4,14 @@
 
 use super::control::{send, ClockSync, Control, Sender};
 use super::error::ControlError;
+use super::keepalive::Stop;
 use super::progress::Progress;
-use fathom_engine::{Aborter, Prepared};
+use fathom_engine::{clock, Aborter, Prepared};
 use fathom_proto::sample::{EndpointInfo, FlowInfo, Snapshot};
 use fathom_proto::{ToAgent, ToController};
 use fathom_report::live::Live;
 use fathom_report::{EndData, Role, RunData};
+use std::collections::VecDeque;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -18,6 +20,9 @@ use std::time::{Duration, Instant};
 
 /// How long the ends may take to stop after an abort before the controller gives up on them.
 const ABORT_GRACE: Duration = Duration::from_secs(3);
+/// How long past the start instant the controller's own end waits for the agents' first
+/// snapshots before it starts anyway (an agent that failed says so on its own).
+const AGENT_WAIT: Duration = Duration::from_secs(1);
 
 /// One end before the start.
 pub enum Member {
@@ -74,6 +79,10 @@ pub struct Collector {
     rx: mpsc::Receiver<Event>,
     progress: Progress,
     live: Option<Live>,
+    /// The agents started so far, by end.
+    agents: Vec<usize>,
+    /// Events read before the collection began (while [`Collector::await_agents`] waited).
+    early: VecDeque<Event>,
 }
 
 impl Collector {
@@ -89,6 +98,28 @@ impl Collector {
             tx,
             rx,
             progress: Progress::new(progress, total_s, n),
+            agents: Vec::new(),
+            early: VecDeque::new(),
+        }
+    }
+
+    /// Waits until every agent started so far has taken its first snapshot, so that its
+    /// receivers count from before anything this process sends can reach them; or until one
+    /// of them failed or finished, or [`AGENT_WAIT`] past `t0` (the controller's clock). What
+    /// arrives meanwhile is kept for [`Collector::collect`].
+    pub fn await_agents(&mut self, t0: u64) {
+        let until = t0.saturating_add(AGENT_WAIT.as_nanos() as u64);
+        let mut waiting = self.agents.clone();
+        while !waiting.is_empty() {
+            let left = until.saturating_sub(clock::now_ns());
+            let Ok(ev) = self.rx.recv_timeout(Duration::from_nanos(left)) else {
+                return;
+            };
+            match &ev {
+                Event::Snap(i, _) => waiting.retain(|w| w != i),
+                Event::Done(..) | Event::Failed(..) => waiting.clear(),
+            }
+            self.early.push_back(ev);
         }
     }
 
@@ -132,6 +163,7 @@ impl Collector {
                         break;
                     }
                 });
+                self.agents.push(i);
                 Running::Remote {
                     sender,
                     stream,
@@ -152,7 +184,7 @@ impl Collector {
         if let Some(live) = &self.live {
             self.progress.print(&live.head(&self.run));
         }
-        let heartbeat_stop = Arc::new(AtomicBool::new(false));
+        let heartbeat_stop = Arc::new(Stop::default());
         let heartbeat = self.heartbeat(heartbeat_stop.clone());
         let mut done = vec![false; n];
         let mut finished = false;
@@ -167,7 +199,11 @@ impl Collector {
             if abort_at.is_some_and(|t| t.elapsed() > ABORT_GRACE) {
                 break;
             }
-            let ev = match self.rx.recv_timeout(Duration::from_millis(100)) {
+            let next = match self.early.pop_front() {
+                Some(ev) => Ok(ev),
+                None => self.rx.recv_timeout(Duration::from_millis(100)),
+            };
+            let ev = match next {
                 Ok(ev) => ev,
                 Err(mpsc::RecvTimeoutError::Timeout) => continue,
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -207,7 +243,7 @@ impl Collector {
         }
         self.show_live(&vec![true; n]);
         self.progress.finish();
-        heartbeat_stop.store(true, Ordering::Relaxed);
+        heartbeat_stop.set();
         self.close();
         let _ = heartbeat.join();
         self.run.error = error;
@@ -259,7 +295,7 @@ impl Collector {
         }
     }
 
-    fn heartbeat(&self, stop: Arc<AtomicBool>) -> JoinHandle<()> {
+    fn heartbeat(&self, stop: Arc<Stop>) -> JoinHandle<()> {
         let senders: Vec<Sender> = self
             .running
             .iter()

@@ -48,6 +48,11 @@ const UDP_TIMEOUT_FLOOR_NS: u64 = 2_000_000;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Clock probes per agent; the minimum-RTT one wins.
 const PROBES: usize = 8;
+/// The longest control round trip of a short path (see [`start_lead`]).
+const SHORT_PATH_RTT_NS: u64 = 4_000_000;
+/// The start's lead on a short path, beyond four round trips: Start's handling and the
+/// agent's first snapshot, taken 5 ms before the start instant.
+const SHORT_LEAD_NS: u64 = 20_000_000;
 
 /// Runs `plan` on `topo`. `Err` only when nothing could be measured.
 pub fn run(
@@ -97,7 +102,8 @@ pub fn run(
     let started_unix_s = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
-    let t0 = clock::now_ns() + 100_000_000 + 4 * max_rtt.min(250_000_000);
+    let (lead, hold) = start_lead(&plan, topo, max_rtt);
+    let t0 = clock::now_ns() + lead;
     let total_s = match plan.limit {
         Limit::Time { duration_ns } => Some((plan.omit_ns + duration_ns) as f64 / 1e9),
         _ => None,
@@ -113,9 +119,33 @@ pub fn run(
     };
     let mut collector = Collector::new(run, opts.progress, total_s, opts.live);
     for (i, m) in members.into_iter().enumerate() {
+        if hold && matches!(m, Member::Local(_)) {
+            collector.await_agents(t0);
+        }
         collector.start(i, m, t0)?;
     }
     Ok(collector.collect(interrupted, askers_of(&plan)))
+}
+
+/// How far ahead of now the start instant lies, and whether the controller's own end waits
+/// for the agents' first snapshots before it starts. The lead lets every agent hear Start,
+/// start its threads and take its first snapshot before the instant: 100 ms plus four control
+/// round trips (at most 250 ms each) for many hosts or long paths. A test between this process
+/// and one agent on a short path (round trip up to [`SHORT_PATH_RTT_NS`]) whose flows all go
+/// one way needs less: [`SHORT_LEAD_NS`] plus the round trips. If its flows go from here, this
+/// end also waits for the agent's first snapshot, which shows that the agent is counting
+/// before anything sent from here can reach it (on such a path that snapshot, taken 5 ms
+/// before the instant, arrives before it, so only a late agent delays the start); if they go
+/// to here, this end is the receiver and is started at once, as before.
+fn start_lead(plan: &TestPlan, topo: &Topology, max_rtt: u64) -> (u64, bool) {
+    let forward = plan.flows_in(Direction::Forward).next().is_some();
+    let reverse = plan.flows_in(Direction::Reverse).next().is_some();
+    let rtts = 4 * max_rtt.min(250_000_000);
+    if topo.clients.is_empty() && forward != reverse && max_rtt <= SHORT_PATH_RTT_NS {
+        (SHORT_LEAD_NS + rtts, forward)
+    } else {
+        (100_000_000 + rtts, false)
+    }
 }
 
 /// Has every client open its flows (the in-process end here), and checks that the server got

@@ -1,12 +1,14 @@
 //! TLS as a transport of the TCP kinds, with rustls.
 //!
-//! The server end holds an [`Identity`] (the agent's self-signed certificate, made at its start,
-//! or one it was given); the connecting end pins that certificate ([`pin`]). Flows set up before
+//! The server end holds an [`Identity`] (the agent's self-signed certificate, made for its first
+//! TLS test, or one it was given); the connecting end pins that certificate ([`pin`]). Random
+//! numbers, key exchange and signatures come from ring, the record cipher from aws-lc ([`keys`]). Flows set up before
 //! the start (stream, rr) shake hands then, blocking, each timed ([`handshake`]); crr shakes hands
 //! inside every transaction. On the data path a [`Wire`] is a non-blocking socket with or without
 //! a TLS session, read and written the same way by every kind.
 
 mod copies;
+mod keys;
 mod pin;
 mod shake;
 mod wire;
@@ -53,11 +55,6 @@ fn keep_freed_records() {
             libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD);
         });
     }
-}
-
-/// The crypto provider every session uses (chosen by measurement: bench/RESULTS.md).
-fn provider() -> CryptoProvider {
-    rustls::crypto::aws_lc_rs::default_provider()
 }
 
 /// Why a TLS identity or end could not be made; each names the flag to change.
@@ -114,13 +111,13 @@ impl std::fmt::Debug for Identity {
 }
 
 impl Identity {
-    /// A new self-signed certificate (ECDSA P-256) and key.
+    /// A new self-signed certificate (ECDSA P-256) and key, from the kernel's random numbers
+    /// ([`keys`]).
     pub fn generate() -> Result<Identity, TlsError> {
-        let made = rcgen::generate_simple_self_signed(vec![SERVER_NAME.to_string()])
-            .map_err(|e| TlsError::Generate(e.to_string()))?;
+        let (cert, key) = keys::self_signed()?;
         Ok(Identity {
-            chain: vec![made.cert.der().clone()],
-            key: PrivateKeyDer::Pkcs8(made.key_pair.serialize_der().into()),
+            chain: vec![cert],
+            key,
         })
     }
 
@@ -166,7 +163,7 @@ enum Config {
 
 /// The provider restricted to the plan's version and cipher.
 fn restricted(opts: &TlsOptions) -> Result<Arc<CryptoProvider>, TlsError> {
-    let mut p = provider();
+    let mut p = keys::provider();
     p.cipher_suites.retain(|s| {
         version_of(s) == opts.version && opts.cipher.is_none_or(|c| cipher_of(s) == Some(c))
     });
