@@ -15,8 +15,10 @@ use rcgen::{
 };
 use ring::rand::SystemRandom;
 use ring::signature::{EcdsaKeyPair, KeyPair as _, ECDSA_P256_SHA256_ASN1_SIGNING};
-use rustls::crypto::CryptoProvider;
+use rustls::crypto::{CryptoProvider, KeyProvider};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::sign::SigningKey;
+use std::sync::Arc;
 
 /// The crypto provider every session uses: aws-lc-rs's cipher suites and signature checks
 /// (chosen by measurement: bench/RESULTS.md), with ring's key exchange, signing keys and
@@ -26,8 +28,28 @@ pub(super) fn provider() -> CryptoProvider {
     CryptoProvider {
         kx_groups: ring.kx_groups,
         secure_random: ring.secure_random,
-        key_provider: ring.key_provider,
+        key_provider: &RingFirst,
         ..rustls::crypto::aws_lc_rs::default_provider()
+    }
+}
+
+/// Loads a key with ring, else (a kind ring lacks, such as ECDSA P-521, which `--cert/--key`
+/// took before ring signed) with aws-lc, whose generator is then seeded for that key's
+/// signatures only.
+#[derive(Debug)]
+struct RingFirst;
+
+impl KeyProvider for RingFirst {
+    fn load_private_key(
+        &self,
+        key: PrivateKeyDer<'static>,
+    ) -> Result<Arc<dyn SigningKey>, rustls::Error> {
+        let ring = rustls::crypto::ring::default_provider().key_provider;
+        ring.load_private_key(key.clone_key()).or_else(|_| {
+            rustls::crypto::aws_lc_rs::default_provider()
+                .key_provider
+                .load_private_key(key)
+        })
     }
 }
 
@@ -76,6 +98,14 @@ impl RemoteKeyPair for RingSigner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ring loads no ECDSA P-521 key; aws-lc does, as before ring signed.
+    #[test]
+    fn a_p521_key_still_loads() {
+        let pair = KeyPair::generate_for(&rcgen::PKCS_ECDSA_P521_SHA512).expect("a P-521 key");
+        let der = PrivateKeyDer::Pkcs8(pair.serialize_der().into());
+        assert!(provider().key_provider.load_private_key(der).is_ok());
+    }
 
     #[test]
     fn the_certificate_is_signed_by_its_key_and_parses() {
