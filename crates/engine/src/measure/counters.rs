@@ -1,10 +1,9 @@
 //! Per-flow counters: written by the flow's worker (single writer, plain stores), read by the
 //! sampler at interval boundaries. One cache line per flow so flows never share a line.
 
+use super::published::{Publish, Published};
 use fathom_proto::file::FileCounters;
-use fathom_proto::sample::{
-    FlowKindCounters, FlowSnapshot, OpCounters, ProfileCounters, PROFILE_OPS,
-};
+use fathom_proto::sample::{FlowKindCounters, FlowSnapshot};
 use fathom_proto::udp::UdpCounters;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::OnceLock;
@@ -28,12 +27,9 @@ pub struct FlowStats {
     buffers: [AtomicU32; 4],
     udp: UdpCells,
     file: FileCells,
-    /// A profile flow's counts per flow operation, made at its first publication.
-    profile: OnceLock<Box<[AtomicU64; PROFILE_CELLS]>>,
+    /// A kind's own counters published whole ([`Publish`]), made at their first publication.
+    published: OnceLock<Box<Published>>,
 }
-
-/// How many counters a [`ProfileCounters`] holds.
-const PROFILE_CELLS: usize = 4 * PROFILE_OPS;
 
 /// A file flow's counters, published whole by its flow ([`FlowStats::set_file`]); `NONE`
 /// marks an absent optional one, and `verified` is 0 (not yet), 1 (match) or 2 (mismatch).
@@ -66,7 +62,7 @@ impl Default for FlowStats {
             buffers: Default::default(),
             udp: UdpCells::default(),
             file: FileCells::default(),
-            profile: OnceLock::new(),
+            published: OnceLock::new(),
         }
     }
 }
@@ -196,28 +192,11 @@ impl FlowStats {
         }
         self.file.used.store(true, Relaxed);
     }
-    /// Publishes a profile flow's counts per flow operation.
-    pub fn set_profile(&self, p: &ProfileCounters) {
-        let cells = self
-            .profile
-            .get_or_init(|| Box::new(std::array::from_fn(|_| AtomicU64::new(0))));
-        for (cell, o) in cells.chunks(4).zip(&p.ops) {
-            cell[0].store(o.count, Relaxed);
-            cell[1].store(o.bytes, Relaxed);
-            cell[2].store(o.ns, Relaxed);
-            cell[3].store(o.failed, Relaxed);
-        }
-    }
-    /// The profile counts now, if the flow publishes them.
-    fn profile_snapshot(&self) -> Option<ProfileCounters> {
-        self.profile.get().map(|cells| ProfileCounters {
-            ops: std::array::from_fn(|i| OpCounters {
-                count: cells[4 * i].load(Relaxed),
-                bytes: cells[4 * i + 1].load(Relaxed),
-                ns: cells[4 * i + 2].load(Relaxed),
-                failed: cells[4 * i + 3].load(Relaxed),
-            }),
-        })
+    /// Publishes a kind's own counters whole (its [`Publish`] says how).
+    pub fn publish<P: Publish>(&self, p: &P) {
+        self.published
+            .get_or_init(|| Box::new(Published::new::<P>()))
+            .store(p);
     }
     /// The file counters now, if the flow publishes them.
     fn file_snapshot(&self) -> Option<FileCounters> {
@@ -266,7 +245,7 @@ impl FlowStats {
                 .udp_snapshot()
                 .map(FlowKindCounters::Udp)
                 .or_else(|| self.file_snapshot().map(FlowKindCounters::File))
-                .or_else(|| self.profile_snapshot().map(FlowKindCounters::Profile)),
+                .or_else(|| self.published.get().map(|p| p.load())),
         }
     }
 }
