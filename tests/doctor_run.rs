@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_doctor_valid, assert_valid, json, run, stderr};
+use common::{assert_doctor_valid, assert_valid, json, run, run_exit, run_json, stderr};
 use serde_json::Value;
 
 /// The doctor schema.
@@ -83,16 +83,12 @@ fn bad_runs_are_refused() {
         );
         assert!(!stderr(&out).is_empty(), "--run {arg} says why");
     }
-    let out = run(
+    let err = run_exit(
         &["stream", "--advise", "--iterations", "2", "-t", "100ms"],
         30,
+        2,
     );
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("--advise explains one run"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(err.contains("--advise explains one run"), "{err}");
 }
 
 /// `--advise --verify-advice` on a test: the top finding (drops in a 4K receive buffer) is
@@ -101,26 +97,9 @@ fn bad_runs_are_refused() {
 /// buffer (what was applied is asserted, never a speed).
 #[test]
 fn verify_advice_reruns_the_test_with_the_top_findings_option() {
-    let out = run(
-        &[
-            "udp",
-            "-t",
-            "300ms",
-            "--size",
-            "1400",
-            "--buffer",
-            "4K",
-            "--no-store",
-            "--json",
-            "--advise",
-            "--verify-advice",
-            "--iterations",
-            "2",
-        ],
-        120,
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc = json(&out);
+    let args = "udp -t 300ms --size 1400 --buffer 4K --no-store --json --advise \
+                --verify-advice --iterations 2";
+    let doc = run_json(&args.split_whitespace().collect::<Vec<_>>(), 120);
     assert_valid(&doc, "udp --advise --verify-advice --json");
     let c = &doc["advice_check"];
     assert_eq!(c["finding"], "udp_socket_buffer", "{c:#}");

@@ -43,17 +43,29 @@ pub struct ProfileRunArgs {
 /// Most values one `--vary` may list.
 pub const MAX_POINTS: usize = 64;
 
+/// Why a `--vary NAME=V1,V2,...` is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum VaryError {
+    /// Not `name=value`, as `--set` reads it.
+    #[error(transparent)]
+    Set(#[from] fathom_profile::SetError),
+    /// One of the values is empty.
+    #[error("'{0}': an empty value; try --vary threads=1,16,64")]
+    Empty(String),
+    /// More than [`MAX_POINTS`] values.
+    #[error("'{0}': more than {MAX_POINTS} values")]
+    TooMany(String),
+}
+
 /// Parses `NAME=V1,V2,...` (the value of `--vary`): a variable and its values.
-pub fn parse_vary(arg: &str) -> Result<(String, Vec<String>), String> {
+pub fn parse_vary(arg: &str) -> Result<(String, Vec<String>), VaryError> {
     let (name, values) = fathom_profile::parse_set(arg)?;
     let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
     if values.iter().any(String::is_empty) {
-        return Err(format!(
-            "'{arg}': an empty value; try --vary threads=1,16,64"
-        ));
+        return Err(VaryError::Empty(arg.into()));
     }
     if values.len() > MAX_POINTS {
-        return Err(format!("'{arg}': more than {MAX_POINTS} values"));
+        return Err(VaryError::TooMany(arg.into()));
     }
     Ok((name, values))
 }

@@ -4,7 +4,7 @@
 //! down they are not available, and the advice then rests on the run's own figures, saying so.
 
 use super::doctor_remote::{settings_at, test_args};
-use crate::controller::Target;
+use crate::controller::{Target, TargetError};
 use crate::Failure;
 use fathom_advisor::Settings;
 use fathom_report::Report;
@@ -23,6 +23,23 @@ pub struct LabSettings {
     pub settings: Settings,
     /// Where they were read, or why they are not available.
     pub note: String,
+}
+
+/// Why a lab host's settings cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum Unread {
+    /// The host's address cannot be dialled.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// The lab has no host of that name.
+    #[error("the lab has no host {0}")]
+    NoHost(String),
+    /// Its agent refused or failed, in its words.
+    #[error("{0}")]
+    Agent(String),
+    /// Its agent failed without words.
+    #[error("no answer")]
+    NoAnswer,
 }
 
 /// The lab, server and first client the stored test `args` named, when they are a lab's hosts
@@ -82,13 +99,11 @@ pub fn lab_settings(args: &[String], report: &Report) -> Option<LabSettings> {
         Ok(l) => l,
         Err(e) => return Some(down(format!("the lab is not up ({e})"))),
     };
-    let read = |host: &str| -> Result<Settings, String> {
-        let target = Target::in_lab(host, &lab)
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("the lab has no host {host}"))?;
+    let read = |host: &str| -> Result<Settings, Unread> {
+        let target = Target::in_lab(host, &lab)?.ok_or_else(|| Unread::NoHost(host.into()))?;
         settings_at(&target, None).map_err(|e| match e {
-            Failure::Usage(m) | Failure::Runtime(m) => m,
-            Failure::Reported => "no answer".into(),
+            Failure::Usage(m) | Failure::Runtime(m) => Unread::Agent(m),
+            Failure::Reported => Unread::NoAnswer,
         })
     };
     let mut settings = match read(&server) {

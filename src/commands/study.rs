@@ -49,16 +49,15 @@ pub fn run(a: &StudyArgs, argv: &[String]) -> Result<(), Failure> {
         None
     };
     // The IPsec lab, made when a sweep first asks for it (or why it cannot be).
-    let mut ipsec_lab: Option<Result<StudyLab, String>> = None;
+    let mut ipsec_lab: Option<Result<StudyLab, NoIpsec>> = None;
     let mut all = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
         eprintln!("== {} ({}/{})", spec.title, i + 1, specs.len());
         let on = match &spec.ipsec {
             Some(alg) => ipsec_lab
-                .get_or_insert_with(|| StudyLab::up(wan, Some(alg)).map_err(reason))
+                .get_or_insert_with(|| StudyLab::up(wan, Some(alg)).map_err(NoIpsec::lab))
                 .as_ref()
-                .map(Some)
-                .map_err(String::clone),
+                .map(Some),
             None => Ok(lab.as_ref()),
         };
         let s = run_sweep(spec, on, &rec, a.resume)?;
@@ -89,7 +88,7 @@ pub fn run(a: &StudyArgs, argv: &[String]) -> Result<(), Failure> {
 /// IPsec sweep whose lab could not be made (`Err`, why) records that instead of running.
 fn run_sweep(
     spec: &SweepSpec,
-    lab: Result<Option<&StudyLab>, String>,
+    lab: Result<Option<&StudyLab>, &NoIpsec>,
     rec: &Recorder,
     resume: bool,
 ) -> Result<Series, Failure> {
@@ -118,7 +117,7 @@ fn run_sweep(
     let sp = sweep::prepare(kind.command, &base, axes, Some(rule))?;
     let lab = match (lab, &spec.ipsec) {
         (Err(why), Some(alg)) => return Ok(unavailable(&sp, rec.command(), alg, why)),
-        (Err(why), None) => return Err(Failure::Runtime(why)),
+        (Err(why), None) => return Err(Failure::Runtime(why.to_string())),
         (Ok(lab), _) => lab,
     };
     let bed = Testbed::for_plan(&sp.common, &sp.points[0].plan)?;
@@ -135,7 +134,7 @@ fn run_sweep(
 
 /// The series of a sweep that cannot run here: its one point says why, and its options record
 /// the IPsec algorithm asked for.
-fn unavailable(sp: &sweep::SweepPlan, command: &[String], alg: &str, reason: String) -> Series {
+fn unavailable(sp: &sweep::SweepPlan, command: &[String], alg: &str, reason: &NoIpsec) -> Series {
     let mut s = sweep::new_series(sp, command);
     s.args.extend(["--ipsec".to_string(), alg.to_string()]);
     s.axes.iter_mut().for_each(|a| a.values.truncate(1));
@@ -289,7 +288,7 @@ impl StudyLab {
         let ipsec = ipsec
             .map(|alg| ipsec_options(alg, &name))
             .transpose()
-            .map_err(Failure::Runtime)?;
+            .map_err(|e| Failure::Runtime(e.to_string()))?;
         let topo = fathom_lab::Topology::split(2, None, None, None, wan)
             .map_err(|e| Failure::Usage(format!("--lab {wan}: {e}")))?;
         let exe = std::env::current_exe().map_err(|e| Failure::Runtime(e.to_string()))?;
@@ -319,33 +318,58 @@ impl StudyLab {
     }
 }
 
-/// What a failure says, for a sweep that records it instead of running.
-fn reason(f: Failure) -> String {
-    match f {
-        Failure::Usage(s) | Failure::Runtime(s) => s,
-        Failure::Reported => "it failed".to_string(),
+/// Why a study's IPsec sweeps cannot run here; each records it instead of running.
+#[derive(Debug, thiserror::Error)]
+enum NoIpsec {
+    /// The study's suite is not one the lab knows.
+    #[error(transparent)]
+    Suite(#[from] fathom_lab::ipsec::UnknownName),
+    /// strongSwan or an ESP datapath is missing here (the lab's words, without the
+    /// `--ipsec ALG: ` they start with).
+    #[error("{}", without_prefix(alg, source))]
+    Host {
+        /// The suite's name.
+        alg: String,
+        /// The lab's refusal.
+        source: fathom_lab::Error,
+    },
+    /// The lab could not be made, in the failure's words.
+    #[error("{0}")]
+    Lab(String),
+}
+
+impl NoIpsec {
+    /// A study lab that could not be made.
+    fn lab(f: Failure) -> NoIpsec {
+        NoIpsec::Lab(match f {
+            Failure::Usage(s) | Failure::Runtime(s) => s,
+            Failure::Reported => "it failed".to_string(),
+        })
     }
 }
 
-/// The IPsec options of study lab `name` with suite `alg`, or why this machine cannot run it
-/// (without the `--ipsec ALG: ` its messages start with).
-fn ipsec_options(alg: &str, name: &str) -> Result<fathom_lab::ipsec::IpsecOptions, String> {
-    let options = fathom_lab::ipsec::Suite::parse(alg).map_err(|e| e.to_string());
-    let options = options.and_then(|suite| {
-        fathom_lab::ipsec::check_packages().map_err(|e| e.to_string())?;
-        let probe_ns = format!("fl-{name}-ipsec-probe");
-        let datapath =
-            fathom_lab::ipsec::choose(suite, None, &probe_ns).map_err(|e| e.to_string())?;
-        Ok(fathom_lab::ipsec::IpsecOptions {
-            suite,
-            datapath,
-            pairs: None,
-            wrong_psk_host: None,
-        })
-    });
-    options.map_err(|said| {
-        let prefix = format!("--ipsec {alg}: ");
-        said.strip_prefix(&prefix).unwrap_or(&said).to_string()
+/// `e`'s message without the `--ipsec ALG: ` it starts with.
+fn without_prefix(alg: &str, e: &fathom_lab::Error) -> String {
+    let said = e.to_string();
+    let prefix = format!("--ipsec {alg}: ");
+    said.strip_prefix(&prefix).unwrap_or(&said).to_string()
+}
+
+/// The IPsec options of study lab `name` with suite `alg`, or why this machine cannot run it.
+fn ipsec_options(alg: &str, name: &str) -> Result<fathom_lab::ipsec::IpsecOptions, NoIpsec> {
+    let suite = fathom_lab::ipsec::Suite::parse(alg)?;
+    let host = |source| NoIpsec::Host {
+        alg: alg.to_string(),
+        source,
+    };
+    fathom_lab::ipsec::check_packages().map_err(host)?;
+    let probe_ns = format!("fl-{name}-ipsec-probe");
+    let datapath = fathom_lab::ipsec::choose(suite, None, &probe_ns).map_err(host)?;
+    Ok(fathom_lab::ipsec::IpsecOptions {
+        suite,
+        datapath,
+        pairs: None,
+        wrong_psk_host: None,
     })
 }
 

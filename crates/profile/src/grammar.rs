@@ -46,24 +46,49 @@ pub(crate) fn check(src: &Source, plan: &ProfilePlan, spans: &Spans) -> Result<(
     Ok(())
 }
 
+/// Why a flowop cannot run where it stands.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+enum OrderError {
+    /// A connect on an open connection.
+    #[error("connect: the flow is already connected (one connection per flow); disconnect first")]
+    Connected,
+    /// A disconnect with no open connection.
+    #[error("disconnect: the flow is not connected")]
+    NotConnected,
+    /// A data flowop of the other protocol.
+    #[error("{op} needs protocol {needs}; this group's protocol is {protocol}: use {other}")]
+    Protocol {
+        /// The flowop.
+        op: &'static str,
+        /// The protocols it runs on.
+        needs: &'static str,
+        /// The group's protocol.
+        protocol: &'static str,
+        /// The flowop that does the same on the group's protocol.
+        other: &'static str,
+    },
+    /// A data flowop before the first connect.
+    #[error("{0} before any connect: add {{ op = \"connect\" }} before it")]
+    NeverConnected(&'static str),
+    /// A data flowop after a disconnect.
+    #[error("{0} after disconnect without a new connect: add {{ op = \"connect\" }} before it")]
+    Closed(&'static str),
+}
+
 /// One flowop run on a flow in state `conn`.
-fn step(conn: &mut Conn, op: &Op, protocol: Protocol) -> Result<(), String> {
+fn step(conn: &mut Conn, op: &Op, protocol: Protocol) -> Result<(), OrderError> {
     let name = op.name();
     let (udp, other) = match op {
         Op::Connect => {
             if *conn == Conn::Open {
-                return Err(
-                    "connect: the flow is already connected (one connection per flow); \
-                            disconnect first"
-                        .into(),
-                );
+                return Err(OrderError::Connected);
             }
             *conn = Conn::Open;
             return Ok(());
         }
         Op::Disconnect => {
             if *conn != Conn::Open {
-                return Err("disconnect: the flow is not connected".into());
+                return Err(OrderError::NotConnected);
             }
             *conn = Conn::Closed;
             return Ok(());
@@ -81,17 +106,16 @@ fn step(conn: &mut Conn, op: &Op, protocol: Protocol) -> Result<(), String> {
     };
     if udp != (protocol == Protocol::Udp) {
         let needs = if udp { "udp" } else { "tcp or tls" };
-        return Err(format!(
-            "{name} needs protocol {needs}; this group's protocol is {proto}: use {other}"
-        ));
+        return Err(OrderError::Protocol {
+            op: name,
+            needs,
+            protocol: proto,
+            other,
+        });
     }
     match conn {
         Conn::Open => Ok(()),
-        Conn::Never => Err(format!(
-            "{name} before any connect: add {{ op = \"connect\" }} before it"
-        )),
-        Conn::Closed => Err(format!(
-            "{name} after disconnect without a new connect: add {{ op = \"connect\" }} before it"
-        )),
+        Conn::Never => Err(OrderError::NeverConnected(name)),
+        Conn::Closed => Err(OrderError::Closed(name)),
     }
 }

@@ -21,7 +21,7 @@ mod tests;
 
 pub use error::ProfileError;
 pub use show::show;
-pub use vars::{parse_set, Overrides, ENV_PREFIX};
+pub use vars::{parse_set, Overrides, SetError, ENV_PREFIX};
 
 use fathom_proto::profile::ProfilePlan;
 

@@ -6,23 +6,51 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 /// Longest remote, bytes (a DNS name and a port).
 const MAX_REMOTE: usize = 260;
 
+/// What every refusal but the port's suggests.
+const TRY: &str = "write a lab host name (h2), HOST[:PORT] (10.0.0.2:5301) or [IPv6]:PORT";
+
+/// Why a group's `remote` is refused (each message but the port's ends with [`TRY`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum RemoteError {
+    /// Empty, or longer than [`MAX_REMOTE`].
+    #[error("must be 1..={MAX_REMOTE} bytes; {TRY}")]
+    Length,
+    /// `[` without its `]`.
+    #[error("'{0}' has no closing ']'; {TRY}")]
+    NoClosingBracket(String),
+    /// Between the brackets, not an IPv6 address.
+    #[error("'{0}' is not an IPv6 address; {TRY}")]
+    NotIpv6(String),
+    /// After the `]`, something other than `:PORT`.
+    #[error("'{0}': expected :PORT after ']'; {TRY}")]
+    AfterBracket(String),
+    /// An IPv6 address and a port without brackets.
+    #[error("'{0}': an IPv6 address with a port goes in brackets; {TRY}")]
+    Unbracketed(String),
+    /// Neither a host name nor an IPv4 address.
+    #[error("'{0}' is not a host name or address; {TRY}")]
+    NotHost(String),
+    /// A port outside 1..=65535.
+    #[error("port '{0}' is not in 1..=65535")]
+    Port(String),
+}
+
 /// Checks `text` is NAME, HOST, HOST:PORT, `[IPv6]` or `[IPv6]:PORT`.
-pub(crate) fn check(text: &str) -> Result<(), String> {
-    const TRY: &str = "write a lab host name (h2), HOST[:PORT] (10.0.0.2:5301) or [IPv6]:PORT";
+pub(crate) fn check(text: &str) -> Result<(), RemoteError> {
     if text.is_empty() || text.len() > MAX_REMOTE {
-        return Err(format!("must be 1..={MAX_REMOTE} bytes; {TRY}"));
+        return Err(RemoteError::Length);
     }
     if let Some(rest) = text.strip_prefix('[') {
         let (addr, after) = rest
             .split_once(']')
-            .ok_or_else(|| format!("'{text}' has no closing ']'; {TRY}"))?;
+            .ok_or_else(|| RemoteError::NoClosingBracket(text.into()))?;
         addr.parse::<Ipv6Addr>()
-            .map_err(|_| format!("'{addr}' is not an IPv6 address; {TRY}"))?;
+            .map_err(|_| RemoteError::NotIpv6(addr.into()))?;
         return match after {
             "" => Ok(()),
             _ => match after.strip_prefix(':') {
                 Some(p) => port(p),
-                None => Err(format!("'{text}': expected :PORT after ']'; {TRY}")),
+                None => Err(RemoteError::AfterBracket(text.into())),
             },
         };
     }
@@ -34,12 +62,10 @@ pub(crate) fn check(text: &str) -> Result<(), String> {
         None => (text, None),
     };
     if host.contains(':') {
-        return Err(format!(
-            "'{text}': an IPv6 address with a port goes in brackets; {TRY}"
-        ));
+        return Err(RemoteError::Unbracketed(text.into()));
     }
     if host.parse::<Ipv4Addr>().is_err() && !is_host_name(host) {
-        return Err(format!("'{host}' is not a host name or address; {TRY}"));
+        return Err(RemoteError::NotHost(host.into()));
     }
     p.map_or(Ok(()), port)
 }
@@ -51,9 +77,9 @@ fn is_host_name(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
-fn port(p: &str) -> Result<(), String> {
+fn port(p: &str) -> Result<(), RemoteError> {
     match p.parse::<u16>() {
         Ok(n) if n > 0 => Ok(()),
-        _ => Err(format!("port '{p}' is not in 1..=65535")),
+        _ => Err(RemoteError::Port(p.into())),
     }
 }

@@ -3,6 +3,39 @@
 
 use fathom_proto::profile::{Size, MAX_SIZE_LIST};
 use fathom_units::duration::{self, Bare};
+use fathom_units::Refusal;
+
+/// Why a size or a time in a profile is refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SizeError {
+    /// A bare integer below 0.
+    #[error("{0} is negative")]
+    Negative(i64),
+    /// A bare integer over `u32::MAX`.
+    #[error("{0} is over {max}", max = u32::MAX)]
+    OverU32(i64),
+    /// A bare integer other than 0 where a time is expected.
+    #[error("{0} needs a unit; try \"{0}us\" or \"{0}ms\"")]
+    NoUnit(u32),
+    /// `rand(` without its `)`.
+    #[error("rand( has no closing ')'; write rand(64,1K)")]
+    RandUnclosed,
+    /// `rand()` with other than two values.
+    #[error("rand() takes two values; write rand(64,1K)")]
+    RandArity,
+    /// A list longer than [`MAX_SIZE_LIST`].
+    #[error("a list holds at most {MAX_SIZE_LIST} sizes")]
+    ListLength,
+    /// Not a size or a duration, as fathom's units read them.
+    #[error(transparent)]
+    Units(#[from] Refusal),
+    /// A time finer than a microsecond.
+    #[error("'{0}' is not a whole number of microseconds")]
+    Fraction(String),
+    /// A value over `u32::MAX` bytes or microseconds.
+    #[error("'{0}' is too large")]
+    TooLarge(String),
+}
 
 /// What a size counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,25 +57,21 @@ impl Unit {
 }
 
 /// A bare integer: bytes; for times only 0, since a duration needs a unit.
-pub(crate) fn number(i: i64, unit: Unit) -> Result<Size, String> {
+pub(crate) fn number(i: i64, unit: Unit) -> Result<Size, SizeError> {
     match (u32::try_from(i), unit) {
-        (Err(_), _) if i < 0 => Err(format!("{i} is negative")),
-        (Err(_), _) => Err(format!("{i} is over {}", u32::MAX)),
+        (Err(_), _) if i < 0 => Err(SizeError::Negative(i)),
+        (Err(_), _) => Err(SizeError::OverU32(i)),
         (Ok(0), Unit::Micros) => Ok(Size::Fixed(0)),
-        (Ok(v), Unit::Micros) => Err(format!("{v} needs a unit; try \"{v}us\" or \"{v}ms\"")),
+        (Ok(v), Unit::Micros) => Err(SizeError::NoUnit(v)),
         (Ok(v), Unit::Bytes) => Ok(Size::Fixed(v)),
     }
 }
 
 /// A size written as a string: `64K`, `rand(64,1K)` or `64,512,1K`.
-pub(crate) fn parse(text: &str, unit: Unit) -> Result<Size, String> {
+pub(crate) fn parse(text: &str, unit: Unit) -> Result<Size, SizeError> {
     if let Some(inner) = text.strip_prefix("rand(") {
-        let inner = inner
-            .strip_suffix(')')
-            .ok_or("rand( has no closing ')'; write rand(64,1K)")?;
-        let (lo, hi) = inner
-            .split_once(',')
-            .ok_or("rand() takes two values; write rand(64,1K)")?;
+        let inner = inner.strip_suffix(')').ok_or(SizeError::RandUnclosed)?;
+        let (lo, hi) = inner.split_once(',').ok_or(SizeError::RandArity)?;
         return Ok(Size::Rand {
             lo: one(lo, unit)?,
             hi: one(hi, unit)?,
@@ -51,31 +80,31 @@ pub(crate) fn parse(text: &str, unit: Unit) -> Result<Size, String> {
     if text.contains(',') {
         let parts: Vec<&str> = text.split(',').collect();
         if parts.len() > MAX_SIZE_LIST {
-            return Err(format!("a list holds at most {MAX_SIZE_LIST} sizes"));
+            return Err(SizeError::ListLength);
         }
         return parts
             .into_iter()
             .map(|p| one(p, unit))
-            .collect::<Result<Vec<u32>, String>>()
+            .collect::<Result<Vec<u32>, SizeError>>()
             .map(Size::List);
     }
     one(text, unit).map(Size::Fixed)
 }
 
 /// One value: a size in bytes or a time in µs, within u32.
-fn one(text: &str, unit: Unit) -> Result<u32, String> {
+fn one(text: &str, unit: Unit) -> Result<u32, SizeError> {
     let text = text.trim();
     let v = match unit {
-        Unit::Bytes => fathom_units::size::parse(text).map_err(|r| r.to_string())?,
+        Unit::Bytes => fathom_units::size::parse(text)?,
         Unit::Micros => {
-            let ns = duration::parse(text, Bare::Refused).map_err(|r| r.to_string())?;
+            let ns = duration::parse(text, Bare::Refused)?;
             if ns % 1_000 != 0 {
-                return Err(format!("'{text}' is not a whole number of microseconds"));
+                return Err(SizeError::Fraction(text.into()));
             }
             ns / 1_000
         }
     };
-    u32::try_from(v).map_err(|_| format!("'{text}' is too large"))
+    u32::try_from(v).map_err(|_| SizeError::TooLarge(text.into()))
 }
 
 /// A size as a profile writes it: `64K`, `rand(64,1K)`, `[64, 512]`; times as durations.

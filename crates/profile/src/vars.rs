@@ -32,18 +32,53 @@ impl Overrides {
     }
 }
 
+/// Why a `--set name=value` is refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SetError {
+    /// No `=`.
+    #[error("'{0}' is not name=value; try --set threads=64")]
+    NoEquals(String),
+    /// The name is not a variable's.
+    #[error("'{0}' is not a variable name (letters, digits and _, not starting with a digit)")]
+    Name(String),
+    /// The value is longer than [`MAX_VALUE`] bytes.
+    #[error("the value of '{0}' is over {MAX_VALUE} bytes")]
+    TooLong(String),
+}
+
+/// Why a string value's variables cannot be set.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum VarError {
+    /// `${` without its `}`.
+    #[error("'${{' has no closing '}}'; write ${{name}}")]
+    Unclosed,
+    /// After `$`, no variable's name.
+    #[error(
+        "'${0}' is not a variable: write $name or ${{name}} (letters, digits and _), \
+         or $$ for a dollar sign"
+    )]
+    Name(String),
+    /// A variable with no value from [vars], the environment or `--set`.
+    #[error(
+        "variable '${0}' is never set: give it a default in [vars], set \
+         {ENV_PREFIX}{0} or --set {0}=VALUE"
+    )]
+    Unset(String),
+    /// The value is longer than [`MAX_VALUE`] bytes once its variables are set.
+    #[error("the value is over {MAX_VALUE} bytes once expanded")]
+    TooLong,
+}
+
 /// Reads one `--set name=value`.
-pub fn parse_set(arg: &str) -> Result<(String, String), String> {
+pub fn parse_set(arg: &str) -> Result<(String, String), SetError> {
     let Some((name, value)) = arg.split_once('=') else {
-        return Err(format!("'{arg}' is not name=value; try --set threads=64"));
+        return Err(SetError::NoEquals(arg.into()));
     };
     if !is_name(name) {
-        return Err(format!(
-            "'{name}' is not a variable name (letters, digits and _, not starting with a digit)"
-        ));
+        return Err(SetError::Name(name.into()));
     }
     if value.len() > MAX_VALUE {
-        return Err(format!("the value of '{name}' is over {MAX_VALUE} bytes"));
+        return Err(SetError::TooLong(name.into()));
     }
     Ok((name.to_string(), value.to_string()))
 }
@@ -110,7 +145,7 @@ impl Vars {
     }
 
     /// `text` with its variables set; an error says which one is never set or what is wrong.
-    pub(crate) fn expand(&self, text: &str) -> Result<Expanded, String> {
+    pub(crate) fn expand(&self, text: &str) -> Result<Expanded, VarError> {
         if !text.contains('$') {
             return Ok(Expanded {
                 text: text.to_string(),
@@ -128,17 +163,15 @@ impl Vars {
                 out.push('$');
                 continue;
             };
-            let (value, origin) = self.values.get(name).ok_or_else(|| {
-                format!(
-                    "variable '${name}' is never set: give it a default in [vars], set \
-                     {ENV_PREFIX}{name} or --set {name}=VALUE"
-                )
-            })?;
+            let (value, origin) = self
+                .values
+                .get(name)
+                .ok_or_else(|| VarError::Unset(name.into()))?;
             self.used.borrow_mut().insert(name.to_string());
             out.push_str(value);
             notes.push(format!("${name} = '{value}' from {}", origin.label(name)));
             if out.len() > MAX_VALUE {
-                return Err(format!("the value is over {MAX_VALUE} bytes once expanded"));
+                return Err(VarError::TooLong);
             }
         }
         out.push_str(rest);
@@ -171,14 +204,12 @@ impl Vars {
 }
 
 /// After a `$`: the variable's name (none for `$$`, a literal dollar) and the text after it.
-fn variable(s: &str) -> Result<(Option<&str>, &str), String> {
+fn variable(s: &str) -> Result<(Option<&str>, &str), VarError> {
     if let Some(after) = s.strip_prefix('$') {
         return Ok((None, after));
     }
     let (name, after) = if let Some(inner) = s.strip_prefix('{') {
-        let end = inner
-            .find('}')
-            .ok_or("'${' has no closing '}'; write ${name}")?;
+        let end = inner.find('}').ok_or(VarError::Unclosed)?;
         (&inner[..end], &inner[end + 1..])
     } else {
         let end = s
@@ -187,10 +218,7 @@ fn variable(s: &str) -> Result<(Option<&str>, &str), String> {
         s.split_at(end)
     };
     if !is_name(name) {
-        return Err(format!(
-            "'${name}' is not a variable: write $name or ${{name}} (letters, digits and _), \
-             or $$ for a dollar sign"
-        ));
+        return Err(VarError::Name(name.into()));
     }
     Ok((Some(name), after))
 }

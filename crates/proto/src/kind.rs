@@ -11,15 +11,17 @@
 //! the descriptor and never matches on a kind's id or name.
 //!
 //! Beside them, [`KindPlan`]: a plan's kind with the options only it has (each kind's options
-//! and bounds in a file of its own, such as `udp.rs`, which imports nothing from here), so that
-//! a new kind's variants in proto are all in this file. `crate::plan` re-exports it.
+//! and bounds in a file of its own, such as `udp.rs`, which imports nothing from here), and
+//! [`FlowKindCounters`]: the counters a kind keeps of its own (their type in its file too), so
+//! that a new kind's variants in proto are all in this file. `crate::plan` re-exports
+//! `KindPlan`, `crate::sample` `FlowKindCounters`.
 
 use crate::bounds::PlanError;
-use crate::file::FileOptions;
+use crate::file::{FileCounters, FileOptions};
 use crate::flow::FlowPlan;
-use crate::profile::Program;
+use crate::profile::{ProfileCounters, Program};
 use crate::rr::RrOptions;
-use crate::udp::UdpOptions;
+use crate::udp::{UdpCounters, UdpOptions};
 use serde::{Deserialize, Serialize};
 
 /// The test kinds the engine knows; what each is lives in its [`Descriptor`], and the options
@@ -250,6 +252,49 @@ impl KindId {
         KINDS.iter().find(|d| d.name == name).map(|d| d.id)
     }
 }
+
+/// A kind's own flow counters: the variant of [`FlowKindCounters`] that carries them, so a
+/// snapshot's reader asks for the type (`FlowSnapshot::counters`) instead of a method per kind.
+pub trait KindCounters: Sized {
+    /// These counters, if `k` holds them.
+    fn of(k: FlowKindCounters) -> Option<Self>;
+}
+
+/// Declares [`FlowKindCounters`], one variant per kind with counters of its own, and each
+/// variant's [`KindCounters`].
+macro_rules! flow_kind_counters {
+    ($($(#[$vdoc:meta])* $variant:ident($ty:ty)),+ $(,)?) => {
+        /// One flow's counters that only its kind keeps (each kind's type in its own file).
+        // The profile's counts per flowop are the large variant; boxing it would cost the enum
+        // `Copy` and an allocation per snapshot of every flow, for a value sent whole anyway.
+        #[allow(clippy::large_enum_variant)]
+        #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum FlowKindCounters {
+            $($(#[$vdoc])* $variant($ty)),+
+        }
+
+        $(
+            impl KindCounters for $ty {
+                fn of(k: FlowKindCounters) -> Option<Self> {
+                    match k {
+                        FlowKindCounters::$variant(c) => Some(c),
+                        _ => None,
+                    }
+                }
+            }
+        )+
+    };
+}
+
+// The order is the wire's (postcard numbers the variants): a new kind's goes last.
+flow_kind_counters!(
+    /// The UDP stream's datagram counters.
+    Udp(UdpCounters),
+    /// The file copy's disk and network counters.
+    File(FileCounters),
+    /// A profile flow's counts per flow operation.
+    Profile(ProfileCounters),
+);
 
 /// What to run: the kind, with the options only it has.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

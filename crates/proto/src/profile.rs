@@ -327,3 +327,29 @@ impl Transaction {
         Ok(())
     }
 }
+
+/// Flow operations of a profile counted one by one, in program order (the rest are counted
+/// only in the flow's totals).
+pub const PROFILE_OPS: usize = 12;
+
+/// A profile flow's counts for each of its first [`PROFILE_OPS`] flow operations, in program
+/// order over all its transactions (cumulative).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProfileCounters {
+    /// One per flow operation.
+    pub ops: [OpCounters; PROFILE_OPS],
+}
+
+/// One flow operation's counts at one end (cumulative).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpCounters {
+    /// Times it completed.
+    pub count: u64,
+    /// Payload bytes it moved.
+    pub bytes: u64,
+    /// Time it took, summed, ns.
+    pub ns: u64,
+    /// Times it failed and was let go (`can_fail`), or, for a datagram the end waited for,
+    /// times it did not come in time (lost).
+    pub failed: u64,
+}

@@ -5,6 +5,8 @@
 //! figure is derived in one place.
 
 use crate::file::FileCounters;
+pub use crate::kind::FlowKindCounters;
+use crate::kind::KindCounters;
 use crate::udp::{UdpCounters, UdpHostCounters};
 use serde::{Deserialize, Serialize};
 
@@ -93,69 +95,21 @@ pub struct FlowSnapshot {
     pub kind: Option<FlowKindCounters>,
 }
 
-/// One flow's counters that only its kind keeps.
-// The profile's counts per flowop are the large variant; boxing it would cost the enum `Copy`
-// and an allocation per snapshot of every flow, for a value sent whole anyway.
-#[allow(clippy::large_enum_variant)]
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FlowKindCounters {
-    /// The UDP stream's datagram counters.
-    Udp(UdpCounters),
-    /// The file copy's disk and network counters.
-    File(FileCounters),
-    /// A profile flow's counts per flow operation.
-    Profile(ProfileCounters),
-}
-
-/// Flow operations of a profile counted one by one, in program order (the rest are counted
-/// only in the flow's totals).
-pub const PROFILE_OPS: usize = 12;
-
-/// A profile flow's counts for each of its first [`PROFILE_OPS`] flow operations, in program
-/// order over all its transactions (cumulative).
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ProfileCounters {
-    /// One per flow operation.
-    pub ops: [OpCounters; PROFILE_OPS],
-}
-
-/// One flow operation's counts at one end (cumulative).
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct OpCounters {
-    /// Times it completed.
-    pub count: u64,
-    /// Payload bytes it moved.
-    pub bytes: u64,
-    /// Time it took, summed, ns.
-    pub ns: u64,
-    /// Times it failed and was let go (`can_fail`), or, for a datagram the end waited for,
-    /// times it did not come in time (lost).
-    pub failed: u64,
-}
-
 impl FlowSnapshot {
+    /// The counters only this flow's kind keeps, as that kind's type (`None` when another
+    /// kind's, or none, are here): `snap.counters::<ProfileCounters>()`.
+    pub fn counters<C: KindCounters>(&self) -> Option<C> {
+        self.kind.and_then(C::of)
+    }
+
     /// The UDP stream counters, for the datagram stream kinds.
     pub fn udp(&self) -> Option<UdpCounters> {
-        match self.kind {
-            Some(FlowKindCounters::Udp(u)) => Some(u),
-            _ => None,
-        }
+        self.counters()
     }
 
     /// The file copy counters, for the file kind.
     pub fn file(&self) -> Option<FileCounters> {
-        match self.kind {
-            Some(FlowKindCounters::File(f)) => Some(f),
-            _ => None,
-        }
-    }
-
-    /// The counts per flow operation, for the profile kind.
-    pub fn profile(&self) -> Option<ProfileCounters> {
-        match self.kind {
-            Some(FlowKindCounters::Profile(p)) => Some(p),
-            _ => None,
-        }
+        self.counters()
     }
 }
 
@@ -236,8 +190,8 @@ pub struct Snapshot {
     /// The host's counters that only the test's kind reads, for the kinds that read any.
     pub kind: Option<HostKindCounters>,
     /// The profile kind: each flow operation's times since the previous snapshot, serialized
-    /// (HDR V2, ns), one per operation in program order (the first [`PROFILE_OPS`]); empty
-    /// for other kinds.
+    /// (HDR V2, ns), one per operation in program order (the first
+    /// [`PROFILE_OPS`](crate::profile::PROFILE_OPS)); empty for other kinds.
     #[serde(default)]
     pub op_latency: Vec<Vec<u8>>,
 }

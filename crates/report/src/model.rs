@@ -11,11 +11,11 @@ pub use crate::sections::profile::model as profile;
 pub use crate::sections::rr::model as rr;
 pub use crate::sections::udp::model as udp;
 
+pub use crate::sections::{KindFlow, KindInterval, KindSummary, KindTest};
 pub use advice::{Advice, AdviceCheck};
 pub use hosts::{
     GroupResult, HostResult, IpsecLinkResult, IpsecResult, ThreadResult, WanLinkResult,
 };
-pub use kind::{KindFlow, KindInterval, KindSummary, KindTest};
 pub use rr::{Latency, RrFlow, RrInterval, RrSummary, RrTest, SegmentsPerTransaction};
 use serde::{Deserialize, Serialize};
 pub use udp::{UdpFlow, UdpInterval, UdpSummary, UdpTest};

@@ -9,34 +9,21 @@ fn text(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).expect("renderers write UTF-8")
 }
 
+/// Each renderer, for one flow and for four flows both ways, against its snapshot
+/// (`{format}_1_flow`, `{format}_4_flows_bidir`).
 #[test]
-fn table_one_flow() {
-    insta::assert_snapshot!("table_1_flow", text(table::render(&report(1, false))));
-}
-
-#[test]
-fn table_four_flows_bidir() {
-    insta::assert_snapshot!("table_4_flows_bidir", text(table::render(&report(4, true))));
-}
-
-#[test]
-fn csv_one_flow() {
-    insta::assert_snapshot!("csv_1_flow", text(csv::render(&report(1, false))));
-}
-
-#[test]
-fn csv_four_flows_bidir() {
-    insta::assert_snapshot!("csv_4_flows_bidir", text(csv::render(&report(4, true))));
-}
-
-#[test]
-fn json_one_flow() {
-    insta::assert_snapshot!("json_1_flow", text(json::render(&report(1, false))));
-}
-
-#[test]
-fn json_four_flows_bidir() {
-    insta::assert_snapshot!("json_4_flows_bidir", text(json::render(&report(4, true))));
+fn every_format_one_flow_and_four_flows_bidir() {
+    let formats: [(&str, fn(&fathom_report::Report) -> Vec<u8>); 3] = [
+        ("table", table::render),
+        ("csv", csv::render),
+        ("json", json::render),
+    ];
+    for (format, render) in formats {
+        for (flows, bidir, name) in [(1, false, "1_flow"), (4, true, "4_flows_bidir")] {
+            let snapshot = format!("{format}_{name}");
+            insta::assert_snapshot!(snapshot, text(render(&report(flows, bidir))));
+        }
+    }
 }
 
 #[test]

@@ -1,14 +1,16 @@
 //! The test kinds; each in its own file, listed once in [`REGISTRY`].
 //!
-//! Adding a kind edits five existing files. In proto, crates/proto/src/kind.rs: its variant of
-//! `KindId`, its descriptor and its lines in `KindId::descriptor` and `KINDS`, and its variant
-//! of `KindPlan`, carrying its options, with its arm in `KindPlan::id` and `KindPlan::validate`;
-//! and crates/proto/src/lib.rs, which names the file of its options and their bounds (as
-//! udp.rs holds the UDP stream's). Here, its file (its `flows`) and its line in [`REGISTRY`]
-//! (with its wiring, and what it gets on loopback). On the command line, its args file,
-//! named in src/cli/mod.rs, and its variant in src/cli/test_args.rs. Only a kind with counters
-//! of its own adds a variant of `FlowKindCounters` (crates/proto/src/sample.rs) and their
-//! cells (crates/engine/src/measure/counters.rs).
+//! Adding a kind edits at most five existing files. In proto, crates/proto/src/kind.rs: its
+//! variant of `KindId`, its descriptor and its lines in `KindId::descriptor` and `KINDS`, and
+//! its variant of `KindPlan`, carrying its options, with its arm in `KindPlan::id` and
+//! `KindPlan::validate`, and the `pub mod` of its own file (crates/proto/src/kind/<kind>.rs:
+//! its options and their bounds, as udp.rs holds the UDP stream's). Here, its file (its
+//! `flows`) and its line in [`REGISTRY`] (with its wiring, and what it gets on loopback). On
+//! the command line, its args file,
+//! named in src/cli/mod.rs, and its variant in src/cli/test_args.rs. A kind with counters of
+//! its own adds a variant of `FlowKindCounters` (crates/proto/src/kind.rs) and, in its own
+//! folder, their `crate::measure::Publish` (how its flows publish them; the profile's
+//! `counters.rs`).
 //!
 //! The agent asks the registry ([`Kind::of`]) and needs no change. Socket set-up on both ends,
 //! which end decides when the test ends, the path defaults, the report's per-pattern sections,

@@ -3,10 +3,9 @@
 //! reads of a flow that keeps no kind counters is in the flow's first line, so the sampler
 //! misses one line per flow, not four.
 
+use super::published::{Publish, Published};
 use fathom_proto::file::FileCounters;
-use fathom_proto::sample::{
-    FlowKindCounters, FlowSnapshot, OpCounters, ProfileCounters, PROFILE_OPS,
-};
+use fathom_proto::sample::{FlowKindCounters, FlowSnapshot};
 use fathom_proto::udp::UdpCounters;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::OnceLock;
@@ -17,7 +16,7 @@ const NONE: u64 = u64::MAX;
 /// Bits of [`FlowStats`]' `kinds`: which kind counters the flow has published.
 const UDP: u8 = 1;
 const FILE: u8 = 2;
-const PROFILE: u8 = 4;
+const PUBLISHED: u8 = 4;
 
 /// The live counters of one flow. `repr(C)` keeps the declared order: the first 53 bytes
 /// (to `kinds`) are the snapshot's, the rest is read only for the kinds that publish it.
@@ -31,7 +30,7 @@ pub struct FlowStats {
     first_ns: AtomicU64,
     last_ns: AtomicU64,
     fd: AtomicI32,
-    /// [`UDP`], [`FILE`], [`PROFILE`]: the kind counters published so far.
+    /// [`UDP`], [`FILE`], [`PUBLISHED`]: the kind counters published so far.
     kinds: AtomicU8,
     /// SO_SNDBUF and SO_RCVBUF as granted to the flow's first connection, then as its latest
     /// connection had them at its close (kinds whose connections open mid-test; 0: none yet).
@@ -41,12 +40,9 @@ pub struct FlowStats {
     /// A file flow's counters, published whole by its flow ([`FlowStats::set_file`]); `NONE`
     /// marks an absent optional one, and `verified` is 0 (not yet), 1 (match) or 2 (mismatch).
     file: [AtomicU64; FILE_CELLS],
-    /// A profile flow's counts per flow operation, made at its first publication.
-    profile: OnceLock<Box<[AtomicU64; PROFILE_CELLS]>>,
+    /// A kind's own counters published whole ([`Publish`]), made at their first publication.
+    published: OnceLock<Box<Published>>,
 }
-
-/// How many counters a [`ProfileCounters`] holds.
-const PROFILE_CELLS: usize = 4 * PROFILE_OPS;
 
 /// How many counters a [`UdpCounters`] holds.
 const UDP_CELLS: usize = 12;
@@ -68,7 +64,7 @@ impl Default for FlowStats {
             buffers: Default::default(),
             udp: Default::default(),
             file: Default::default(),
-            profile: OnceLock::new(),
+            published: OnceLock::new(),
         }
     }
 }
@@ -181,7 +177,7 @@ impl FlowStats {
         for (cell, v) in self.udp.iter().zip(values) {
             cell.store(v, Relaxed);
         }
-        self.publish(UDP);
+        self.mark(UDP);
     }
     /// Publishes a file flow's counters.
     pub fn set_file(&self, f: &FileCounters) {
@@ -196,41 +192,25 @@ impl FlowStats {
         for (cell, v) in self.file.iter().zip(values) {
             cell.store(v, Relaxed);
         }
-        self.publish(FILE);
+        self.mark(FILE);
     }
-    /// Publishes a profile flow's counts per flow operation.
-    pub fn set_profile(&self, p: &ProfileCounters) {
-        let cells = self
-            .profile
-            .get_or_init(|| Box::new(std::array::from_fn(|_| AtomicU64::new(0))));
-        for (cell, o) in cells.chunks(4).zip(&p.ops) {
-            cell[0].store(o.count, Relaxed);
-            cell[1].store(o.bytes, Relaxed);
-            cell[2].store(o.ns, Relaxed);
-            cell[3].store(o.failed, Relaxed);
-        }
-        self.publish(PROFILE);
+    /// Publishes a kind's own counters whole (its [`Publish`] says how).
+    pub fn publish<P: Publish>(&self, p: &P) {
+        self.published
+            .get_or_init(|| Box::new(Published::new::<P>()))
+            .store(p);
+        self.mark(PUBLISHED);
     }
     /// Marks the `kind` counters published (the store only once: the line is the snapshot's).
-    fn publish(&self, kind: u8) {
+    fn mark(&self, kind: u8) {
         if self.kinds.load(Relaxed) & kind == 0 {
             self.kinds.fetch_or(kind, Relaxed);
         }
     }
-    /// The profile counts now, if the flow publishes them.
-    fn profile_snapshot(&self) -> Option<ProfileCounters> {
-        let published = self.kinds.load(Relaxed) & PROFILE != 0;
-        self.profile
-            .get()
-            .filter(|_| published)
-            .map(|cells| ProfileCounters {
-                ops: std::array::from_fn(|i| OpCounters {
-                    count: cells[4 * i].load(Relaxed),
-                    bytes: cells[4 * i + 1].load(Relaxed),
-                    ns: cells[4 * i + 2].load(Relaxed),
-                    failed: cells[4 * i + 3].load(Relaxed),
-                }),
-            })
+    /// A kind's own counters now, if the flow publishes them.
+    fn published_snapshot(&self) -> Option<FlowKindCounters> {
+        let published = self.kinds.load(Relaxed) & PUBLISHED != 0;
+        self.published.get().filter(|_| published).map(|p| p.load())
     }
     /// The file counters now, if the flow publishes them.
     fn file_snapshot(&self) -> Option<FileCounters> {
@@ -281,7 +261,7 @@ impl FlowStats {
                 self.udp_snapshot()
                     .map(FlowKindCounters::Udp)
                     .or_else(|| self.file_snapshot().map(FlowKindCounters::File))
-                    .or_else(|| self.profile_snapshot().map(FlowKindCounters::Profile))
+                    .or_else(|| self.published_snapshot())
             },
         }
     }
@@ -290,6 +270,7 @@ impl FlowStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fathom_proto::profile::ProfileCounters;
     use std::mem::offset_of;
 
     #[test]
@@ -315,7 +296,7 @@ mod tests {
         let p = FlowStats::default();
         let mut counts = ProfileCounters::default();
         counts.ops[1].bytes = 9;
-        p.set_profile(&counts);
+        p.publish(&counts);
         assert_eq!(p.snapshot().kind, Some(FlowKindCounters::Profile(counts)));
         let f = FlowStats::default();
         let file = FileCounters {

@@ -3,7 +3,7 @@
 //! percentiles can be computed over any span, across flows, workers and hosts.
 
 use fathom_proto::plan::{KindPlan, TestPlan};
-use fathom_proto::sample::PROFILE_OPS;
+use fathom_proto::profile::PROFILE_OPS;
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use std::sync::{Mutex, OnceLock};

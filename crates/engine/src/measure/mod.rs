@@ -4,6 +4,8 @@ pub mod counters;
 pub mod cpu;
 pub mod host;
 pub mod latency;
+mod published;
+pub use published::Publish;
 pub mod sock_diag;
 pub mod stamp;
 pub mod tcp_info;

@@ -4,14 +4,11 @@
 //! In JSON the value sits under its kind's key (`"rr"`, `"udp"`, `"file"`) among the record's
 //! other fields, as schema 2 always wrote it; the keys schema 2 wrote for every kind stay in
 //! every document, `null` where another kind (or none) owns the record. A kind added later
-//! writes only its own key. The enums below are the registry: a kind with a section adds one
-//! variant to each record it extends, its type from the kind's `sections/<kind>/model.rs`.
+//! writes only its own key. The enums themselves (`KindTest`, `KindSummary`, `KindFlow`,
+//! `KindInterval`) are declared with `kind_value!` in the sections' registry
+//! (`crate::sections`): a kind with a section adds one variant to each record it extends there,
+//! its type from the kind's `sections/<kind>/model.rs`.
 
-use super::{FlowResult, Interval, Summary, TestEcho};
-use crate::sections::file::model::{FileStages, FileSummary};
-use crate::sections::profile::model::{ProfileInterval, ProfileSummary};
-use crate::sections::rr::model::{RrFlow, RrInterval, RrSummary, RrTest};
-use crate::sections::udp::model::{UdpFlow, UdpInterval, UdpSummary, UdpTest};
 use serde::de::{Deserialize, Deserializer, Error as _};
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
@@ -38,7 +35,7 @@ macro_rules! kind_value {
             $($(#[$vdoc])* $variant($ty)),+
         }
 
-        impl KindValue for $name {
+        impl $crate::model::kind::KindValue for $name {
             const ALWAYS: &'static [&'static str] = $always;
 
             fn key(&self) -> &'static str {
@@ -47,15 +44,15 @@ macro_rules! kind_value {
                 }
             }
 
-            fn entry<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+            fn entry<M: ::serde::ser::SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
                 match self {
                     $($name::$variant(v) => map.serialize_entry($key, v)),+
                 }
             }
 
-            fn read(key: &str, value: Value) -> Option<serde_json::Result<Self>> {
+            fn read(key: &str, value: ::serde_json::Value) -> Option<::serde_json::Result<Self>> {
                 match key {
-                    $($key => Some(serde_json::from_value(value).map($name::$variant)),)+
+                    $($key => Some(::serde_json::from_value(value).map($name::$variant)),)+
                     _ => None,
                 }
             }
@@ -75,53 +72,7 @@ macro_rules! kind_value {
     };
 }
 
-kind_value!(
-    /// A kind's options as run (`test.rr`, `test.udp`).
-    KindTest in TestEcho, always &["rr", "udp"], {
-        /// Request/response kinds.
-        Rr(RrTest) = "rr", rr,
-        /// UDP stream kinds.
-        Udp(UdpTest) = "udp", udp,
-    }
-);
-
-kind_value!(
-    /// A kind's figures over the measured window (`summary.rr`, `.udp`, `.file`).
-    KindSummary in Summary, always &["rr", "udp", "file"], {
-        /// Transactions, latency and what they cost.
-        Rr(RrSummary) = "rr", rr,
-        /// Datagrams, loss, reordering, jitter and where the missing went.
-        Udp(UdpSummary) = "udp", udp,
-        /// Bytes at each stage, where the time went, the checksum's verdict.
-        File(FileSummary) = "file", file,
-        /// Each end's bytes and iterations, and every flow operation's counts.
-        Profile(ProfileSummary) = "profile", profile,
-    }
-);
-
-kind_value!(
-    /// A kind's figures of one flow over the window (`flows[].rr`, `.udp`).
-    KindFlow in FlowResult, always &["rr", "udp"], {
-        /// The flow's transactions.
-        Rr(RrFlow) = "rr", rr,
-        /// The flow's datagrams.
-        Udp(UdpFlow) = "udp", udp,
-    }
-);
-
-kind_value!(
-    /// A kind's figures of one interval (`intervals[].rr`, `.udp`, `.file`).
-    KindInterval in Interval, always &["rr", "udp", "file"], {
-        /// Transactions and latency.
-        Rr(RrInterval) = "rr", rr,
-        /// Datagrams, loss and jitter.
-        Udp(UdpInterval) = "udp", udp,
-        /// Bytes and time at each stage.
-        File(FileStages) = "file", file,
-        /// Iterations, their time, and what the connecting ends read.
-        Profile(ProfileInterval) = "profile", profile,
-    }
-);
+pub(crate) use kind_value;
 
 /// Serde glue for a record's `#[serde(flatten, with = "kind::keyed")]` field.
 pub(crate) mod keyed {

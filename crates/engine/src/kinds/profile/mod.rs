@@ -24,6 +24,7 @@
 mod barrier;
 mod carrier;
 mod client;
+mod counters;
 mod cursor;
 mod runner;
 mod serve;

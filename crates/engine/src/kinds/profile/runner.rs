@@ -14,7 +14,7 @@ use crate::kind::Io;
 use crate::measure::counters::FlowStats;
 use crate::measure::latency::Latency;
 use crate::tls::Wire;
-use fathom_proto::sample::{ProfileCounters, PROFILE_OPS};
+use fathom_proto::profile::{ProfileCounters, PROFILE_OPS};
 use std::io;
 use std::sync::Arc;
 
@@ -111,7 +111,7 @@ impl Runner {
     /// turn is over or the connection must be opened or closed.
     pub(super) fn step(&mut self, sock: Option<Carrier<'_>>, io: &mut Io<'_>) -> io::Result<Event> {
         let event = self.turn(sock, io);
-        self.stats.set_profile(&self.ops);
+        self.stats.publish(&self.ops);
         event
     }
 
@@ -249,7 +249,7 @@ impl Runner {
     pub(super) fn connect_failed(&mut self, latency: &Latency) {
         self.failed = true;
         self.finish_op(clock::now_ns(), latency);
-        self.stats.set_profile(&self.ops);
+        self.stats.publish(&self.ops);
     }
 
     /// The connection [`Event::Connect`] asked for is open, as `fd`; its data moves on
@@ -264,7 +264,7 @@ impl Runner {
         }
         self.op_done(clock::now_ns(), latency);
         self.cursor.connected();
-        self.stats.set_profile(&self.ops);
+        self.stats.publish(&self.ops);
     }
 
     /// The connection [`Event::Disconnect`] asked to close is closed.
@@ -275,7 +275,7 @@ impl Runner {
         self.op_done(now, latency);
         let ended = self.cursor.disconnected();
         self.count(ended, now, latency);
-        self.stats.set_profile(&self.ops);
+        self.stats.publish(&self.ops);
     }
 
     /// Every flow reached the barrier [`Event::Barrier`] named.

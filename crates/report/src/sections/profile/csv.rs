@@ -6,7 +6,7 @@
 use super::model::{OpInterval, OpSpan};
 use crate::model::Interval;
 use crate::words::num;
-use fathom_proto::sample::PROFILE_OPS;
+use fathom_proto::profile::PROFILE_OPS;
 
 /// Columns per flow operation: five figures at each of the two ends.
 const PER_OP: usize = 10;

@@ -9,7 +9,8 @@ use crate::run::{Role, View};
 use crate::sections::rr::figures::{empty, latency, merge_into};
 use fathom_proto::plan::KindPlan;
 use fathom_proto::profile::Op;
-use fathom_proto::sample::{OpCounters, Snapshot, PROFILE_OPS};
+use fathom_proto::profile::{OpCounters, ProfileCounters, PROFILE_OPS};
+use fathom_proto::sample::Snapshot;
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 
@@ -68,7 +69,10 @@ fn end(v: &View<'_>, role: Role) -> (ProfileEnd, [OpCounters; PROFILE_OPS]) {
         total.sent += flow.sent;
         total.received += flow.received;
         total.iterations += flow.transactions;
-        for (o, f) in ops.iter_mut().zip(flow.profile().unwrap_or_default().ops) {
+        for (o, f) in ops
+            .iter_mut()
+            .zip(flow.counters::<ProfileCounters>().unwrap_or_default().ops)
+        {
             o.count += f.count;
             o.bytes += f.bytes;
             o.ns += f.ns;

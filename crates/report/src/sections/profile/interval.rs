@@ -11,7 +11,8 @@ use crate::run::{Role, View};
 use crate::section::Span;
 use crate::sections::rr::figures::{empty, merge_into};
 use fathom_proto::plan::KindPlan;
-use fathom_proto::sample::{Mark, OpCounters, Snapshot, PROFILE_OPS};
+use fathom_proto::profile::{OpCounters, ProfileCounters, PROFILE_OPS};
+use fathom_proto::sample::{Mark, Snapshot};
 use hdrhistogram::Histogram;
 
 /// The interval's figures, from the connecting ends' `span`s.
@@ -112,7 +113,11 @@ fn between<'s>(
 /// Each flow operation's counts in snapshot `s`, summed over its flows.
 fn totals(s: &Snapshot) -> [OpCounters; PROFILE_OPS] {
     let mut ops = [OpCounters::default(); PROFILE_OPS];
-    for p in s.flows.iter().filter_map(|f| f.profile()) {
+    for p in s
+        .flows
+        .iter()
+        .filter_map(|f| f.counters::<ProfileCounters>())
+    {
         for (o, f) in ops.iter_mut().zip(p.ops) {
             o.count += f.count;
             o.bytes += f.bytes;

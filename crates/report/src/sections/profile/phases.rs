@@ -8,7 +8,8 @@ use super::responsiveness::trimmed_mean;
 use crate::run::{Role, View};
 use crate::sections::rr::figures::{empty, latency, merge_into};
 use fathom_proto::profile::Program;
-use fathom_proto::sample::{Snapshot, PROFILE_OPS};
+use fathom_proto::profile::{ProfileCounters, PROFILE_OPS};
+use fathom_proto::sample::Snapshot;
 use hdrhistogram::Histogram;
 
 /// Each transaction's iteration latency, in program order (none without any timed iteration).
@@ -47,7 +48,10 @@ pub fn transactions(v: &View<'_>, program: &Program) -> Vec<TransactionLatency> 
 fn moved(a: &Snapshot, b: &Snapshot, tx_of: &[usize]) -> Option<usize> {
     let mut found = None;
     for (fa, fb) in a.flows.iter().zip(&b.flows) {
-        let (Some(pa), Some(pb)) = (fa.profile(), fb.profile()) else {
+        let (Some(pa), Some(pb)) = (
+            fa.counters::<ProfileCounters>(),
+            fb.counters::<ProfileCounters>(),
+        ) else {
             continue;
         };
         for ((oa, ob), &t) in pa.ops.iter().zip(&pb.ops).zip(tx_of) {

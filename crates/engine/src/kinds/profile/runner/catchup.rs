@@ -15,7 +15,7 @@ use super::{Doing, Runner};
 use crate::clock;
 use crate::kinds::profile::cursor::{Action, Next};
 use crate::measure::latency::Latency;
-use fathom_proto::sample::PROFILE_OPS;
+use fathom_proto::profile::PROFILE_OPS;
 use std::io;
 
 /// Flow operations a mirror may walk past to catch up: beyond them the program cannot be
@@ -49,7 +49,7 @@ impl Runner {
             self.finish_op(clock::now_ns(), latency);
         }
         let over = self.skip_to_close(latency);
-        self.stats.set_profile(&self.ops);
+        self.stats.publish(&self.ops);
         over
     }
 
