@@ -93,16 +93,18 @@ pub fn diagnose(r: &Report, s: &Settings) -> Vec<Advice> {
     out.into_iter().map(Found::advice).collect()
 }
 
+/// The causes of [`IDS`] from `first` to `last`, both included.
+fn ids_from(first: &str, last: &str) -> &'static [&'static str] {
+    let at = |id| IDS.iter().position(|i| *i == id).unwrap_or(IDS.len());
+    IDS.get(at(first)..=at(last)).unwrap_or(&[])
+}
+
 /// Window, buffer, CPU and TCP loss findings on loopback become notes: there the RTT measures
 /// scheduling, not a path, a CPU (where fathom places each end by default) is what carries the
 /// bytes, and a retransmit is a timeout of a starved end, not a loss on a wire.
 /// These are the causes of [`IDS`] from `receive_window` to `path_loss`.
 fn loopback_note(f: &mut Found) {
-    let at = |id| IDS.iter().position(|i| *i == id).unwrap_or(IDS.len());
-    let on_loopback = IDS
-        .get(at("receive_window")..=at("path_loss"))
-        .unwrap_or(&[]);
-    if on_loopback.contains(&f.id) {
+    if ids_from("receive_window", "path_loss").contains(&f.id) {
         f.severity = Severity::Note;
         f.confidence = Confidence::Low;
         f.why = format!(
@@ -130,11 +132,7 @@ fn after_loss(f: &mut Found) {
 /// A copy whose time went to a disk: what the network findings say ranks after the disk's,
 /// since the network's share of the copy's time was the smaller (the stages say so).
 fn after_disk(f: &mut Found) {
-    let at = |id| IDS.iter().position(|i| *i == id).unwrap_or(IDS.len());
-    let network = IDS
-        .get(at("buffer_clamped")..=at("path_loss"))
-        .unwrap_or(&[]);
-    if network.contains(&f.id) {
+    if ids_from("buffer_clamped", "path_loss").contains(&f.id) {
         f.confidence = Confidence::Low;
         f.why = format!(
             "{}; the copy spent longer in a disk than in the network, so the disk comes first",
