@@ -22,6 +22,24 @@ fn first(r: &Report, s: &Settings) -> Advice {
     a[0].clone()
 }
 
+/// Asserts that `text` starts with `start`.
+fn starts(text: &str, start: &str) {
+    assert!(
+        text.starts_with(start),
+        "{text:?} does not start with {start:?}"
+    );
+}
+
+/// Asserts that `text` ends with `end`.
+fn ends(text: &str, end: &str) {
+    assert!(text.ends_with(end), "{text:?} does not end with {end:?}");
+}
+
+/// Asserts that `text` holds `part`.
+fn holds(text: &str, part: &str) {
+    assert!(text.contains(part), "{text:?} does not hold {part:?}");
+}
+
 fn figure(a: &Advice, name: &str) -> f64 {
     *a.figures
         .get(name)
@@ -54,11 +72,7 @@ fn a_request_above_rmem_max_is_the_clamp() {
     let a = first(&r, &settings());
     assert_eq!(a.id, "buffer_clamped");
     assert_eq!(figure(&a, "limit_bytes"), 212_992.0);
-    assert!(
-        a.change.contains("sysctl -w net.core.rmem_max=1048576"),
-        "{}",
-        a.change
-    );
+    holds(&a.change, "sysctl -w net.core.rmem_max=1048576");
     r.test.rcvbuf = Some(100 << 10);
     assert!(!ids(&diagnose(&r, &settings())).contains(&"buffer_clamped"));
 }
@@ -77,7 +91,7 @@ fn a_buffer_below_the_bdp_is_the_receive_window() {
     assert_eq!(a.id, "receive_window");
     assert_eq!(figure(&a, "window_bytes"), 65_536.0);
     assert_eq!(figure(&a, "bdp_bytes"), 1_250_000.0);
-    assert!(a.change.starts_with("--buffer 1221K"), "{}", a.change);
+    starts(&a.change, "--buffer 1221K");
     r.flows[0].transfer.bits_per_second = 1e6;
     assert_eq!(
         diagnose(&r, &settings()),
@@ -108,7 +122,7 @@ fn a_window_short_of_the_maximum_on_an_idle_cpu_is_the_receiver() {
     window_limited(&mut r);
     let a = first(&r, &settings());
     assert_eq!(a.id, "receiver_slow");
-    assert!(a.why.contains("the sysctl is not the cause"), "{}", a.why);
+    holds(&a.why, "the sysctl is not the cause");
     saturate(&mut r, 0, 1, false);
     assert!(!ids(&diagnose(&r, &settings())).contains(&"receiver_slow"));
 }
@@ -131,12 +145,8 @@ fn a_full_receiving_cpu_is_cpu_bound_not_the_sysctl() {
         ("warning", "high")
     );
     assert_eq!(figure(&a[0], "cpu"), 1.0);
-    assert!(a[0].seen.starts_with("CPU 1 on h2,"), "{}", a[0].seen);
-    assert!(
-        a[0].seen.contains("so that sysctl is not the cause"),
-        "{}",
-        a[0].seen
-    );
+    starts(&a[0].seen, "CPU 1 on h2,");
+    holds(&a[0].seen, "so that sysctl is not the cause");
     r.hosts[0].cpu.per_cpu[1].total = 60.0;
     assert!(!ids(&diagnose(&r, &s)).contains(&"cpu_bound"));
 }
@@ -179,12 +189,7 @@ fn a_full_send_buffer_is_named() {
     let a = first(&r, &settings());
     assert_eq!(a.id, "send_buffer");
     assert_eq!(figure(&a, "sndbuf_bytes"), 131_072.0);
-    assert!(
-        a.change
-            .starts_with("sysctl -w net.ipv4.tcp_wmem='4096 16384 "),
-        "{}",
-        a.change
-    );
+    starts(&a.change, "sysctl -w net.ipv4.tcp_wmem='4096 16384 ");
     r.flows[0].transfer.bits_per_second = 1e5;
     assert_eq!(diagnose(&r, &settings()), Vec::new());
 }
@@ -208,11 +213,7 @@ fn a_full_send_buffer_on_a_lossy_path_ranks_after_the_loss() {
     f.transfer.bits_per_second = 5e6;
     let a = diagnose(&r, &settings());
     assert_eq!(ids(&a)[..2], ["path_loss", "send_buffer"], "{a:?}");
-    assert!(
-        a[1].why.ends_with("so the loss comes first"),
-        "{}",
-        a[1].why
-    );
+    ends(&a[1].why, "so the loss comes first");
 }
 
 #[test]
@@ -234,7 +235,7 @@ fn one_percent_of_retransmits_is_loss_on_the_path() {
     assert_eq!(figure(&a, "retransmits"), 1000.0);
     assert!((figure(&a, "retransmit_pct") - 1.0).abs() < 1e-9);
     assert!((figure(&a, "wan_loss_pct") - 1.0).abs() < 1e-9);
-    assert!(a.why.contains("not in the receiving socket"), "{}", a.why);
+    holds(&a.why, "not in the receiving socket");
     r.summary.retransmits = 10;
     assert_eq!(diagnose(&r, &settings()), Vec::new(), "0.01%");
     r.summary.transfer.sender_bytes = 1448 * 7;
@@ -297,7 +298,7 @@ fn a_median_40_ms_above_the_rtt_without_nodelay_is_nagle() {
     let a = first(&rr(61_000.0, false), &settings());
     assert_eq!(a.id, "nagle_delayed_ack");
     assert_eq!(figure(&a, "delayed_ack_ms"), 40.0);
-    assert!(a.change.starts_with("--nodelay"), "{}", a.change);
+    starts(&a.change, "--nodelay");
     assert_eq!(diagnose(&rr(61_000.0, true), &settings()), Vec::new());
     assert_eq!(diagnose(&rr(21_000.0, false), &settings()), Vec::new());
 }
@@ -354,11 +355,7 @@ fn a_copy_held_by_its_disk_that_lost_a_few_segments_ranks_the_disk_first() {
     let a = diagnose(&r, &settings());
     assert_eq!(ids(&a), ["file_io_size", "file_disk", "path_loss"], "{a:?}");
     assert_eq!(a[2].confidence, "low");
-    assert!(
-        a[2].why.ends_with("so the disk comes first"),
-        "{}",
-        a[2].why
-    );
+    ends(&a[2].why, "so the disk comes first");
     r.summary.section = None;
     assert_eq!(
         first(&r, &settings()).confidence,
@@ -390,11 +387,7 @@ fn a_tls_stream_on_a_full_cpu_names_the_cipher() {
         a[0].id, "tls_cipher",
         "the cipher ranks before the CPU it filled: {a:#?}"
     );
-    assert!(
-        a[0].change.starts_with("--cipher aes-128-gcm"),
-        "{}",
-        a[0].change
-    );
+    starts(&a[0].change, "--cipher aes-128-gcm");
     if let Some(t) = r.summary.tls.as_mut() {
         t.suite = "TLS13_AES_128_GCM_SHA256".into();
     }
