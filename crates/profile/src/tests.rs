@@ -26,6 +26,13 @@ fn err(text: &str) -> ProfileError {
     parse("p.toml", text, &Overrides::default()).expect_err("an error")
 }
 
+/// Asserts that `text` is refused at `line`:`column` with a message that starts with `says`.
+fn refused_at(text: &str, line: usize, column: usize, says: &str) {
+    let e = err(text);
+    assert_eq!((e.line, e.column), (line, column), "{e}");
+    assert!(e.message.starts_with(says), "{e}");
+}
+
 /// The error's line and column, and its message.
 fn at(e: &ProfileError) -> (usize, usize, &str) {
     (e.line, e.column, e.message.as_str())
@@ -70,12 +77,8 @@ fn an_unknown_key_is_named_with_the_nearest() {
 
 #[test]
 fn a_bad_size_is_refused_at_its_value() {
-    let e = err(&STREAM.replace("\"${size}\"", "\"64Q\""));
-    assert_eq!((e.line, e.column), (16, 35), "{e}");
-    assert!(
-        e.message.starts_with("size: '64Q' is not a size; try 64K"),
-        "{e}"
-    );
+    let text = STREAM.replace("\"${size}\"", "\"64Q\"");
+    refused_at(&text, 16, 35, "size: '64Q' is not a size; try 64K");
     let e = err(&STREAM.replace("\"${size}\"", "\"rand(1K,64)\""));
     assert!(
         e.message.contains("the low end is above the high end"),
@@ -99,13 +102,8 @@ fn a_read_after_disconnect_is_refused() {
         "{ op = \"write\", size = \"${size}\" }",
         "{ op = \"disconnect\" }, { op = \"read\", size = 1 }",
     );
-    let e = err(&text.replace("duration = \"2s\"", "iterations = 1"));
-    assert_eq!((e.line, e.column), (16, 42), "{e}");
-    assert!(
-        e.message
-            .starts_with("read after disconnect without a new connect"),
-        "{e}"
-    );
+    let text = text.replace("duration = \"2s\"", "iterations = 1");
+    refused_at(&text, 16, 42, "read after disconnect without a new connect");
 }
 
 #[test]
@@ -134,12 +132,8 @@ fn flowops_must_suit_the_protocol() {
 
 #[test]
 fn a_variable_never_set_is_named_where_it_is_used() {
-    let e = err(&STREAM.replace("name = \"g\"", "name = \"g\"\nremote = \"$h1\""));
-    assert_eq!((e.line, e.column), (9, 10), "{e}");
-    assert!(
-        e.message.starts_with("remote: variable '$h1' is never set"),
-        "{e}"
-    );
+    let text = STREAM.replace("name = \"g\"", "name = \"g\"\nremote = \"$h1\"");
+    refused_at(&text, 9, 10, "remote: variable '$h1' is never set");
 }
 
 #[test]
@@ -174,9 +168,8 @@ fn a_bad_variable_value_says_where_it_came_from() {
 fn the_plans_bounds_point_at_the_value() {
     let e = err(&STREAM.replace("\"$threads\"", "0"));
     assert_eq!(at(&e), (9, 11, "threads: 0 is outside 1..=100000"));
-    let e = err(&STREAM.replace("size = \"${size}\"", "size = 1, count = 0"));
-    assert_eq!((e.line, e.column), (16, 46), "{e}");
-    assert!(e.message.starts_with("count: 0 is outside"), "{e}");
+    let text = STREAM.replace("size = \"${size}\"", "size = 1, count = 0");
+    refused_at(&text, 16, 46, "count: 0 is outside");
     let second = "[[group]]\nname = \"g\"\n[[group.transaction]]\n\
                   flowops = [{ op = \"think\", time = \"1ms\" }]\n";
     let e = err(&format!("{STREAM}\n{second}"));
