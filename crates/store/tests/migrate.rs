@@ -4,11 +4,14 @@ mod common;
 
 use fathom_store::{Store, StoreError, MIGRATIONS, SCHEMA_VERSION};
 use rusqlite::Connection;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// A version 1 database at `path` holding one run, saved as a version 1 fathom saved it.
-fn make_v1(path: &Path, report: &fathom_report::Report) {
-    let db = Connection::open(path).unwrap();
+/// A version 1 database, `v1.db` in a new temporary directory, holding `report` as a version 1
+/// fathom saved it: the directory and the database's path.
+fn v1_database(report: &fathom_report::Report) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v1.db");
+    let db = Connection::open(&path).unwrap();
     db.execute_batch("PRAGMA journal_mode = WAL;").unwrap();
     db.execute_batch(MIGRATIONS[0]).unwrap();
     db.execute(
@@ -36,6 +39,7 @@ fn make_v1(path: &Path, report: &fathom_report::Report) {
     )
     .unwrap();
     db.pragma_update(None, "user_version", 1).unwrap();
+    (dir, path)
 }
 
 /// Every table's and index's SQL, sorted, as sqlite_master holds it.
@@ -56,10 +60,8 @@ fn user_version(path: &Path) -> i64 {
 
 #[test]
 fn a_version_1_database_migrates_and_keeps_its_runs() {
-    let dir = tempfile::tempdir().unwrap();
-    let old = dir.path().join("v1.db");
     let report = common::report(2);
-    make_v1(&old, &report);
+    let (dir, old) = v1_database(&report);
 
     let mut store = Store::open(&old).unwrap();
     assert_eq!(user_version(&old), SCHEMA_VERSION);
@@ -92,10 +94,8 @@ fn a_version_1_database_migrates_and_keeps_its_runs() {
 
 #[test]
 fn a_request_response_run_saved_at_json_schema_1_keeps_its_figures() {
-    let dir = tempfile::tempdir().unwrap();
-    let old = dir.path().join("v1.db");
     let report = common::rr_report(1234.5);
-    make_v1(&old, &report);
+    let (_dir, old) = v1_database(&report);
     let run = Store::open(&old).unwrap().load_run(1).unwrap();
     assert_eq!(run.report, report);
     assert_eq!(
