@@ -3,6 +3,13 @@
 mod common;
 
 use common::{add, add_curve, fail, findings, line_rate, series, G};
+use fathom_report::series::Series;
+
+/// The rr-payload study's series run with `args`: each of `sizes`, with quick ACKs on and off.
+fn rr_payload(args: &[&str], sizes: &[&str]) -> Series {
+    series(args, &[("size", sizes), ("quickack", &["on", "off"])])
+}
+
 const BUFFERS: [&str; 8] = ["16K", "24K", "32K", "48K", "64K", "128K", "256K", "1M"];
 
 #[test]
@@ -107,10 +114,7 @@ fn rr_payload_compares_delayed_ack_and_reads_the_round_trip() {
     // The classic study's table: quick ACKs on = delayed ACK off.
     let quick = [6972.0, 6990.0, 6714.0, 5452.0, 4973.0, 4196.0, 3104.0];
     let delayed = [6978.0, 6885.0, 5358.0, 5634.0, 5157.0, 4302.0, 3244.0];
-    let mut s = series(
-        &["-t", "1s"],
-        &[("size", &sizes), ("quickack", &["on", "off"])],
-    );
+    let mut s = rr_payload(&["-t", "1s"], &sizes);
     for (i, size) in sizes.iter().enumerate() {
         for (q, tps) in [("on", quick[i]), ("off", delayed[i])] {
             let m = [
@@ -133,10 +137,7 @@ fn rr_payload_compares_delayed_ack_and_reads_the_round_trip() {
 
 #[test]
 fn rr_payload_copes_with_one_setting_and_no_latency() {
-    let mut s = series(
-        &[],
-        &[("size", &["4", "1460"]), ("quickack", &["on", "off"])],
-    );
+    let mut s = rr_payload(&[], &["4", "1460"]);
     add(&mut s, &["4", "on"], &[("transactions_per_second", 7000.0)]);
     fail(&mut s, &["4", "off"]);
     assert_eq!(
@@ -251,10 +252,7 @@ fn window_vs_rtt_finds_speedups_plateaus_and_the_window_bound() {
 fn rr_payload_says_where_repeated_points_really_differ() {
     use fathom_report::series::MetricStat;
     use fathom_report::stats::describe;
-    let mut s = series(
-        &[],
-        &[("size", &["4", "1460"]), ("quickack", &["on", "off"])],
-    );
+    let mut s = rr_payload(&[], &["4", "1460"]);
     // At 4 B the runs overlap (no separation); at 1460 B delayed ACK on is clearly ahead.
     let runs: [(&str, &str, [f64; 3]); 4] = [
         ("4", "on", [9000.0, 10000.0, 11000.0]),
