@@ -5,11 +5,9 @@
 mod common;
 
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{Lab, B_ADDR};
+use common::{Lab, Reader, B_ADDR};
 
 /// Sends from A with `send(socket, B's address on port)` while a B socket on `port` counts
 /// what arrives, until 300 ms after the sending ended: (datagrams, bytes, the time from the
@@ -21,29 +19,23 @@ fn count_on_b(
 ) -> (u64, u64, Duration) {
     let socket = lab.socket(true, port);
     set_rcvbuf(&socket, 16 << 20);
-    socket
-        .set_read_timeout(Some(Duration::from_millis(50)))
-        .unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    let thread = std::thread::spawn(move || {
-        let (mut packets, mut bytes, mut first, mut last) = (0, 0, None, Instant::now());
-        let mut buf = [0u8; 2048];
-        while !flag.load(Ordering::Relaxed) {
-            if let Ok(n) = socket.recv(&mut buf) {
-                last = Instant::now();
-                first.get_or_insert(last);
-                packets += 1;
-                bytes += n as u64;
-            }
-        }
-        (packets, bytes, first.map_or(Duration::ZERO, |f| last - f))
-    });
+    let start: (u64, u64, Option<Instant>, Instant) = (0, 0, None, Instant::now());
+    let counting = Reader::start(
+        socket,
+        Duration::from_millis(50),
+        start,
+        |(packets, bytes, first, last), _, datagram, _| {
+            *last = Instant::now();
+            first.get_or_insert(*last);
+            *packets += 1;
+            *bytes += datagram.len() as u64;
+        },
+    );
     let target: SocketAddr = format!("{B_ADDR}:{port}").parse().unwrap();
     send(&lab.socket(false, 0), target);
     std::thread::sleep(Duration::from_millis(300));
-    stop.store(true, Ordering::Relaxed);
-    thread.join().unwrap()
+    let (packets, bytes, first, last) = counting.stop();
+    (packets, bytes, first.map_or(Duration::ZERO, |f| last - f))
 }
 
 fn set_rcvbuf(socket: &UdpSocket, bytes: libc::c_int) {

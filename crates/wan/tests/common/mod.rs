@@ -161,43 +161,74 @@ impl Drop for Lab {
     }
 }
 
-/// A UDP echo server on B, stopped and joined on drop.
-pub struct Echo {
+/// A thread that reads datagrams from a socket and hands each to a closure with the state it
+/// keeps, until stopped (the socket's read timeout bounds how long a stop waits); stopped and
+/// joined on drop.
+pub struct Reader<T> {
     stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    thread: Option<JoinHandle<T>>,
 }
 
-pub const ECHO_PORT: u16 = 7007;
-
-impl Echo {
-    pub fn start(lab: &Lab) -> Echo {
-        let socket = lab.socket(true, ECHO_PORT);
-        socket
-            .set_read_timeout(Some(Duration::from_millis(20)))
-            .unwrap();
+impl<T: Send + 'static> Reader<T> {
+    /// Reads `socket`, waking every `poll`, and calls `each(state, socket, datagram, sender)`
+    /// for every datagram.
+    pub fn start(
+        socket: UdpSocket,
+        poll: Duration,
+        mut state: T,
+        mut each: impl FnMut(&mut T, &UdpSocket, &[u8], SocketAddr) + Send + 'static,
+    ) -> Reader<T> {
+        socket.set_read_timeout(Some(poll)).unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {
             let mut buf = [0u8; 2048];
             while !flag.load(Ordering::Relaxed) {
                 if let Ok((n, peer)) = socket.recv_from(&mut buf) {
-                    let _ = socket.send_to(&buf[..n], peer);
+                    each(&mut state, &socket, &buf[..n], peer);
                 }
             }
+            state
         });
-        Echo {
+        Reader {
             stop,
             thread: Some(thread),
         }
     }
+
+    /// Stops the thread and returns its state.
+    pub fn stop(mut self) -> T {
+        self.stop.store(true, Ordering::Relaxed);
+        let thread = self.thread.take().expect("a running reader");
+        thread.join().expect("the reader thread")
+    }
 }
 
-impl Drop for Echo {
+impl<T> Drop for Reader<T> {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+    }
+}
+
+/// A UDP echo server on B, stopped and joined on drop.
+pub struct Echo(Reader<()>);
+
+pub const ECHO_PORT: u16 = 7007;
+
+impl Echo {
+    pub fn start(lab: &Lab) -> Echo {
+        let socket = lab.socket(true, ECHO_PORT);
+        Echo(Reader::start(
+            socket,
+            Duration::from_millis(20),
+            (),
+            |_, socket, datagram, peer| {
+                let _ = socket.send_to(datagram, peer);
+            },
+        ))
     }
 }
 
