@@ -174,23 +174,14 @@ fn slurm_reads_the_job_node_list() {
         .env("SLURM_JOB_NODELIST", "node[01-")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("slurm: SLURM_JOB_NODELIST: 'node[01-'"),
-        "{}",
-        stderr(&out)
-    );
+    assert_exit(&out, 2, "slurm: SLURM_JOB_NODELIST: 'node[01-'");
     let unset = fathom()
         .args(["stream", "--agents-from", "slurm"])
         .env_remove("SLURM_JOB_NODELIST")
         .env_remove("SLURM_NODELIST")
         .output()
         .unwrap();
-    assert!(
-        stderr(&unset).contains("run inside a Slurm job"),
-        "{}",
-        stderr(&unset)
-    );
+    assert_says(&unset, "run inside a Slurm job");
 }
 
 #[test]

@@ -191,36 +191,19 @@ fn cluster(agents: &[Agent]) -> Vec<Vec<serde_json::Value>> {
 
 #[test]
 fn endpoint_slices_page_by_page_name_the_agents_of_a_real_test() {
-    let agents: Vec<Agent> = (0..3).map(|_| Agent::start(&[])).collect();
+    let (agents, _) = agents(3);
     let api = api_server(cluster(&agents));
-    let args = [
-        "stream",
-        "--agents-from",
-        "k8s:svc=fathom-agents",
-        "--expect",
-        "3",
-        "-n",
-        "4M",
-        "--json",
-    ];
+    let args = words("stream --agents-from k8s:svc=fathom-agents --expect 3 -n 4M --json");
     let out = in_pod(&api, &args);
     assert!(out.status.success(), "{}", stderr(&out));
     let j = json(&out);
     assert_valid(&j, "a stream across Kubernetes endpoints");
     assert_eq!(j["summary"]["bytes"].as_u64(), Some(4 << 20));
-    let hosts = j["hosts"].as_array().unwrap();
-    let names: Vec<_> = hosts.iter().map(|h| h["name"].as_str().unwrap()).collect();
     assert_eq!(
-        names,
+        each_str(&j["hosts"], "name"),
         ["fathom-agent-0", "fathom-agent-1", "fathom-agent-2"]
     );
-    let groups: Vec<_> = j["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| g["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(groups, ["zone-a", "zone-b"]);
+    assert_eq!(each_str(&j["groups"], "name"), ["zone-a", "zone-b"]);
     let requests = api.requests.lock().unwrap().clone();
     assert_eq!(requests.len(), 3, "one look, three pages: {requests:?}");
     for r in &requests {
@@ -239,15 +222,9 @@ fn endpoint_slices_page_by_page_name_the_agents_of_a_real_test() {
 
 #[test]
 fn missing_endpoints_are_named_after_the_timeout_or_let_go_with_min_agents() {
-    let agents: Vec<Agent> = (0..3).map(|_| Agent::start(&[])).collect();
+    let (agents, _) = agents(3);
     let api = api_server(cluster(&agents));
-    let base = [
-        "stream",
-        "--agents-from",
-        "k8s:svc=fathom-agents,ns=perf,group=node",
-        "--expect",
-        "4",
-    ];
+    let base = words("stream --agents-from k8s:svc=fathom-agents,ns=perf,group=node --expect 4");
     let started = Instant::now();
     let out = in_pod(&api, &[&base[..], &["--discovery-timeout", "1s"]].concat());
     let err = stderr(&out);
@@ -261,28 +238,10 @@ fn missing_endpoints_are_named_after_the_timeout_or_let_go_with_min_agents() {
         api.requests.lock().unwrap().len() > 3,
         "it looked again while waiting"
     );
-    let out = in_pod(
-        &api,
-        &[
-            &base[..],
-            &[
-                "--discovery-timeout",
-                "500ms",
-                "--min-agents",
-                "3",
-                "-n",
-                "1M",
-                "--json",
-            ],
-        ]
-        .concat(),
-    );
+    let min = words("--discovery-timeout 500ms --min-agents 3 -n 1M --json");
+    let out = in_pod(&api, &[&base[..], &min].concat());
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("going on with 3 (--min-agents 3)"),
-        "{}",
-        stderr(&out)
-    );
+    assert_says(&out, "going on with 3 (--min-agents 3)");
     let j = json(&out);
     assert_eq!(j["hosts"][1]["group"], "node-fathom-agent-1");
 }

@@ -4,7 +4,10 @@
 
 mod common;
 
-use common::{assert_doctor_valid, assert_valid, json, run, run_exit, run_json, stderr};
+use common::{
+    assert_doctor_valid, assert_valid, json, rerun_check, run, run_exit_says, run_json, stderr,
+    strs, words,
+};
 use serde_json::Value;
 
 /// The doctor schema.
@@ -83,12 +86,8 @@ fn bad_runs_are_refused() {
         );
         assert!(!stderr(&out).is_empty(), "--run {arg} says why");
     }
-    let err = run_exit(
-        &["stream", "--advise", "--iterations", "2", "-t", "100ms"],
-        30,
-        2,
-    );
-    assert!(err.contains("--advise explains one run"), "{err}");
+    let once = words("stream --advise --iterations 2 -t 100ms");
+    run_exit_says(&once, 30, 2, "--advise explains one run");
 }
 
 /// `--advise --verify-advice` on a test: the top finding (drops in a 4K receive buffer) is
@@ -99,19 +98,11 @@ fn bad_runs_are_refused() {
 fn verify_advice_reruns_the_test_with_the_top_findings_option() {
     let args = "udp -t 300ms --size 1400 --buffer 4K --no-store --json --advise \
                 --verify-advice --iterations 2";
-    let doc = run_json(&args.split_whitespace().collect::<Vec<_>>(), 120);
+    let doc = run_json(&words(args), 120);
     assert_valid(&doc, "udp --advise --verify-advice --json");
-    let c = &doc["advice_check"];
-    assert_eq!(c["finding"], "udp_socket_buffer", "{c:#}");
-    assert_eq!(c["outcome"], "rerun", "{c:#}");
-    assert_eq!(c["change"], "--buffer 4M", "{c:#}");
+    let c = rerun_check(&doc, "udp_socket_buffer", "--buffer 4M");
     assert_eq!(c["after_test"]["rcvbuf"], 4 << 20, "{c:#}");
-    let before: Vec<&str> = c["before_args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
+    let before = strs(&c["before_args"]);
     assert!(before.contains(&"4K"), "{before:?}");
     for own in ["--advise", "--verify-advice", "--iterations"] {
         assert!(!before.contains(&own), "{own} left out: {before:?}");

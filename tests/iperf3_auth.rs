@@ -3,7 +3,9 @@
 //! credentials and a stale timestamp get iperf3's own "test authorization failed" before any
 //! stream opens; bad key or users files are refused at start.
 
+mod common;
 mod iperf3_common;
+use common::{run_exit, run_exit_says};
 use iperf3_common::Server;
 use std::process::Command;
 
@@ -107,37 +109,31 @@ fn rsa_authentication_refuses_a_stale_timestamp() {
     assert_eq!(code, 0, "{text}");
 }
 
+/// `serve --listen 127.0.0.1:0 --iperf3=0 EXTRA`: an agent with the iperf3 server on.
+fn serve_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    [
+        &["serve", "--listen", "127.0.0.1:0", "--iperf3=0"][..],
+        extra,
+    ]
+    .concat()
+}
+
 #[test]
 fn rsa_options_are_checked_before_serving() {
     let k = Rsa::new();
     let (private, users) = (&k.private, &k.users);
-    let serve = |extra: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_fathom"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--iperf3=0"])
-            .args(extra)
-            .output()
-            .expect("fathom serve");
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
-    let (code, err) = serve(&[
-        "--rsa-private-key-path",
-        users,
-        "--authorized-users-path",
-        users,
-    ]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("not an unencrypted RSA private key"), "{err}");
-    let (code, err) = serve(&[
-        "--rsa-private-key-path",
-        private,
-        "--authorized-users-path",
-        private,
-    ]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("expected USER,SHA256-HEX"), "{err}");
-    let (code, err) = serve(&["--rsa-private-key-path", private]);
-    assert_eq!(code, Some(2), "{err}");
+    // Each file where the other belongs: refused, naming what it should have held.
+    for (key, authorized, says) in [
+        (users, users, "not an unencrypted RSA private key"),
+        (private, private, "expected USER,SHA256-HEX"),
+    ] {
+        let both: [&str; 4] = [
+            "--rsa-private-key-path",
+            key,
+            "--authorized-users-path",
+            authorized,
+        ];
+        run_exit_says(&serve_args(&both), 30, 2, says);
+    }
+    run_exit(&serve_args(&["--rsa-private-key-path", private]), 30, 2);
 }

@@ -24,6 +24,13 @@ fn fathom(target: &str, args: &[&str]) -> (i32, Value, String) {
     fathom_kind("stream", target, args)
 }
 
+/// [`fathom`], asserting that it succeeded: its document.
+fn fathom_ok(target: &str, args: &[&str]) -> Value {
+    let (code, d, err) = fathom(target, args);
+    assert_eq!(code, 0, "{err}");
+    d
+}
+
 /// Runs `fathom KIND --iperf3 TARGET ARGS --json`: (exit code, document or stderr).
 fn fathom_kind(kind: &str, target: &str, args: &[&str]) -> (i32, Value, String) {
     let out = Command::new("timeout")
@@ -76,12 +83,10 @@ fn near_sum(d: &Value, key: &str) -> u64 {
 #[test]
 fn byte_counts_match_exactly_against_iperf3_s() {
     let (_srv, target) = iperf3_server();
-    let (code, d, err) = fathom(&target, &["-n", "10M"]);
-    assert_eq!(code, 0, "{err}");
+    let d = fathom_ok(&target, &["-n", "10M"]);
     assert_eq!(d["near"]["sent_bytes"], 10_485_760);
     assert_eq!(far_bytes(&d), 10_485_760);
-    let (code, d, err) = fathom(&target, &["-n", "10M", "-R", "-P", "3"]);
-    assert_eq!(code, 0, "{err}");
+    let d = fathom_ok(&target, &["-n", "10M", "-R", "-P", "3"]);
     assert_eq!(d["near"]["received_bytes"], 10_485_760);
     assert_eq!(far_bytes(&d), 10_485_760);
     assert_eq!(d["near"]["streams"].as_array().unwrap().len(), 3);
@@ -92,8 +97,7 @@ fn the_run_is_stored_as_a_fathom_stream_run_of_this_end() {
     let (_srv, target) = iperf3_server();
     let name = format!("fathom-iperf3-stored-{}.db", std::process::id());
     let own = std::env::temp_dir().join(name).display().to_string();
-    let (code, d, err) = fathom(&target, &["-n", "10M", "-P", "2", "--store", &own]);
-    assert_eq!(code, 0, "{err}");
+    let d = fathom_ok(&target, &["-n", "10M", "-P", "2", "--store", &own]);
     let out = Command::new(env!("CARGO_BIN_EXE_fathom"))
         .args(["runs", "--store", &own, "--json"])
         .output()
@@ -126,8 +130,7 @@ fn the_run_is_stored_as_a_fathom_stream_run_of_this_end() {
 #[test]
 fn four_timed_streams_report_both_ends() {
     let (_srv, target) = iperf3_server();
-    let (code, d, err) = fathom(&target, &["-t", "1s", "-P", "4"]);
-    assert_eq!(code, 0, "{err}");
+    let d = fathom_ok(&target, &["-t", "1s", "-P", "4"]);
     let near = d["near"]["streams"].as_array().unwrap();
     assert_eq!(near.len(), 4);
     assert!(near
@@ -192,8 +195,7 @@ fn a_busy_server_is_a_clear_error() {
 fn a_paced_tcp_stream_stays_near_its_rate() {
     let (_srv, target) = iperf3_server();
     // 100 Mbit/s for 1 s is 12.5 MB; unpaced, loopback moves hundreds of MB in that time.
-    let (code, d, err) = fathom(&target, &["--rate", "100M", "-t", "1s"]);
-    assert_eq!(code, 0, "{err}");
+    let d = fathom_ok(&target, &["--rate", "100M", "-t", "1s"]);
     let sent = d["near"]["sent_bytes"].as_u64().unwrap();
     assert!(sent > 0 && sent < 4 * 12_500_000, "{sent} bytes");
     assert!(far_bytes(&d) <= sent);
@@ -209,8 +211,7 @@ fn fathom_drives_fathoms_own_iperf3_server() {
         .find(|w| w.parse::<std::net::SocketAddr>().is_ok())
         .expect("address")
         .to_string();
-    let (code, d, err) = fathom(&target, &["-n", "10M", "--bidir"]);
-    assert_eq!(code, 0, "{err}");
+    let d = fathom_ok(&target, &["-n", "10M", "--bidir"]);
     assert_eq!(d["near"]["sent_bytes"], 10_485_760);
     assert_eq!(d["near"]["received_bytes"], 10_485_760);
     assert_eq!(far_bytes(&d), 2 * 10_485_760);

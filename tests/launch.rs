@@ -2,7 +2,9 @@
 //! rank on loopback (cheap and deterministic); the real srun and mpirun runs are in
 //! launch_slurm.rs and launch_mpi.rs.
 
+mod common;
 mod launch_common;
+use common::assert_exit;
 use launch_common::*;
 use std::process::Output;
 use std::time::{Duration, Instant};
@@ -141,12 +143,7 @@ fn a_rank_that_loses_rank_0_exits_1() {
     zero.kill().unwrap();
     let _ = zero.wait();
     let o = finish(one, Instant::now() + Duration::from_secs(15), "rank 1");
-    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
-    assert!(
-        err(&o).contains("rank 1: lost rank 0 at 127.0.0.1:"),
-        "{}",
-        err(&o)
-    );
+    assert_exit(&o, 1, "rank 1: lost rank 0 at 127.0.0.1:");
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{fathom, json, run, run_ok, stderr};
+use common::{fathom, json, run, run_ok, stderr, words};
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -28,26 +28,19 @@ impl Store {
         all.extend(["--store", &self.path]);
         run(&all, secs)
     }
+
+    /// [`Store::run`], asserting that fathom succeeded (its stderr in the message).
+    fn run_ok(&self, args: &[&str], secs: u64) -> std::process::Output {
+        let out = self.run(args, secs);
+        assert!(out.status.success(), "{}", stderr(&out));
+        out
+    }
 }
 
 #[test]
 fn iterations_report_a_confidence_interval_and_store_every_run() {
     let st = Store::new();
-    let out = st.run(
-        &[
-            "stream",
-            "-t",
-            "0.3s",
-            "-i",
-            "0.1s",
-            "--iterations",
-            "3",
-            "--json",
-        ],
-        60,
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc = json(&out);
+    let doc = json(&st.run_ok(&words("stream -t 0.3s -i 0.1s --iterations 3 --json"), 60));
     assert_eq!(doc["document"], "series");
     assert_eq!(doc["points"].as_array().unwrap().len(), 1);
     let p = &doc["points"][0];
@@ -78,20 +71,8 @@ fn iterations_report_a_confidence_interval_and_store_every_run() {
 #[test]
 fn plots_and_reports_say_what_ran() {
     let st = Store::new();
-    let args = [
-        "stream",
-        "-t",
-        "0.3s",
-        "-i",
-        "0.1s",
-        "--buffer",
-        "1M",
-        "--iterations",
-        "2",
-    ];
-    let out = st.run(&[&args[..], &["--json"]].concat(), 60);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc = json(&out);
+    let args = words("stream -t 0.3s -i 0.1s --buffer 1M --iterations 2");
+    let doc = json(&st.run_ok(&[&args[..], &["--json"]].concat(), 60));
     let series = doc["id"].as_str().unwrap().to_string();
     let run_id = doc["points"][0]["runs"][0].as_i64().unwrap().to_string();
     let typed = format!("fathom {} --json --store {}", args.join(" "), st.path);
@@ -99,19 +80,16 @@ fn plots_and_reports_say_what_ran() {
     let file = |name: &str| dir.path().join(name).display().to_string();
 
     // An iterated series plots run by run, its confidence intervals as error bars.
-    let out = st.run(&["plot", &series, "-o", &file("s.svg")], 20);
-    assert!(out.status.success(), "{}", stderr(&out));
+    st.run_ok(&["plot", &series, "-o", &file("s.svg")], 20);
     let svg = std::fs::read_to_string(file("s.svg")).unwrap();
     assert!(svg.contains("over 2 iterations"), "{svg}");
     assert!(svg.contains(&format!("series {series}: {typed}")), "{svg}");
 
-    let out = st.run(&["plot", &run_id, "-o", &file("r.svg")], 20);
-    assert!(out.status.success(), "{}", stderr(&out));
+    st.run_ok(&["plot", &run_id, "-o", &file("r.svg")], 20);
     let svg = std::fs::read_to_string(file("r.svg")).unwrap();
     assert!(svg.contains(&format!("run {run_id}: {typed}")), "{svg}");
 
-    let out = st.run(&["report", &run_id, &series, "-o", &file("r.html")], 20);
-    assert!(out.status.success(), "{}", stderr(&out));
+    st.run_ok(&["report", &run_id, &series, "-o", &file("r.html")], 20);
     let page = std::fs::read_to_string(file("r.html")).unwrap();
     assert!(
         page.contains(&format!("<code>run {run_id}: {typed}</code>")),
@@ -123,23 +101,10 @@ fn plots_and_reports_say_what_ran() {
 #[test]
 fn confidence_stops_early_once_the_interval_is_narrow() {
     let st = Store::new();
-    let out = st.run(
-        &[
-            "rr",
-            "-t",
-            "0.2s",
-            "-i",
-            "0.1s",
-            "--iterations",
-            "10,2",
-            "--confidence",
-            "51,99%",
-            "--json",
-        ],
+    let doc = json(&st.run_ok(
+        &words("rr -t 0.2s -i 0.1s --iterations 10,2 --confidence 51,99% --json"),
         60,
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc = json(&out);
+    ));
     let runs = doc["points"][0]["runs"].as_array().unwrap().len();
     assert!((2..10).contains(&runs), "stopped after {runs}");
     assert_eq!(doc["primary_metric"], "transactions_per_second");
@@ -175,22 +140,9 @@ fn a_missed_confidence_target_is_said_and_one_run_has_no_interval() {
 #[test]
 fn a_sweep_runs_every_point_in_order_and_the_readers_show_it() {
     let st = Store::new();
-    let typed = [
-        "sweep",
-        "stream",
-        "-t",
-        "0.3s",
-        "-i",
-        "0.1s",
-        "--vary",
-        "write=64K,1M",
-        "--vary",
-        "parallel=1,2",
-        "--json",
-    ];
-    let out = st.run(&typed, 90);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc = json(&out);
+    let typed =
+        words("sweep stream -t 0.3s -i 0.1s --vary write=64K,1M --vary parallel=1,2 --json");
+    let doc = json(&st.run_ok(&typed, 90));
     let order: Vec<String> = doc["points"]
         .as_array()
         .unwrap()
@@ -230,14 +182,12 @@ fn readers_show_the_sweep(st: &Store, doc: &serde_json::Value, id: &str) {
     let dir = tempfile::tempdir().unwrap();
     for name in ["sweep.svg", "sweep.png"] {
         let path = dir.path().join(name).display().to_string();
-        let out = st.run(&["plot", id, "-o", &path], 20);
-        assert!(out.status.success(), "{}", stderr(&out));
+        st.run_ok(&["plot", id, "-o", &path], 20);
         assert!(std::fs::metadata(&path).unwrap().len() > 1000);
     }
     let run_id = doc["points"][0]["runs"][0].as_i64().unwrap().to_string();
     let svg = dir.path().join("run.svg").display().to_string();
-    let out = st.run(&["plot", &run_id, "--metric", "cwnd", "-o", &svg], 20);
-    assert!(out.status.success(), "{}", stderr(&out));
+    st.run_ok(&["plot", &run_id, "--metric", "cwnd", "-o", &svg], 20);
     let drawn = std::fs::read_to_string(&svg).unwrap();
     assert!(
         drawn.contains(&format!("run {run_id}: fathom sweep stream -t 0.3s"))
@@ -251,8 +201,7 @@ fn readers_show_the_sweep(st: &Store, doc: &serde_json::Value, id: &str) {
         "the series' footer has its kind: {drawn}"
     );
     let html = dir.path().join("r.html").display().to_string();
-    let out = st.run(&["report", id, &run_id, "-o", &html], 20);
-    assert!(out.status.success(), "{}", stderr(&out));
+    st.run_ok(&["report", id, &run_id, "-o", &html], 20);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(
         page.contains("<svg") && page.contains("the best point is"),
@@ -284,20 +233,8 @@ fn readers_show_the_sweep(st: &Store, doc: &serde_json::Value, id: &str) {
 #[test]
 fn an_interrupted_sweep_resumes_without_rerunning_its_points() {
     let st = Store::new();
-    let args = [
-        "sweep",
-        "rr",
-        "-t",
-        "0.5s",
-        "-i",
-        "0.1s",
-        "--vary",
-        "size=1,100,1000",
-        "--iterations",
-        "2",
-        "--store",
-        &st.path,
-    ];
+    let sweep = words("sweep rr -t 0.5s -i 0.1s --vary size=1,100,1000 --iterations 2");
+    let args = [&sweep[..], &["--store", &st.path]].concat();
     interrupt_in_point_2(&args);
     let listed = json(&st.run(&["runs", "--series", "--json"], 10));
     assert_eq!(listed["series"][0]["complete"], false);

@@ -21,30 +21,15 @@ fn fixture() -> String {
 fn rrul_reports_idle_and_loaded_probe_latency_rpm_and_a_plot() {
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("rrul.svg");
-    let doc = run_json(
-        &[
-            "profile",
-            "run",
-            &fixture(),
-            "--set",
-            "idle=500ms",
-            "--set",
-            "duration=1s",
-            "--json",
-            "--no-store",
-            "--plot",
-            svg.to_str().unwrap(),
-        ],
-        60,
-    );
+    let fixture = fixture();
+    let set = words("--set idle=500ms --set duration=1s --json --no-store --plot");
+    let profile = ["profile", "run", &fixture];
+    let doc = run_json(&[&profile[..], &set, &[svg.to_str().unwrap()]].concat(), 60);
     let rrul = &doc["rrul"];
-    let kinds: Vec<&str> = rrul["probes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["kind"].as_str().unwrap())
-        .collect();
-    assert_eq!(kinds, ["tcp_rr", "fresh_connection"]);
+    assert_eq!(
+        each_str(&rrul["probes"], "kind"),
+        ["tcp_rr", "fresh_connection"]
+    );
     for p in rrul["probes"].as_array().unwrap() {
         for phase in ["idle", "loaded"] {
             let ph = &p[phase];
@@ -52,13 +37,7 @@ fn rrul_reports_idle_and_loaded_probe_latency_rpm_and_a_plot() {
             assert!(ph["p90_us"].as_f64().unwrap() >= ph["p50_us"].as_f64().unwrap());
         }
     }
-    let load: Vec<&str> = rrul["load"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l["group"].as_str().unwrap())
-        .collect();
-    assert_eq!(load, ["up", "down"]);
+    assert_eq!(each_str(&rrul["load"], "group"), ["up", "down"]);
     for l in rrul["load"].as_array().unwrap() {
         assert!(l["bits_per_second"].as_f64().unwrap() > 0.0, "{l}");
     }
@@ -109,25 +88,11 @@ fn plot_without_probes_is_refused_before_anything_runs() {
         "{}/profiles/netperf-stream.toml",
         env!("CARGO_MANIFEST_DIR")
     );
-    let err = run_exit(
-        &["profile", "run", &stream, "--no-store", "--plot", "x.svg"],
-        20,
-        2,
-    );
-    assert!(err.contains("no probe group"), "{err}");
-    let err = run_exit(
-        &[
-            "profile",
-            "run",
-            &fixture(),
-            "--no-store",
-            "--plot",
-            "x.gif",
-        ],
-        20,
-        2,
-    );
-    assert!(err.contains("--plot"), "{err}");
+    let plot = ["profile", "run", &stream, "--no-store", "--plot", "x.svg"];
+    run_exit_says(&plot, 20, 2, "no probe group");
+    let fixture = fixture();
+    let gif = ["profile", "run", &fixture, "--no-store", "--plot", "x.gif"];
+    run_exit_says(&gif, 20, 2, "--plot");
 }
 
 /// The lab test's WAN link but for its queue: slow enough that 8 streams fill a deep queue.

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{json, run, stderr};
+use common::{assert_says, json, quick_study, run, stderr, words};
 use serde_json::{json, Value};
 use std::process::Output;
 
@@ -61,30 +61,13 @@ fn sweeps_iterations_listings_and_comparisons_match_the_schema() {
 
     let sweep = doc(
         db,
-        &[
-            "sweep",
-            "stream",
-            "-t",
-            "0.3s",
-            "--vary",
-            "write=64K,1M",
-            "--json",
-        ],
+        &words("sweep stream -t 0.3s --vary write=64K,1M --json"),
         30,
     );
     assert_valid_as(&sweep, "series", "sweep");
     assert_eq!(sweep["points"].as_array().map(Vec::len), Some(2));
 
-    let stream_args = [
-        "stream",
-        "-t",
-        "0.4s",
-        "-i",
-        "0.1s",
-        "--iterations",
-        "2",
-        "--json",
-    ];
+    let stream_args = words("stream -t 0.4s -i 0.1s --iterations 2 --json");
     let first = doc(db, &stream_args, 30);
     assert_valid_as(&first, "series", "iterated stream");
     let second = doc(db, &stream_args, 30);
@@ -163,11 +146,7 @@ fn compare_refusals_and_differences(
         d["differences"],
         json!([{"setting": "write_size", "a": "64K", "b": "1M"}])
     );
-    assert!(
-        stderr(&out).contains("not set up alike (write_size 64K vs 1M)"),
-        "{}",
-        stderr(&out)
-    );
+    assert_says(&out, "not set up alike (write_size 64K vs 1M)");
     let alike = run(&["compare", a, b, "--json", "--store", db], 10);
     assert_eq!(json(&alike)["differences"], json!([]));
     assert!(
@@ -179,21 +158,7 @@ fn compare_refusals_and_differences(
 
 #[test]
 fn a_quick_study_matches_the_schema() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let db = dir.path().join("fathom.db");
-    let out = dir.path().join("study");
-    let study = doc(
-        db.to_str().expect("a UTF-8 path"),
-        &[
-            "study",
-            "cpu-scaling",
-            "--quick",
-            "--json",
-            "-o",
-            out.to_str().expect("a UTF-8 path"),
-        ],
-        60,
-    );
+    let (_dir, _, study) = quick_study("cpu-scaling", &[], 60);
     assert_valid_as(&study, "study", "study cpu-scaling --quick");
     let files = study["files"].as_array().expect("files");
     assert!(files

@@ -22,6 +22,11 @@ pub fn fathom() -> Command {
     c
 }
 
+/// The words of `line`, split at whitespace: a command line written as it would be typed.
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 /// Runs fathom with `args`, bounded to `secs` seconds (killed by its PID after that).
 pub fn run(args: &[&str], secs: u64) -> Output {
     run_program(env!("CARGO_BIN_EXE_fathom"), args, secs)
@@ -47,6 +52,40 @@ pub fn run_exit(args: &[&str], secs: u64, code: i32) -> String {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(code), "{err}");
     err
+}
+
+/// Runs fathom with `args` (bounded) and asserts that it exited with `code` and that its stderr
+/// says `text`; returns that stderr.
+pub fn run_exit_says(args: &[&str], secs: u64, code: i32, text: &str) -> String {
+    let err = run_exit(args, secs, code);
+    assert!(err.contains(text), "{args:?}: expected '{text}' in: {err}");
+    err
+}
+
+/// Runs `fathom study NAME --quick --json ARGS` (bounded) into a new temporary directory (its
+/// files in `out`, its store `s.db`) and asserts that it succeeded: that directory, the `out`
+/// folder and the study's JSON document.
+pub fn quick_study(
+    name: &str,
+    args: &[&str],
+    secs: u64,
+) -> (tempfile::TempDir, std::path::PathBuf, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let store = dir.path().join("s.db");
+    let files = ["-o", out_dir.to_str().unwrap()];
+    let store = ["--store", store.to_str().unwrap()];
+    let all = [
+        &["study", name, "--quick", "--json"][..],
+        args,
+        &files,
+        &store,
+    ]
+    .concat();
+    let out = run(&all, secs);
+    assert!(out.status.success(), "{name}: {}", stderr(&out));
+    let doc = json(&out);
+    (dir, out_dir, doc)
 }
 
 /// Runs `fathom lab ARGS` (bounded); returns the exit code, stdout and stderr.
@@ -112,6 +151,38 @@ pub fn json(out: &Output) -> serde_json::Value {
     })
 }
 
+/// The strings of the JSON array `v`.
+pub fn strs(v: &serde_json::Value) -> Vec<&str> {
+    let items = v.as_array().unwrap_or_else(|| panic!("not an array: {v}"));
+    items
+        .iter()
+        .map(|s| s.as_str().unwrap_or_else(|| panic!("not a string: {s}")))
+        .collect()
+}
+
+/// The string `key` of each item of the JSON array `v`.
+pub fn each_str<'a>(v: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
+    let items = v.as_array().unwrap_or_else(|| panic!("not an array: {v}"));
+    let field = |i: &'a serde_json::Value| i[key].as_str();
+    items
+        .iter()
+        .map(|i| field(i).unwrap_or_else(|| panic!("no string {key} in {i}")))
+        .collect()
+}
+
+/// `doc`'s `advice_check`, asserting that it re-ran the test for `finding` with `change`.
+pub fn rerun_check<'a>(
+    doc: &'a serde_json::Value,
+    finding: &str,
+    change: &str,
+) -> &'a serde_json::Value {
+    let c = &doc["advice_check"];
+    assert_eq!(c["finding"], finding, "{c:#}");
+    assert_eq!(c["outcome"], "rerun", "{c:#}");
+    assert_eq!(c["change"], change, "{c:#}");
+    c
+}
+
 /// Asserts that `doc` validates against docs/schema/result.schema.json (`what` names the case).
 pub fn assert_valid(doc: &serde_json::Value, what: &str) {
     let schema: serde_json::Value =
@@ -160,6 +231,18 @@ pub fn run_and_lose_a_host(args: &[&str], kill: impl FnOnce()) -> Output {
     );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     out
+}
+
+/// Asserts that `out`'s stderr says `text` (all of stderr in the message).
+pub fn assert_says(out: &Output, text: &str) {
+    let err = stderr(out);
+    assert!(err.contains(text), "{err}");
+}
+
+/// Asserts that `out` exited with `code` and that its stderr says `text`.
+pub fn assert_exit(out: &Output, code: i32, text: &str) {
+    assert_eq!(out.status.code(), Some(code), "{}", stderr(out));
+    assert_says(out, text);
 }
 
 /// Standard error as text.
