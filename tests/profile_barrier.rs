@@ -36,33 +36,33 @@ fn ended(r: &GroupRun) -> f64 {
     r.report.test.started_unix_s + last
 }
 
-#[test]
-fn the_second_transactions_of_two_groups_start_together_after_the_barrier() {
-    let slow = group(
-        "slow",
-        2,
-        vec![
-            tx(true, vec![op(Op::Think(Size::Fixed(THINK_US)))]),
-            tx(false, vec![op(Op::Write(Size::Fixed(100)))]),
-        ],
-    );
+/// Runs two groups, each of `(flows, bytes)`: "slow" thinks THINK_US before its barrier and
+/// "fast" only connects; after the barrier each flow writes its group's bytes. Asserts that the
+/// fast group ended no sooner than the slow group's think allows; returns [slow, fast].
+fn slow_and_fast(slow: (u32, u32), fast: (u32, u32)) -> Vec<GroupRun> {
+    let write = |bytes| tx(false, vec![op(Op::Write(Size::Fixed(bytes)))]);
+    let thinks = tx(true, vec![op(Op::Think(Size::Fixed(THINK_US)))]);
+    let slow = group("slow", slow.0, vec![thinks, write(slow.1)]);
     let fast = group(
         "fast",
-        3,
-        vec![
-            tx(true, vec![op(Op::Connect)]),
-            tx(false, vec![op(Op::Write(Size::Fixed(10)))]),
-        ],
+        fast.0,
+        vec![tx(true, vec![op(Op::Connect)]), write(fast.1)],
     );
     let runs = run(vec![slow, fast]);
-    let (slow, fast) = (&runs[0], &runs[1]);
-    // Both tests start about 100 ms after their recorded start: the fast group's second
-    // transaction could begin only once the slow group's flows ended their think.
-    let waited = ended(fast) - slow.report.test.started_unix_s;
+    let waited = ended(&runs[1]) - runs[0].report.test.started_unix_s;
     assert!(
         waited >= (THINK_US as f64 / 1e6) * 0.75,
         "the fast group ended {waited:.3} s after the slow one started"
     );
+    runs
+}
+
+#[test]
+fn the_second_transactions_of_two_groups_start_together_after_the_barrier() {
+    // The fast group's second transaction can begin only once the slow group's flows ended
+    // their think.
+    let runs = slow_and_fast((2, 100), (3, 10));
+    let (slow, fast) = (&runs[0], &runs[1]);
     assert_eq!(fast.report.summary.transfer.total_bytes_received, 3 * 10);
     assert_eq!(slow.report.summary.transfer.total_bytes_received, 2 * 100);
 }
@@ -90,32 +90,11 @@ fn a_group_with_fewer_barriers_does_not_hold_the_others_at_later_ones() {
 
 #[test]
 fn the_agents_mirror_waits_at_the_barrier_before_its_next_flowop() {
-    let slow = group(
-        "slow",
-        1,
-        vec![
-            tx(true, vec![op(Op::Think(Size::Fixed(THINK_US)))]),
-            tx(false, vec![op(Op::Write(Size::Fixed(1)))]),
-        ],
-    );
     // The fast group's flows are connected at the barrier; after it each writes one byte,
     // which its mirror on the agent reads. A mirror that did not wait would start that read at
     // once and time it across the slow group's think.
-    let fast = group(
-        "fast",
-        2,
-        vec![
-            tx(true, vec![op(Op::Connect)]),
-            tx(false, vec![op(Op::Write(Size::Fixed(1)))]),
-        ],
-    );
-    let runs = run(vec![slow, fast]);
+    let runs = slow_and_fast((1, 1), (2, 1));
     let fast = &runs[1];
-    let waited = ended(fast) - runs[0].report.test.started_unix_s;
-    assert!(
-        waited >= (THINK_US as f64 / 1e6) * 0.75,
-        "the fast group ended {waited:.3} s after the slow one started"
-    );
     let profile = fast.report.summary.profile().expect("a profile summary");
     let read = profile
         .ops
