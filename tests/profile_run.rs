@@ -17,6 +17,11 @@ fn iterations(n: u64, ops: Vec<FlowOp>) -> Transaction {
     }
 }
 
+/// A connection of its own per iteration: connect, `ask`, `answer`, disconnect.
+fn connected(ask: FlowOp, answer: FlowOp) -> Vec<FlowOp> {
+    vec![op(Op::Connect, 1), ask, answer, op(Op::Disconnect, 1)]
+}
+
 fn run(groups: Vec<Group>) -> Vec<GroupRun> {
     profile_common::run(groups, None)
 }
@@ -105,12 +110,10 @@ fn request_response_and_connection_churn_count_exactly_at_both_ends() {
         3,
         vec![iterations(
             50,
-            vec![
-                op(Op::Connect, 1),
+            connected(
                 op(Op::Write(Size::Fixed(64)), 2),
                 op(Op::Read(Size::Fixed(1_000)), 1),
-                op(Op::Disconnect, 1),
-            ],
+            ),
         )],
     );
     let runs = run(vec![rr, crr]);
@@ -263,12 +266,10 @@ fn a_tls_group_counts_exactly_with_a_session_per_connection() {
     let stream = iterations(20, vec![op(Op::Write(Size::Fixed(100_000)), 1)]);
     let churn = iterations(
         5,
-        vec![
-            op(Op::Connect, 1),
+        connected(
             op(Op::Write(Size::Fixed(10)), 1),
             op(Op::Read(Size::Fixed(50_000)), 1),
-            op(Op::Disconnect, 1),
-        ],
+        ),
     );
     let mut g = group("tls", 2, vec![stream, churn]);
     g.protocol = Protocol::Tls;
@@ -305,12 +306,10 @@ fn behind_once(burst: u32) -> u64 {
     let close = iterations(1, vec![op(Op::Disconnect, 1)]);
     let rr = iterations(
         3,
-        vec![
-            op(Op::Connect, 1),
+        connected(
             op(Op::SendTo(Size::Fixed(64)), 1),
             op(Op::Recv(Size::Fixed(64)), 1),
-            op(Op::Disconnect, 1),
-        ],
+        ),
     );
     let mut g = udp(group("behind", 1, vec![burst_tx, close, rr]));
     g.window = Some(1);
@@ -340,12 +339,10 @@ fn timed_transactions_that_connect_every_iteration_count_under_their_own_flowops
     let churn = |size: u32| {
         let mut t = timed(
             200,
-            vec![
-                op(Op::Connect, 1),
+            connected(
                 op(Op::Write(Size::Fixed(size)), 1),
                 op(Op::Read(Size::Fixed(1)), 1),
-                op(Op::Disconnect, 1),
-            ],
+            ),
         );
         t.rate = Some(50);
         t
