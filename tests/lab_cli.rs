@@ -71,15 +71,22 @@ impl Drop for Down {
     }
 }
 
+/// `lab up --hosts 2 ARGS --name NAME`, asserting that the lab came up: its guard and what
+/// `up` printed.
+fn up(name: &str, args: &[&str]) -> (Down, String) {
+    let down = Down(name.to_string());
+    let (code, out, err) = lab(&[&["up", "--hosts", "2"][..], args, &["--name", name]].concat());
+    assert_eq!(code, 0, "{err}");
+    (down, out)
+}
+
 #[test]
 fn up_status_exec_down_from_the_command_line() {
     if !root_or_ci() {
         return;
     }
     let name = format!("cli{}", std::process::id());
-    let _down = Down(name.clone());
-    let (code, out, err) = lab(&["up", "--hosts", "2", "--name", &name, "--rate", "1G"]);
-    assert_eq!(code, 0, "{err}");
+    let (_down, out) = up(&name, &["--rate", "1G"]);
     assert!(
         out.contains(&format!("lab '{name}' is up in ")) && out.contains(": 2 hosts ("),
         "the name quoted, so that a lab named lab reads well: {out}"
@@ -122,11 +129,7 @@ fn two_labs_make_host_names_ambiguous_and_bad_wan_parameters_are_usage() {
         format!("amb{}a", std::process::id()),
         format!("amb{}b", std::process::id()),
     );
-    let _down = (Down(a.clone()), Down(b.clone()));
-    let (code, _, err) = lab(&["up", "--hosts", "2", "--wan", "delay=1ms", "--name", &a]);
-    assert_eq!(code, 0, "{err}");
-    let (code, _, err) = lab(&["up", "--hosts", "2", "--name", &b]);
-    assert_eq!(code, 0, "{err}");
+    let _down = (up(&a, &["--wan", "delay=1ms"]), up(&b, &[]));
     for (param, needle) in [
         ("dealy=5ms", "unknown key 'dealy'"),
         ("loss=150%", "'150%'"),
@@ -203,9 +206,7 @@ fn a_sweep_of_rtt_puts_the_lab_links_back_when_it_ends_or_is_stopped() {
         return;
     }
     let name = format!("rst{}", std::process::id());
-    let _down = Down(name.clone());
-    let (code, _, err) = lab(&["up", "--hosts", "2", "--wan", "delay=10ms", "--name", &name]);
-    assert_eq!(code, 0, "{err}");
+    let _down = up(&name, &["--wan", "delay=10ms"]);
     let (code, _, err) = lab(&[
         "wan",
         "set",
@@ -265,26 +266,11 @@ fn a_lab_made_with_files_root_serves_the_readme_file_copy_and_down_removes_it() 
         return;
     }
     let name = format!("fr{}", std::process::id());
-    let down = Down(name.clone());
-    let (code, out, err) = lab(&["up", "--hosts", "2", "--files-root", "--name", &name]);
-    assert_eq!(code, 0, "{err}");
+    let (down, out) = up(&name, &["--files-root"]);
     let root = std::path::Path::new("/var/tmp/fathom-lab").join(&name);
     assert!(out.contains(&format!("{}/HOST", root.display())), "{out}");
-    let copy = [
-        "file",
-        "put",
-        "--size",
-        "1M",
-        ":x",
-        "--server",
-        "h2",
-        "--clients",
-        "h1",
-        "--lab",
-        &name,
-        "--no-store",
-    ];
-    let out = run(&copy, 120);
+    let copy = format!("file put --size 1M :x --server h2 --clients h1 --lab {name} --no-store");
+    let out = run(&words(&copy), 120);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let copied = std::fs::metadata(root.join("h2/x")).map(|m| m.len());
     assert_eq!(
