@@ -20,13 +20,7 @@ impl Lab {
     }
 
     fn up_with(tag: &str, args: &[&str]) -> Option<Lab> {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI runs the lab tests as root"
-            );
-            eprintln!("SKIP: the lab needs root");
+        if !root_or_ci() {
             return None;
         }
         let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
@@ -40,6 +34,14 @@ impl Lab {
         );
         assert!(out.status.success(), "lab up: {}", stderr(&out));
         Some(lab)
+    }
+
+    /// Runs `KIND --lab NAME ARGS` from `server` to `clients` (bounded) and parses its JSON,
+    /// `kind_args` being KIND then ARGS.
+    fn across_json(&self, server: &str, clients: &str, kind_args: &[&str]) -> Value {
+        let (kind, args) = kind_args.split_first().expect("a kind");
+        let lab_args = [&[*kind, "--lab", &self.name][..], args].concat();
+        run_json(&across(server, clients, &lab_args), 120)
     }
 }
 
@@ -56,14 +58,7 @@ fn f(v: &Value) -> f64 {
 #[test]
 fn five_clients_two_connections_each_over_namespace_hosts() {
     let Some(lab) = Lab::up("a", 6) else { return };
-    let j = run_json(
-        &across(
-            "h1",
-            "h2,h3,h4,h5,h6",
-            &["stream", "--lab", &lab.name, "-P", "2", "-t", "2"],
-        ),
-        120,
-    );
+    let j = lab.across_json("h1", "h2,h3,h4,h5,h6", &["stream", "-P", "2", "-t", "2"]);
     let hosts = j["hosts"].as_array().unwrap();
     assert_eq!(
         hosts
@@ -135,10 +130,7 @@ fn a_test_across_the_wan_emulator_records_its_parameters_and_counters() {
     let Some(lab) = Lab::up_with("d", &["--hosts", "2", "--wan", "delay=5ms"]) else {
         return;
     };
-    let j = run_json(
-        &across("h2", "h1", &["stream", "--lab", &lab.name, "-t", "1"]),
-        120,
-    );
+    let j = lab.across_json("h2", "h1", &["stream", "-t", "1"]);
     let wan = j["wan"].as_array().unwrap();
     assert_eq!(wan.len(), 1, "{}", j["wan"]);
     assert!(
@@ -163,14 +155,7 @@ fn a_test_across_the_wan_emulator_records_its_parameters_and_counters() {
 #[test]
 fn every_host_of_a_request_response_test_shows_its_transactions() {
     let Some(lab) = Lab::up("e", 3) else { return };
-    let j = run_json(
-        &across(
-            "h1",
-            "h2,h3",
-            &["rr", "--lab", &lab.name, "-P", "2", "-t", "1"],
-        ),
-        120,
-    );
+    let j = lab.across_json("h1", "h2,h3", &["rr", "-P", "2", "-t", "1"]);
     let hosts = j["hosts"].as_array().unwrap();
     let tps: Vec<f64> = hosts
         .iter()
@@ -192,14 +177,7 @@ fn every_host_of_a_request_response_test_shows_its_transactions() {
 #[test]
 fn a_few_streams_on_a_real_path_get_a_worker_each() {
     let Some(lab) = Lab::up("f", 2) else { return };
-    let j = run_json(
-        &across(
-            "h1",
-            "h2",
-            &["stream", "--lab", &lab.name, "-P", "4", "-n", "64M"],
-        ),
-        120,
-    );
+    let j = lab.across_json("h1", "h2", &["stream", "-P", "4", "-n", "64M"]);
     assert_eq!(j["summary"]["bytes"].as_u64(), Some(64 << 20), "{j}");
     // Fewer CPUs than flows: one each; more: one per CPU, at most one per flow. Four either way.
     let workers: Vec<usize> = j["hosts"]
