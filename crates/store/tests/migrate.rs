@@ -42,6 +42,18 @@ fn v1_database(report: &fathom_report::Report) -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
+/// An empty database whose schema version says `version`, in a new temporary directory: the
+/// directory and the database's path.
+fn empty_database(version: i64) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.db");
+    Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", version)
+        .unwrap();
+    (dir, path)
+}
+
 /// Every table's and index's SQL, sorted, as sqlite_master holds it.
 fn schema_of(path: &Path) -> Vec<String> {
     let db = Connection::open(path).unwrap();
@@ -117,12 +129,7 @@ fn reopening_a_current_database_changes_nothing() {
 
 #[test]
 fn a_newer_schema_is_refused_and_left_alone() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("future.db");
-    Connection::open(&path)
-        .unwrap()
-        .pragma_update(None, "user_version", 99)
-        .unwrap();
+    let (_dir, path) = empty_database(99);
     let err = Store::open(&path).err().unwrap();
     assert!(matches!(err, StoreError::TooNew { found: 99, .. }));
     let text = err.to_string();
@@ -138,12 +145,7 @@ fn a_newer_schema_is_refused_and_left_alone() {
 
 #[test]
 fn a_negative_schema_version_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("odd.db");
-    Connection::open(&path)
-        .unwrap()
-        .pragma_update(None, "user_version", -1)
-        .unwrap();
+    let (_dir, path) = empty_database(-1);
     assert!(matches!(
         Store::open(&path),
         Err(StoreError::BadVersion { found: -1, .. })
