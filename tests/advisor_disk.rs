@@ -9,7 +9,7 @@ mod advisor_common;
 mod common;
 
 use advisor_common::Lab;
-use common::{root_or_ci, run_program, stderr};
+use common::{rerun_check, root_or_ci, run_program, stderr, strs, words};
 use std::path::{Path, PathBuf};
 
 /// Where cgroup v1's blkio hierarchy is mounted.
@@ -128,25 +128,26 @@ struct SlowLab {
 
 impl SlowLab {
     /// Named for this process and `tag`; h2's files root (where `lab up --files-root` makes
-    /// it) is the slow disk.
-    fn up(tag: &str) -> SlowLab {
+    /// it) is the slow disk. None (the test skips, saying why) without root, loop devices or
+    /// the blkio throttle.
+    fn up(tag: &str) -> Option<SlowLab> {
+        if !root_or_ci() || !SlowDisk::possible() {
+            return None;
+        }
         let lab = Lab::up_with(tag, &["--files-root"]);
         let root = Path::new("/var/tmp/fathom-lab").join(&lab.name).join("h2");
         let disk = SlowDisk::mount(tag, &root);
         disk.confine(lab.agent_pid("h2"));
-        SlowLab { _disk: disk, lab }
+        Some(SlowLab { _disk: disk, lab })
     }
 }
 
 #[test]
 fn a_4k_copy_to_a_slow_disk_is_the_io_size_then_the_disk() {
-    if !root_or_ci() || !SlowDisk::possible() {
+    let Some(slow) = SlowLab::up("disk") else {
         return;
-    }
-    let slow = SlowLab::up("disk");
-    let copy = [
-        "file", "put", "--size", "2M", "slow.bin", "--io", "4K", "--direct",
-    ];
+    };
+    let copy = words("file put --size 2M slow.bin --io 4K --direct");
     let d = slow.lab.advise(&copy, 120);
     let f = &d["summary"]["file"];
     assert_eq!(f["bottleneck"], "receiver's disk", "{f:#}");
@@ -175,35 +176,14 @@ fn a_4k_copy_to_a_slow_disk_is_the_io_size_then_the_disk() {
 /// runs with the change used 1 MB I/O (what was applied is asserted, never a speed).
 #[test]
 fn verify_advice_reruns_the_slow_copy_with_larger_io() {
-    if !root_or_ci() || !SlowDisk::possible() {
+    let Some(slow) = SlowLab::up("dver") else {
         return;
-    }
-    let slow = SlowLab::up("dver");
-    let copy = [
-        "file",
-        "put",
-        "--size",
-        "1M",
-        "slow.bin",
-        "--io",
-        "4K",
-        "--direct",
-        "--verify-advice",
-        "--iterations",
-        "2",
-    ];
+    };
+    let copy = words("file put --size 1M slow.bin --io 4K --direct --verify-advice --iterations 2");
     let d = slow.lab.advise(&copy, 240);
-    let c = &d["advice_check"];
-    assert_eq!(c["finding"], "file_io_size", "{c:#}");
-    assert_eq!(c["outcome"], "rerun", "{c:#}");
-    assert_eq!(c["change"], "--io 1M", "{c:#}");
+    let c = rerun_check(&d, "file_io_size", "--io 1M");
     assert_eq!(c["after_test"]["write_size"], 1 << 20, "{c:#}");
-    let after: Vec<&str> = c["after_args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
+    let after = strs(&c["after_args"]);
     assert!(after.contains(&"--force"), "{after:?}");
     assert_eq!(c["after"].as_array().unwrap().len(), 2);
 }
