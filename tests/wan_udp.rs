@@ -4,7 +4,7 @@
 
 mod common;
 mod wan_common;
-use common::run_program as run;
+use common::{run_program as run, words};
 use wan_common::*;
 
 /// `fathom udp ARGS` from the root namespace with h1 as the client and h2 as the server (so the
@@ -30,15 +30,15 @@ fn udp_across(lab: &TestLab, args: &[&str], secs: u64) -> serde_json::Value {
     doc
 }
 
-/// Makes a lab with `wan` and runs `fathom udp ARGS` across it (see [`udp_across`]); None when
-/// the calling test (named by its thread, as the test harness names it) is skipped for want of
-/// root.
-fn udp_lab(tag: &str, wan: &str, args: &[&str]) -> Option<(TestLab, serde_json::Value)> {
+/// Makes a lab with `wan` and runs `fathom udp ARGS` across it (see [`udp_across`]), `args`
+/// written as typed; None when the calling test (named by its thread, as the test harness
+/// names it) is skipped for want of root.
+fn udp_lab(tag: &str, wan: &str, args: &str) -> Option<(TestLab, serde_json::Value)> {
     if !root_or_skip(std::thread::current().name().unwrap_or("wan_udp")) {
         return None;
     }
     let lab = TestLab::up(tag, wan);
-    let doc = udp_across(&lab, args, 90);
+    let doc = udp_across(&lab, &words(args), 90);
     Some((lab, doc))
 }
 
@@ -51,13 +51,8 @@ fn wan_delta(doc: &serde_json::Value, dir: &str, field: &str) -> u64 {
 
 #[test]
 fn udp_loss_agrees_with_the_emulators_drops_and_the_delay_is_its_delay() {
-    let Some((_lab, doc)) = udp_lab(
-        "udploss",
-        "loss=1%,delay=2ms",
-        &[
-            "-n", "20000", "--pps", "20k", "--size", "200", "--buffer", "4M",
-        ],
-    ) else {
+    let args = "-n 20000 --pps 20k --size 200 --buffer 4M";
+    let Some((_lab, doc)) = udp_lab("udploss", "loss=1%,delay=2ms", args) else {
         return;
     };
     let u = &doc["summary"]["udp"];
@@ -94,13 +89,8 @@ fn udp_loss_agrees_with_the_emulators_drops_and_the_delay_is_its_delay() {
 
 #[test]
 fn udp_through_a_100m_link_is_received_at_100m_and_the_excess_is_lost() {
-    let Some((lab, doc)) = udp_lab(
-        "udprate",
-        "rate=100M",
-        &[
-            "-t", "3", "--size", "1472", "--rate", "150M", "--buffer", "4M",
-        ],
-    ) else {
+    let args = "-t 3 --size 1472 --rate 150M --buffer 4M";
+    let Some((lab, doc)) = udp_lab("udprate", "rate=100M", args) else {
         return;
     };
     let u = &doc["summary"]["udp"];
@@ -151,11 +141,8 @@ fn udp_through_a_100m_link_is_received_at_100m_and_the_excess_is_lost() {
 
 #[test]
 fn udp_jitter_through_an_emulator_with_2ms_of_jitter_is_of_its_size() {
-    let Some((_lab, doc)) = udp_lab(
-        "udpjit",
-        "delay=5ms,jitter=2ms",
-        &["-n", "600", "--pps", "200", "--size", "200"],
-    ) else {
+    let args = "-n 600 --pps 200 --size 200";
+    let Some((_lab, doc)) = udp_lab("udpjit", "delay=5ms,jitter=2ms", args) else {
         return;
     };
     let u = &doc["summary"]["udp"];
