@@ -28,6 +28,16 @@ fn unique(tag: &str) -> String {
     format!("ipx{}{tag}", std::process::id())
 }
 
+/// A lab name unique to this process and `tag`, and the guard that removes that lab; None
+/// without root (the test skips, saying so).
+fn guarded(tag: &str) -> Option<(String, Guard)> {
+    if !root_or_ci() {
+        return None;
+    }
+    let name = unique(tag);
+    Some((name.clone(), Guard(name)))
+}
+
 /// The pids of the charons running for lab `name`: charon sees its host's directory under the
 /// lab's state as /run (crates/lab/src/ipsec/charon.rs), which its mount table shows.
 fn charons_of(name: &str) -> Vec<u32> {
@@ -105,55 +115,43 @@ fn count(file: &Path, filter: &str) -> usize {
 
 #[test]
 fn an_unknown_suite_is_a_usage_error() {
-    let err = run_exit(&["lab", "up", "--hosts", "2", "--ipsec", "des"], 30, 2);
-    assert!(
-        err.contains(
-            "'des' is not one of aes-128-gcm, aes-256-gcm, chacha20-poly1305, aes-cbc+sha256"
-        ),
-        "{err}"
-    );
-    let err = run_exit(
-        &["lab", "up", "--hosts", "2", "--ipsec-datapath", "kernel"],
+    run_exit_says(
+        &words("lab up --hosts 2 --ipsec des"),
         30,
         2,
+        "'des' is not one of aes-128-gcm, aes-256-gcm, chacha20-poly1305, aes-cbc+sha256",
     );
-    assert!(err.contains("--ipsec"), "{err}");
+    run_exit_says(
+        &words("lab up --hosts 2 --ipsec-datapath kernel"),
+        30,
+        2,
+        "--ipsec",
+    );
 }
 
 #[test]
 fn the_kernel_path_on_a_kernel_without_esp_names_what_is_missing() {
-    if !root_or_ci() {
+    let Some((name, _guard)) = guarded("k") else {
         return;
-    }
-    let probe_ns = format!("fl-{}-probe", unique("k"));
+    };
+    let probe_ns = format!("fl-{name}-probe");
     let suite = fathom_lab::ipsec::Suite::Aes256Gcm;
     if fathom_lab::ipsec::probe(suite, &probe_ns).is_ok() {
         eprintln!("SKIP: this kernel runs ESP");
         return;
     }
-    let name = unique("k");
-    let _guard = Guard(name.clone());
     let args = up_args(&name, "aes-256-gcm");
-    let err = run_exit(
-        &[&args[..], &["--ipsec-datapath", "kernel"]].concat(),
-        60,
-        1,
-    );
-    assert!(
-        err.contains("--ipsec aes-256-gcm: this kernel lacks"),
-        "{err}"
-    );
+    let kernel = [&args[..], &["--ipsec-datapath", "kernel"]].concat();
+    let err = run_exit_says(&kernel, 60, 1, "--ipsec aes-256-gcm: this kernel lacks");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert_gone(&name);
 }
 
 #[test]
 fn a_stream_crosses_the_link_as_esp_only_and_the_sas_count_it() {
-    if !root_or_ci() {
+    let Some((name, guard)) = guarded("s") else {
         return;
-    }
-    let name = unique("s");
-    let guard = Guard(name.clone());
+    };
     let args = up_args(&name, "aes-256-gcm");
     let out = run_ok(&args, 120);
     let said = String::from_utf8_lossy(&out.stdout);
@@ -168,20 +166,8 @@ fn a_stream_crosses_the_link_as_esp_only_and_the_sas_count_it() {
 
     let pcap = std::env::temp_dir().join(format!("{name}.pcap"));
     let mut tcpdump = capture(&name, "h1", &pcap);
-    let doc = run_json(
-        &[
-            "stream",
-            "h2",
-            "--clients",
-            "h1",
-            "--lab",
-            &name,
-            "-n",
-            "10M",
-            "--json",
-        ],
-        120,
-    );
+    let stream = format!("stream h2 --clients h1 --lab {name} -n 10M --json");
+    let doc = run_json(&words(&stream), 120);
     std::thread::sleep(Duration::from_millis(500));
     // SAFETY: signals the `timeout` process this test started, which passes it to tcpdump.
     unsafe { libc::kill(tcpdump.id() as i32, libc::SIGINT) };
@@ -228,11 +214,9 @@ fn a_stream_crosses_the_link_as_esp_only_and_the_sas_count_it() {
 
 #[test]
 fn a_wrong_key_on_one_host_fails_up_naming_it_and_leaves_nothing() {
-    if !root_or_ci() {
+    let Some((name, _guard)) = guarded("w") else {
         return;
-    }
-    let name = unique("w");
-    let _guard = Guard(name.clone());
+    };
     let args = up_args(&name, "aes-128-gcm");
     let err = run_exit(&[&args[..], &["--ipsec-wrong-psk", "h2"]].concat(), 120, 1);
     assert!(err.contains("IPsec on host h2: link h1-h2"), "{err}");
@@ -278,11 +262,9 @@ fn keyed_topology() -> String {
 
 #[test]
 fn a_topologys_ipsec_key_encrypts_only_the_pairs_across_its_link() {
-    if !root_or_ci() {
+    let Some((name, _guard)) = guarded("t") else {
         return;
-    }
-    let name = unique("t");
-    let _guard = Guard(name.clone());
+    };
     let file = std::env::temp_dir().join(format!("{name}.toml"));
     std::fs::write(&file, keyed_topology()).unwrap();
     let topo = file.display().to_string();
@@ -295,11 +277,7 @@ fn a_topologys_ipsec_key_encrypts_only_the_pairs_across_its_link() {
         "aes-128-gcm",
         &topo,
     ];
-    let err = run_exit(&both, 60, 2);
-    assert!(
-        err.contains("--ipsec and the topology's `ipsec` keys"),
-        "{err}"
-    );
+    run_exit_says(&both, 60, 2, "--ipsec and the topology's `ipsec` keys");
     let out = run_ok(&["lab", "up", "--name", &name, &topo], 120);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("IPsec aes-128-gcm on 2 links"), "{said}");
@@ -314,8 +292,11 @@ fn a_topologys_ipsec_key_encrypts_only_the_pairs_across_its_link() {
     let (code, doc) = status(&name);
     assert_eq!(code, 0, "{doc}");
     let links = doc["ipsec"]["links"].as_array().unwrap();
-    let names: Vec<_> = links.iter().map(|l| l["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["h1-h3", "h2-h3"], "{doc}");
+    assert_eq!(
+        each_str(&doc["ipsec"]["links"], "name"),
+        ["h1-h3", "h2-h3"],
+        "{doc}"
+    );
     assert!(u(&links[0]["packets_out"]) >= 2, "h1 to h3 in ESP: {doc}");
     assert_eq!(
         u(&links[1]["packets_out"]),
