@@ -12,6 +12,7 @@
 #[path = "../crates/lab/tests/common/mod.rs"]
 mod common;
 
+use std::collections::BTreeSet;
 use std::net::TcpListener;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -353,12 +354,27 @@ b_to_a = "delay=20ms,loss=0%"
     assert_gone(&name, &forwarder_pids(&lab_handle), &root_before);
 }
 
-fn a_killed_forwarder_is_reported_and_removed() {
-    let name = unique_name("wkill");
+/// A lab of `hosts` hosts named for this process and `tag`, its WAN link 1 ms each way: its
+/// name, the root namespace's links before it, its guard and the lab.
+fn one_ms_lab(tag: &str, hosts: &str) -> (String, BTreeSet<String>, LabGuard, Lab) {
+    let name = unique_name(tag);
     let root_before = root_links();
-    let _guard = LabGuard(name.clone());
-    lab_ok(&["up", "--hosts", "3", "--wan", "delay=1ms", "--name", &name]);
-    let lab_handle = Lab::load(&name).unwrap();
+    let guard = LabGuard(name.clone());
+    lab_ok(&[
+        "up",
+        "--hosts",
+        hosts,
+        "--wan",
+        "delay=1ms",
+        "--name",
+        &name,
+    ]);
+    let lab = Lab::load(&name).unwrap();
+    (name, root_before, guard, lab)
+}
+
+fn a_killed_forwarder_is_reported_and_removed() {
+    let (name, root_before, _guard, lab_handle) = one_ms_lab("wkill", "3");
     let pid = forwarder_pids(&lab_handle)[0];
     // SAFETY: kill has no memory effects; `pid` is the forwarder this test's lab started.
     unsafe { libc::kill(pid as i32, libc::SIGKILL) };
@@ -385,11 +401,7 @@ fn a_killed_forwarder_is_reported_and_removed() {
 }
 
 fn a_forwarder_stops_when_its_lab_state_vanishes() {
-    let name = unique_name("wlost");
-    let root_before = root_links();
-    let _guard = LabGuard(name.clone());
-    lab_ok(&["up", "--hosts", "2", "--wan", "delay=1ms", "--name", &name]);
-    let lab_handle = Lab::load(&name).unwrap();
+    let (name, root_before, _guard, lab_handle) = one_ms_lab("wlost", "2");
     let forwarder = forwarder_pids(&lab_handle)[0];
     let agents = agent_pids(&lab_handle);
     std::fs::remove_dir_all(lab_handle.state_dir()).unwrap();
