@@ -7,8 +7,8 @@
 mod advisor_common;
 mod common;
 
-use advisor_common::{doc, first, measured, Lab};
-use common::{root_or_ci, run, stderr};
+use advisor_common::{change, doc, first, measured, Lab};
+use common::{run_exit, run_ok, words};
 
 #[test]
 fn a_healthy_loopback_stream_gives_notes_at_most() {
@@ -29,13 +29,8 @@ fn clamped_run() -> (tempfile::TempDir, String, String) {
     std::fs::create_dir_all(&core).unwrap();
     std::fs::write(core.join("rmem_max"), "212992\n").unwrap();
     std::fs::write(core.join("wmem_max"), "212992\n").unwrap();
-    let out = run(
-        &[
-            "stream", "-t", "300ms", "-q", "--buffer", "1M", "--store", &db,
-        ],
-        60,
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let stream = words("stream -t 300ms -q --buffer 1M --store");
+    run_ok(&[&stream[..], &[db.as_str()]].concat(), 60);
     let root = dir.path().join("root").to_string_lossy().into_owned();
     (dir, db, root)
 }
@@ -54,30 +49,13 @@ fn rmem_max_below_the_requested_buffer_is_the_clamp() {
     let (id, a) = first(&d);
     assert_eq!(id, "buffer_clamped", "{a}");
     assert_eq!(a["figures"]["requested_bytes"], 1_048_576.0);
-    assert!(
-        a["change"]
-            .as_str()
-            .unwrap()
-            .contains("net.core.rmem_max=1048576"),
-        "{a}"
-    );
+    assert!(change(a).contains("net.core.rmem_max=1048576"), "{a}");
 }
 
 #[test]
 fn a_tiny_udp_receive_buffer_drops_in_the_socket() {
     let d = doc(
-        &[
-            "udp",
-            "-t",
-            "1",
-            "--size",
-            "1400",
-            "--buffer",
-            "4K",
-            "--no-store",
-            "--json",
-            "--advise",
-        ],
+        &words("udp -t 1 --size 1400 --buffer 4K --no-store --json --advise"),
         60,
     );
     let (id, a) = first(&d);
@@ -87,57 +65,39 @@ fn a_tiny_udp_receive_buffer_drops_in_the_socket() {
 
 #[test]
 fn a_48k_buffer_across_100_ms_is_the_receive_window() {
-    if !root_or_ci() {
+    let Some(lab) = Lab::up("win", Some("delay=50ms")) else {
         return;
-    }
-    let lab = Lab::up("win", Some("delay=50ms"));
-    let d = lab.advise(&["stream", "-t", "3", "--omit", "1", "--buffer", "48K"], 90);
-    let (id, a) = first(&d);
-    assert_eq!(id, "receive_window", "{a}");
+    };
+    let a = lab.finding("stream -t 3 --omit 1 --buffer 48K", 90, "receive_window");
     assert!(a["figures"]["rtt_us"].as_f64().unwrap() >= 100_000.0, "{a}");
-    assert!(
-        a["change"].as_str().unwrap().starts_with("--buffer "),
-        "{a}"
-    );
+    assert!(change(&a).starts_with("--buffer "), "{a}");
 }
 
 #[test]
 fn one_percent_loss_on_the_wan_link_is_loss_on_the_path() {
-    if !root_or_ci() {
+    let Some(lab) = Lab::up("loss", Some("delay=10ms,loss=1%")) else {
         return;
-    }
-    let lab = Lab::up("loss", Some("delay=10ms,loss=1%"));
-    let d = lab.advise(&["stream", "-t", "3"], 90);
-    let (id, a) = first(&d);
-    assert_eq!(id, "path_loss", "{a}");
+    };
+    let a = lab.finding("stream -t 3", 90, "path_loss");
     assert!(a["figures"]["retransmits"].as_f64().unwrap() > 0.0, "{a}");
     assert_eq!(a["figures"]["wan_loss_pct"], 1.0, "{a}");
 }
 
 #[test]
 fn open_loop_rr_with_nagle_across_10_ms_is_nagle() {
-    if !root_or_ci() {
+    let Some(lab) = Lab::up("rr", Some("delay=5ms")) else {
         return;
-    }
-    let lab = Lab::up("rr", Some("delay=5ms"));
-    let d = lab.advise(&["rr", "-t", "2", "--rate", "100", "--size", "64,64"], 60);
-    let (id, a) = first(&d);
-    assert_eq!(id, "nagle_delayed_ack", "{a}");
-    assert!(
-        a["change"].as_str().unwrap().starts_with("--nodelay"),
-        "{a}"
-    );
+    };
+    let a = lab.finding("rr -t 2 --rate 100 --size 64,64", 60, "nagle_delayed_ack");
+    assert!(change(&a).starts_with("--nodelay"), "{a}");
 }
 
 #[test]
 fn a_receiver_pinned_to_the_cpu_it_fills_is_cpu_bound_there() {
-    if !root_or_ci() {
+    let Some(lab) = Lab::up("cpu", None) else {
         return;
-    }
-    let lab = Lab::up("cpu", None);
-    let d = lab.advise(&["stream", "-t", "2", "--affinity", "0/0"], 60);
-    let (id, a) = first(&d);
-    assert_eq!(id, "cpu_bound", "{a}");
+    };
+    let a = lab.finding("stream -t 2 --affinity 0/0", 60, "cpu_bound");
     assert_eq!(a["figures"]["cpu"], 0.0, "{a}");
     assert_eq!(a["severity"], "warning", "{a}");
 }
@@ -147,10 +107,9 @@ fn a_receiver_pinned_to_the_cpu_it_fills_is_cpu_bound_there() {
 /// recommended buffer is asserted, and that a ratio with its interval was computed.
 #[test]
 fn verify_reruns_the_48k_scenario_with_the_recommended_buffer() {
-    if !root_or_ci() {
+    let Some(lab) = Lab::up("ver", Some("delay=50ms")) else {
         return;
-    }
-    let lab = Lab::up("ver", Some("delay=50ms"));
+    };
     let (d, _) = lab.verified(&["stream", "-t", "2", "--omit", "1", "--buffer", "48K"]);
     let v = &d["verify"];
     assert_eq!(v["finding"], "receive_window", "{v:#}");
@@ -191,13 +150,8 @@ fn verify_prints_a_system_change_and_apply_refuses_one_outside_a_namespace() {
         0,
         "nothing ran"
     );
-    let out = run(&[&base[..], &["--apply"]].concat(), 30);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("--apply sets only a sysctl"),
-        "{}",
-        stderr(&out)
-    );
+    let err = run_exit(&[&base[..], &["--apply"]].concat(), 30, 2);
+    assert!(err.contains("--apply sets only a sysctl"), "{err}");
 }
 
 /// `--apply`'s mechanism in a lab host's namespace: the sysctl is set there and set back when
@@ -205,10 +159,9 @@ fn verify_prints_a_system_change_and_apply_refuses_one_outside_a_namespace() {
 #[test]
 fn apply_sets_a_namespace_sysctl_and_sets_it_back() {
     use fathom::commands::doctor_apply::{read, Applied, Sysctl};
-    if !root_or_ci() {
+    let Some(lab) = Lab::up("app", None) else {
         return;
-    }
-    let lab = Lab::up("app", None);
+    };
     let status = doc(&["lab", "status", "--name", &lab.name, "--json"], 30);
     let ns = status["hosts"][1]["netns"].as_str().unwrap().to_string();
     let name = "net.core.somaxconn";
@@ -235,10 +188,9 @@ fn apply_sets_a_namespace_sysctl_and_sets_it_back() {
 /// share of it is what makes it full there (`cpu::PINNED_PCT`), as in the CI run that failed.
 #[test]
 fn a_tls_stream_on_one_full_cpu_is_the_cipher_and_verify_runs_the_cheaper_one() {
-    if !root_or_ci() {
+    let Some(lab) = Lab::up("tls", None) else {
         return;
-    }
-    let lab = Lab::up("tls", None);
+    };
     let (d, stored) = lab.verified(&["stream", "--tls", "-t", "2", "--affinity", "0/0"]);
     let seen = measured(&stored);
     assert_eq!(d["advice"][0]["id"], "tls_cipher", "{d:#}\n{seen}");
@@ -255,9 +207,6 @@ fn a_tls_stream_on_one_full_cpu_is_the_cipher_and_verify_runs_the_cheaper_one() 
 /// no sysctl is cited (this host's would be the wrong ones).
 #[test]
 fn doctor_run_of_a_lab_run_reads_the_lab_hosts_settings() {
-    if !root_or_ci() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("runs.db").to_string_lossy().into_owned();
     let explain = || doc(&["doctor", "--run", "1", "--store", &db, "--json"], 60);
@@ -269,14 +218,16 @@ fn doctor_run_of_a_lab_run_reads_the_lab_hosts_settings() {
             .collect()
     };
     {
-        let lab = Lab::up("set", Some("delay=50ms"));
+        let Some(lab) = Lab::up("set", Some("delay=50ms")) else {
+            return;
+        };
         let rmem = "net.ipv4.tcp_rmem=4096 131072 262144";
         let exec = ["lab", "exec", "--name", &lab.name, "h2", "--"];
-        let out = run(&[&exec[..], &["sysctl", "-w", rmem]].concat(), 30);
-        assert!(out.status.success(), "{}", stderr(&out));
-        let test = lab.across(&["stream", "-t", "2", "-q", "--store", &db]);
-        let out = run(&test, 90);
-        assert!(out.status.success(), "{}", stderr(&out));
+        run_ok(&[&exec[..], &["sysctl", "-w", rmem]].concat(), 30);
+        run_ok(
+            &lab.across(&["stream", "-t", "2", "-q", "--store", &db]),
+            90,
+        );
         let d = explain();
         let from = d["run_settings"].as_str().expect("run_settings");
         assert!(

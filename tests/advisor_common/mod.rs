@@ -3,7 +3,7 @@
 //! document.
 #![allow(dead_code)]
 
-use crate::common::{json, run, stderr};
+use crate::common::{json, root_or_ci, run, run_ok, stderr};
 use serde_json::Value;
 use std::sync::{Mutex, MutexGuard};
 
@@ -32,10 +32,14 @@ pub struct Lab {
 }
 
 impl Lab {
-    /// A two-host lab named for this process and `tag`, with `wan` on its link (none: a veth).
-    pub fn up(tag: &str, wan: Option<&str>) -> Lab {
+    /// A two-host lab named for this process and `tag`, with `wan` on its link (none: a veth);
+    /// None without root (the test skips, saying so; see [`root_or_ci`]).
+    pub fn up(tag: &str, wan: Option<&str>) -> Option<Lab> {
+        if !root_or_ci() {
+            return None;
+        }
         let wan: Vec<&str> = wan.map(|w| vec!["--wan", w]).unwrap_or_default();
-        Lab::up_with(tag, &wan)
+        Some(Lab::up_with(tag, &wan))
     }
 
     /// A two-host lab named for this process and `tag`, with `extra` options to `lab up`.
@@ -67,6 +71,15 @@ impl Lab {
         doc(&all, secs)
     }
 
+    /// Runs `args` (written as typed) with `--advise`, as [`Lab::advise`] does, and asserts
+    /// that its first finding is `id`: that finding.
+    pub fn finding(&self, args: &str, secs: u64, id: &str) -> Value {
+        let d = self.advise(&args.split_whitespace().collect::<Vec<_>>(), secs);
+        let (first_id, a) = first(&d);
+        assert_eq!(first_id, id, "{a}");
+        a.clone()
+    }
+
     /// The pid of host `host`'s agent (`fathom lab status`).
     pub fn agent_pid(&self, host: &str) -> u32 {
         let status = doc(&["lab", "status", "--name", &self.name, "--json"], 30);
@@ -86,8 +99,7 @@ impl Lab {
         let db = dir.path().join("runs.db").to_string_lossy().into_owned();
         let mut all = self.across(&[args, &["-q"]].concat());
         all.extend(["--store", &db]);
-        let out = run(&all, 90);
-        assert!(out.status.success(), "{}", stderr(&out));
+        run_ok(&all, 90);
         let stored = doc(&["show", "1", "--json", "--store", &db], 30);
         let verify = ["--verify", "--iterations", "2", "--json"];
         let doctor = doc(
@@ -96,6 +108,13 @@ impl Lab {
         );
         (doctor, stored)
     }
+}
+
+/// A finding's change (what to do), as text.
+pub fn change(a: &Value) -> &str {
+    a["change"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no change: {a}"))
 }
 
 /// What a stored run measured, for an assertion's message: the rate, bytes and span, the TLS
