@@ -10,42 +10,16 @@ fn the_file_copy_study_runs_across_a_lab_wan_link() {
     if !root_or_ci() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let out_dir = dir.path().join("out");
-    let store = dir.path().join("store.db");
-    let doc = run_json(
-        &[
-            "study",
-            "file-copy",
-            "--quick",
-            "--lab",
-            "delay=2ms",
-            "-o",
-            out_dir.to_str().unwrap(),
-            "--store",
-            store.to_str().unwrap(),
-            "--json",
-        ],
-        300,
-    );
+    let (_dir, _, doc) = quick_study("file-copy", &["--lab", "delay=2ms"], 300);
     for s in doc["series"].as_array().unwrap() {
-        let args: Vec<&str> = s["args"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|a| a.as_str())
-            .collect();
+        let args = strs(&s["args"]);
         assert!(
             args.windows(2).any(|w| w == ["--clients", "h1"]),
             "{args:?}"
         );
         for p in s["points"].as_array().unwrap() {
-            let rtt = p["metrics"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|m| m["name"] == "rtt_us")
-                .and_then(|m| m["median"].as_f64())
+            let rtt = item(&p["metrics"], "name", "rtt_us")["median"]
+                .as_f64()
                 .unwrap();
             assert!(rtt >= 4000.0, "{rtt} µs: the 2 ms each way of the link");
         }

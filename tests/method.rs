@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{fathom, json, run, run_ok, stderr, words};
+use common::{fathom, item, json, run, run_ok, stderr, words};
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -45,12 +45,7 @@ fn iterations_report_a_confidence_interval_and_store_every_run() {
     assert_eq!(doc["points"].as_array().unwrap().len(), 1);
     let p = &doc["points"][0];
     assert_eq!(p["runs"].as_array().unwrap().len(), 3);
-    let bps = p["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == "bits_per_second")
-        .unwrap();
+    let bps = item(&p["metrics"], "name", "bits_per_second");
     assert_eq!(bps["n"], 3);
     let (lo, mean, hi) = (
         bps["ci_low"].as_f64().unwrap(),
@@ -214,12 +209,7 @@ fn readers_show_the_sweep(st: &Store, doc: &serde_json::Value, id: &str) {
 
     let other = doc["points"][3]["runs"][0].as_i64().unwrap().to_string();
     let cmp = json(&st.run(&["compare", &run_id, &other, "--json"], 10));
-    let main = cmp["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["metric"] == "bits_per_second")
-        .unwrap();
+    let main = item(&cmp["rows"], "metric", "bits_per_second");
     assert_eq!(main["basis"], "intervals");
     // Three correlated intervals may be worth fewer than two samples: then no verdict, never a
     // verdict without its p.

@@ -5,28 +5,11 @@
 
 mod common;
 
-use common::{json, run, stderr};
+use common::{quick_study, root_or_ci, run, strs};
 
 /// Runs the quick form of study `name` and checks its outputs; returns its JSON document.
 fn quick(name: &str) -> serde_json::Value {
-    let dir = tempfile::tempdir().unwrap();
-    let out_dir = dir.path().join("out");
-    let store = dir.path().join("s.db");
-    let out = run(
-        &[
-            "study",
-            name,
-            "--quick",
-            "--json",
-            "-o",
-            out_dir.to_str().unwrap(),
-            "--store",
-            store.to_str().unwrap(),
-        ],
-        180,
-    );
-    assert!(out.status.success(), "{name}: {}", stderr(&out));
-    let doc = json(&out);
+    let (_dir, out_dir, doc) = quick_study(name, &[], 180);
     assert_eq!(doc["study"], name);
     let findings = doc["findings"].as_array().unwrap();
     assert!(!findings.is_empty(), "{name}: no findings");
@@ -87,6 +70,11 @@ fn quick(name: &str) -> serde_json::Value {
     doc
 }
 
+/// [`quick`] where the study builds a lab: None (the test skips) without root.
+fn quick_in_a_lab(name: &str) -> Option<serde_json::Value> {
+    root_or_ci().then(|| quick(name))
+}
+
 #[test]
 fn socket_buffers() {
     quick("socket-buffers");
@@ -119,10 +107,7 @@ fn file_copy() {
 
 #[test]
 fn window_vs_rtt() {
-    if !common::root_or_ci() {
-        return;
-    }
-    quick("window-vs-rtt");
+    quick_in_a_lab("window-vs-rtt");
 }
 
 #[test]
@@ -134,16 +119,10 @@ fn small_packets() {
 /// streams that fill a 200M lab link or say they cannot; IPsec says where its ESP ran.
 #[test]
 fn streams_to_line_rate() {
-    if !common::root_or_ci() {
+    let Some(doc) = quick_in_a_lab("streams-to-line-rate") else {
         return;
-    }
-    let doc = quick("streams-to-line-rate");
-    let findings: Vec<&str> = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| f.as_str())
-        .collect();
+    };
+    let findings = strs(&doc["findings"]);
     for mode in ["clear: ", "TLS: ", "IPsec aes-256-gcm: "] {
         assert!(
             findings.iter().any(|f| f.starts_with(mode)),

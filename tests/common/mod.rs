@@ -170,6 +170,15 @@ pub fn each_str<'a>(v: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
         .collect()
 }
 
+/// The item of the JSON array `v` whose `key` is `value`.
+pub fn item<'a>(v: &'a serde_json::Value, key: &str, value: &str) -> &'a serde_json::Value {
+    let items = v.as_array().unwrap_or_else(|| panic!("not an array: {v}"));
+    items
+        .iter()
+        .find(|i| i[key] == value)
+        .unwrap_or_else(|| panic!("no {key} {value} in {v}"))
+}
+
 /// `doc`'s `advice_check`, asserting that it re-ran the test for `finding` with `change`.
 pub fn rerun_check<'a>(
     doc: &'a serde_json::Value,
