@@ -56,6 +56,15 @@ fn window_limited(r: &mut Report) {
     f.rcvbuf_end = 98_304;
 }
 
+/// A flow limited by a full 128 KB send buffer `pct`% of the time at 100 ms RTT, at 5 Mbit/s.
+fn send_buffer_limited(r: &mut Report, pct: f64) {
+    let f = &mut r.flows[0];
+    f.sndbuf_limited_pct = pct;
+    f.sndbuf_end = 131_072;
+    f.rtt_us = 100_000;
+    f.transfer.bits_per_second = 5e6;
+}
+
 #[test]
 fn a_healthy_stream_gives_nothing() {
     assert_eq!(diagnose(&stream(), &settings()), Vec::new());
@@ -181,11 +190,7 @@ fn ends_sharing_a_machine_make_the_cpu_a_note() {
 #[test]
 fn a_full_send_buffer_is_named() {
     let mut r = stream();
-    let f = &mut r.flows[0];
-    f.sndbuf_limited_pct = 80.0;
-    f.sndbuf_end = 131_072;
-    f.rtt_us = 100_000;
-    f.transfer.bits_per_second = 5e6;
+    send_buffer_limited(&mut r, 80.0);
     let a = first(&r, &settings());
     assert_eq!(a.id, "send_buffer");
     assert_eq!(figure(&a, "sndbuf_bytes"), 131_072.0);
@@ -213,11 +218,7 @@ fn a_full_send_buffer_on_a_lossy_path_ranks_after_the_loss() {
     // As a 1% lossy lab link showed: the send buffer limited 31% of the time beside the
     // retransmits, and recovery's unacknowledged data is what filled it.
     let mut r = lossy_stream();
-    let f = &mut r.flows[0];
-    f.sndbuf_limited_pct = 31.0;
-    f.sndbuf_end = 131_072;
-    f.rtt_us = 100_000;
-    f.transfer.bits_per_second = 5e6;
+    send_buffer_limited(&mut r, 31.0);
     let a = diagnose(&r, &settings());
     assert_eq!(ids(&a)[..2], ["path_loss", "send_buffer"], "{a:?}");
     ends(&a[1].why, "so the loss comes first");
