@@ -40,13 +40,23 @@ impl Capture {
             .stderr(Stdio::piped())
             .spawn()
             .expect("tcpdump (scripts/install-test-deps.sh installs it)");
-        let mut err = BufReader::new(child.stderr.take().expect("stderr"));
-        let mut line = String::new();
-        while err.read_line(&mut line).expect("tcpdump's stderr") > 0 && !line.contains("listening")
-        {
-            line.clear();
+        let err = BufReader::new(child.stderr.take().expect("stderr"));
+        let (said, listening) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let up = err
+                .lines()
+                .map_while(Result::ok)
+                .any(|l| l.contains("listening"));
+            let _ = said.send(up);
+        });
+        let up = listening
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .unwrap_or(false);
+        if !up {
+            let _ = child.kill();
+            let _ = child.wait();
         }
-        assert!(line.contains("listening"), "tcpdump did not start");
+        assert!(up, "tcpdump did not say it was listening within 20 s");
         Capture { child, file }
     }
 
