@@ -117,6 +117,15 @@ impl ArgsError {
             reason: reason.into(),
         }
     }
+
+    /// `--iperf3` given to `fathom <command>` where the test is not run alone (a sweep's point,
+    /// a launch): it drives one iperf3 server, from that command alone.
+    pub fn iperf3_alone(command: &str) -> Self {
+        ArgsError::flag(
+            "--iperf3",
+            format!("drives one iperf3 server, as `fathom {command} --iperf3 HOST` alone"),
+        )
+    }
 }
 
 /// A value that is not what its option takes; clap names the option before the message
