@@ -33,11 +33,7 @@ pub fn sweep_chart(s: &Series, x_axis: &str, metric: &str) -> Result<Chart, Plot
     let lines: Vec<Line> = groups(s, x_axis)
         .into_iter()
         .map(|(label, points)| Line {
-            label: if label.is_empty() {
-                sc.title.clone()
-            } else {
-                label
-            },
+            label: sc.line_name(label),
             points: line(&points, x_axis, &x, metric, sc.factor),
             ..Line::default()
         })
