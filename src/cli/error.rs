@@ -229,3 +229,16 @@ impl Sets {
         format!("{}{}", names.join("/"), self.note)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iperf3_alone_names_the_flag_and_the_command_that_runs_it() {
+        assert_eq!(
+            ArgsError::iperf3_alone("udp").to_string(),
+            "--iperf3: drives one iperf3 server, as `fathom udp --iperf3 HOST` alone"
+        );
+    }
+}
