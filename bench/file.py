@@ -24,7 +24,6 @@ scp needs sshd (run here on the receiving address with throwaway keys; root); it
 aes128-gcm, the fastest OpenSSH cipher on CPUs with AES instructions. Every process is
 started here, bounded in time, and ended by its PID only; every file made is removed.
 """
-import argparse
 import json
 import os
 import shutil
@@ -147,7 +146,7 @@ def stream_ceiling(path, size):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = peers.parser(__doc__)
     peers.add_path_arg(ap)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--size", default="1G")

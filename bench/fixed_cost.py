@@ -34,7 +34,7 @@ import tempfile
 import time
 
 import peers
-from tls import parse_size, wait_listening
+from tls import listening, parse_size, wait_listening
 
 AGENT_PORT = 5301
 PEER_PORT = 11813
@@ -113,14 +113,7 @@ def socat(n, tls, cert, key):
 def socat_copy(listen, sink, source, dial):
     """One `socat -u` copy from `source` through `dial` to a server on `listen` writing to `sink`,
     the server started and listening first: (client wall s, client CPU s, server CPU s)."""
-    server = subprocess.Popen(peers.PATH.server(["socat", "-u", listen, sink]),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_listening(PEER_PORT)
-    except RuntimeError:
-        server.kill()
-        server.wait()
-        raise
+    server = listening(["socat", "-u", listen, sink], PEER_PORT)
     t = time.time()
     client = subprocess.Popen(peers.PATH.client(["socat", "-u", source, dial]),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -7,7 +7,6 @@ Prints how long `lab up --hosts N+1` and `lab down` took, and for each run of
 `fathom stream --server h1 --clients h2..h{N+1}` the measured start skew, the aggregate and the
 overlap rates; then the median skew.
 """
-import argparse
 import json
 import statistics
 import subprocess
@@ -24,7 +23,7 @@ def fathom(*args, timeout=300):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = peers.parser(__doc__)
     ap.add_argument("--clients", type=int, default=32)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--time", type=int, default=3)

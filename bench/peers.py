@@ -19,6 +19,7 @@ import re
 import resource
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -106,14 +107,27 @@ class Path:
 PATH = Path("loopback")
 
 
+def parser(doc):
+    """A bench script's argument parser, its --help the script's docstring `doc` as written."""
+    return argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def run_main(main):
+    """Runs a bench script's `main`; Ctrl-C (or SIGTERM, once use_path is set up) exits 130."""
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
 def side_by_side_args(doc):
     """A side-by-side bench script's argument parser, described by `doc`, with the options every
     such script takes: --path (see add_path_arg), --rounds and --time (seconds per run)."""
-    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_path_arg(parser)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--time", type=int, default=5)
-    return parser
+    ap = parser(doc)
+    add_path_arg(ap)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--time", type=int, default=5)
+    return ap
 
 
 def add_path_arg(parser):

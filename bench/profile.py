@@ -14,13 +14,13 @@ another build's profile cases in every round too, and prints this build's profil
 against it (a before/after ratio in one run). Prints the load average at the start and end.
 Loopback only; every run is bounded in time and ends by itself.
 """
-import argparse
 import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
+
+import peers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
@@ -75,7 +75,7 @@ def cases(binary, before, secs, stream_toml):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = peers.parser(__doc__)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--time", type=int, default=3, help="seconds per run")
     ap.add_argument("--before", help="another fathom build whose profile cases run in every round too")
@@ -120,7 +120,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except KeyboardInterrupt:
-        sys.exit(130)
+    peers.run_main(main)

@@ -17,12 +17,11 @@ both ends count (one process). Every run is one interval (`-i 1h`): under valgri
 run lasts longer, and its extra intervals' work (the sampler's histograms) would otherwise
 count as per-transaction work. System calls are per end (halved).
 """
-import argparse
 import json
 import subprocess
-import sys
 import tempfile
 
+import peers
 import rr_cost
 
 TIMEOUT = 900
@@ -71,7 +70,7 @@ def syscalls(binary, case, n, profile):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = peers.parser(__doc__)
     ap.add_argument("--small", type=int, default=2000)
     ap.add_argument("--large", type=int, default=6000)
     ap.add_argument("binaries", nargs="+")
@@ -92,7 +91,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except KeyboardInterrupt:
-        sys.exit(130)
+    peers.run_main(main)

@@ -16,7 +16,6 @@ BIN defaults to $CARGO_TARGET_DIR/release/fathom, else target/release/fathom. Th
 listens on 127.0.0.1 at a port chosen from this script's PID; every process is bounded in
 time and ended by its PID.
 """
-import argparse
 import json
 import os
 import resource
@@ -24,9 +23,10 @@ import signal
 import socket
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
+
+import peers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
@@ -116,7 +116,7 @@ def figures(report, secs):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = peers.parser(__doc__)
     ap.add_argument("--threads", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--time", type=int, default=5)
@@ -162,7 +162,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except KeyboardInterrupt:
-        sys.exit(130)
+    peers.run_main(main)

@@ -26,7 +26,6 @@ Usage: bench/robustness.py [--fathom target/release/fathom] [--connections 10000
        [--only all|classic|attacks]
 """
 
-import argparse
 import hashlib
 import hmac
 import json
@@ -41,6 +40,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import peers
 import robustness_attacks
 from robustness_attacks import read_exact, read_frame, read_varint
 
@@ -413,7 +413,7 @@ def malformed(port, total, workers, seed):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = peers.parser(__doc__)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     default = os.path.join(root, "target/release/fathom")
     if not os.path.exists(default):

@@ -12,12 +12,12 @@ and the answering side. System calls are counted the same way (the difference of
 name. On a VM without a PMU `perf stat -e instructions` is
 not supported; callgrind counts user space only (the kernel's part is what the system calls say).
 """
-import argparse
 import json
 import re
 import subprocess
-import sys
 import tempfile
+
+import peers
 
 TIMEOUT = 600
 
@@ -74,7 +74,7 @@ def syscalls(binary, n, size):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = peers.parser(__doc__)
     ap.add_argument("--sizes", default="1,14")
     ap.add_argument("--small", type=int, default=3000)
     ap.add_argument("--large", type=int, default=15000)
@@ -90,7 +90,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except KeyboardInterrupt:
-        sys.exit(130)
+    peers.run_main(main)

@@ -10,11 +10,11 @@ each end on CPU i (--affinity 0,1/0,1: each flow's ends share a CPU) and unpinne
 round with the load average, then medians of transactions/s and latency. The machine is shared:
 read ratios within one run, not absolutes.
 """
-import argparse
 import os
 import statistics
 import sys
 
+import peers
 from rr import fathom_rr
 
 CASES = {
@@ -27,7 +27,7 @@ CASES = {
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = peers.parser(__doc__)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--time", type=int, default=3)
     a = ap.parse_args()

@@ -15,7 +15,6 @@ On a machine with few cores, a stream test's start skew at large N is the schedu
 sender is busy at once and they take turns on the CPUs. A paced test (`rr --rate`, `udp --rate`)
 leaves the CPUs mostly idle, so its skew shows the synchronization itself.
 """
-import argparse
 import json
 import os
 import statistics
@@ -101,7 +100,7 @@ def fit(xs, ys):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = peers.parser(__doc__)
     ap.add_argument("--counts", default="10,25,50,100")
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--time", type=int, default=1)

@@ -17,13 +17,14 @@ lab), 60 s later SIGKILL, and then its lab (`study<PID>`) is removed here if it 
 The results go to a store of this run's own in a temporary directory, removed at the end; the
 study's table, plots and page stay in the directory its last line names.
 """
-import argparse
 import os
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+
+import peers
 
 FATHOM = os.environ.get("FATHOM", os.path.join(os.path.dirname(__file__), "..", "target", "release", "fathom"))
 STUDIES = "many-flows,write-size,socket-buffers"
@@ -72,7 +73,7 @@ def links(pairs):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = peers.parser(__doc__)
     ap.add_argument("--studies", default=STUDIES)
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "studies"))
     ap.add_argument("--wan", action="append", default=[], metavar="NAME=PARAMS")

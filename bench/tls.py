@@ -109,6 +109,19 @@ def wait_listening(port, timeout=15):
     raise RuntimeError(f"nothing listens on port {port} after {timeout} s")
 
 
+def listening(cmd, port):
+    """Starts `cmd` at the server end, its output discarded, and returns it once it listens on
+    `port`; if it never does, ends it and raises (see wait_listening)."""
+    server = subprocess.Popen(peers.PATH.server(cmd), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_listening(port)
+    except RuntimeError:
+        server.kill()
+        server.wait()
+        raise
+    return server
+
+
 def fathom_bytes(n, binary=None):
     """fathom (or BINARY) moving n bytes through TLS: (window Gbit/s, wall Gbit/s, CPU s per GB of
     both ends, of the sender, of the receiver). The wall clock is the client process's, from its
@@ -124,17 +137,9 @@ def socat_bytes(n, cert, key):
     """socat moving n bytes of /dev/zero through OPENSSL: (wall Gbit/s, CPU s per GB of both ends,
     of the sender, of the receiver)."""
     host = peers.PATH.host
-    server = subprocess.Popen(
-        peers.PATH.server(["socat", "-u", "-b", "131072",
-                           f"OPENSSL-LISTEN:{PORT},reuseaddr,bind={host},cert={cert},key={key},verify=0", "OPEN:/dev/null"]),
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_listening(PORT)
-    except RuntimeError:
-        server.kill()
-        server.wait()
-        raise
+    server = listening(["socat", "-u", "-b", "131072",
+                        f"OPENSSL-LISTEN:{PORT},reuseaddr,bind={host},cert={cert},key={key},verify=0", "OPEN:/dev/null"],
+                       PORT)
     t = time.time()
     client = subprocess.Popen(
         peers.PATH.client(["socat", "-u", "-b", "131072", f"OPEN:/dev/zero,readbytes={n}",

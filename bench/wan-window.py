@@ -21,7 +21,6 @@ Builds `fathom lab up --hosts 2 --wan ...` (h1 - emulator - h2, release build of
 Tables go to stdout (markdown) and into bench/RESULTS-wan.md between this script's markers.
 The machine has 2 shared CPUs: read ratios, not absolutes. The lab is removed whatever happens.
 """
-import argparse
 import json
 import os
 import re
@@ -31,6 +30,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import peers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "bench", "RESULTS-wan.md")
@@ -178,7 +179,7 @@ def write_results(sections):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = peers.parser(__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer cells, to try the script")
     ap.add_argument("--full", action="store_true", help="move 48 MB in every transfer cell")
     ap.add_argument("--only", default="window,transfer,rate")

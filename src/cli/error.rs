@@ -117,6 +117,15 @@ impl ArgsError {
             reason: reason.into(),
         }
     }
+
+    /// `--iperf3` given to `fathom <command>` where the test is not run alone (a sweep's point,
+    /// a launch): it drives one iperf3 server, from that command alone.
+    pub fn iperf3_alone(command: &str) -> Self {
+        ArgsError::flag(
+            "--iperf3",
+            format!("drives one iperf3 server, as `fathom {command} --iperf3 HOST` alone"),
+        )
+    }
 }
 
 /// A value that is not what its option takes; clap names the option before the message
@@ -218,5 +227,18 @@ impl Sets {
         };
         let names: Vec<String> = self.ids.iter().filter_map(named).collect();
         format!("{}{}", names.join("/"), self.note)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iperf3_alone_names_the_flag_and_the_command_that_runs_it() {
+        assert_eq!(
+            ArgsError::iperf3_alone("udp").to_string(),
+            "--iperf3: drives one iperf3 server, as `fathom udp --iperf3 HOST` alone"
+        );
     }
 }

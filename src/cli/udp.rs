@@ -167,10 +167,7 @@ const SETS: &[Sets] = &[
 impl KindArgs for UdpArgs {
     fn plan_for(&self, _: KindId) -> Result<TestPlan, ArgsError> {
         if self.iperf3.is_some() {
-            return Err(ArgsError::Flag {
-                flag: "--iperf3",
-                reason: "drives one iperf3 server, as `fathom udp --iperf3 HOST` alone".into(),
-            });
+            return Err(ArgsError::iperf3_alone("udp"));
         }
         self.plan()
     }

@@ -6,7 +6,7 @@
 use super::client_interval::{Interval, Sampler};
 use super::error::TestError;
 use super::params::Params;
-use super::results::{cpu_percent, stream_id, HostTicks};
+use super::results::{cpu_percent, cpu_used, stream_id, HostTicks};
 use super::stream::{self, Shared, Sock, StreamEnd};
 use super::wire::{self, State, COOKIE_LEN};
 use serde_json::{json, Value};
@@ -149,11 +149,7 @@ pub fn run(
     result?;
     let cpu1 = stream::thread_cpu_us();
     host.finish();
-    let (u, s) = near
-        .iter()
-        .fold((cpu1.0 - cpu0.0, cpu1.1 - cpu0.1), |a, e| {
-            (a.0 + e.cpu_us.0, a.1 + e.cpu_us.1)
-        });
+    let (u, s) = cpu_used(cpu0, cpu1, &near);
     let near_cpu = cpu_percent(u, s, started.elapsed().as_secs_f64());
     let seconds = ended.saturating_duration_since(omit_end).as_secs_f64();
     let far = swap_results(&mut ctrl, client_results(&p, &near, near_cpu, seconds))?;

@@ -92,6 +92,15 @@ impl HostTicks {
     }
 }
 
+/// The CPU an end used, user and system µs: its control thread's from `cpu0` to `cpu1`
+/// ([`super::stream::thread_cpu_us`] at the test's start and end) plus every stream thread's.
+pub fn cpu_used(cpu0: (u64, u64), cpu1: (u64, u64), ends: &[StreamEnd]) -> (u64, u64) {
+    ends.iter()
+        .fold((cpu1.0 - cpu0.0, cpu1.1 - cpu0.1), |a, e| {
+            (a.0 + e.cpu_us.0, a.1 + e.cpu_us.1)
+        })
+}
+
 /// The server's CPU over a test: (total, user, system) as percentages of `wall_s`.
 pub fn cpu_percent(user_us: u64, sys_us: u64, wall_s: f64) -> (f64, f64, f64) {
     if wall_s <= 0.0 {

@@ -127,11 +127,7 @@ pub fn run(
     let (ends, seconds, client_bytes, peer_cpu) = outcome?;
     let cpu1 = stream::thread_cpu_us();
     host.finish();
-    let (u, s) = ends
-        .iter()
-        .fold((cpu1.0 - cpu0.0, cpu1.1 - cpu0.1), |a, e| {
-            (a.0 + e.cpu_us.0, a.1 + e.cpu_us.1)
-        });
+    let (u, s) = results::cpu_used(cpu0, cpu1, &ends);
     let wall_s = started.elapsed().as_secs_f64();
     let cpu = results::cpu_percent(u, s, wall_s);
     let msg = results::server_results(&p, &ends, cpu, seconds, p.congestion.as_deref());

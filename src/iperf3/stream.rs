@@ -4,6 +4,7 @@
 
 use super::params::Params;
 use super::udp;
+use fathom_engine::payload::payload;
 use fathom_proto::sample::TcpInfo;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, UdpSocket};
@@ -189,19 +190,6 @@ pub fn pace(rate: u64, start: Instant, bytes: u64, stop: &AtomicBool) {
         }
         std::thread::sleep(left.min(POLL));
     }
-}
-
-/// Payload bytes that do not compress (a fixed xorshift sequence).
-pub fn payload(len: usize) -> Vec<u8> {
-    let mut x: u32 = 0x9e37_79b9;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as u8
-        })
-        .collect()
 }
 
 fn send_tcp(mut s: TcpStream, job: &Job) -> StreamEnd {

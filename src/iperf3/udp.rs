@@ -3,8 +3,9 @@
 //! a sequence number (32 or 64 bits, big-endian) ahead of the payload. Lost and total come from
 //! the sequence numbers, as iperf3 counts them.
 
-use super::stream::{pace, payload, Job, StreamEnd, POLL};
+use super::stream::{pace, Job, StreamEnd, POLL};
 use super::wire::is_timeout;
+use fathom_engine::payload::payload;
 use socket2::{Domain, Protocol, Socket, Type};
 use std::io;
 use std::net::{SocketAddr, UdpSocket};

@@ -30,10 +30,27 @@ pub const COOKIE_LEN: usize = 37;
 /// The largest control JSON accepted (iperf3's own messages are a few hundred bytes).
 pub const MAX_JSON: usize = 64 * 1024;
 
-/// The one-byte states both ends send on the control connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(i8)]
-pub enum State {
+/// Declares [`State`] and its lookup from a byte from one list of states, so that a state
+/// added is one the peer's byte can name.
+macro_rules! states {
+    ($($(#[$doc:meta])* $name:ident = $byte:literal,)*) => {
+        /// The one-byte states both ends send on the control connection.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[repr(i8)]
+        pub enum State {
+            $($(#[$doc])* $name = $byte,)*
+        }
+
+        impl State {
+            /// The state a byte from the peer names, if any.
+            pub fn from_byte(b: u8) -> Option<State> {
+                [$(State::$name),*].into_iter().find(|s| *s as i8 as u8 == b)
+            }
+        }
+    };
+}
+
+states! {
     /// The streams are connected; the test is about to run.
     TestStart = 1,
     /// Data may flow.
@@ -58,29 +75,6 @@ pub enum State {
     AccessDenied = -1,
     /// An error code follows.
     ServerError = -2,
-}
-
-impl State {
-    /// The state a byte from the peer names, if any.
-    pub fn from_byte(b: u8) -> Option<State> {
-        use State::*;
-        [
-            TestStart,
-            TestRunning,
-            TestEnd,
-            ParamExchange,
-            CreateStreams,
-            ServerTerminate,
-            ClientTerminate,
-            ExchangeResults,
-            DisplayResults,
-            IperfDone,
-            AccessDenied,
-            ServerError,
-        ]
-        .into_iter()
-        .find(|s| *s as i8 as u8 == b)
-    }
 }
 
 /// iperf3's error codes (`i_errno`) this server reports; the client prints its own text for each.

@@ -8,7 +8,7 @@ pub mod kind;
 mod kinds;
 pub mod measure;
 pub mod path;
-mod payload;
+pub mod payload;
 mod recv_wait;
 pub mod schedule;
 pub mod small_file;

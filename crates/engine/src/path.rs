@@ -195,6 +195,12 @@ mod tests {
         )
     }
 
+    /// What [`choose`] decides for `plan` on a loopback connection.
+    fn on_loopback(plan: &TestPlan) -> PathDefaults {
+        let (_peer, socks) = loopback();
+        choose(plan, &socks).unwrap()
+    }
+
     fn sndbuf(s: &Sockets) -> usize {
         let Sockets::Tcp(v) = s else { unreachable!() };
         v[0].1.send_buffer_size().unwrap()
@@ -223,22 +229,19 @@ mod tests {
 
     #[test]
     fn what_the_plan_sets_is_left_alone() {
-        let (_peer, socks) = loopback();
         let mut plan = TestPlan::default();
         plan.socket.sndbuf = Some(256 << 10);
         plan.server.threads = Some(1);
-        let d = choose(&plan, &socks).unwrap();
+        let d = on_loopback(&plan);
         assert_eq!((d.sndbuf, d.pins, d.notes.len()), (None, None, 0));
     }
 
     #[test]
     fn a_loopback_request_response_gets_paired_workers_and_autotuned_buffers() {
-        let (_peer, socks) = loopback();
-        let plan = TestPlan {
+        let d = on_loopback(&TestPlan {
             kind: KindPlan::Rr(RrOptions::default()),
             ..TestPlan::default()
-        };
-        let d = choose(&plan, &socks).unwrap();
+        });
         assert_eq!(d.sndbuf, None);
         let cpus = clock::usable_cpus();
         assert_eq!(d.pins.is_some(), cpus.len() > 1);
@@ -269,8 +272,7 @@ mod tests {
         );
         assert_eq!(w(Loopback::ReceiverOnSenderCpu, 1), None);
         assert_eq!(w(Loopback::EndsShareCpu, 4), None);
-        let (_peer, socks) = loopback();
-        let d = choose(&TestPlan::default(), &socks).unwrap();
+        let d = on_loopback(&TestPlan::default());
         assert_eq!(d.workers, None, "loopback keeps a worker per CPU");
     }
 
@@ -362,12 +364,10 @@ mod tests {
 
     #[test]
     fn other_kinds_get_nothing() {
-        let (_peer, socks) = loopback();
-        let plan = TestPlan {
+        let d = on_loopback(&TestPlan {
             kind: KindPlan::Crr(RrOptions::default()),
             ..TestPlan::default()
-        };
-        let d = choose(&plan, &socks).unwrap();
+        });
         assert_eq!((d.sndbuf, d.pins, d.notes.len()), (None, None, 0));
     }
 }

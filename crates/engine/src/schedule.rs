@@ -79,6 +79,15 @@ mod tests {
         }
     }
 
+    /// The schedule of a test with `omit` ns of warm-up and `limit`, its interval `interval` ns
+    /// as set (below the plan checks' minimum, to keep the marks few).
+    fn every(interval: u64, omit: u64, limit: Limit) -> Schedule {
+        Schedule {
+            interval,
+            ..Schedule::of(&plan(omit, interval, limit))
+        }
+    }
+
     fn all(s: &Schedule) -> Vec<(u64, Mark)> {
         let mut v = vec![s.first()];
         while let Some(n) = s.next_after(v.last().unwrap().0) {
@@ -89,11 +98,7 @@ mod tests {
 
     #[test]
     fn warm_up_and_window_edges_are_boundaries() {
-        let s = Schedule::of(&plan(1500, 1000, Limit::Time { duration_ns: 2500 }).clone());
-        let s = Schedule {
-            interval: 1000,
-            ..s
-        };
+        let s = every(1000, 1500, Limit::Time { duration_ns: 2500 });
         assert_eq!(
             all(&s),
             vec![
@@ -109,10 +114,7 @@ mod tests {
 
     #[test]
     fn no_warm_up_starts_the_window_at_zero() {
-        let s = Schedule {
-            interval: 10,
-            ..Schedule::of(&plan(0, 10, Limit::Time { duration_ns: 20 }))
-        };
+        let s = every(10, 0, Limit::Time { duration_ns: 20 });
         assert_eq!(
             all(&s),
             vec![
@@ -125,10 +127,7 @@ mod tests {
 
     #[test]
     fn byte_limited_is_open_ended() {
-        let s = Schedule {
-            interval: 10,
-            ..Schedule::of(&plan(0, 10, Limit::Bytes(5)))
-        };
+        let s = every(10, 0, Limit::Bytes(5));
         assert_eq!(s.next_after(1_000_000), Some((1_000_010, Mark::Interval)));
     }
 

@@ -6,7 +6,7 @@ use crate::size::{self, Unit};
 use crate::vars::{Expanded, Vars};
 use fathom_proto::profile::Size;
 use std::ops::Range;
-use toml_edit::{InlineTable, Item, Table, Value};
+use toml_edit::{InlineTable, Item, Key, Table, Value};
 
 /// A span in the file.
 pub(crate) type Span = Option<Range<usize>>;
@@ -46,26 +46,27 @@ pub(crate) struct Fields<'a> {
 
 impl<'a> Fields<'a> {
     pub(crate) fn of_table(t: &'a Table, what: &'static str) -> Fields<'a> {
-        let entries = t
-            .iter()
-            .map(|(k, v)| (k, t.key(k).and_then(|k| k.span()), Val::Item(v)))
-            .collect();
-        Fields {
-            what,
-            span: t.span(),
-            entries,
-        }
+        let entries = t.iter().map(|(k, v)| (k, t.key(k), Val::Item(v)));
+        Fields::of(what, t.span(), entries)
     }
 
     pub(crate) fn of_inline(t: &'a InlineTable, what: &'static str) -> Fields<'a> {
-        let entries = t
-            .iter()
-            .map(|(k, v)| (k, t.key(k).and_then(|k| k.span()), Val::Value(v)))
-            .collect();
+        let entries = t.iter().map(|(k, v)| (k, t.key(k), Val::Value(v)));
+        Fields::of(what, t.span(), entries)
+    }
+
+    /// The table `what` at `span` of `entries`: each key, as written, and its value.
+    fn of(
+        what: &'static str,
+        span: Span,
+        entries: impl Iterator<Item = (&'a str, Option<&'a Key>, Val<'a>)>,
+    ) -> Fields<'a> {
         Fields {
             what,
-            span: t.span(),
-            entries,
+            span,
+            entries: entries
+                .map(|(k, key, v)| (k, key.and_then(Key::span), v))
+                .collect(),
         }
     }
 

@@ -39,7 +39,7 @@ pub fn series_lines(s: &Series) -> Vec<String> {
         typed.extend(s.args.iter().cloned());
         for a in &s.axes {
             typed.push("--vary".into());
-            typed.push(format!("{}={}", a.name, a.values.join(",")));
+            typed.push(a.to_string());
         }
         quoted(&typed)
     };

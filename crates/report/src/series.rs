@@ -20,6 +20,13 @@ pub struct Axis {
     pub values: Vec<String>,
 }
 
+/// As `--vary` takes it: "buffer=16K,64K".
+impl std::fmt::Display for Axis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.name, self.values.join(","))
+    }
+}
+
 /// One option's value at a point.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Param {
@@ -27,6 +34,13 @@ pub struct Param {
     pub name: String,
     /// Its value, as in [`Axis::values`].
     pub value: String,
+}
+
+/// As a point's option is written in labels and tables: "parallel=10".
+impl std::fmt::Display for Param {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.name, self.value)
+    }
 }
 
 /// One metric of a point over its iterations.

@@ -5,7 +5,7 @@
 //! comparison lists them (its `differences`).
 
 use crate::model::Report;
-use crate::series::Series;
+use crate::series::{Axis, Series};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -46,7 +46,7 @@ pub fn of_series(a: &Series, b: &Series) -> Vec<Difference> {
     let swept = |s: &Series| {
         s.axes
             .iter()
-            .map(|x| format!("{}={}", x.name, x.values.join(",")))
+            .map(Axis::to_string)
             .collect::<Vec<_>>()
             .join(" ")
     };
@@ -140,7 +140,6 @@ fn flatten(name: &str, v: &Value, out: &mut BTreeMap<String, String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::series::Axis;
 
     #[test]
     fn runs_differ_in_the_options_they_echo() {

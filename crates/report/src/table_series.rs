@@ -3,7 +3,7 @@
 //! max, then a few secondary figures. Plain text; the JSON is the contract.
 
 use crate::export::Exporter;
-use crate::series::{Point, Series};
+use crate::series::{Param, Point, Series};
 use crate::table::{rate, Table};
 use fathom_proto::plan::KindId;
 
@@ -149,7 +149,7 @@ pub fn params_text(p: &Point) -> String {
     }
     p.params
         .iter()
-        .map(|x| format!("{}={}", x.name, x.value))
+        .map(Param::to_string)
         .collect::<Vec<_>>()
         .join(" ")
 }

@@ -192,12 +192,7 @@ mod tests {
         let flat: Vec<String> = s
             .points()
             .iter()
-            .map(|p| {
-                p.iter()
-                    .map(|q| format!("{}={}", q.name, q.value))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            })
+            .map(|p| p.iter().map(Param::to_string).collect::<Vec<_>>().join(","))
             .collect();
         assert_eq!(
             flat,

@@ -248,12 +248,7 @@ mod tests {
         let pts = combinations(&[axis("buffer=16K,64K"), axis("parallel=1,10")]);
         let text: Vec<String> = pts
             .iter()
-            .map(|p| {
-                p.iter()
-                    .map(|x| format!("{}={}", x.name, x.value))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
+            .map(|p| p.iter().map(Param::to_string).collect::<Vec<_>>().join(" "))
             .collect();
         assert_eq!(
             text,

@@ -243,7 +243,7 @@ fn apply_pseudo(bed: &Testbed, params: &[Param]) -> Result<(), LinkError> {
                 let ns = crate::cli::units::parse_duration(&p.value)?;
                 format!("delay={}us", ns / 2_000)
             }
-            _ => format!("{}={}", p.name, p.value),
+            _ => p.to_string(),
         });
     }
     let Some(first) = params.iter().find(|p| PSEUDO.contains(&p.name.as_str())) else {

@@ -79,22 +79,12 @@ fn clamped(r: &Report, s: &Settings) -> Vec<Found> {
 /// bound: limited more than [`LIMITED_PCT`] of the time, and its rate at least [`NEAR_CAP`]
 /// of window x 8 / RTT.
 fn receive_window(r: &Report, s: &Settings) -> Option<Found> {
-    let f = r
-        .flows
-        .iter()
-        .filter(|f| f.rwnd_limited_pct > LIMITED_PCT)
-        .max_by(|a, b| a.rwnd_limited_pct.total_cmp(&b.rwnd_limited_pct))?;
+    let f = most_limited(r, |f| f.rwnd_limited_pct)?;
     let window = match f.window {
         0 => u64::from(f.rcvbuf_end) / 2,
         w => u64::from(w),
     };
-    if window == 0 || f.rtt_us == 0 {
-        return None;
-    }
-    let cap = window as f64 * 8.0 * 1e6 / f64::from(f.rtt_us);
-    if f.transfer.bits_per_second < NEAR_CAP * cap {
-        return None;
-    }
+    let cap = bound(f, window as f64)?;
     let seen = format!(
         "flow {} was limited by the receive window {} of the time; its window was {} and its RTT {}, so it could carry at most {} (window x 8 / RTT); it got {}",
         f.id,
@@ -119,6 +109,28 @@ fn receive_window(r: &Report, s: &Settings) -> Option<Found> {
         }
         None => receiver_slow(r, f, max, seen, figures),
     }
+}
+
+/// The flow limited by `share` (its receive window's or its send buffer's share of the time)
+/// the most, if that was more than [`LIMITED_PCT`] of the time.
+fn most_limited(r: &Report, share: fn(&FlowResult) -> f64) -> Option<&FlowResult> {
+    r.flows
+        .iter()
+        .filter(|f| share(f) > LIMITED_PCT)
+        .max_by(|a, b| share(a).total_cmp(&share(b)))
+}
+
+/// The most flow `f` could carry with `bytes` in flight per RTT (bytes x 8 / RTT), bits/s, when
+/// that bound held: `bytes` and the RTT known, and the flow's rate at least [`NEAR_CAP`] of it.
+fn bound(f: &FlowResult, bytes: f64) -> Option<f64> {
+    if bytes == 0.0 || f.rtt_us == 0 {
+        return None;
+    }
+    let cap = bytes * 8.0 * 1e6 / f64::from(f.rtt_us);
+    if f.transfer.bits_per_second < NEAR_CAP * cap {
+        return None;
+    }
+    Some(cap)
 }
 
 /// The bandwidth-delay product of the path for flow `f`: the WAN link's rate (else
@@ -230,19 +242,9 @@ fn receiver_slow(
 /// more than [`LIMITED_PCT`] of the time, and its rate at least [`NEAR_CAP`] of half the
 /// buffer (the kernel's overhead share) x 8 / RTT.
 fn send_buffer(r: &Report, s: &Settings) -> Option<Found> {
-    let f = r
-        .flows
-        .iter()
-        .filter(|f| f.sndbuf_limited_pct > LIMITED_PCT)
-        .max_by(|a, b| a.sndbuf_limited_pct.total_cmp(&b.sndbuf_limited_pct))?;
+    let f = most_limited(r, |f| f.sndbuf_limited_pct)?;
     let buffer = u64::from(f.sndbuf_end.max(f.sndbuf));
-    if buffer == 0 || f.rtt_us == 0 {
-        return None;
-    }
-    let cap = buffer as f64 / 2.0 * 8.0 * 1e6 / f64::from(f.rtt_us);
-    if f.transfer.bits_per_second < NEAR_CAP * cap {
-        return None;
-    }
+    bound(f, buffer as f64 / 2.0)?;
     let (bdp, _) = bdp(r, f);
     let change = match (r.test.sndbuf, s.triple("net.ipv4.tcp_wmem")) {
         (Some(_), _) | (None, None) => format!(

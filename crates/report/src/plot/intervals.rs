@@ -49,11 +49,7 @@ pub fn interval_chart(r: &Report, metric: &str) -> Result<Chart, PlotError> {
     let lines = raw
         .into_iter()
         .map(|(label, values)| Line {
-            label: if label.is_empty() {
-                sc.title.clone()
-            } else {
-                label
-            },
+            label: sc.line_name(label),
             points: values
                 .into_iter()
                 .map(|(x, y)| PlotPoint {

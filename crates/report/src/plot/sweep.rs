@@ -4,7 +4,7 @@
 
 use super::units::{axis_value, scale};
 use super::{Chart, Line, Mark, PlotError, PlotPoint, Stroke};
-use crate::series::{Axis, Point, Series};
+use crate::series::{Axis, Param, Point, Series};
 use crate::stats::describe;
 
 /// Axis values are written as tick labels up to this many; more get round-number ticks.
@@ -33,11 +33,7 @@ pub fn sweep_chart(s: &Series, x_axis: &str, metric: &str) -> Result<Chart, Plot
     let lines: Vec<Line> = groups(s, x_axis)
         .into_iter()
         .map(|(label, points)| Line {
-            label: if label.is_empty() {
-                sc.title.clone()
-            } else {
-                label
-            },
+            label: sc.line_name(label),
             points: line(&points, x_axis, &x, metric, sc.factor),
             ..Line::default()
         })
@@ -236,7 +232,7 @@ fn groups<'a>(s: &'a Series, x_axis: &str) -> Vec<(String, Vec<&'a Point>)> {
             .params
             .iter()
             .filter(|q| q.name != x_axis)
-            .map(|q| format!("{}={}", q.name, q.value))
+            .map(Param::to_string)
             .collect::<Vec<_>>()
             .join(", ");
         match out.iter_mut().find(|(l, _)| *l == label) {

@@ -35,6 +35,16 @@ impl Scale {
             format!("{} ({})", self.title, self.unit)
         }
     }
+
+    /// A line's name in the legend: `label`, or the metric's title for a line with none (the
+    /// one line of an unsplit chart).
+    pub fn line_name(&self, label: String) -> String {
+        if label.is_empty() {
+            self.title.clone()
+        } else {
+            label
+        }
+    }
 }
 
 /// The scale for `metric` whose largest value is `max` (in the metric's own unit).

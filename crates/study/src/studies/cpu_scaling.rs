@@ -60,22 +60,10 @@ fn findings(series: &[Series]) -> Vec<String> {
     };
     for p in values(s, "parallel") {
         let label = say::plural(&p, "connection", "connections");
-        let bps = curve(
-            s,
-            "cpus",
-            metric::BITS_PER_SECOND,
-            &[("parallel", &p)],
-            number_x,
-        );
+        let by_cpus = |m| curve(s, "cpus", m, &[("parallel", &p)], number_x);
+        let bps = by_cpus(metric::BITS_PER_SECOND);
         out.push(speedup(&label, &bps));
-        let cost = curve(
-            s,
-            "cpus",
-            metric::CPU_S_PER_GB,
-            &[("parallel", &p)],
-            number_x,
-        );
-        out.extend(cpu_cost(&label, &cost));
+        out.extend(cpu_cost(&label, &by_cpus(metric::CPU_S_PER_GB)));
         out.extend(plateau(&label, &bps));
     }
     out
