@@ -2,7 +2,7 @@
 """Request/response: fathom rr against sockperf ping-pong, alternately in one run, on one path.
 
 Usage: bench/rr.py [--path veth|pinned|loopback] [--rps MASK] [--rounds 5] [--time 5] [--quick]
-       [--before BIN] [--build NAME=BIN]
+       [--before BIN] [--build NAME=BIN] [--same-cpu CPU] [--cpu-cost]
 Needs: cargo build --release && cargo build --release -p fathom-engine --example spin_pingpong
 
 Scenarios: TCP RR with 1-byte, 14-byte (sockperf's smallest) and 1460-byte messages, one
@@ -15,7 +15,13 @@ trips are doubled), CPU-s per million transactions at each end, and the ratio fa
 sockperf, with the load. Machines here are shared and noisy: read ratios, not absolutes.
 `--before BIN` also runs another build's 1 B and 14 B cases in every round (a before/after
 ratio in one run); `--build NAME=BIN` (repeatable) does the same for any number of builds (or
-scripts that run one), each named NAME.
+scripts that run one), each named NAME. `--same-cpu CPU` runs everything (both ends of every
+tool, and this script) on that one CPU: the rate then follows each tool's CPU work per
+transaction, not where the scheduler woke each end, so builds and tools compare with less noise.
+`--cpu-cost` measures, instead of rates, the CPU each end spends per 14 B transaction (fathom,
+each --build, sockperf), as the difference of a long and a short run's CPU over the difference of
+their transactions, so that what a run pays once (process and agent start, handshake, report)
+cancels; a loaded machine moves it less than it moves a rate.
 """
 import json
 import os
@@ -37,7 +43,9 @@ def fathom_rr(secs, extra, binary=None):
     return s["transactions_per_second"], lat.get("p50", 0.0), lat.get("p99", 0.0), cpu_c, cpu_s
 
 
-def sockperf_pp(secs, size):
+def sockperf_run(secs, size):
+    """One sockperf ping-pong run against its server: (output without colours, client CPU s,
+    server CPU s)."""
     host = peers.PATH.host
     srv = peers._server(["sockperf", "server", "--tcp", "-i", host, "-p", str(PORT)])
     try:
@@ -46,7 +54,11 @@ def sockperf_pp(secs, size):
             secs)
     finally:
         cpu_s = peers._stop(srv)
-    out = re.sub(r"\x1b\[[0-9;]*m", "", out)
+    return re.sub(r"\x1b\[[0-9;]*m", "", out), cpu_c, cpu_s
+
+
+def sockperf_pp(secs, size):
+    out, cpu_c, cpu_s = sockperf_run(secs, size)
     dur = re.search(r"\[Valid Duration\] RunTime=([0-9.]+) sec; SentMessages=\d+; ReceivedMessages=(\d+)", out)
     p50 = re.search(r"percentile 50\.000 =\s+([0-9.]+)", out)
     p99 = re.search(r"percentile 99\.000 =\s+([0-9.]+)", out)
@@ -62,10 +74,18 @@ def main():
     ap.add_argument("--before", help="another fathom build whose 1 B and 14 B cases run in every round too")
     ap.add_argument("--build", action="append", default=[], metavar="NAME=BIN",
                     help="another fathom build (or a script running one) whose 1 B and 14 B cases run in every round too")
+    ap.add_argument("--same-cpu", type=int, metavar="CPU",
+                    help="run both ends of every case (and this script) on this one CPU")
+    ap.add_argument("--cpu-cost", action="store_true",
+                    help="CPU per transaction at each end instead of rates (14 B, two run lengths differenced)")
     a = ap.parse_args()
+    if a.same_cpu is not None:
+        os.sched_setaffinity(0, {a.same_cpu})
     builds = [b.split("=", 1) for b in a.build]
     if a.before:
         builds.insert(0, ("before", a.before))
+    if a.cpu_cost:
+        return cpu_cost(a, builds)
     cases = {
         "fathom 1 B": lambda: fathom_rr(a.time, []),
         "sockperf 14 B": lambda: sockperf_pp(a.time, 14),
@@ -116,7 +136,8 @@ def run(cases, rounds):
 def report(results, a, path, loads):
     med = {k: tuple(statistics.median(x[i] for x in v) for i in range(3)) for k, v in results.items() if v}
     cpu = {k: tuple(statistics.median(x[i] / (x[0] * a.time) * 1e6 for x in v if x[0]) for i in (3, 4)) for k, v in results.items() if v}
-    print(f"\n## request/response, {path.describe()}, {a.time} s, medians of {a.rounds}, load {min(loads):.1f}–{max(loads):.1f}\n")
+    where = f"; --same-cpu {a.same_cpu}: both ends on CPU {a.same_cpu} only" if a.same_cpu is not None else ""
+    print(f"\n## request/response, {path.describe()}{where}, {a.time} s, medians of {a.rounds}, load {min(loads):.1f}–{max(loads):.1f}\n")
     print("| case | tx/s | p50 µs | p99 µs | CPU-s per M tx client / server | ratio (tx/s) to |")
     print("|---|---|---|---|---|---|")
     for k, (tps, p50, p99) in med.items():
@@ -134,6 +155,73 @@ def report(results, a, path, loads):
             peer = None
         ratio = f"{tps / med[peer][0]:.2f} × {peer}" if peer in med else "—"
         print(f"| {k} | {tps:.0f} | {p50:.1f} | {p99:.1f} | {cpu[k][0]:.1f} / {cpu[k][1]:.1f} | {ratio} |")
+
+
+# The two run lengths --cpu-cost differences: fathom's in transactions, sockperf's (it has no
+# count) in seconds.
+COST_TX = (10_000, 50_000)
+COST_SECS = (1, 3)
+
+
+def fathom_count(n, binary=None):
+    """`fathom rr -n N --size 14` (or BINARY's): (transactions, client CPU s, server CPU s)."""
+    doc, cpu_c, cpu_s = peers.fathom_json(["rr", "-n", str(n), "--size", "14"], 60, binary)
+    return doc["summary"]["rr"]["transactions"], cpu_c, cpu_s
+
+
+def sockperf_count(secs):
+    """sockperf ping-pong of 14 B for SECS: (messages answered in the whole run, client CPU s,
+    server CPU s)."""
+    out, cpu_c, cpu_s = sockperf_run(secs, 14)
+    m = re.search(r"\[Total Run\] RunTime=[0-9.]+ sec; Warm up time=\d+ msec; SentMessages=\d+; ReceivedMessages=(\d+)", out)
+    if not m:
+        raise RuntimeError(f"sockperf said: {out[-400:]!r}")
+    return int(m.group(1)), cpu_c, cpu_s
+
+
+def per_tx_cpu(short, long):
+    """CPU µs per transaction at each end, (client, server): the long run's CPU less the short
+    run's, over its transactions less the short run's."""
+    (t1, c1, s1), (t2, c2, s2) = short(), long()
+    if t2 <= t1:
+        raise RuntimeError(f"the long run answered {t2} transactions, the short one {t1}")
+    return (c2 - c1) / (t2 - t1) * 1e6, (s2 - s1) / (t2 - t1) * 1e6
+
+
+def cpu_cost(a, builds):
+    """--cpu-cost: every tool's CPU per transaction, alternately, `a.rounds` times; prints the
+    medians and the ratio of each fathom build's (both ends together) to sockperf's."""
+    cases = {"fathom 14 B": lambda: per_tx_cpu(lambda: fathom_count(COST_TX[0]), lambda: fathom_count(COST_TX[1]))}
+    for name, binary in builds:
+        cases[f"{name} 14 B"] = lambda b=binary: per_tx_cpu(lambda: fathom_count(COST_TX[0], b), lambda: fathom_count(COST_TX[1], b))
+    cases["sockperf 14 B"] = lambda: per_tx_cpu(lambda: sockperf_count(COST_SECS[0]), lambda: sockperf_count(COST_SECS[1]))
+    path = peers.use_path(a.path, a.rps)
+    results, loads = {k: [] for k in cases}, [peers.load()]
+    try:
+        for r in range(a.rounds):
+            for name, fn in cases.items():
+                try:
+                    results[name].append(fn())
+                    c, s = results[name][-1]
+                    print(f"  round {r + 1} (load {peers.load():.1f}): {name:16s} CPU µs per transaction {c:6.2f} / {s:6.2f}", file=sys.stderr)
+                except Exception as e:  # a failing case is reported, the run goes on
+                    print(f"  round {r + 1}: {name} failed: {e}", file=sys.stderr)
+            loads.append(peers.load())
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    finally:
+        path.down()
+    print(f"\n## CPU per request/response transaction, {path.describe()}, 14 B, medians of {a.rounds}, load {min(loads):.1f}–{max(loads):.1f}\n")
+    print("| case | CPU µs per transaction client / server | both ends | ratio (both ends) to sockperf |")
+    print("|---|---|---|---|")
+    peer = [c + s for c, s in results.get("sockperf 14 B", [])]
+    for k, v in results.items():
+        if not v:
+            continue
+        both = statistics.median(c + s for c, s in v)
+        ratio = f"{both / statistics.median(peer):.2f} ×" if peer and not k.startswith("sockperf") else "—"
+        print(f"| {k} | {statistics.median(c for c, _ in v):.2f} / {statistics.median(s for _, s in v):.2f} | {both:.2f} | {ratio} |")
 
 
 SPIN = os.path.join(os.path.dirname(__file__), "..", "target", "release", "examples", "spin_pingpong")

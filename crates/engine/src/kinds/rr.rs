@@ -30,6 +30,7 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
             got: 0,
             drained: false,
             now: 0,
+            watched: false,
         };
         if s.side.leads(f.dir) {
             let (i, n) = s.place(f);
@@ -66,6 +67,11 @@ struct Conn {
     /// returned. A transaction reads the clock once, when its answer came; what else wants the
     /// time (the next request's start in a closed loop, the wait's deadline) takes this one.
     now: u64,
+    /// The socket is in the worker's epoll set. A flow that waits in its reads takes it out
+    /// (one `epoll_ctl`, once): while it is in, every segment that arrives also runs epoll's
+    /// wake-up callback under the socket's wait-queue lock, which a plain blocking socket (as
+    /// sockperf's) never pays. It goes back in before the flow waits on the event loop.
+    watched: bool,
 }
 
 impl Conn {
@@ -132,6 +138,10 @@ impl Conn {
         if self.drained && wait == 0 {
             return Ok(None);
         }
+        if wait > 0 && self.watched {
+            io.registry.deregister(self.sock.socket())?;
+            self.watched = false;
+        }
         let read = self.read(io.rbuf, wait)?;
         if let Some(n) = read {
             self.drained = self.sock.drained(n as usize, io.rbuf.len());
@@ -170,7 +180,19 @@ impl Conn {
     }
 
     fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(self.sock.socket(), t, READ_WRITE)
+        r.register(self.sock.socket(), t, READ_WRITE)?;
+        self.watched = true;
+        Ok(())
+    }
+
+    /// Puts the socket back in the worker's epoll set before the flow waits on it: `step`
+    /// passed on. Edge-triggered, the socket is reported at once if it is ready already, so
+    /// nothing that arrived while it was out is missed.
+    fn watch_for(&mut self, step: Step, io: &Io<'_>) -> io::Result<Step> {
+        if step == Step::Wait && !self.watched {
+            self.register(io.registry, io.token)?;
+        }
+        Ok(step)
     }
 }
 
@@ -206,7 +228,7 @@ impl<R: Role> Flow for RrFlow<R> {
         self.io.now = clock::now_ns();
         loop {
             if let Some(step) = self.role.exchange(&mut self.io, io)? {
-                return Ok(step);
+                return self.io.watch_for(step, io);
             }
             if self.role.transactions() - first >= TX_PER_TURN {
                 self.role.end_turn(&mut self.io, io)?;
@@ -216,7 +238,8 @@ impl<R: Role> Flow for RrFlow<R> {
     }
 
     fn stop(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
-        self.role.stop(&mut self.io, io)
+        let step = self.role.stop(&mut self.io, io)?;
+        self.io.watch_for(step, io)
     }
 
     fn timer(&self) -> Option<u64> {
