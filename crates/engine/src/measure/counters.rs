@@ -161,7 +161,7 @@ impl FlowStats {
             lost: self.lost.load(Relaxed),
             tcp: None,
             kind: if self.publishes.load(Relaxed) {
-                self.published.get().map(Published::load)
+                self.published.get().map(|p| Box::new(p.load()))
             } else {
                 None
             },
@@ -194,11 +194,17 @@ mod tests {
         let mut counts = ProfileCounters::default();
         counts.ops[1].bytes = 9;
         s.publish(&counts);
-        assert_eq!(s.snapshot().kind, Some(FlowKindCounters::Profile(counts)));
+        assert_eq!(
+            s.snapshot().kind.as_deref(),
+            Some(&FlowKindCounters::Profile(counts))
+        );
         s.publish(&UdpCounters {
             datagrams: 7,
             ..Default::default()
         });
-        assert_eq!(s.snapshot().kind, Some(FlowKindCounters::Profile(counts)));
+        assert_eq!(
+            s.snapshot().kind.as_deref(),
+            Some(&FlowKindCounters::Profile(counts))
+        );
     }
 }

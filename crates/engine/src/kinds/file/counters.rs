@@ -59,7 +59,10 @@ mod tests {
         for (cached, verified) in [(None, None), (Some(0), Some(false)), (Some(9), Some(true))] {
             (f.cached_bytes, f.verified) = (cached, verified);
             stats.publish(&f);
-            assert_eq!(stats.snapshot().kind, Some(FlowKindCounters::File(f)));
+            assert_eq!(
+                stats.snapshot().kind.as_deref(),
+                Some(&FlowKindCounters::File(f))
+            );
         }
     }
 }

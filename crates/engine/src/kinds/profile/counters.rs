@@ -51,6 +51,9 @@ mod tests {
         };
         p.ops[PROFILE_OPS - 1].count = 9;
         stats.publish(&p);
-        assert_eq!(stats.snapshot().kind, Some(FlowKindCounters::Profile(p)));
+        assert_eq!(
+            stats.snapshot().kind.as_deref(),
+            Some(&FlowKindCounters::Profile(p))
+        );
     }
 }

@@ -71,7 +71,10 @@ mod tests {
             transits: 12,
         };
         stats.publish(&u);
-        assert_eq!(stats.snapshot().kind, Some(FlowKindCounters::Udp(u)));
+        assert_eq!(
+            stats.snapshot().kind.as_deref(),
+            Some(&FlowKindCounters::Udp(u))
+        );
         u.transit_sum_ns = i64::MIN;
         stats.publish(&u);
         assert_eq!(stats.snapshot().udp(), Some(u));
