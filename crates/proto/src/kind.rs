@@ -265,8 +265,8 @@ pub trait KindCounters: Sized {
 macro_rules! flow_kind_counters {
     ($($(#[$vdoc:meta])* $variant:ident($ty:ty)),+ $(,)?) => {
         /// One flow's counters that only its kind keeps (each kind's type in its own file).
-        // The profile's counts per flowop are the large variant; boxing it would cost the enum
-        // `Copy` and an allocation per snapshot of every flow, for a value sent whole anyway.
+        // The profile's counts per flowop are the large variant; `FlowSnapshot` boxes the whole
+        // value instead, so the enum stays `Copy` and flows without kind counters stay small.
         #[allow(clippy::large_enum_variant)]
         #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
         pub enum FlowKindCounters {

@@ -78,8 +78,10 @@ pub struct TcpInfo {
     pub unacked: u32,
 }
 
-/// One flow's cumulative counters at a snapshot.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// One flow's cumulative counters at a snapshot. Not `Copy`: the controller keeps one per
+/// flow per interval, so a kind's counters (up to 392 bytes) are boxed and only the flows
+/// that have them pay for them.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct FlowSnapshot {
     /// Payload bytes written by this endpoint.
     pub sent: u64,
@@ -91,15 +93,16 @@ pub struct FlowSnapshot {
     pub lost: u64,
     /// TCP_INFO of the flow's socket, when it has one.
     pub tcp: Option<TcpInfo>,
-    /// The counters only the flow's kind keeps, for the kinds that keep any.
-    pub kind: Option<FlowKindCounters>,
+    /// The counters only the flow's kind keeps, for the kinds that keep any (boxed, the wire
+    /// is the same).
+    pub kind: Option<Box<FlowKindCounters>>,
 }
 
 impl FlowSnapshot {
     /// The counters only this flow's kind keeps, as that kind's type (`None` when another
     /// kind's, or none, are here): `snap.counters::<ProfileCounters>()`.
     pub fn counters<C: KindCounters>(&self) -> Option<C> {
-        self.kind.and_then(C::of)
+        self.kind.as_deref().copied().and_then(C::of)
     }
 
     /// The UDP stream counters, for the datagram stream kinds.
@@ -307,4 +310,15 @@ pub struct EndpointInfo {
     /// requested), as `defaults` explains.
     #[serde(default)]
     pub chosen_sndbuf: Option<u32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flow_without_kind_counters_stays_small() {
+        // The controller keeps one per flow per interval: a kind's counters sit apart.
+        assert!(std::mem::size_of::<FlowSnapshot>() < std::mem::size_of::<FlowKindCounters>());
+    }
 }

@@ -72,11 +72,24 @@ fn seconds(s: Option<(&Snapshot, &Snapshot)>) -> f64 {
     s.map_or(0.0, |(a, b)| (b.t_ns - a.t_ns) as f64 / 1e9)
 }
 
-fn pair(s: Option<(&Snapshot, &Snapshot)>, pos: usize) -> Option<(FlowSnapshot, FlowSnapshot)> {
+/// What a flow missing from a snapshot counts as.
+static NO_FLOW: FlowSnapshot = FlowSnapshot {
+    sent: 0,
+    received: 0,
+    transactions: 0,
+    lost: 0,
+    tcp: None,
+    kind: None,
+};
+
+fn pair<'a>(
+    s: Option<(&'a Snapshot, &'a Snapshot)>,
+    pos: usize,
+) -> Option<(&'a FlowSnapshot, &'a FlowSnapshot)> {
     s.map(|(a, b)| {
         (
-            a.flows.get(pos).copied().unwrap_or_default(),
-            b.flows.get(pos).copied().unwrap_or_default(),
+            a.flows.get(pos).unwrap_or(&NO_FLOW),
+            b.flows.get(pos).unwrap_or(&NO_FLOW),
         )
     })
 }

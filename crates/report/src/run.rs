@@ -110,7 +110,7 @@ impl<'a> Window<'a> {
 
     /// The flow at `pos` at the window's start and end.
     pub fn flow(&self, pos: usize) -> (FlowSnapshot, FlowSnapshot) {
-        let get = |s: &Snapshot| s.flows.get(pos).copied().unwrap_or_default();
+        let get = |s: &Snapshot| s.flows.get(pos).cloned().unwrap_or_default();
         (get(self.start), get(self.end))
     }
 }

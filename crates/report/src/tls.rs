@@ -86,7 +86,7 @@ fn bytes(v: &View<'_>) -> (Option<u64>, Option<u64>) {
     let mut wire = 0u64;
     for l in v.located.iter().flatten() {
         for (end, pos) in [l.sender, l.receiver] {
-            let Some(f) = v.window(end).and_then(|w| w.last.flows.get(pos).copied()) else {
+            let Some(f) = v.window(end).and_then(|w| w.last.flows.get(pos)) else {
                 return (None, None);
             };
             let Some(t) = f.tcp else { return (None, None) };

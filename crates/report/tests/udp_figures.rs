@@ -24,7 +24,7 @@ fn run() -> fathom_report::RunData {
     for (end, sends) in run.ends.iter_mut().zip([false, true]) {
         for (k, snap) in end.snaps.iter_mut().enumerate() {
             let k = k as u64;
-            snap.flows[0].kind = Some(FlowKindCounters::Udp(match sends {
+            snap.flows[0].kind = Some(Box::new(FlowKindCounters::Udp(match sends {
                 true => UdpCounters {
                     datagrams_sent: 1000 * k,
                     ..UdpCounters::default()
@@ -34,7 +34,7 @@ fn run() -> fathom_report::RunData {
                     lost: 11 * k,
                     ..UdpCounters::default()
                 },
-            }));
+            })));
         }
     }
     run

@@ -1,25 +1,21 @@
 //! Per-flow counters: written by the flow's worker (single writer, plain stores), read by the
 //! sampler at interval boundaries. Flows never share a cache line, and everything a snapshot
-//! reads of a flow that keeps no kind counters is in the flow's first line, so the sampler
-//! misses one line per flow, not four.
+//! reads of a flow that publishes no kind counters is in the flow's first line, so the sampler
+//! misses one line per flow, not two. A kind's own counters go through [`Publish`]: one slot
+//! for every kind, never a field per kind here.
 
 use super::published::{Publish, Published};
-use fathom_proto::file::FileCounters;
-use fathom_proto::sample::{FlowKindCounters, FlowSnapshot};
-use fathom_proto::udp::UdpCounters;
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
+use fathom_proto::sample::FlowSnapshot;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::OnceLock;
 
 /// `u64::MAX` marks "no byte yet" in the time fields.
 const NONE: u64 = u64::MAX;
 
-/// Bits of [`FlowStats`]' `kinds`: which kind counters the flow has published.
-const UDP: u8 = 1;
-const FILE: u8 = 2;
-const PUBLISHED: u8 = 4;
-
-/// The live counters of one flow. `repr(C)` keeps the declared order: the first 53 bytes
-/// (to `kinds`) are the snapshot's, the rest is read only for the kinds that publish it.
+/// The live counters of one flow, two cache lines. `repr(C)` keeps the declared order: the
+/// first 53 bytes (to `publishes`) are the snapshot's, the rest is read only when the flow
+/// publishes a kind's counters (the slot's state and header share the second line; the
+/// counters' words are the kind's own allocation).
 #[repr(C, align(64))]
 #[derive(Debug)]
 pub struct FlowStats {
@@ -30,25 +26,15 @@ pub struct FlowStats {
     first_ns: AtomicU64,
     last_ns: AtomicU64,
     fd: AtomicI32,
-    /// [`UDP`], [`FILE`], [`PUBLISHED`]: the kind counters published so far.
-    kinds: AtomicU8,
+    /// Whether `published` holds counters: read first, so that a flow without any costs the
+    /// sampler its first line only.
+    publishes: AtomicBool,
     /// SO_SNDBUF and SO_RCVBUF as granted to the flow's first connection, then as its latest
     /// connection had them at its close (kinds whose connections open mid-test; 0: none yet).
     buffers: [AtomicU32; 4],
-    /// A UDP stream flow's counters, published whole by its flow ([`FlowStats::set_udp`]).
-    udp: [AtomicU64; UDP_CELLS],
-    /// A file flow's counters, published whole by its flow ([`FlowStats::set_file`]); `NONE`
-    /// marks an absent optional one, and `verified` is 0 (not yet), 1 (match) or 2 (mismatch).
-    file: [AtomicU64; FILE_CELLS],
     /// A kind's own counters published whole ([`Publish`]), made at their first publication.
-    published: OnceLock<Box<Published>>,
+    published: OnceLock<Published>,
 }
-
-/// How many counters a [`UdpCounters`] holds.
-const UDP_CELLS: usize = 12;
-
-/// How many counters a [`FileCounters`] holds.
-const FILE_CELLS: usize = 6;
 
 impl Default for FlowStats {
     fn default() -> Self {
@@ -60,10 +46,8 @@ impl Default for FlowStats {
             first_ns: AtomicU64::new(NONE),
             last_ns: AtomicU64::new(NONE),
             fd: AtomicI32::new(-1),
-            kinds: AtomicU8::new(0),
+            publishes: AtomicBool::new(false),
             buffers: Default::default(),
-            udp: Default::default(),
-            file: Default::default(),
             published: OnceLock::new(),
         }
     }
@@ -158,93 +142,14 @@ impl FlowStats {
     pub fn last_ns(&self) -> Option<u64> {
         Some(self.last_ns.load(Relaxed)).filter(|&v| v != NONE)
     }
-    /// Publishes a UDP stream flow's counters.
-    pub fn set_udp(&self, u: &UdpCounters) {
-        let values = [
-            u.datagrams_sent,
-            u.datagrams,
-            u.lost,
-            u.duplicates,
-            u.reordered,
-            u.reorder_max,
-            u.jitter_ns,
-            u.calls,
-            u.rxq_overflow,
-            u.messages,
-            u.transit_sum_ns as u64,
-            u.transits,
-        ];
-        for (cell, v) in self.udp.iter().zip(values) {
-            cell.store(v, Relaxed);
-        }
-        self.mark(UDP);
-    }
-    /// Publishes a file flow's counters.
-    pub fn set_file(&self, f: &FileCounters) {
-        let values = [
-            f.disk_bytes,
-            f.disk_ns,
-            f.net_ns,
-            f.sync_ns,
-            f.cached_bytes.unwrap_or(NONE),
-            f.verified.map_or(0, |ok| if ok { 1 } else { 2 }),
-        ];
-        for (cell, v) in self.file.iter().zip(values) {
-            cell.store(v, Relaxed);
-        }
-        self.mark(FILE);
-    }
-    /// Publishes a kind's own counters whole (its [`Publish`] says how).
+    /// Publishes a kind's own counters whole (its [`Publish`] says how); a flow publishes one
+    /// type, the first it publishes.
     pub fn publish<P: Publish>(&self, p: &P) {
-        self.published
-            .get_or_init(|| Box::new(Published::new::<P>()))
-            .store(p);
-        self.mark(PUBLISHED);
-    }
-    /// Marks the `kind` counters published (the store only once: the line is the snapshot's).
-    fn mark(&self, kind: u8) {
-        if self.kinds.load(Relaxed) & kind == 0 {
-            self.kinds.fetch_or(kind, Relaxed);
+        self.published.get_or_init(Published::new::<P>).store(p);
+        // Stored once only: the flag is on the snapshot's line.
+        if !self.publishes.load(Relaxed) {
+            self.publishes.store(true, Relaxed);
         }
-    }
-    /// A kind's own counters now, if the flow publishes them.
-    fn published_snapshot(&self) -> Option<FlowKindCounters> {
-        let published = self.kinds.load(Relaxed) & PUBLISHED != 0;
-        self.published.get().filter(|_| published).map(|p| p.load())
-    }
-    /// The file counters now, if the flow publishes them.
-    fn file_snapshot(&self) -> Option<FileCounters> {
-        (self.kinds.load(Relaxed) & FILE != 0).then(|| {
-            let v: [u64; FILE_CELLS] = std::array::from_fn(|i| self.file[i].load(Relaxed));
-            FileCounters {
-                disk_bytes: v[0],
-                disk_ns: v[1],
-                net_ns: v[2],
-                sync_ns: v[3],
-                cached_bytes: Some(v[4]).filter(|&c| c != NONE),
-                verified: (v[5] != 0).then_some(v[5] == 1),
-            }
-        })
-    }
-    /// The UDP stream counters now, if the flow publishes them.
-    fn udp_snapshot(&self) -> Option<UdpCounters> {
-        (self.kinds.load(Relaxed) & UDP != 0).then(|| {
-            let v: [u64; UDP_CELLS] = std::array::from_fn(|i| self.udp[i].load(Relaxed));
-            UdpCounters {
-                datagrams_sent: v[0],
-                datagrams: v[1],
-                lost: v[2],
-                duplicates: v[3],
-                reordered: v[4],
-                reorder_max: v[5],
-                jitter_ns: v[6],
-                calls: v[7],
-                rxq_overflow: v[8],
-                messages: v[9],
-                transit_sum_ns: v[10] as i64,
-                transits: v[11],
-            }
-        })
     }
 
     /// The counters now, without TCP_INFO.
@@ -255,13 +160,10 @@ impl FlowStats {
             transactions: self.transactions.load(Relaxed),
             lost: self.lost.load(Relaxed),
             tcp: None,
-            kind: if self.kinds.load(Relaxed) == 0 {
-                None
+            kind: if self.publishes.load(Relaxed) {
+                self.published.get().map(|p| Box::new(p.load()))
             } else {
-                self.udp_snapshot()
-                    .map(FlowKindCounters::Udp)
-                    .or_else(|| self.file_snapshot().map(FlowKindCounters::File))
-                    .or_else(|| self.published_snapshot())
+                None
             },
         }
     }
@@ -271,41 +173,38 @@ impl FlowStats {
 mod tests {
     use super::*;
     use fathom_proto::profile::ProfileCounters;
-    use std::mem::offset_of;
+    use fathom_proto::sample::FlowKindCounters;
+    use fathom_proto::udp::UdpCounters;
+    use std::mem::{offset_of, size_of};
 
     #[test]
     fn a_snapshot_reads_one_cache_line() {
         assert_eq!(std::mem::align_of::<FlowStats>(), 64);
         assert!(offset_of!(FlowStats, sent) == 0 && offset_of!(FlowStats, lost) < 64);
         assert!(offset_of!(FlowStats, fd) + 4 <= 64);
-        assert!(offset_of!(FlowStats, kinds) < 64);
+        assert!(offset_of!(FlowStats, publishes) < 64);
         assert!(offset_of!(FlowStats, buffers) >= 53);
+        assert_eq!(size_of::<FlowStats>(), 128);
     }
 
     #[test]
-    fn kind_counters_appear_once_published() {
+    fn a_flow_publishes_the_first_type_it_publishes() {
         let s = FlowStats::default();
         assert_eq!(s.snapshot().kind, None);
-        let u = UdpCounters {
-            datagrams: 7,
-            transit_sum_ns: -3,
-            ..Default::default()
-        };
-        s.set_udp(&u);
-        assert_eq!(s.snapshot().kind, Some(FlowKindCounters::Udp(u)));
-        let p = FlowStats::default();
         let mut counts = ProfileCounters::default();
         counts.ops[1].bytes = 9;
-        p.publish(&counts);
-        assert_eq!(p.snapshot().kind, Some(FlowKindCounters::Profile(counts)));
-        let f = FlowStats::default();
-        let file = FileCounters {
-            disk_bytes: 5,
-            cached_bytes: None,
-            verified: Some(false),
+        s.publish(&counts);
+        assert_eq!(
+            s.snapshot().kind.as_deref(),
+            Some(&FlowKindCounters::Profile(counts))
+        );
+        s.publish(&UdpCounters {
+            datagrams: 7,
             ..Default::default()
-        };
-        f.set_file(&file);
-        assert_eq!(f.snapshot().kind, Some(FlowKindCounters::File(file)));
+        });
+        assert_eq!(
+            s.snapshot().kind.as_deref(),
+            Some(&FlowKindCounters::Profile(counts))
+        );
     }
 }

@@ -5,7 +5,7 @@ pub mod cpu;
 pub mod host;
 pub mod latency;
 mod published;
-pub use published::Publish;
+pub use published::{load_words, store_words, Publish};
 pub mod sock_diag;
 pub mod stamp;
 pub mod tcp_info;

@@ -4,7 +4,7 @@
 
 use fathom_proto::kind::FlowKindCounters;
 use std::any::TypeId;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Counters a kind publishes whole: words its flow stores and the sampler loads (single
 /// writer, relaxed, as every flow counter).
@@ -15,6 +15,18 @@ pub trait Publish: 'static {
     fn store(&self, cells: &[AtomicU64]);
     /// Reads them back from `cells`, as a snapshot carries them.
     fn load(cells: &[AtomicU64]) -> FlowKindCounters;
+}
+
+/// Stores `words` into the first of `cells`, for a [`Publish::store`] of one word per counter.
+pub fn store_words<const N: usize>(cells: &[AtomicU64], words: [u64; N]) {
+    for (cell, w) in cells.iter().zip(words) {
+        cell.store(w, Relaxed);
+    }
+}
+
+/// The first `N` of `cells` (0 past their end), for a [`Publish::load`] of one word per counter.
+pub fn load_words<const N: usize>(cells: &[AtomicU64]) -> [u64; N] {
+    std::array::from_fn(|i| cells.get(i).map_or(0, |c| c.load(Relaxed)))
 }
 
 /// One flow's published counters: their words, and how to read them back.

@@ -71,7 +71,7 @@ pub fn udp() -> RunData {
         let sends = end.role == Role::Client;
         for (k, snap) in end.snaps.iter_mut().enumerate() {
             let k = k as u64;
-            snap.flows[0].kind = Some(FlowKindCounters::Udp(if sends {
+            snap.flows[0].kind = Some(Box::new(FlowKindCounters::Udp(if sends {
                 UdpCounters {
                     datagrams_sent: DATAGRAMS_PER_S * k,
                     calls: 16 * k,
@@ -92,7 +92,7 @@ pub fn udp() -> RunData {
                     transits: 990 * k,
                     ..UdpCounters::default()
                 }
-            }));
+            })));
             if !sends {
                 snap.kind = Some(HostKindCounters::Udp(UdpHostCounters {
                     in_errors: 5 * k,
@@ -130,7 +130,7 @@ pub fn file() -> RunData {
         for (k, snap) in end.snaps.iter_mut().enumerate() {
             let f = &mut snap.flows[0];
             let ms = snap.t_ns as u64 / 1_000_000;
-            f.kind = Some(FlowKindCounters::File(if sends {
+            f.kind = Some(Box::new(FlowKindCounters::File(if sends {
                 FileCounters {
                     disk_bytes: f.sent,
                     disk_ns: ms * 200_000,
@@ -147,7 +147,7 @@ pub fn file() -> RunData {
                     verified: (k == last).then_some(true),
                     ..FileCounters::default()
                 }
-            }));
+            })));
         }
     }
     run

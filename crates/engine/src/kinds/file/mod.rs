@@ -5,6 +5,7 @@
 //! root, whichever end it runs (an agent without one refuses file copies); the controller's own
 //! end, which has no files root, uses the user's paths.
 
+mod counters;
 mod io;
 mod place;
 mod recv;

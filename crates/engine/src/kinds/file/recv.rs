@@ -256,7 +256,7 @@ impl Receiver {
         }
         let ok = self.c.verified == Some(true);
         self.c.sync_ns = self.target.done(len, ok)?;
-        self.stats.set_file(&self.c);
+        self.stats.publish(&self.c);
         Ok(Step::Done)
     }
 }
@@ -290,7 +290,7 @@ impl Flow for Receiver {
                 Ok(n) => {
                     self.stats.touch(now);
                     self.took(n)?;
-                    self.stats.set_file(&self.c);
+                    self.stats.publish(&self.c);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.waiting = Some(now);

@@ -255,7 +255,7 @@ impl Sender {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
-        self.stats.set_file(&self.c);
+        self.stats.publish(&self.c);
         Ok(true)
     }
 
@@ -296,7 +296,7 @@ impl Flow for Sender {
         let mut sends = 0u32;
         loop {
             if self.advance(io)? {
-                self.stats.set_file(&self.c);
+                self.stats.publish(&self.c);
                 return Ok(if self.sock.close()? {
                     Step::Done
                 } else {

@@ -1,10 +1,10 @@
 //! How a profile flow's counts per flow operation are published: four words per operation
 //! (count, bytes, time, failures), for the first [`PROFILE_OPS`].
 
-use crate::measure::Publish;
+use crate::measure::{load_words, store_words, Publish};
 use fathom_proto::kind::FlowKindCounters;
 use fathom_proto::profile::{OpCounters, ProfileCounters, PROFILE_OPS};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::AtomicU64;
 
 /// Words per flow operation.
 const PER_OP: usize = 4;
@@ -14,16 +14,14 @@ impl Publish for ProfileCounters {
 
     fn store(&self, cells: &[AtomicU64]) {
         for (cell, o) in cells.chunks_exact(PER_OP).zip(&self.ops) {
-            for (c, v) in cell.iter().zip([o.count, o.bytes, o.ns, o.failed]) {
-                c.store(v, Relaxed);
-            }
+            store_words(cell, [o.count, o.bytes, o.ns, o.failed]);
         }
     }
 
     fn load(cells: &[AtomicU64]) -> FlowKindCounters {
         let mut p = ProfileCounters::default();
         for (o, cell) in p.ops.iter_mut().zip(cells.chunks_exact(PER_OP)) {
-            let [count, bytes, ns, failed] = [0, 1, 2, 3].map(|i| cell[i].load(Relaxed));
+            let [count, bytes, ns, failed] = load_words(cell);
             *o = OpCounters {
                 count,
                 bytes,
@@ -53,6 +51,9 @@ mod tests {
         };
         p.ops[PROFILE_OPS - 1].count = 9;
         stats.publish(&p);
-        assert_eq!(stats.snapshot().kind, Some(FlowKindCounters::Profile(p)));
+        assert_eq!(
+            stats.snapshot().kind.as_deref(),
+            Some(&FlowKindCounters::Profile(p))
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! batches with recvmmsg and accounts loss, duplicates, reordering and jitter.
 
 mod coalesce;
+mod counters;
 mod mmsg;
 mod recv;
 mod send;

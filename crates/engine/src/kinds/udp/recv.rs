@@ -184,7 +184,7 @@ impl Flow for Receiver {
             self.coalesce.read(datagrams);
             self.seq.counters.calls += 1;
             self.stats.set_received(self.bytes);
-            self.stats.set_udp(&self.seq.counters);
+            self.stats.publish(&self.seq.counters);
             self.stats.touch(now);
             if self.seq.counters.calls - first >= CALLS_PER_TURN {
                 return Ok(Step::Again);

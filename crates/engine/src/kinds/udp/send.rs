@@ -186,7 +186,7 @@ impl Sender {
         }
         self.bytes += (n * self.size) as u64;
         self.stats.set_sent(self.bytes);
-        self.stats.set_udp(&self.counters);
+        self.stats.publish(&self.counters);
         self.stats.touch(now);
         Ok(n)
     }
@@ -217,7 +217,7 @@ impl Flow for Sender {
             }
             self.fill(now);
             if self.queue.is_empty() {
-                self.stats.set_udp(&self.counters);
+                self.stats.publish(&self.counters);
                 return Ok(if self.pacer.finished() {
                     Step::Done
                 } else {
