@@ -334,37 +334,13 @@ const SO_MEMINFO: Option<i32> = None;
 
 /// (sk_sndbuf, sk_rcvbuf) from the socket's memory figures, if the kernel gives them.
 fn meminfo_buffers(fd: i32) -> Option<(u32, u32)> {
-    let mut mem = [0u32; 4];
-    let mut len = std::mem::size_of_val(&mem) as libc::socklen_t;
-    // SAFETY: a valid buffer of `len` bytes; the kernel writes at most `len` and says how many.
-    let rc = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            SO_MEMINFO?,
-            mem.as_mut_ptr().cast(),
-            &mut len,
-        )
-    };
-    let [_, rcv, _, snd] = mem;
-    (rc == 0 && len as usize == std::mem::size_of_val(&mem)).then_some((snd, rcv))
+    let ([_, rcv, _, snd], len) = sockopt::get::<[u32; 4]>(fd, libc::SOL_SOCKET, SO_MEMINFO?)?;
+    (len == 4 * std::mem::size_of::<u32>()).then_some((snd, rcv))
 }
 
 /// An int socket option at SOL_SOCKET (0 on error).
 fn sockopt_int(fd: i32, name: i32) -> u32 {
-    let mut v: i32 = 0;
-    let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
-    // SAFETY: valid int pointer and length.
-    unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            name,
-            (&mut v as *mut i32).cast(),
-            &mut len,
-        )
-    };
-    v.max(0) as u32
+    sockopt::get::<i32>(fd, libc::SOL_SOCKET, name).map_or(0, |(v, _)| v.max(0) as u32)
 }
 
 #[cfg(test)]

@@ -142,19 +142,19 @@ pub fn apply_connected(fd: RawFd, o: &SocketOptions) -> io::Result<()> {
 }
 
 fn is_tcp(fd: RawFd) -> bool {
-    let mut t: i32 = 0;
-    let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
-    // SAFETY: valid int pointer and length.
-    let rc = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_TYPE,
-            (&mut t as *mut i32).cast(),
-            &mut len,
-        )
-    };
-    rc == 0 && t == libc::SOCK_STREAM
+    get::<i32>(fd, libc::SOL_SOCKET, libc::SO_TYPE).is_some_and(|(t, _)| t == libc::SOCK_STREAM)
+}
+
+/// Reads a socket option into a `T`, which must be plain integers (an int, an array of them, a
+/// `repr(C)` kernel struct of them): the value and the bytes the kernel wrote, or `None` when
+/// the call fails. Every getsockopt of the engine goes through here.
+pub(crate) fn get<T: Default>(fd: RawFd, level: i32, name: i32) -> Option<(T, usize)> {
+    let mut v = T::default();
+    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
+    // SAFETY: `v` is a valid, writable T of `len` bytes, made only of integers, so any bytes
+    // are a valid value; the kernel writes at most `len` bytes and says how many.
+    let rc = unsafe { libc::getsockopt(fd, level, name, (&mut v as *mut T).cast(), &mut len) };
+    (rc == 0).then_some((v, len as usize))
 }
 
 /// Turns delayed ACKs off until the kernel re-enables them (it does after some reads, so the

@@ -72,20 +72,8 @@ struct RawTcpInfo {
 
 /// Reads TCP_INFO from a TCP socket; `None` if the descriptor is not one.
 pub fn read(fd: RawFd) -> Option<TcpInfo> {
-    let mut raw = RawTcpInfo::default();
-    let mut len = std::mem::size_of::<RawTcpInfo>() as libc::socklen_t;
-    // SAFETY: the buffer is a valid, writable RawTcpInfo of `len` bytes; the kernel writes at
-    // most `len` bytes and reports how many.
-    let rc = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_INFO,
-            (&mut raw as *mut RawTcpInfo).cast(),
-            &mut len,
-        )
-    };
-    (rc == 0 && len > 0).then(|| convert(&raw))
+    let (raw, len) = crate::sockopt::get::<RawTcpInfo>(fd, libc::IPPROTO_TCP, libc::TCP_INFO)?;
+    (len > 0).then(|| convert(&raw))
 }
 
 /// Decodes a `struct tcp_info` as the kernel wrote it (a shorter one from an older kernel leaves

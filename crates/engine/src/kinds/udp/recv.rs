@@ -43,23 +43,8 @@ fn le_u64(b: &[u8]) -> u64 {
 
 /// The receive buffer the kernel granted a socket, bytes.
 fn rcvbuf(sock: &mio::net::UdpSocket) -> u64 {
-    let mut v: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: a valid socket, an int option and its length.
-    let r = unsafe {
-        libc::getsockopt(
-            sock.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUF,
-            &mut v as *mut _ as *mut _,
-            &mut len,
-        )
-    };
-    if r == 0 {
-        u64::try_from(v).unwrap_or(0)
-    } else {
-        0
-    }
+    crate::sockopt::get::<libc::c_int>(sock.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUF)
+        .map_or(0, |(v, _)| u64::try_from(v).unwrap_or(0))
 }
 
 impl Receiver {
