@@ -44,7 +44,6 @@ pub(super) fn flows(s: &Setup<'_>, sockets: Sockets) -> io::Result<Vec<Box<dyn F
                 stats,
                 received: 0,
                 wait: s.worker_per_flow,
-                watched: false,
             })
         }
     })
@@ -135,12 +134,6 @@ struct Receiver {
     received: u64,
     /// Its end gave each flow a worker ([`Setup::worker_per_flow`]): wait in the reads.
     wait: bool,
-    /// The socket is in the worker's epoll set. A receiver that waits in its reads takes it
-    /// out (one `epoll_ctl`, before its first waiting read): while it is in, every segment that
-    /// arrives also runs epoll's wake-up callback under the socket's wait-queue lock, which
-    /// the blocked read does not need (the rr kind found the same). It goes back in before the
-    /// receiver waits on the event loop.
-    watched: bool,
 }
 
 impl Receiver {
@@ -151,28 +144,19 @@ impl Receiver {
     fn read(&mut self, io: &mut Io<'_>, now: u64) -> io::Result<usize> {
         let left = io.wait_until.saturating_sub(now);
         if self.wait && left > 0 && self.sock.can_wait(left) {
-            if self.watched {
-                io.registry.deregister(self.sock.socket())?;
-                self.watched = false;
-            }
             self.sock.read_waiting(io.rbuf, left)
         } else {
             self.sock.read_drop(io.rbuf)
         }
     }
+}
 
-    /// Puts the socket back in the worker's epoll set before the receiver waits on it: `step`
-    /// passed on. Edge-triggered, the socket is reported at once if it is ready already, so
-    /// nothing that arrived while it was out is missed.
-    fn watch_for(&mut self, step: Step, io: &Io<'_>) -> io::Result<Step> {
-        if step == Step::Wait && !self.watched {
-            self.register(io.registry, io.token)?;
-        }
-        Ok(step)
+impl Flow for Receiver {
+    fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
+        r.register(self.sock.socket(), t, mio::Interest::READABLE)
     }
 
-    /// Reads until the socket is dry, the stream ends or the turn is used up.
-    fn read_turn(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
+    fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
         let start = self.received;
         if self.received == 0 && !self.sock.is_tls() {
             // The first read: note when the data reached this host, then stop stamping.
@@ -218,21 +202,8 @@ impl Receiver {
             }
         }
     }
-}
 
-impl Flow for Receiver {
-    fn register(&mut self, r: &mio::Registry, t: mio::Token) -> io::Result<()> {
-        r.register(self.sock.socket(), t, mio::Interest::READABLE)?;
-        self.watched = true;
-        Ok(())
-    }
-
-    fn run(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
-        let step = self.read_turn(io)?;
-        self.watch_for(step, io)
-    }
-
-    fn stop(&mut self, io: &mut Io<'_>) -> io::Result<Step> {
-        self.watch_for(Step::Wait, io)
+    fn stop(&mut self, _: &mut Io<'_>) -> io::Result<Step> {
+        Ok(Step::Wait)
     }
 }
