@@ -330,10 +330,15 @@ impl Collector {
 }
 
 /// Keeps the test's first error, unless it only says that the connection broke (the other
-/// end stopped reading or reset it) and a later one says why: a receiving agent's full disk
-/// shows first as "Broken pipe" at the sender.
+/// end stopped reading, reset it, or closed a file copy's range early) and a later one says
+/// why: a receiving agent's full disk shows first as "Broken pipe" at the sender, a sending
+/// agent's shrunken source as "the sender closed after N of M bytes" at the receiver.
 fn keep_cause(error: &mut Option<String>, new: String) {
-    let consequence = |e: &str| e.contains("(os error 32)") || e.contains("(os error 104)");
+    let consequence = |e: &str| {
+        e.contains("(os error 32)")
+            || e.contains("(os error 104)")
+            || e.contains("the sender closed after")
+    };
     match error {
         Some(old) if consequence(old) && !consequence(&new) => *error = Some(new),
         Some(_) => {}
@@ -355,5 +360,19 @@ mod tests {
             e.as_deref(),
             Some("agent at a: disk full after 65536 bytes")
         );
+    }
+
+    #[test]
+    fn a_copy_cut_short_yields_to_the_senders_cause() {
+        let mut e = None;
+        keep_cause(
+            &mut e,
+            "local end: the sender closed after 1048576 of 17179869184 bytes of its range".into(),
+        );
+        keep_cause(
+            &mut e,
+            "agent at a: the source file ended at byte 1048576 while being sent".into(),
+        );
+        assert!(e.unwrap().contains("source file ended"));
     }
 }
