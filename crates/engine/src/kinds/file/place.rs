@@ -6,7 +6,7 @@
 //! regular files are read or replaced. On the controller's own end the path is the user's, as
 //! given.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -156,4 +156,24 @@ pub(super) fn target_dir(base: Base<'_>, path: &str) -> io::Result<(OwnedFd, Pat
     let rel = resolve(base, path)?;
     let (dir, name) = split(&rel, path)?;
     Ok((open_dir(base, &dir, path)?, name))
+}
+
+/// The entry `name` in the directory `dir` as it is, a symlink not followed (`fstatat` with
+/// `AT_SYMLINK_NOFOLLOW`); the OS error when there is none.
+pub(super) fn entry(dir: &impl AsRawFd, name: &CStr) -> io::Result<libc::stat> {
+    // SAFETY: `st` is plain integers, written by fstatat; `name` is a valid C string and `dir`
+    // an open descriptor.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st)
 }

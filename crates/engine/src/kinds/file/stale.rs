@@ -70,17 +70,9 @@ fn unlink_if_unheld(
     }
     let c =
         CString::new(name.as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    // SAFETY: `st` is written by fstatat; `c` is a valid C string; `dir` is open.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    let r = unsafe {
-        libc::fstatat(
-            dir.as_raw_fd(),
-            c.as_ptr(),
-            &mut st,
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
-    };
-    if r < 0 || st.st_ino != held.ino() || st.st_dev != held.dev() {
+    let same =
+        place::entry(&dir, &c).is_ok_and(|st| st.st_ino == held.ino() && st.st_dev == held.dev());
+    if !same {
         return Ok(false);
     }
     // SAFETY: `c` is a valid C string; `dir` is an open directory descriptor.

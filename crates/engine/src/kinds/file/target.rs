@@ -62,22 +62,11 @@ fn check(r: libc::c_int, what: &str) -> io::Result<()> {
 
 /// Refuses an existing target that is not a regular file, or any existing one without force.
 fn may_replace(dir: &OwnedFd, name: &CString, shown: &str, force: bool) -> io::Result<()> {
-    // SAFETY: `st` is written by fstatat; `name` is a valid C string.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    let r = unsafe {
-        libc::fstatat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            &mut st,
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
+    let st = match place::entry(dir, name) {
+        Ok(st) => st,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io::Error::new(e.kind(), format!("{shown}: {e}"))),
     };
-    if r < 0 {
-        return match io::Error::last_os_error() {
-            e if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            e => Err(io::Error::new(e.kind(), format!("{shown}: {e}"))),
-        };
-    }
     if st.st_mode & libc::S_IFMT != libc::S_IFREG {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
