@@ -33,7 +33,7 @@ BINARIES = {"iperf3": "iperf3", "iperf2": "iperf", "nuttcp": "nuttcp"}
 def main():
     ap = peers.side_by_side_args(__doc__)
     peers.add_rps_arg(ap)
-    ap.add_argument("--scenarios", default="single,four,thousand")
+    ap.add_argument("--scenarios", default="single,four,thousand", help="comma list of: " + ", ".join(SCENARIOS))
     ap.add_argument("--equal", action="store_true", help="same write size (128K) for every tool")
     ap.add_argument("--tools", default="", help="comma list to restrict the peers")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=ARGS",
@@ -41,6 +41,9 @@ def main():
     ap.add_argument("--build", action="append", default=[], metavar="NAME=BIN",
                     help="another fathom binary, run as one more tool")
     a = ap.parse_args()
+    unknown = sorted(set(a.scenarios.split(",")) - set(SCENARIOS))
+    if unknown:
+        ap.error(f"unknown scenario {', '.join(unknown)}: pick from {', '.join(SCENARIOS)}")
     write = "128K" if a.equal else None
     variants = {n: (args, None) for n, args in (v.split("=", 1) for v in a.variant)}
     variants.update({n: ("", b) for n, b in (v.split("=", 1) for v in a.build)})
