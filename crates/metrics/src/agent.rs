@@ -34,7 +34,7 @@ impl Collector for AgentCollector {
         let gauge = ConstGauge::new(running);
         let e = encoder.encode_descriptor(
             "fathom_agent_tests_running",
-            "Tests the agent runs now",
+            "Tests the agent runs now.",
             None,
             gauge.metric_type(),
         )?;
@@ -42,7 +42,7 @@ impl Collector for AgentCollector {
         let counter = ConstCounter::new(counts.served.load(Ordering::Relaxed));
         let e = encoder.encode_descriptor(
             "fathom_agent_tests_served",
-            "Tests the agent admitted since it started",
+            "Tests the agent admitted since it started.",
             None,
             counter.metric_type(),
         )?;
@@ -51,7 +51,7 @@ impl Collector for AgentCollector {
         let gauge = ConstGauge::new(i64::try_from(bytes).unwrap_or(i64::MAX));
         let e = encoder.encode_descriptor(
             "fathom_agent_memory_reserved",
-            "Memory the running tests reserved by their plans (of --max-memory)",
+            "Memory the running tests reserved by their plans (of --max-memory).",
             Some(&Unit::Bytes),
             gauge.metric_type(),
         )?;
