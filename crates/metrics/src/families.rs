@@ -134,7 +134,7 @@ impl Families {
     }
 
     fn register_pairs(&self, reg: &mut Registry) {
-        let bps = || Unit::Other("bits_per_second".into());
+        let rate = || Unit::Other("bytes_per_second".into());
         reg.register_with_unit(
             "fathom_mesh_rr_latency",
             "Round-trip times of rr tests from source to a sampled peer",
@@ -153,8 +153,8 @@ impl Families {
         );
         reg.register_with_unit(
             "fathom_mesh_throughput",
-            "The last stream test's rate from source to a sampled peer",
-            bps(),
+            "The last stream test's rate from source to a sampled peer (what the receiver read)",
+            rate(),
             self.throughput.clone(),
         );
         reg.register_with_unit(
@@ -171,7 +171,7 @@ impl Families {
     }
 
     fn register_sources(&self, reg: &mut Registry) {
-        let bps = || Unit::Other("bits_per_second".into());
+        let rate = || Unit::Other("bytes_per_second".into());
         reg.register_with_unit(
             "fathom_mesh_source_rr_latency",
             "Round-trip times of rr tests from source to every peer, sampled or not",
@@ -191,7 +191,7 @@ impl Families {
         reg.register_with_unit(
             "fathom_mesh_source_throughput",
             "The last stream test's rate from source, to whichever peer it tested",
-            bps(),
+            rate(),
             self.source_throughput.clone(),
         );
         reg.register_with_unit(

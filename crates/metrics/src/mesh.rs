@@ -191,7 +191,8 @@ impl MeshMetrics {
     }
 
     /// One stream test's rate, with the unix time it was taken at (exported as a gauge and its
-    /// `_timestamp_seconds`). A rate or a time that is negative, NaN or infinite is dropped.
+    /// `_timestamp_seconds`; in bytes per second, Prometheus's base unit, which promtool's lint
+    /// asks for). A rate or a time that is negative, NaN or infinite is dropped.
     pub fn throughput(
         &self,
         source: &str,
@@ -209,10 +210,10 @@ impl MeshMetrics {
             let each = aggregate(pair);
             f.source_throughput
                 .get_or_create(&each)
-                .set(bits_per_second);
+                .set(bits_per_second / 8.0);
             f.source_throughput_at.get_or_create(&each).set(at_unix);
             if sampled {
-                f.throughput.get_or_create(pair).set(bits_per_second);
+                f.throughput.get_or_create(pair).set(bits_per_second / 8.0);
                 f.throughput_at.get_or_create(pair).set(at_unix);
             }
         });

@@ -54,8 +54,8 @@ fn every_family_has_its_type_unit_and_one_period_of_help() {
         "# TYPE fathom_mesh_rr_latency_seconds histogram",
         "# UNIT fathom_mesh_rr_latency_seconds seconds",
         "# TYPE fathom_mesh_datagrams_sent counter",
-        "# TYPE fathom_mesh_throughput_bits_per_second gauge",
-        "# UNIT fathom_mesh_throughput_bits_per_second bits_per_second",
+        "# TYPE fathom_mesh_throughput_bytes_per_second gauge",
+        "# UNIT fathom_mesh_throughput_bytes_per_second bytes_per_second",
         "# TYPE fathom_mesh_throughput_timestamp_seconds gauge",
         "# TYPE fathom_mesh_alert gauge",
         "# TYPE fathom_mesh_source_rr_latency_seconds histogram",
@@ -107,9 +107,9 @@ fn datagrams_and_throughput_go_to_the_pair_and_the_source() {
         r#"fathom_mesh_datagrams_received_total{source="h1",peer="h2",test="udp"} 198"#,
         r#"fathom_mesh_source_datagrams_sent_total{source="h1",test="udp"} 250"#,
         r#"fathom_mesh_source_datagrams_received_total{source="h1",test="udp"} 238"#,
-        r#"fathom_mesh_throughput_bits_per_second{source="h1",peer="h2",test="stream"} 9500000000.0"#,
+        r#"fathom_mesh_throughput_bytes_per_second{source="h1",peer="h2",test="stream"} 1187500000.0"#,
         r#"fathom_mesh_throughput_timestamp_seconds{source="h1",peer="h2",test="stream"} 1700000000.5"#,
-        r#"fathom_mesh_source_throughput_bits_per_second{source="h1",test="stream"} 1000000000.0"#,
+        r#"fathom_mesh_source_throughput_bytes_per_second{source="h1",test="stream"} 125000000.0"#,
         r#"fathom_mesh_source_throughput_timestamp_seconds{source="h1",test="stream"} 1700000010.0"#,
     ] {
         assert!(s.iter().any(|l| l == line), "{line} missing: {s:#?}");
@@ -238,7 +238,7 @@ fn figures_that_are_not_numbers_are_dropped() {
     m.throughput("h1", "h2", "stream", f64::NAN, 1.0);
     m.throughput("h1", "h2", "stream", 1.0, f64::INFINITY);
     m.rr("h1", "h2", "rr", &[(-1.0, 3), (f64::NAN, 2)]);
-    assert!(of(&m, "fathom_mesh_throughput_bits_per_second").is_empty());
+    assert!(of(&m, "fathom_mesh_throughput_bytes_per_second").is_empty());
     let count = r#"fathom_mesh_rr_latency_seconds_count{source="h1",peer="h2",test="rr"} 0"#;
     assert!(samples(&m).iter().any(|l| l == count));
 }
