@@ -1,7 +1,8 @@
 //! A real Prometheus for the metrics tests (Debian's `prometheus`): started on a free loopback
 //! port, in the root namespace or a lab host's, with a generated config and a temporary storage
 //! directory, stopped by its PID when dropped; its HTTP API read over plain HTTP/1.0. Also
-//! `promtool`, and a GET of an endpoint's exposition.
+//! `promtool`, and a GET of an endpoint's exposition. Each test uses part of it.
+#![allow(dead_code)]
 
 use serde_json::Value;
 use std::io::{Read, Write};
