@@ -1,6 +1,7 @@
 //! OpenMetrics end to end on loopback: promtool checks a real scrape of `fathom serve --metrics`
 //! and of every family fed through the library, and a real Prometheus (started here on a free
-//! port) scrapes both as OpenMetrics and answers PromQL with the expected series.
+//! port) scrapes both as OpenMetrics and answers PromQL with the expected series, and every
+//! query of the Grafana dashboard with some.
 
 mod common;
 mod metrics_common;
@@ -80,6 +81,17 @@ fn a_real_prometheus_scrapes_openmetrics_and_answers_promql() {
         2,
         "an unsampled peer's raised alert too: {alerts:?}"
     );
+    for query in dashboard_queries() {
+        // Grafana's variables as a user who picked every source would have them.
+        let promql = query
+            .replace("$source", ".*")
+            .replace("$__rate_interval", "1m")
+            .replace(
+                "label_values(fathom_mesh_tests_total, source)",
+                "fathom_mesh_tests_total",
+            );
+        p.wait_some(&promql);
+    }
     let meta = p.api("metadata?metric=fathom_mesh_rr_latency_seconds");
     assert_eq!(
         meta["fathom_mesh_rr_latency_seconds"][0]["unit"], "seconds",

@@ -184,15 +184,24 @@ impl Prometheus {
 
     /// Queries `promql` until it returns `n` series (bounded at 60 s), and returns them.
     pub fn wait_for(&self, promql: &str, n: usize) -> Vec<Value> {
+        self.wait_until(promql, &format!("{n} series"), |r| r.len() == n)
+    }
+
+    /// Queries `promql` until it returns some series (bounded at 60 s), and returns them.
+    pub fn wait_some(&self, promql: &str) -> Vec<Value> {
+        self.wait_until(promql, "any series", |r| !r.is_empty())
+    }
+
+    fn wait_until(&self, promql: &str, want: &str, ok: impl Fn(&[Value]) -> bool) -> Vec<Value> {
         let start = Instant::now();
         loop {
             let result = self.query(promql);
-            if result.len() == n {
+            if ok(&result) {
                 return result;
             }
             assert!(
                 start.elapsed() < Duration::from_secs(60),
-                "{promql} gave {result:?}, not {n} series, in 60 s; targets: {}; log: {}",
+                "{promql} gave {result:?}, not {want}, in 60 s; targets: {}; log: {}",
                 self.api("targets"),
                 self.log()
             );
@@ -270,4 +279,55 @@ pub fn serve_here(metrics: std::sync::Arc<fathom_metrics::MeshMetrics>) -> Socke
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     fathom_metrics::serve(listener, metrics, stop).unwrap();
     addr
+}
+
+/// The names of the samples `fed()` exports (`…_bucket`, `…_total` and the like), the names a
+/// PromQL expression reads.
+pub fn exported_samples() -> std::collections::BTreeSet<String> {
+    fed()
+        .encode()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split(['{', ' ']).next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The metric names `promql` reads: its words that start with `fathom_` (a recording rule's
+/// name, with its colons, is not one).
+pub fn metrics_read(promql: &str) -> Vec<String> {
+    promql
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+        .filter(|w| w.starts_with("fathom_") && !w.contains(':'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The dashboard's PromQL: every panel's expressions and the template variables' queries.
+pub fn dashboard_queries() -> Vec<String> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/deploy/grafana/fathom-mesh.json"
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut found = Vec::new();
+    collect_queries(&doc, &mut found);
+    found
+}
+
+fn collect_queries(v: &Value, found: &mut Vec<String>) {
+    match v {
+        Value::Object(map) => {
+            for (key, value) in map {
+                match value {
+                    Value::String(s) if key == "expr" || key == "definition" => {
+                        found.push(s.clone())
+                    }
+                    _ => collect_queries(value, found),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| collect_queries(i, found)),
+        _ => {}
+    }
 }
