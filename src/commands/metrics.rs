@@ -1,5 +1,5 @@
 //! `--metrics ADDR`: the OpenMetrics endpoint beside the agent (`fathom serve`), and the seam the
-//! mesh's glue calls for `fathom mesh run --metrics` and `fathom serve --mesh`.
+//! mesh's glue calls for `fathom mesh run` and for a mesh run by `fathom serve`.
 
 use crate::Failure;
 use fathom_metrics::{AgentCounts, MeshMetrics};
