@@ -12,13 +12,7 @@ use std::net::SocketAddr;
 /// An agent with `--metrics 127.0.0.1:0` that served one rr test: it and its metrics address.
 fn agent_that_served_one_test() -> (Agent, SocketAddr) {
     let mut agent = Agent::start(&["--metrics", "127.0.0.1:0"]);
-    let line = agent.next_log_line();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.trim().strip_suffix("/metrics"))
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no metrics address in: {line}"));
+    let addr = metrics_addr(&agent.next_log_line());
     run_ok(&["rr", &agent.target(), "-n", "100"], 60);
     (agent, addr)
 }

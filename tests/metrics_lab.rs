@@ -47,13 +47,7 @@ fn agent_in(netns: &str, address: &str) -> (Agent, SocketAddr) {
     unsafe { cmd.pre_exec(move || fathom_lab::netns::enter(&ns)) };
     let args = agent_args(address);
     let mut agent = Agent::start_with(cmd, &args.iter().map(String::as_str).collect::<Vec<_>>());
-    let line = agent.next_log_line();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.trim().strip_suffix("/metrics"))
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no metrics address in: {line}"));
+    let addr = metrics_addr(&agent.next_log_line());
     (agent, addr)
 }
 

@@ -30,6 +30,15 @@ pub fn have(program: &str) -> bool {
     found
 }
 
+/// The address in an agent's `fathom serve: metrics on http://ADDR/metrics` line.
+pub fn metrics_addr(line: &str) -> SocketAddr {
+    line.split("http://")
+        .nth(1)
+        .and_then(|rest| rest.trim().strip_suffix("/metrics"))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("no metrics address in: {line}"))
+}
+
 /// Sends `GET path` with `accept` on `stream` and reads the answer: (status code, body).
 pub fn get_on(mut stream: TcpStream, path: &str, accept: &str) -> (u16, String) {
     stream
