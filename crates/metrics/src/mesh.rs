@@ -75,14 +75,19 @@ impl MeshMetrics {
     }
 
     /// `source`'s peers that get pair series (at most k; the latency peers from the hash ring;
-    /// past k the rest are ignored). Every figure for a peer not listed goes into the source's
+    /// past k the rest are ignored, and so is the source itself). Every figure for a peer not listed goes into the source's
     /// aggregate series only; the series of a peer that was listed and no longer is (a
     /// departed member) are removed, but for a raised alert, which stays until cleared.
     pub fn set_peers(&self, source: &str, sampled: &[String]) {
         let source = label(source);
         let mut index = self.index();
         let known = index.entry(source.clone()).or_default();
-        let now: BTreeSet<String> = sampled.iter().take(self.k).map(|p| label(p)).collect();
+        let now: BTreeSet<String> = sampled
+            .iter()
+            .map(|p| label(p))
+            .filter(|p| *p != source)
+            .take(self.k)
+            .collect();
         for gone in known.sampled.difference(&now) {
             for test in &known.tests {
                 let pair = Pair {
