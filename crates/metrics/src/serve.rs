@@ -35,8 +35,8 @@ pub const HEAD_DEADLINE: Duration = Duration::from_secs(5);
 pub const CONNECTION_DEADLINE: Duration = Duration::from_secs(10);
 /// The OpenMetrics text format's content type.
 pub const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-/// How often the accept loop looks at its stop flag.
-const STOP_POLL: Duration = Duration::from_millis(100);
+/// How often the accept loop looks at its stop flag (an idle agent wakes this often).
+const STOP_POLL: Duration = Duration::from_secs(1);
 /// How long accept rests after a failure that could repeat at once (no descriptors).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 /// hyper's smallest read buffer.
