@@ -8,7 +8,10 @@
 # and screenshots it to see the plots are drawn)
 # and dnsmasq-base (tests/discover_dns.rs: 200 A records and SRV records on a loopback port)
 # and strongSwan (tests/lab_ipsec.rs: `lab up --ipsec` runs charon in every lab host, ESP in
-# user space through kernel-libipsec where the kernel has no ESP).
+# user space through kernel-libipsec where the kernel has no ESP)
+# and prometheus, with promtool (tests/metrics*.rs: promtool checks a scrape, the alert rules
+# and their unit tests; a real Prometheus, started by the test, scrapes agents and answers
+# PromQL). Its postinst would start a daemon on :9090; install_missing's policy-rc.d refuses it.
 # Idempotent and quiet; needs root (apt-get).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
@@ -18,6 +21,7 @@ packages=(iproute2 ethtool iputils-ping iperf3 perl-base openssh-server openssh-
 packages+=(slurm-wlm munge openmpi-bin)
 # The advisor's slow-disk scenario (tests/advisor_disk.rs): an ext4 loop device (losetup, mkfs.ext4).
 packages+=(mount e2fsprogs)
+packages+=(prometheus)
 packages+=(strongswan-charon strongswan-swanctl libcharon-extra-plugins libstrongswan-extra-plugins libstrongswan-standard-plugins)
 install_missing "${packages[@]}"
 # From PyPI: kubernetes-validate, the Kubernetes API schemas (tests/deploy.rs checks deploy/kubernetes).

@@ -61,6 +61,9 @@ pub struct AgentConfig {
     /// Memory the admitted tests hold now (bytes), shared by every session of the agent and
     /// by clones of this configuration; start it at zero (the default).
     pub memory_in_use: Arc<AtomicU64>,
+    /// Tests admitted since the agent started (authenticated, given a slot), shared like
+    /// `memory_in_use`; start it at zero (the default).
+    pub served: Arc<AtomicU64>,
     /// The certificate and key TLS tests' data ports present: the one `--cert/--key` name,
     /// else a self-signed one made at the start (or, left empty, at the first TLS test).
     pub identity: Arc<OnceLock<Identity>>,
@@ -78,6 +81,7 @@ impl Default for AgentConfig {
             clock_shift_ns: 0,
             files_root: None,
             memory_in_use: Arc::default(),
+            served: Arc::default(),
             identity: Arc::default(),
         }
     }
@@ -216,6 +220,15 @@ impl Agent {
     /// A counter of the tests running now.
     pub fn active(&self) -> Arc<AtomicUsize> {
         self.active.clone()
+    }
+
+    /// The counts `--metrics` exports: tests running, served, and the memory they reserved.
+    pub fn counts(&self) -> fathom_metrics::AgentCounts {
+        fathom_metrics::AgentCounts {
+            running: self.active.clone(),
+            served: self.cfg.served.clone(),
+            memory_reserved: self.cfg.memory_in_use.clone(),
+        }
     }
 
     /// Serves forever, one thread per control connection.

@@ -143,6 +143,8 @@ impl<S: ControlStream> Session<S> {
         let Some(slot) = Slot::take(tests, cfg.max_tests) else {
             return Err(refuse(&mut conn, Refusal::Full));
         };
+        cfg.served
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         conn.send(&ToController::Welcome(host::host_info()))?;
         let conn = Connection::new(stream.try_clone()?);
         Ok(Some(Session {

@@ -49,6 +49,9 @@ pub fn run(a: &ServeArgs) -> Result<(), Failure> {
         "fathom serve: listening on {addr} (protocol v{})",
         fathom_proto::PROTOCOL_VERSION
     );
+    if let Some(addr) = a.metrics {
+        super::metrics::start_agent(addr, agent.counts())?;
+    }
     if let Some(root) = &files_root {
         remove_stale_parts(root);
     }
