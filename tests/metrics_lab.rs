@@ -56,7 +56,7 @@ fn a_real_prometheus_scrapes_two_lab_hosts_agents() {
     if !root_or_ci() || !have("prometheus") {
         return;
     }
-    let name = format!("s28-metrics-{}", std::process::id());
+    let name = format!("metrics-{}", std::process::id());
     let _down = Down(name.clone());
     let up = run(&["lab", "up", "--hosts", "2", "--name", &name], 120);
     assert!(up.status.success(), "lab up: {}", stderr(&up));

@@ -116,7 +116,7 @@ impl Prometheus {
     /// it is ready.
     pub fn start(targets: &[(&str, SocketAddr)], netns: Option<&str>) -> Prometheus {
         let dir = tempfile::Builder::new()
-            .prefix("s28-metrics-prometheus")
+            .prefix("fathom-prometheus")
             .tempdir()
             .unwrap();
         let config = dir.path().join("prometheus.yml");
