@@ -84,12 +84,20 @@ fn byte_counts_match_exactly_against_iperf3_s() {
     let (_srv, target) = iperf3_server();
     let d = fathom_ok(&target, &["-n", "10M"]);
     assert_result(&d, "-n 10M");
-    assert_eq!(n(&d, "/summary/sender_bytes"), 10_485_760, "this end's count");
+    assert_eq!(
+        n(&d, "/summary/sender_bytes"),
+        10_485_760,
+        "this end's count"
+    );
     assert_eq!(n(&d, "/summary/bytes"), 10_485_760, "the server's count");
     let d = fathom_ok(&target, &["-n", "10M", "-R", "-P", "3"]);
     assert_result(&d, "-n 10M -R -P 3");
     assert_eq!(n(&d, "/summary/bytes"), 10_485_760, "this end's count");
-    assert_eq!(n(&d, "/summary/sender_bytes"), 10_485_760, "the server's count");
+    assert_eq!(
+        n(&d, "/summary/sender_bytes"),
+        10_485_760,
+        "the server's count"
+    );
     assert_eq!(d["flows"].as_array().unwrap().len(), 3);
     assert_eq!(d["test"]["direction"], "reverse");
 }
@@ -138,7 +146,10 @@ fn four_timed_streams_report_both_ends() {
     assert_result(&d, "-t 1s -P 4");
     let flows = d["flows"].as_array().unwrap();
     assert_eq!(flows.len(), 4);
-    assert!(flows.iter().all(|f| f["rtt_us"].as_u64() > Some(0)), "{d:#}");
+    assert!(
+        flows.iter().all(|f| f["rtt_us"].as_u64() > Some(0)),
+        "{d:#}"
+    );
     let sent = n(&d, "/summary/sender_bytes");
     let got = n(&d, "/summary/bytes");
     assert!(got > 0 && got <= sent, "{got} of {sent}");
@@ -170,7 +181,10 @@ fn udp_datagrams_are_counted_alike_at_both_ends() {
     // Loopback at a modest rate loses nothing: the server saw every datagram in sequence.
     assert_eq!(n(&d, "/summary/udp/datagrams"), 1000, "{d:#}");
     assert_eq!(n(&d, "/summary/udp/lost"), 0);
-    assert!(d["flows"][0]["udp"]["jitter_us"].is_number(), "the server's jitter");
+    assert!(
+        d["flows"][0]["udp"]["jitter_us"].is_number(),
+        "the server's jitter"
+    );
     assert_eq!(n(&d, "/summary/bytes"), 1_400_000);
 }
 
@@ -234,7 +248,11 @@ fn fathom_drives_fathoms_own_iperf3_server() {
     let d = fathom_ok(&target, &["-n", "10M", "--bidir"]);
     assert_result(&d, "against fathom's own server");
     for direction in ["forward", "reverse"] {
-        assert_eq!(flows_sum(&d, direction, "sender_bytes"), 10_485_760, "{direction}");
+        assert_eq!(
+            flows_sum(&d, direction, "sender_bytes"),
+            10_485_760,
+            "{direction}"
+        );
         assert_eq!(flows_sum(&d, direction, "bytes"), 10_485_760, "{direction}");
     }
 }
