@@ -1,11 +1,13 @@
-//! `fathom stream --iperf3` against a stock `iperf3 -s` (Debian's 3.12): both ends' byte counts
-//! match exactly with `-n`, reverse and parallel streams work, and a busy server is a clear
-//! error with exit 1. `fathom udp --iperf3` likewise: both ends count the same datagrams.
-//! Also against fathom's own `serve --iperf3`, each side checking the other.
+//! `fathom stream --iperf3` against a stock `iperf3 -s` (Debian's 3.12): its `--json` is the
+//! schema-2 result document (the server's figures in it where they belong, iperf3's -1 never
+//! 2^64-1), both ends' byte counts match exactly with `-n`, reverse and parallel streams work,
+//! and a busy server is a clear error with exit 1. `fathom udp --iperf3` likewise: both ends
+//! count the same datagrams. Also against fathom's own `serve --iperf3`, each side checking the
+//! other.
 
 mod common;
 mod iperf3_common;
-use iperf3_common::{assert_host_cpu, assert_peer_cpu, free_port, start, Kill};
+use iperf3_common::{assert_host_cpu, free_port, start, Kill};
 use serde_json::Value;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -56,40 +58,48 @@ fn fathom_kind(kind: &str, target: &str, args: &[&str]) -> (i32, Value, String) 
     (out.status.code().unwrap_or(-1), doc, err)
 }
 
-fn far_bytes(d: &Value) -> u64 {
-    far_sum(d, "bytes")
+/// A count at `pointer` in `d`.
+fn n(d: &Value, pointer: &str) -> u64 {
+    d.pointer(pointer)
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| panic!("no count at {pointer}: {d:#}"))
 }
 
-/// The sum of `key` over the server's streams, as its results say.
-fn far_sum(d: &Value, key: &str) -> u64 {
-    d["far"]["streams"]
-        .as_array()
-        .expect("far streams")
-        .iter()
-        .map(|s| s[key].as_u64().unwrap())
-        .sum()
+/// The sum of `key` over the flows of `d` going `direction` ("forward": this end sent).
+fn flows_sum(d: &Value, direction: &str, key: &str) -> u64 {
+    let flows = d["flows"].as_array().expect("flows");
+    let going = flows.iter().filter(|f| f["direction"] == direction);
+    going.map(|f| f[key].as_u64().unwrap()).sum()
 }
 
-/// The sum of `key` over this end's streams.
-fn near_sum(d: &Value, key: &str) -> u64 {
-    d["near"]["streams"]
-        .as_array()
-        .expect("near streams")
-        .iter()
-        .map(|s| s[key].as_u64().unwrap_or(0))
-        .sum()
+/// Asserts that `d` is a schema-2 result document holding no number iperf3 meant as unknown.
+fn assert_result(d: &Value, what: &str) {
+    common::assert_valid(d, what);
+    let text = d.to_string();
+    assert!(!text.contains("18446744073709551615"), "{what}: {text}");
 }
 
 #[test]
 fn byte_counts_match_exactly_against_iperf3_s() {
     let (_srv, target) = iperf3_server();
     let d = fathom_ok(&target, &["-n", "10M"]);
-    assert_eq!(d["near"]["sent_bytes"], 10_485_760);
-    assert_eq!(far_bytes(&d), 10_485_760);
+    assert_result(&d, "-n 10M");
+    assert_eq!(
+        n(&d, "/summary/sender_bytes"),
+        10_485_760,
+        "this end's count"
+    );
+    assert_eq!(n(&d, "/summary/bytes"), 10_485_760, "the server's count");
     let d = fathom_ok(&target, &["-n", "10M", "-R", "-P", "3"]);
-    assert_eq!(d["near"]["received_bytes"], 10_485_760);
-    assert_eq!(far_bytes(&d), 10_485_760);
-    assert_eq!(d["near"]["streams"].as_array().unwrap().len(), 3);
+    assert_result(&d, "-n 10M -R -P 3");
+    assert_eq!(n(&d, "/summary/bytes"), 10_485_760, "this end's count");
+    assert_eq!(
+        n(&d, "/summary/sender_bytes"),
+        10_485_760,
+        "the server's count"
+    );
+    assert_eq!(d["flows"].as_array().unwrap().len(), 3);
+    assert_eq!(d["test"]["direction"], "reverse");
 }
 
 #[test]
@@ -112,6 +122,7 @@ fn the_run_is_stored_as_a_fathom_stream_run_of_this_end() {
         .output()
         .unwrap();
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(doc, d, "show prints the run as --json printed it");
     assert_eq!(doc["schema_version"], 2, "{doc}");
     assert_eq!(doc["test"]["kind"], "stream", "{doc}");
     assert_eq!(doc["test"]["parallel"], 2, "{doc}");
@@ -119,11 +130,12 @@ fn the_run_is_stored_as_a_fathom_stream_run_of_this_end() {
     assert_eq!(doc["summary"]["sender_bytes"], 10_485_760, "{doc}");
     assert_eq!(doc["hosts"][0]["role"], "client", "{doc}");
     assert_eq!(doc["flows"].as_array().unwrap().len(), 2, "{doc}");
-    common::assert_valid(&doc, "a stored iperf3 client run");
+    assert_result(&doc, "a stored iperf3 client run");
     assert_host_cpu(&doc, "local");
-    assert_peer_cpu(&doc["summary"]["cpu"]["remote"]["iperf3"], |k| {
-        d["far"][format!("cpu_util_{k}")].as_f64()
-    });
+    let far = &doc["summary"]["cpu"]["remote"]["iperf3"];
+    for key in ["total", "user", "system"] {
+        assert!(far[key].is_number(), "the server's cpu_util_{key}: {far}");
+    }
     let _ = std::fs::remove_file(&own);
 }
 
@@ -131,14 +143,29 @@ fn the_run_is_stored_as_a_fathom_stream_run_of_this_end() {
 fn four_timed_streams_report_both_ends() {
     let (_srv, target) = iperf3_server();
     let d = fathom_ok(&target, &["-t", "1s", "-P", "4"]);
-    let near = d["near"]["streams"].as_array().unwrap();
-    assert_eq!(near.len(), 4);
-    assert!(near
-        .iter()
-        .all(|s| s["tcp_info"]["rtt_us"].as_u64().is_some()));
-    let sent = d["near"]["sent_bytes"].as_u64().unwrap();
-    assert!(far_bytes(&d) > 0 && far_bytes(&d) <= sent);
-    assert!(d["far"]["cpu_util_total"].as_f64().is_some());
+    assert_result(&d, "-t 1s -P 4");
+    let flows = d["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 4);
+    assert!(
+        flows.iter().all(|f| f["rtt_us"].as_u64() > Some(0)),
+        "{d:#}"
+    );
+    let sent = n(&d, "/summary/sender_bytes");
+    let got = n(&d, "/summary/bytes");
+    assert!(got > 0 && got <= sent, "{got} of {sent}");
+    assert!(d["summary"]["cpu"]["remote"]["iperf3"]["total"].is_number());
+}
+
+#[test]
+fn the_servers_retransmits_and_congestion_control_are_its_flows() {
+    let (_srv, target) = iperf3_server();
+    let d = fathom_ok(&target, &["-t", "1s", "-R"]);
+    assert_result(&d, "-t 1s -R");
+    let flow = &d["flows"][0];
+    assert_eq!(flow["direction"], "reverse");
+    assert!(flow["retransmits"].is_u64(), "{flow}");
+    let cc = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap();
+    assert_eq!(flow["cc"], cc.trim(), "the server's congestion_used");
 }
 
 #[test]
@@ -147,13 +174,18 @@ fn udp_datagrams_are_counted_alike_at_both_ends() {
     let args = ["--rate", "5M", "-l", "1400", "-n", "1000", "-P", "2"];
     let (code, d, err) = fathom_kind("udp", &target, &args);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(d["protocol"], "udp");
-    assert_eq!(d["near"]["sent_bytes"], 1_400_000);
-    assert_eq!(near_sum(&d, "packets"), 1000);
+    assert_result(&d, "udp -n 1000");
+    assert_eq!(d["test"]["kind"], "udp");
+    assert_eq!(n(&d, "/summary/sender_bytes"), 1_400_000);
+    assert_eq!(n(&d, "/summary/udp/sender_datagrams"), 1000);
     // Loopback at a modest rate loses nothing: the server saw every datagram in sequence.
-    assert_eq!(far_sum(&d, "packets"), 1000, "{d:#}");
-    assert_eq!(far_sum(&d, "errors"), 0);
-    assert_eq!(far_bytes(&d), 1_400_000);
+    assert_eq!(n(&d, "/summary/udp/datagrams"), 1000, "{d:#}");
+    assert_eq!(n(&d, "/summary/udp/lost"), 0);
+    assert!(
+        d["flows"][0]["udp"]["jitter_us"].is_number(),
+        "the server's jitter"
+    );
+    assert_eq!(n(&d, "/summary/bytes"), 1_400_000);
 }
 
 #[test]
@@ -162,13 +194,15 @@ fn udp_reverse_counts_what_the_server_sent() {
     let args = ["-R", "--rate", "4M", "-l", "1200", "-t", "1s"];
     let (code, d, err) = fathom_kind("udp", &target, &args);
     assert_eq!(code, 0, "{err}");
-    let sent = far_sum(&d, "packets");
+    assert_result(&d, "udp -R");
+    let udp = &d["flows"][0]["udp"];
+    let sent = n(udp, "/sender_datagrams");
     assert!(sent > 0, "{d:#}");
     // The server's own count of what it sent is what this end saw, none lost.
-    assert_eq!(near_sum(&d, "packets"), sent, "{d:#}");
-    assert_eq!(near_sum(&d, "lost_packets"), 0);
-    assert_eq!(d["near"]["received_bytes"], sent * 1200);
-    assert!(d["near"]["streams"][0]["jitter_ms"].as_f64().is_some());
+    assert_eq!(n(udp, "/datagrams"), sent, "{d:#}");
+    assert_eq!(n(udp, "/lost"), 0);
+    assert_eq!(n(&d, "/summary/bytes"), sent * 1200);
+    assert!(udp["jitter_us"].is_number());
 }
 
 #[test]
@@ -196,9 +230,9 @@ fn a_paced_tcp_stream_stays_near_its_rate() {
     let (_srv, target) = iperf3_server();
     // 100 Mbit/s for 1 s is 12.5 MB; unpaced, loopback moves hundreds of MB in that time.
     let d = fathom_ok(&target, &["--rate", "100M", "-t", "1s"]);
-    let sent = d["near"]["sent_bytes"].as_u64().unwrap();
+    let sent = n(&d, "/summary/sender_bytes");
     assert!(sent > 0 && sent < 4 * 12_500_000, "{sent} bytes");
-    assert!(far_bytes(&d) <= sent);
+    assert!(n(&d, "/summary/bytes") <= sent);
 }
 
 #[test]
@@ -212,7 +246,13 @@ fn fathom_drives_fathoms_own_iperf3_server() {
         .expect("address")
         .to_string();
     let d = fathom_ok(&target, &["-n", "10M", "--bidir"]);
-    assert_eq!(d["near"]["sent_bytes"], 10_485_760);
-    assert_eq!(d["near"]["received_bytes"], 10_485_760);
-    assert_eq!(far_bytes(&d), 2 * 10_485_760);
+    assert_result(&d, "against fathom's own server");
+    for direction in ["forward", "reverse"] {
+        assert_eq!(
+            flows_sum(&d, direction, "sender_bytes"),
+            10_485_760,
+            "{direction}"
+        );
+        assert_eq!(flows_sum(&d, direction, "bytes"), 10_485_760, "{direction}");
+    }
 }

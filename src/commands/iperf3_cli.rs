@@ -1,16 +1,19 @@
 //! `fathom iperf3 ARGS…`: iperf3's command line mapped onto fathom. `-c HOST` runs the client
 //! (`stream --iperf3`, or `udp --iperf3` with `-u`) and prints intervals as they are cut, then
-//! both ends, or with `-J` one document in iperf3's shape (`iperf3::json`), or with
-//! `--json-stream` a JSON line per event (start, each interval, end) as it happens; `-s` answers
+//! fathom's report of the run (its terminal table), or with `-J` one document in iperf3's shape
+//! (`iperf3::json`), or with `--json-stream` a JSON line per event (start, each interval, end)
+//! as it happens; `-s` answers
 //! iperf3 clients as `serve --iperf3` does, until the process ends.
 
-use super::iperf3_client::render;
+use super::iperf3_client::report;
 use crate::cli::iperf3::Iperf3Args;
 use crate::iperf3::{
     self, ClientOptions, Event, Interval, Intervals, Params, Server, Target, MAX_MSS, MAX_TCP_LEN,
     MAX_UDP_LEN, MAX_WINDOW, MIN_UDP_LEN,
 };
 use crate::Failure;
+use fathom_report::table::Table;
+use fathom_report::Exporter;
 use serde_json::{json, Value};
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
@@ -95,7 +98,9 @@ fn client(a: &Iperf3Args, host: &str) -> Result<(), Failure> {
     };
     let result = iperf3::run_client(addr, p, &o, &mut each);
     let text = match (&result, mode) {
-        (Ok(both), Mode::Text) => render(addr, both, false),
+        (Ok(both), Mode::Text) => {
+            String::from_utf8_lossy(&Table.export(&report(addr, both))).into_owned()
+        }
         (Ok(both), Mode::Json) => format!("{:#}\n", iperf3::json_document(both, &target)),
         (Ok(both), Mode::Stream) => event("end", iperf3::json_end(both)),
         (Err(e), Mode::Json) => format!("{:#}\n", iperf3::error_document(&e.to_string())),
@@ -111,7 +116,7 @@ fn client(a: &Iperf3Args, host: &str) -> Result<(), Failure> {
 /// How the client's output is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
-    /// A line per interval, then both ends' table.
+    /// A line per interval, then the run's table (fathom's report).
     Text,
     /// One document at the end (`-J`).
     Json,

@@ -1,17 +1,18 @@
-//! `fathom stream --iperf3 HOST[:PORT]`: a test against a stock iperf3 server, both ends
-//! reported: this end's from fathom (bytes, TCP_INFO, CPU), the far end's from iperf3's results;
-//! the run is stored as a fathom run of this end (see `iperf3::client_report`).
+//! `fathom stream --iperf3 HOST[:PORT]`: a test against a stock iperf3 server, reported and
+//! stored as any fathom run (table, `--json` result document, `--csv`): this end's figures from
+//! fathom (bytes, TCP_INFO, CPU), the far end's from iperf3's results (see
+//! `iperf3::client_report`).
 
+use super::output::{self, Format};
 use crate::cli::common::StoreArgs;
 use crate::cli::stream::StreamArgs;
 use crate::iperf3::{client_report, run_client, Both, ClientOptions, Params, DEFAULT_PORT};
 use crate::method::Recorder;
 use crate::Failure;
-use serde_json::{json, Value};
+use fathom_report::Report;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
-/// Runs the test, prints both ends (a table, or one JSON document with `--json`) and stores
-/// this end's run (`argv`: the command line as typed).
+/// Runs the test, stores its run and prints it (`argv`: the command line as typed).
 pub fn run(a: &StreamArgs, host: &str, argv: &[String]) -> Result<(), Failure> {
     let c = &a.common;
     if a.zerocopy || a.tls.tls || c.host.is_some() || c.server.is_some() || !c.clients.is_empty() {
@@ -43,37 +44,29 @@ pub fn run(a: &StreamArgs, host: &str, argv: &[String]) -> Result<(), Failure> {
     };
     let both = run_client(addr, p, &ClientOptions::default(), &mut |_| {})
         .map_err(|e| Failure::Runtime(e.to_string()))?;
-    record(&c.store, addr, &both, argv);
-    print(addr, &both, c.json);
+    finish(&c.store, addr, &both, argv, Format::of(c.json, c.csv));
     Ok(())
 }
 
-/// Saves the test as a fathom run of this end (kind `stream` or `udp`, the far end's bytes
-/// from its results) in the store `store` names, so that `runs`, `show`, `compare`, `plot`
-/// and `doctor --run` read it; a store that cannot be opened is a warning, as for any test.
-pub fn record(store: &StoreArgs, addr: SocketAddr, both: &Both, argv: &[String]) {
+/// This end's test as a fathom run (kind `stream` or `udp`): fathom's figures of what it sent
+/// and received, the server's from its results where they belong (`iperf3::client_report`).
+pub fn report(addr: SocketAddr, both: &Both) -> Report {
     let me = both
         .start
         .connected
         .first()
         .map_or_else(|| "fathom".to_string(), |(local, _)| local.ip().to_string());
-    let report = client_report(both, &addr.to_string(), &me);
+    client_report(both, &addr.to_string(), &me)
+}
+
+/// Saves the run in the store `store` names, so that `runs`, `show`, `compare`, `plot` and
+/// `doctor --run` read it (a store that cannot be opened is a warning, as for any test), and
+/// prints it in `format`: with `--json` the schema-2 result document any test prints, which
+/// `fathom show ID --json` prints again.
+pub fn finish(store: &StoreArgs, addr: SocketAddr, both: &Both, argv: &[String], format: Format) {
+    let report = report(addr, both);
     Recorder::open(store, argv).save(&report, argv, None);
-}
-
-/// Prints both ends: a table, or one JSON document with `json`.
-pub fn print(addr: SocketAddr, both: &Both, json: bool) {
-    crate::stdout::write_stdout(render(addr, both, json).as_bytes());
-}
-
-/// Both ends as text: a table, or one JSON document with `json`.
-pub fn render(addr: SocketAddr, both: &Both, json: bool) -> String {
-    let doc = document(addr, both);
-    if json {
-        format!("{doc:#}\n")
-    } else {
-        table(&doc)
-    }
+    output::print(&report, format);
 }
 
 /// HOST, HOST:PORT or [V6]:PORT; iperf3's port 5201 when none is given.
@@ -95,126 +88,4 @@ pub fn resolve(host: &str) -> Result<SocketAddr, Failure> {
         .map_err(|e| bad(e.to_string()))?
         .next()
         .ok_or_else(|| bad("no address".into()))
-}
-
-/// Both ends as one JSON value: `near` is fathom's, `far` the server's results verbatim.
-fn document(addr: SocketAddr, b: &Both) -> Value {
-    let streams: Vec<Value> = b
-        .near
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let sends = !b.params.server_sends(i as u32);
-            let mut s = json!({"id": crate::iperf3::stream_id(i),
-                "role": if sends { "sender" } else { "receiver" }, "bytes": e.bytes});
-            if b.params.udp {
-                s["packets"] = json!(e.packets);
-                if !sends {
-                    s["lost_packets"] = json!(e.lost);
-                    s["out_of_order"] = json!(e.out_of_order);
-                    s["jitter_ms"] = json!(finite(e.jitter_s * 1e3));
-                }
-            } else {
-                s["retransmits"] = json!(e.retransmits);
-                s["tcp_info"] = json!(e.tcp);
-            }
-            s
-        })
-        .collect();
-    let (sent, received) = b.near.iter().enumerate().fold((0, 0), |(s, r), (i, e)| {
-        if b.params.server_sends(i as u32) {
-            (s, r + e.bytes)
-        } else {
-            (s + e.bytes, r)
-        }
-    });
-    json!({"iperf3_server": addr.to_string(), "seconds": b.seconds,
-        "protocol": if b.params.udp { "udp" } else { "tcp" },
-        "direction": if b.params.bidir { "bidir" } else if b.params.reverse { "reverse" } else { "forward" },
-        "near": {"sent_bytes": sent, "received_bytes": received,
-            "cpu_percent": {"total": b.near_cpu.0, "user": b.near_cpu.1, "system": b.near_cpu.2},
-            "streams": streams},
-        "far": b.far})
-}
-
-/// The table: one line per end, one per stream.
-fn table(d: &Value) -> String {
-    let secs = d["seconds"].as_f64().unwrap_or(0.0).max(1e-9);
-    let gbps = |bytes: u64| bytes as f64 * 8.0 / secs / 1e9;
-    let far_bytes: u64 = d["far"]["streams"]
-        .as_array()
-        .map_or(0, |s| s.iter().filter_map(|x| x["bytes"].as_u64()).sum());
-    let near = &d["near"];
-    let (sent, recv) = (
-        near["sent_bytes"].as_u64().unwrap_or(0),
-        near["received_bytes"].as_u64().unwrap_or(0),
-    );
-    let mut out = format!(
-        "iperf3 server {} ({}), {:.2} s\n  near (fathom):  sent {sent} B, received {recv} B, {:.3} Gbit/s, CPU {:.1}%\n  far (iperf3):   {far_bytes} B, CPU {:.1}%\n",
-        d["iperf3_server"].as_str().unwrap_or("?"),
-        d["direction"].as_str().unwrap_or("?"),
-        secs,
-        gbps(sent + recv),
-        near["cpu_percent"]["total"].as_f64().unwrap_or(0.0),
-        d["far"]["cpu_util_total"].as_f64().unwrap_or(0.0),
-    );
-    if d["protocol"] == "udp" {
-        let far = |k: &str| -> u64 {
-            d["far"]["streams"]
-                .as_array()
-                .map_or(0, |s| s.iter().filter_map(|x| x[k].as_u64()).sum())
-        };
-        out.push_str(&format!(
-            "  far datagrams:  {}, lost {}\n",
-            far("packets"),
-            far("errors")
-        ));
-    }
-    for s in near["streams"].as_array().into_iter().flatten() {
-        if d["protocol"] == "udp" {
-            out.push_str(&udp_line(s));
-            continue;
-        }
-        let t = &s["tcp_info"];
-        out.push_str(&format!(
-            "  stream {}: {} {} B, retransmits {}, rtt {} us, cwnd {}\n",
-            s["id"],
-            s["role"].as_str().unwrap_or("?"),
-            s["bytes"],
-            s["retransmits"],
-            t["rtt_us"],
-            t["snd_cwnd"]
-        ));
-    }
-    out
-}
-
-/// A UDP stream's line: datagrams, and on a receiving stream what was lost and the jitter.
-fn udp_line(s: &Value) -> String {
-    let mut line = format!(
-        "  stream {}: {} {} B, {} datagrams",
-        s["id"],
-        s["role"].as_str().unwrap_or("?"),
-        s["bytes"],
-        s["packets"]
-    );
-    if s["role"] == "receiver" {
-        line.push_str(&format!(
-            ", lost {}, out of order {}, jitter {:.3} ms",
-            s["lost_packets"],
-            s["out_of_order"],
-            s["jitter_ms"].as_f64().unwrap_or(0.0)
-        ));
-    }
-    line.push('\n');
-    line
-}
-
-/// JSON holds no NaN or infinity.
-fn finite(x: f64) -> f64 {
-    if x.is_finite() {
-        x
-    } else {
-        0.0
-    }
 }

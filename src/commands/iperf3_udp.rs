@@ -1,9 +1,10 @@
 //! `fathom udp --iperf3 HOST[:PORT]`: a UDP test against a stock iperf3 server. This end sends
 //! or receives datagrams with iperf3's header (seconds, microseconds, sequence number) and
 //! counts them as a fathom udp test does; the far end's lost, total and jitter come from
-//! iperf3's result exchange. Both ends are printed as `stream --iperf3` prints them.
+//! iperf3's result exchange. The run is stored and printed as `stream --iperf3`'s is.
 
-use super::iperf3_client::{print, record, resolve};
+use super::iperf3_client::{finish, resolve};
+use super::output::Format;
 use crate::cli::udp::UdpArgs;
 use crate::iperf3::{run_client, ClientOptions, Params, MAX_UDP_LEN, MIN_UDP_LEN};
 use crate::Failure;
@@ -11,14 +12,14 @@ use crate::Failure;
 /// iperf3's UDP rate when `-b` is not given: 1 Mbit/s per stream.
 pub const DEFAULT_RATE: u64 = 1_000_000;
 
-/// Runs the test and prints both ends (a table, or one JSON document with `--json`).
+/// Runs the test, stores its run and prints it (a table, `--json` or `--csv`).
 pub fn run(a: &UdpArgs, host: &str, argv: &[String]) -> Result<(), Failure> {
     let p = params(a)?;
     let addr = resolve(host)?;
     let both = run_client(addr, p, &ClientOptions::default(), &mut |_| {})
         .map_err(|e| Failure::Runtime(e.to_string()))?;
-    record(&a.common.store, addr, &both, argv);
-    print(addr, &both, a.common.json);
+    let format = Format::of(a.common.json, a.common.csv);
+    finish(&a.common.store, addr, &both, argv, format);
     Ok(())
 }
 

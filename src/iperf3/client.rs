@@ -1,6 +1,7 @@
 //! The client side: drives a stock iperf3 server (`iperf3 -s`) through the same exchange the
 //! server side answers (see `session`), with fathom's stream threads on this end, and returns
-//! both ends: this end's counts, TCP_INFO and CPU, and the far end's results as iperf3 sent them.
+//! both ends: this end's counts, TCP_INFO and CPU, and the far end's results as iperf3 sent them,
+//! bounded (`peer::bounded`: its unknowns null).
 //! TCP streams connect and send the cookie; UDP streams say hello (`udp_client`).
 
 use super::client_interval::{Interval, Sampler};
@@ -36,7 +37,8 @@ pub struct Both {
     pub near: Vec<StreamEnd>,
     /// This end's CPU (total, user, system), % of the test's wall time.
     pub near_cpu: (f64, f64, f64),
-    /// The server's results message, as it sent it.
+    /// The server's results message, as it sent it but bounded: a number out of range (iperf3's
+    /// -1, written as 2^64-1) or an overlong string is null.
     pub far: Value,
     /// Seconds from TEST_RUNNING (after `-O`) to TEST_END.
     pub seconds: f64,
@@ -172,7 +174,7 @@ fn swap_results(ctrl: &mut TcpStream, mine: Value) -> Result<Value, TestError> {
         .map_err(TestError::at("reading the server's results"))?;
     expect(ctrl, State::DisplayResults)?;
     let _ = wire::send_state(ctrl, State::IperfDone);
-    Ok(far)
+    Ok(super::peer::bounded(far))
 }
 
 /// Connects the streams: TCP connections that send the cookie, or UDP hellos; each with the

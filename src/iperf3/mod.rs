@@ -19,6 +19,7 @@ mod json;
 mod json_end;
 mod log;
 mod params;
+mod peer;
 mod results;
 mod session;
 mod store;

@@ -6,7 +6,6 @@ use super::params::Params;
 use super::stream::StreamEnd;
 use fathom_engine::measure::cpu;
 use fathom_proto::sample::{CpuSnapshot, CpuTicks};
-use fathom_report::model::PeerCpu;
 use serde_json::{json, Value};
 
 /// iperf3's stream ids in connection order: 1, 3, 4, 5… (its list code skips 2).
@@ -15,44 +14,6 @@ pub fn stream_id(index: usize) -> u64 {
         1
     } else {
         index as u64 + 2
-    }
-}
-
-/// The bytes the client says it sent on each stream, by index (u64::MAX where it says nothing).
-pub fn client_sent(client: &Value, n: usize) -> Vec<u64> {
-    let mut out = vec![u64::MAX; n];
-    let streams = client.get("streams").and_then(Value::as_array);
-    for s in streams.into_iter().flatten().take(n.saturating_mul(2)) {
-        let (Some(id), Some(bytes)) = (
-            s.get("id").and_then(Value::as_u64),
-            s.get("bytes").and_then(Value::as_u64),
-        ) else {
-            continue;
-        };
-        if let Some(slot) = (0..n).find(|&i| stream_id(i) == id) {
-            out[slot] = bytes;
-        }
-    }
-    out
-}
-
-/// The largest CPU percentage taken from a peer: its process's share of its wall time, which
-/// passes 100 only with several threads busy.
-const PEER_CPU_MAX: f64 = 100.0 * 4096.0;
-
-/// The CPU figures a peer's results give (`cpu_util_total/user/system`); one that is missing,
-/// not a number, negative or beyond [`PEER_CPU_MAX`] is absent.
-pub fn peer_cpu(results: &Value) -> PeerCpu {
-    let get = |key: &str| {
-        results
-            .get(key)
-            .and_then(Value::as_f64)
-            .filter(|v| (0.0..=PEER_CPU_MAX).contains(v))
-    };
-    PeerCpu {
-        total: get("cpu_util_total"),
-        user: get("cpu_util_user"),
-        system: get("cpu_util_system"),
     }
 }
 
@@ -170,22 +131,6 @@ mod tests {
     fn ids_skip_two_as_iperf3s_do() {
         let ids: Vec<u64> = (0..4).map(stream_id).collect();
         assert_eq!(ids, [1, 3, 4, 5]);
-    }
-
-    #[test]
-    fn reads_the_clients_bytes_by_id() {
-        let c = json!({"streams":[{"id":3,"bytes":7},{"id":1,"bytes":5},{"id":9,"bytes":1},{"id":"x"}]});
-        assert_eq!(client_sent(&c, 3), [5, 7, u64::MAX]);
-        assert_eq!(client_sent(&json!(null), 1), [u64::MAX]);
-    }
-
-    #[test]
-    fn reads_only_the_cpu_figures_the_peer_gave() {
-        let r = json!({"cpu_util_total": 12.5, "cpu_util_user": -1, "cpu_util_system": "x"});
-        let p = peer_cpu(&r);
-        assert_eq!((p.total, p.user, p.system), (Some(12.5), None, None));
-        assert_eq!(peer_cpu(&json!({"cpu_util_total": 1e300})).total, None);
-        assert_eq!(peer_cpu(&json!(null)), PeerCpu::default());
     }
 
     #[test]

@@ -22,11 +22,11 @@ use super::auth::Auth;
 use super::error::TestError;
 use super::interval::{Tick, Ticker};
 use super::params::{self, Params};
+use super::peer::{self, Peer};
 use super::results;
 use super::stream::{self, Shared, Sock, StreamEnd};
 use super::wire::{self, Control, Refusal, State};
 use super::Slot;
-use fathom_report::model::PeerCpu;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
@@ -52,14 +52,14 @@ pub struct Outcome {
     pub wall_s: f64,
     /// When TEST_RUNNING was sent, Unix seconds.
     pub started_unix_s: f64,
-    /// Per stream, the bytes the client's results say it moved (u64::MAX where they say none).
-    pub client_bytes: Vec<u64>,
+    /// What the client's results say: its bytes, retransmits, datagrams and CPU.
+    pub peer: Peer,
+    /// The congestion control of fathom's end (as asked for; `None`: the host's default).
+    pub congestion: Option<String>,
     /// fathom's end, once a second.
     pub ticks: Vec<Tick>,
     /// The host's CPU ticks over the CPU figures' wall time.
     pub host: results::HostTicks,
-    /// What the client's results say of its CPU.
-    pub peer_cpu: PeerCpu,
 }
 
 /// What the session needs from the listener.
@@ -124,7 +124,7 @@ pub fn run(
         (started, limit),
         &mut ticker,
     );
-    let (ends, seconds, client_bytes, peer_cpu) = outcome?;
+    let (ends, seconds, peer) = outcome?;
     let cpu1 = stream::thread_cpu_us();
     host.finish();
     let (u, s) = results::cpu_used(cpu0, cpu1, &ends);
@@ -135,16 +135,16 @@ pub fn run(
     wire::send_state(&mut ctrl, State::DisplayResults).map_err(e("sending DISPLAY_RESULTS"))?;
     let _ = wire::read_state(&mut ctrl, Instant::now() + STEP);
     Ok(Outcome {
+        congestion: p.congestion.clone(),
         params: p,
         ends,
         seconds,
         cpu,
         wall_s,
         started_unix_s,
-        client_bytes,
+        peer,
         ticks: ticker.ticks,
         host,
-        peer_cpu,
     })
 }
 
@@ -307,7 +307,7 @@ fn finish(
     threads: Vec<JoinHandle<StreamEnd>>,
     (started, limit): (Instant, Duration),
     ticker: &mut Ticker,
-) -> Result<(Vec<StreamEnd>, f64, Vec<u64>, PeerCpu), TestError> {
+) -> Result<(Vec<StreamEnd>, f64, Peer), TestError> {
     use std::sync::atomic::Ordering::Relaxed;
     let join = |threads: Vec<JoinHandle<StreamEnd>>| -> Vec<StreamEnd> {
         threads
@@ -340,17 +340,12 @@ fn finish(
         Ok(v) => v,
         Err(err) => return abort(threads, e("reading the client's results")(err)),
     };
-    let client_bytes = results::client_sent(&client, threads.len());
-    for (i, b) in client_bytes.iter().enumerate() {
+    let client = Peer::read(&peer::bounded(client), threads.len());
+    for (i, b) in client.bytes().iter().enumerate() {
         shared.targets[i].store(*b, Relaxed);
     }
     shared.drain.store(true, Relaxed);
     let window_start = started + Duration::from_secs(p.omit);
     let seconds = ended.saturating_duration_since(window_start).as_secs_f64();
-    Ok((
-        join(threads),
-        seconds,
-        client_bytes,
-        results::peer_cpu(&client),
-    ))
+    Ok((join(threads), seconds, client))
 }

@@ -2,13 +2,15 @@
 //! `fathom runs`, `show` and `compare` read it as any other run: a test its agent answered,
 //! saved in the agent's store (`fathom serve --iperf3 --store PATH`), or one it ran as the
 //! client against an iperf3 server (`stream/udp --iperf3`, [`client_report`]). The server is the iperf3 port,
-//! the client the iperf3 client's address. Receivers' bytes are the receiving end's count:
-//! fathom's own for the streams it received, the client's results for the streams fathom sent;
-//! every interval, TCP_INFO and CPU figure is fathom's end's.
+//! the client the iperf3 client's address. Each figure is the end's that counted it: fathom's
+//! own for what it sent or received (every interval, TCP_INFO and host CPU figure too), the
+//! peer's results ([`Peer`], bounded) for the other end's bytes, retransmits, datagrams, lost,
+//! jitter, congestion control and CPU.
 
 use super::client::Both;
 use super::interval::Tick;
-use super::results::{client_sent, peer_cpu, stream_id};
+use super::peer::{Peer, PeerStream};
+use super::results::stream_id;
 use super::session::Outcome;
 use fathom_engine::measure::cpu;
 use fathom_proto::sample::TcpInfo;
@@ -50,7 +52,8 @@ pub fn client_report(both: &Both, server: &str, me: &str) -> Report {
         cpu: both.near_cpu,
         wall_s: both.seconds,
         started_unix_s: both.start.started_unix as f64,
-        client_bytes: client_sent(&both.far, both.near.len()),
+        peer: Peer::read(&both.far, both.near.len()),
+        congestion: both.start.congestion.clone(),
         ticks: both
             .intervals
             .iter()
@@ -61,7 +64,6 @@ pub fn client_report(both: &Both, server: &str, me: &str) -> Report {
             })
             .collect(),
         host: both.host.clone(),
-        peer_cpu: peer_cpu(&both.far),
     };
     build(&o, server, me, false)
 }
@@ -128,7 +130,7 @@ fn build(o: &Outcome, server: &str, peer: &str, serves: bool) -> Report {
 /// `serves`) with its demand over the `bytes` received, the iperf3 end's as its results say.
 fn sides(o: &Outcome, mine: Cpu, bytes: u64, serves: bool) -> (CpuPair, ServiceDemand) {
     let far = Cpu {
-        iperf3: Some(o.peer_cpu.clone()),
+        iperf3: Some(o.peer.cpu.clone()),
         ..Cpu::default()
     };
     let demand = service_demand(o, bytes);
@@ -229,11 +231,11 @@ fn flow(o: &Outcome, i: usize, server: &str, peer: &str, serves: bool) -> FlowRe
     let p = &o.params;
     let e = &o.ends[i];
     let fathom_sends = sent_by_fathom(o, i, serves);
-    let client = o.client_bytes.get(i).copied().filter(|b| *b != u64::MAX);
+    let theirs = peer_stream(o, i);
     let (bytes, sender_bytes) = if fathom_sends {
-        (client.unwrap_or(0), e.bytes)
+        (theirs.bytes.unwrap_or(0), e.bytes)
     } else {
-        (e.bytes, client.unwrap_or(e.bytes))
+        (e.bytes, theirs.bytes.unwrap_or(e.bytes))
     };
     let secs = o.seconds.max(f64::MIN_POSITIVE);
     let t = e.tcp.unwrap_or_default();
@@ -251,7 +253,11 @@ fn flow(o: &Outcome, i: usize, server: &str, peer: &str, serves: bool) -> FlowRe
         }
         .into(),
         transfer: Transfer::whole(bytes, sender_bytes, secs),
-        retransmits: if fathom_sends { e.retransmits } else { 0 },
+        retransmits: if fathom_sends {
+            e.retransmits
+        } else {
+            theirs.retransmits.unwrap_or(0)
+        },
         rtt_us: t.rtt_us,
         rttvar_us: t.rttvar_us,
         min_rtt_us: t.min_rtt_us,
@@ -259,7 +265,12 @@ fn flow(o: &Outcome, i: usize, server: &str, peer: &str, serves: bool) -> FlowRe
         window: t.snd_wnd,
         mss: t.snd_mss,
         delivery_rate_bps: t.delivery_rate as f64 * 8.0,
-        cc: p.congestion.clone().unwrap_or_default(),
+        cc: if fathom_sends {
+            o.congestion.clone()
+        } else {
+            o.peer.congestion.clone()
+        }
+        .unwrap_or_default(),
         section: p.udp.then(|| {
             let (got, sent, lost) = datagrams(o, i, serves);
             KindFlow::Udp(UdpFlow {
@@ -268,7 +279,7 @@ fn flow(o: &Outcome, i: usize, server: &str, peer: &str, serves: bool) -> FlowRe
                 sender_datagrams: sent,
                 lost,
                 reordered: (!fathom_sends).then_some(e.out_of_order),
-                jitter_us: (!fathom_sends).then_some(e.jitter_s * 1e6),
+                jitter_us: jitter_us(o, i, serves),
                 ..UdpFlow::default()
             })
         }),
@@ -278,21 +289,34 @@ fn flow(o: &Outcome, i: usize, server: &str, peer: &str, serves: bool) -> FlowRe
     }
 }
 
-/// Stream `i`'s datagrams: (received, sent, lost). fathom counts what it received (the
-/// highest sequence number seen, less the gaps) and sent; what the other end received is its
-/// bytes over the datagram size, its losses unknown here.
+/// Stream `i`'s datagrams: (received, sent, lost), each from the end that counted it. A
+/// receiver's count is the highest sequence number it saw less the gaps (fathom's, or the
+/// peer's `packets` and `errors`; without them, the peer's bytes over the datagram size and
+/// its losses unknown); a sender's, what it sent.
 fn datagrams(o: &Outcome, i: usize, serves: bool) -> (u64, u64, Option<u64>) {
     let e = &o.ends[i];
+    let peer = peer_stream(o, i);
     if sent_by_fathom(o, i, serves) {
-        let client = o.client_bytes.get(i).copied().filter(|b| *b != u64::MAX);
-        let got = client.unwrap_or(0) / o.params.len.max(1) as u64;
-        (got, e.packets, None)
+        match (peer.packets, peer.lost) {
+            (Some(n), Some(lost)) => (n.saturating_sub(lost), e.packets, Some(lost)),
+            _ => {
+                let got = peer.bytes.unwrap_or(0) / o.params.len.max(1) as u64;
+                (got, e.packets, None)
+            }
+        }
     } else {
-        (e.packets.saturating_sub(e.lost), e.packets, Some(e.lost))
+        let sent = peer.packets.unwrap_or(e.packets);
+        (e.packets.saturating_sub(e.lost), sent, Some(e.lost))
     }
 }
 
-/// The UDP figures over the streams.
+/// What the peer's results say of stream `i` (nothing, when they do not list it).
+fn peer_stream(o: &Outcome, i: usize) -> PeerStream {
+    o.peer.streams.get(i).cloned().unwrap_or_default()
+}
+
+/// The UDP figures over the streams: losses where the receiving end counted them, reordering
+/// where fathom received, jitter the mean over the streams that have it.
 fn udp_summary(o: &Outcome, secs: f64, serves: bool) -> UdpSummary {
     let each: Vec<_> = (0..o.ends.len()).map(|i| datagrams(o, i, serves)).collect();
     let got: u64 = each.iter().map(|d| d.0).sum();
@@ -300,6 +324,12 @@ fn udp_summary(o: &Outcome, secs: f64, serves: bool) -> UdpSummary {
     let counted: Vec<_> = (0..o.ends.len()).filter(|&i| each[i].2.is_some()).collect();
     let lost: u64 = counted.iter().filter_map(|&i| each[i].2).sum();
     let total: u64 = counted.iter().map(|&i| each[i].1).sum();
+    let received: Vec<_> = (0..o.ends.len())
+        .filter(|&i| !sent_by_fathom(o, i, serves))
+        .collect();
+    let jitters: Vec<f64> = (0..o.ends.len())
+        .filter_map(|i| jitter_us(o, i, serves))
+        .collect();
     UdpSummary {
         datagrams: got,
         datagrams_per_second: got as f64 / secs,
@@ -307,9 +337,19 @@ fn udp_summary(o: &Outcome, secs: f64, serves: bool) -> UdpSummary {
         sender_datagrams_per_second: sent as f64 / secs,
         lost: (!counted.is_empty()).then_some(lost),
         lost_percent: (total > 0).then(|| lost as f64 * 100.0 / total as f64),
-        reordered: (!counted.is_empty())
-            .then(|| counted.iter().map(|&i| o.ends[i].out_of_order).sum()),
+        reordered: (!received.is_empty())
+            .then(|| received.iter().map(|&i| o.ends[i].out_of_order).sum()),
+        jitter_us: (!jitters.is_empty()).then(|| mean(jitters.into_iter())),
         ..UdpSummary::default()
+    }
+}
+
+/// Stream `i`'s jitter at its receiver, µs: fathom's, or the peer's where it received.
+fn jitter_us(o: &Outcome, i: usize, serves: bool) -> Option<f64> {
+    if sent_by_fathom(o, i, serves) {
+        peer_stream(o, i).jitter_s.map(|j| j * 1e6)
+    } else {
+        Some(o.ends[i].jitter_s * 1e6)
     }
 }
 

@@ -9,6 +9,7 @@
 //! controller's host is 40% busy, the agent's 46%.
 
 pub mod kinds;
+pub mod profile;
 
 use crate::run::{EndData, Role, RunData};
 use fathom_proto::plan::{Direction, FlowPlan, Limit, TestPlan};

@@ -1,9 +1,11 @@
 //! Golden tests of every kind: the table, CSV and JSON of the fake run as stream, rr, crr,
-//! udp_rr, udp, file, and TLS over stream and crr, byte for byte, so that reshaping a kind's sections
-//! cannot change what any kind prints.
+//! udp_rr, udp, file, a profile group, and TLS over stream and crr, byte for byte, so that
+//! reshaping a kind's sections cannot change what any kind prints. Every kind of the registry
+//! (`fathom_proto::kind::KINDS`) must have its fake run here.
 
 mod common;
 
+use fathom_proto::kind::KINDS;
 use fathom_proto::plan::KindId;
 use fathom_report::fake::{self, kinds};
 use fathom_report::{build, csv, json, table, Report, RunData};
@@ -24,6 +26,7 @@ fn runs() -> Vec<(&'static str, RunData)> {
         ("udp_rr", kinds::request_response(KindId::UdpRr, 1)),
         ("udp", kinds::udp()),
         ("file", kinds::file()),
+        ("profile", fake::profile::profile()),
         ("tls_stream", kinds::tls(fake::run_data(2, false))),
         (
             "tls_crr",
@@ -67,5 +70,17 @@ fn json_of_every_kind_round_trips() {
 fn json_of_every_kind_follows_the_schema() {
     for (_, run) in runs() {
         common::assert_valid(&common::parse(&json::render(&report(&run))));
+    }
+}
+
+#[test]
+fn every_kind_has_a_fake_run() {
+    let runs = runs();
+    for d in KINDS {
+        assert!(
+            runs.iter().any(|(_, run)| run.plan.kind.id() == d.id),
+            "no fake run of the kind {}: add one to crates/report/src/fake and to runs()",
+            d.name
+        );
     }
 }

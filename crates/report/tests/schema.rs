@@ -5,6 +5,8 @@ mod common;
 
 use common::{assert_valid, parse, report, validator};
 use fathom_report::json;
+use fathom_report::model::kind::KindValue;
+use fathom_report::model::{KindFlow, KindInterval, KindSummary, KindTest};
 use serde_json::Value;
 
 #[test]
@@ -84,5 +86,27 @@ fn required_paths_exist() {
                 .all(|k| iv[k].is_number()),
             "{iv}"
         );
+    }
+}
+
+/// The schema declares every kind's key in each record a kind extends, so that a kind added to
+/// the code cannot print a member its records refuse (`additionalProperties: false`).
+#[test]
+fn schema_declares_every_kinds_members() {
+    let schema = parse(include_bytes!("../../../docs/schema/result.schema.json"));
+    let records = [
+        ("test", KindTest::KEYS),
+        ("summary", KindSummary::KEYS),
+        ("flow", KindFlow::KEYS),
+        ("interval", KindInterval::KEYS),
+    ];
+    for (record, keys) in records {
+        let props = &schema["$defs"][record]["properties"];
+        for key in keys {
+            assert!(
+                props.get(key).is_some(),
+                "docs/schema/result.schema.json: $defs/{record} does not declare the kind member '{key}'"
+            );
+        }
     }
 }

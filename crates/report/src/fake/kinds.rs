@@ -44,7 +44,7 @@ pub fn request_response(kind: KindId, flows: u32) -> RunData {
 }
 
 /// A serialized histogram of 100 latencies, 40 µs to 400 µs, shifted by `k` µs.
-fn latencies(k: u64) -> Option<Vec<u8>> {
+pub(super) fn latencies(k: u64) -> Option<Vec<u8>> {
     let mut h = crate::sections::rr::figures::empty();
     for i in 1..=100u64 {
         h.record((36 + 4 * i + k) * 1000).ok()?;

@@ -17,6 +17,8 @@ use serde_json::{Map, Value};
 pub trait KindValue: Sized {
     /// The keys every document carries for this record, `null` unless their kind owns it.
     const ALWAYS: &'static [&'static str];
+    /// Every kind's key in this record (what docs/schema/result.schema.json must declare).
+    const KEYS: &'static [&'static str];
     /// This value's key.
     fn key(&self) -> &'static str;
     /// Writes this value's entry into `map`.
@@ -37,6 +39,7 @@ macro_rules! kind_value {
 
         impl $crate::model::kind::KindValue for $name {
             const ALWAYS: &'static [&'static str] = $always;
+            const KEYS: &'static [&'static str] = &[$($key),+];
 
             fn key(&self) -> &'static str {
                 match self {
