@@ -1,5 +1,6 @@
-//! `lab down`: stop the recorded WAN forwarders, agents and sshd processes, delete the lab's namespaces (which
-//! removes every veth and bridge inside), remove the state directory. Works on half-built and stale labs, and on
+//! `lab down`: stop the recorded WAN forwarders, charons, agents and sshd processes, delete the lab's namespaces
+//! (which removes every veth and bridge inside), wait until the stopped processes have left the process table
+//! (their parent collected them), remove the state directory. Works on half-built and stale labs, and on
 //! namespaces left without state.
 
 use std::collections::BTreeSet;
@@ -15,6 +16,10 @@ use crate::{hosts_file, netns, privilege, sshd};
 
 /// How long agents and forwarders get to exit after SIGTERM before SIGKILL.
 const AGENT_GRACE: Duration = Duration::from_secs(3);
+
+/// How long the lab's stopped processes get to leave the process table (their parent, PID 1
+/// or a subreaper, collecting them) before `down` returns saying which are still listed.
+const REAP_GRACE: Duration = Duration::from_secs(3);
 
 /// What `down` removed, and what it had to leave.
 #[derive(Clone, Debug, Default)]
@@ -98,8 +103,33 @@ pub fn down(name: &str) -> Result<DownReport> {
         _ => {}
     }
     report.namespaces = namespaces.into_iter().collect();
+    if let Some(s) = &state {
+        report.warnings.extend(unreaped(&s.layout));
+    }
     dir.remove()?;
     Ok(report)
+}
+
+/// Waits for every process the lab recorded to leave the process table, so that `down`
+/// returns when they are gone, not merely exited; a warning for each still listed after
+/// [`REAP_GRACE`], naming it and the parent that has not collected it.
+fn unreaped(layout: &crate::layout::Layout) -> Vec<String> {
+    let all: Vec<&AgentProcess> = (layout.forwarders())
+        .chain(layout.charons())
+        .chain(layout.agents())
+        .chain(layout.sshds())
+        .collect();
+    agent::wait_reaped(&all, REAP_GRACE)
+        .into_iter()
+        .map(|(pid, parent)| {
+            format!(
+                "process {pid} has exited but is still listed (a zombie) after {} s: its parent \
+                 {} has not collected it",
+                REAP_GRACE.as_secs(),
+                described(parent)
+            )
+        })
+        .collect()
 }
 
 /// `pid` with its command line, e.g. `4707 (sleep 60)`, so a warning says what was left.
