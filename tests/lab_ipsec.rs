@@ -332,7 +332,7 @@ fn down_returns_once_the_charons_are_gone() {
     for (pid, started) in &charons {
         let still = stat_of(*pid).is_some_and(|s| s == *started);
         assert!(
-            !still || warned.contains(&format!("process {pid} ")),
+            !still || warned.contains(&format!("charon {pid} ")),
             "charon {pid} still listed after down ({}), unwarned: {warned}",
             std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default()
         );
