@@ -49,7 +49,11 @@ class Path:
         self.rps = rps
         self.namespaces = []
         tag = os.getpid() % 250 + 1
-        self.server_ns, self.client_ns = f"fbs{os.getpid()}", f"fbc{os.getpid()}"
+        # Each veth end is named as its namespace less the prefix $BENCH_NETNS_PREFIX (namespace
+        # names on a shared machine carry their owner's; interface names stay within 15 bytes).
+        self.server_if, self.client_if = f"fbs{os.getpid()}", f"fbc{os.getpid()}"
+        prefix = os.environ.get("BENCH_NETNS_PREFIX", "")
+        self.server_ns, self.client_ns = prefix + self.server_if, prefix + self.client_if
         self.host = "127.0.0.1" if name == "loopback" else f"198.18.{tag}.1"
         self.client_ip = None if name == "loopback" else f"198.18.{tag}.2"
 
@@ -62,15 +66,15 @@ class Path:
             _ip("netns", "add", ns)
             self.namespaces.append(ns)
             _ip("-n", ns, "link", "set", "lo", "up")
-        _ip("link", "add", self.server_ns, "netns", self.server_ns, "type", "veth",
-            "peer", "name", self.client_ns, "netns", self.client_ns)
-        for ns, ip in ((self.server_ns, self.host), (self.client_ns, self.client_ip)):
-            _ip("-n", ns, "link", "set", ns, "mtu", "1500", "up")
-            _ip("-n", ns, "addr", "add", f"{ip}/30", "dev", ns)
+        _ip("link", "add", self.server_if, "netns", self.server_ns, "type", "veth",
+            "peer", "name", self.client_if, "netns", self.client_ns)
+        for ns, dev, ip in ((self.server_ns, self.server_if, self.host), (self.client_ns, self.client_if, self.client_ip)):
+            _ip("-n", ns, "link", "set", dev, "mtu", "1500", "up")
+            _ip("-n", ns, "addr", "add", f"{ip}/30", "dev", dev)
             if self.rps:
                 # Receive packet steering: which CPUs run this end's receive processing.
                 subprocess.run(["ip", "netns", "exec", ns, "sh", "-c",
-                                f"echo {self.rps} > /sys/class/net/{ns}/queues/rx-0/rps_cpus"],
+                                f"echo {self.rps} > /sys/class/net/{dev}/queues/rx-0/rps_cpus"],
                                check=True, timeout=10)
         return self
 
@@ -100,7 +104,7 @@ class Path:
         return {
             "veth": "veth pair between two namespaces, MTU 1500, offloads on, both ends on every CPU",
             "pinned": f"veth pair between two namespaces, MTU 1500, server on CPU {SERVER_CPU}, client on CPU {CLIENT_CPU} (taskset)",
-            "loopback": "loopback; every peer gets fathom's loopback choices: both ends on CPU 0, 64K send buffers",
+            "loopback": "loopback; every peer gets fathom's loopback choices (a stream: both ends on CPU 0, 64K send buffers)",
         }[self.name] + rps
 
 

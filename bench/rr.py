@@ -9,7 +9,10 @@ Scenarios: TCP RR with 1-byte, 14-byte (sockperf's smallest) and 1460-byte messa
 connection, fathom and sockperf ping-pong with their defaults (sockperf refuses messages under
 14 B, so fathom's 1 B is set beside its 14 B); on loopback also fathom with
 --busy-poll, with -P 64, crr, and a spinning ping-pong reference (--quick: only the 1 B and 14 B
-cases). --path as bench/stream.py (peers.py). netperf TCP_RR is not in Debian 12's main archive.
+cases). --path as bench/stream.py (peers.py); on loopback sockperf gets the placement fathom
+chooses there (its client on the first half of the CPUs, its server on the rest: taskset), so
+that neither tool's figure is a same-CPU artifact. netperf TCP_RR is not in Debian 12's main
+archive.
 Prints medians of transactions/s and latency percentiles (round trips: sockperf's half round
 trips are doubled), CPU-s per million transactions at each end, and the ratio fathom /
 sockperf, with the load. Machines here are shared and noisy: read ratios, not absolutes.
@@ -34,6 +37,10 @@ import sys
 import peers
 
 PORT = 11711
+# Where sockperf's client and server run (CPU lists; None: anywhere). On --path loopback every
+# case gets fathom's own placement there: the client end on the first half of the CPUs, the
+# server end on the rest (crates/engine/src/path.rs).
+PLACEMENT = (None, None)
 
 
 def fathom_rr(secs, extra, binary=None):
@@ -47,14 +54,29 @@ def sockperf_run(secs, size):
     """One sockperf ping-pong run against its server: (output without colours, client CPU s,
     server CPU s)."""
     host = peers.PATH.host
-    srv = peers._server(["sockperf", "server", "--tcp", "-i", host, "-p", str(PORT)])
+    srv = peers._server([*taskset(PLACEMENT[1]), "sockperf", "server", "--tcp", "-i", host, "-p", str(PORT)])
     try:
         rc, out, cpu_c = peers._client(
-            ["sockperf", "ping-pong", "--tcp", "-i", host, "-p", str(PORT), "-t", str(secs), "-m", str(size), "--full-rtt"],
+            [*taskset(PLACEMENT[0]), "sockperf", "ping-pong", "--tcp", "-i", host, "-p", str(PORT), "-t", str(secs), "-m", str(size), "--full-rtt"],
             secs)
     finally:
         cpu_s = peers._stop(srv)
     return re.sub(r"\x1b\[[0-9;]*m", "", out), cpu_c, cpu_s
+
+
+def taskset(cpus):
+    """The argv prefix confining a command to `cpus` (none for None)."""
+    return ["taskset", "-c", ",".join(map(str, cpus))] if cpus else []
+
+
+def loopback_placement():
+    """fathom's rr placement on loopback, (client CPUs, server CPUs): the first half of this
+    process's CPUs and the rest."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return (None, None)
+    half = len(cpus) // 2
+    return (cpus[:half], cpus[half:])
 
 
 def sockperf_pp(secs, size):
@@ -103,11 +125,14 @@ def main():
             "fathom 1 B --busy-poll --affinity 0/1": lambda: fathom_rr(a.time, ["--busy-poll", "--affinity", "0/1"]),
             "fathom 1 B --busy-poll": lambda: fathom_rr(a.time, ["--busy-poll"]),
             "fathom 1 B -P 64": lambda: fathom_rr(a.time, ["-P", "64"]),
-            "fathom crr 1 B (connections/s)": lambda: crr(a.time),
+            "fathom crr 1 B (connections/s)": lambda: fathom_crr(a.time, []),
         })
     if not shutil.which("sockperf"):
         print("sockperf: not installed (scripts/install-bench-deps.sh), skipped", file=sys.stderr)
         cases = {k: v for k, v in cases.items() if not k.startswith("sockperf")}
+    global PLACEMENT
+    if a.path == "loopback" and a.same_cpu is None:
+        PLACEMENT = loopback_placement()
     path = peers.use_path(a.path, a.rps)
     try:
         results, loads = run(cases, a.rounds)
@@ -137,6 +162,8 @@ def report(results, a, path, loads):
     med = {k: tuple(statistics.median(x[i] for x in v) for i in range(3)) for k, v in results.items() if v}
     cpu = {k: tuple(statistics.median(x[i] / (x[0] * a.time) * 1e6 for x in v if x[0]) for i in (3, 4)) for k, v in results.items() if v}
     where = f"; --same-cpu {a.same_cpu}: both ends on CPU {a.same_cpu} only" if a.same_cpu is not None else ""
+    if PLACEMENT[0]:
+        where += f"; sockperf's client on CPU {','.join(map(str, PLACEMENT[0]))}, its server on {','.join(map(str, PLACEMENT[1]))}, as fathom places its ends"
     print(f"\n## request/response, {path.describe()}{where}, {a.time} s, medians of {a.rounds}, load {min(loads):.1f}–{max(loads):.1f}\n")
     print("| case | tx/s | p50 µs | p99 µs | CPU-s per M tx client / server | ratio (tx/s) to |")
     print("|---|---|---|---|---|---|")
@@ -233,10 +260,11 @@ def spin(secs):
     return out["transactions_per_second"], out["p50_us"], 0.0, 0.0, 0.0
 
 
-def crr(secs):
-    out = subprocess.run([peers.FATHOM, "crr", "-t", f"{secs}s", "--json"], capture_output=True, text=True, timeout=secs + 60).stdout
-    s = json.loads(out)["summary"]["rr"]
-    return s["connections_per_second"], s["latency_us"]["p50"], s["latency_us"]["p99"], 0.0, 0.0
+def fathom_crr(secs, extra):
+    """`fathom crr` with `extra` arguments: connections/s, p50 and p99 µs, client and server CPU s."""
+    doc, cpu_c, cpu_s = peers.fathom_json(["crr", "-t", f"{secs}s", *extra], secs)
+    s = doc["summary"]["rr"]
+    return s["connections_per_second"], s["latency_us"]["p50"], s["latency_us"]["p99"], cpu_c, cpu_s
 
 
 if __name__ == "__main__":

@@ -121,6 +121,9 @@ pub enum Refused {
         /// The CPUs it may use.
         usable: String,
     },
+    /// Spinning workers (`--busy-poll`) that would share one of this agent's CPUs.
+    #[error("{0}")]
+    Spinning(String),
     /// More connections than `--max-flows`.
     #[error("the test asks for {asks} connections; this agent allows {allows} (--max-flows)")]
     Flows {

@@ -20,9 +20,10 @@ mod test;
 pub use error::{AgentError, ArrivalError, Refusal, Refused};
 pub use handshake::MAX_HANDSHAKES;
 
+use fathom_engine::kind::Side;
 use fathom_engine::measure::host;
 use fathom_engine::tls::{Identity, TlsEnd};
-use fathom_proto::plan::{Limit, SideOptions, TestPlan};
+use fathom_proto::plan::{Limit, TestPlan};
 use fathom_proto::tls::TlsOptions;
 use fathom_proto::validate::TEST_MEMORY_BUDGET;
 use std::fs::File;
@@ -110,16 +111,22 @@ impl AgentConfig {
         Ok(TlsEnd::server(id, opts)?)
     }
 
-    /// Checks a plan against its bounds and this agent's limits, for this agent's end (`side`,
+    /// Checks a plan against its bounds and this agent's limits, for this agent's end (`end`,
     /// running `flows` of the plan's flows), and reserves the memory it needs. The error is sent
     /// to the controller verbatim.
-    pub fn admit(
-        &self,
-        plan: &TestPlan,
-        side: &SideOptions,
-        flows: usize,
-    ) -> Result<Reservation, Refused> {
+    pub fn admit(&self, plan: &TestPlan, end: Side, flows: usize) -> Result<Reservation, Refused> {
         plan.validate().map_err(Refused::Bounds)?;
+        let side = match end {
+            Side::Client => &plan.client,
+            Side::Server => &plan.server,
+        };
+        let mine = fathom_engine::spin::End {
+            label: "this agent's",
+            side: end,
+        };
+        if let Some(why) = fathom_engine::spin::clash(plan, &[mine]) {
+            return Err(Refused::Spinning(why));
+        }
         let placed = side.affinity.iter().chain(&side.cpu_set).flatten();
         if let Some((cpu, usable)) =
             fathom_engine::clock::unusable_cpu(&placed.copied().collect::<Vec<_>>())

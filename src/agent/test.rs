@@ -54,7 +54,7 @@ impl Test {
         if self.plan.is_some() {
             return Err(AgentError::SetupTwice);
         }
-        self.memory = Some(cfg.admit(&plan, &plan.server, plan.flows.len())?);
+        self.memory = Some(cfg.admit(&plan, Side::Server, plan.flows.len())?);
         self.files_root = cfg.files_root.clone();
         let cookie = auth::random::<16>();
         let n = plan.flows.len();
@@ -157,7 +157,7 @@ impl Test {
         if self.plan.is_some() {
             return Err(AgentError::JoinAfterSetup);
         }
-        self.memory = Some(cfg.admit(&j.plan, &j.plan.client, j.flows.len())?);
+        self.memory = Some(cfg.admit(&j.plan, Side::Client, j.flows.len())?);
         self.files_root = cfg.files_root.clone();
         self.plan = Some(Arc::new(j.plan.clone()));
         self.tls = connect::tls_client(&j.plan, j.cert.clone())?;

@@ -353,6 +353,27 @@ impl CommonArgs {
         Ok(())
     }
 
+    /// Refuses a plan whose spinning (`--busy-poll`) workers would share a CPU of this machine
+    /// (`fathom_engine::spin`): this side's when this process runs the connecting end, the
+    /// agent's too when it runs in-process. A remote agent checks its own end, and an end on
+    /// loopback both.
+    pub fn check_spinning(&self, plan: &TestPlan) -> Result<(), ArgsError> {
+        use fathom_engine::kind::Side;
+        use fathom_engine::spin::{clash, End};
+        let here = [
+            self.runs_the_connecting_end().then_some(End {
+                label: "this side's",
+                side: Side::Client,
+            }),
+            self.server_name().is_none().then_some(End {
+                label: "the agent's",
+                side: Side::Server,
+            }),
+        ];
+        let ends: Vec<End> = here.into_iter().flatten().collect();
+        clash(plan, &ends).map_or(Ok(()), |why| Err(ArgsError::Host(why)))
+    }
+
     /// The limit: `count` (given with the flag `count_flag`, made a limit by `make`), else the
     /// time.
     pub fn limit(

@@ -118,7 +118,7 @@ impl RrArgs {
         socket.busy_poll = self.busy_poll;
         let (client, server) = c.sides();
         let largest = request.max(response);
-        super::common::checked(TestPlan {
+        let plan = super::common::checked(TestPlan {
             kind: kind(RrOptions {
                 request,
                 response,
@@ -138,7 +138,9 @@ impl RrArgs {
             client,
             server,
             ..TestPlan::default()
-        })
+        })?;
+        c.check_spinning(&plan)?;
+        Ok(plan)
     }
 }
 

@@ -78,7 +78,7 @@ impl Prepared {
         barriers: Option<&Arc<crate::ProfileBarriers>>,
     ) -> io::Result<Self> {
         let k = Kind::of(plan.kind.id())?;
-        let path = crate::path::choose(&plan, &sockets)?;
+        let path = crate::path::choose(&plan, side, &sockets)?;
         let connected = |(f, sock): (&fathom_proto::plan::FlowPlan, &socket2::Socket)| {
             sockopt::apply_connected(std::os::fd::AsRawFd::as_raw_fd(sock), &plan.socket)?;
             Ok(sockopt::flow_info(f.id, sock))
@@ -120,7 +120,7 @@ impl Prepared {
                 tls: tls.as_ref(),
                 barriers,
                 sndbuf: path.sndbuf,
-                worker_per_flow: path.workers.is_some(),
+                worker_per_flow: path.worker_per_flow,
             },
             sockets,
         )?;
@@ -290,7 +290,12 @@ fn read_size(plan: &TestPlan, path: &PathDefaults) -> u32 {
 
 /// The plan's threads for this side, else what the path chose (`chosen`), else one per CPU; at
 /// most one per flow.
-fn worker_count(plan: &TestPlan, side: Side, flows: usize, chosen: Option<usize>) -> usize {
+pub(crate) fn worker_count(
+    plan: &TestPlan,
+    side: Side,
+    flows: usize,
+    chosen: Option<usize>,
+) -> usize {
     let opts = match side {
         Side::Client => &plan.client,
         Side::Server => &plan.server,

@@ -271,8 +271,9 @@ pub enum Loopback {
     Untouched,
     /// Small send buffers, and each flow's receiver on its sender's CPU (a stream).
     ReceiverOnSenderCpu,
-    /// Each flow's two ends on one CPU, which answers without waking another (request/response).
-    EndsShareCpu,
+    /// Each end on CPUs of its own, as between two hosts (request/response): on one CPU a
+    /// transaction never wakes another CPU, which no network path gives (`crate::path::apart`).
+    EndsApart,
 }
 
 /// A test kind: the behaviour half of its descriptor (the data half is

@@ -13,6 +13,7 @@ mod recv_wait;
 pub mod schedule;
 pub mod small_file;
 pub mod sockopt;
+pub mod spin;
 mod timer;
 pub mod tls;
 mod worker;

@@ -11,18 +11,22 @@
 //! either end's placement is set (`--affinity`, `--cpus`, `--threads`), worker `i` of each
 //! end pinned to the `i`-th usable CPU. Both ends deal flows to workers in plan order, so each
 //! flow's receiver then runs on its sender's CPU and copies data still in that CPU's cache.
-//! A TCP request/response test gets the same placement: each flow's two ends then share a CPU,
-//! which answers a transaction without waking another CPU (bench/RESULTS.md, "rr placement on
-//! loopback"), and so does a profile, whose connections open during the test: its connecting
-//! end's address, or its listener's, says whether the path is loopback. A profile's TCP
+//! A request/response test (rr, crr, UDP rr, and a profile, whose connections open during the
+//! test: its connecting end's address, or its listener's, says whether the path is loopback)
+//! gets the placement a path between two hosts has instead: each end on CPUs of its own
+//! ([`apart`]: the client end the first half of the usable CPUs, the server end the rest, one
+//! worker per CPU of its share). With both ends on one CPU a transaction never wakes another
+//! CPU, which no network path gives: on a quiet 2-CPU machine that made `rr --size 14` 13x
+//! sockperf's rate (issue 36; bench/RESULTS.md, "rr placement on loopback"), and two spinning
+//! `--busy-poll` ends on one CPU waited for the scheduler's tick. A profile's TCP
 //! connections get a stream's send buffers too unless the group sets a `window`: the
 //! connecting end's through [`PathDefaults::sndbuf`], which reaches the kind's dialer, the
 //! accepting end's from its listener, whose buffer sizes its connections inherit. Each end
-//! decides alone, from the plan and its own sockets, and both decide alike.
+//! decides alone, from the plan, its side and its own sockets, and both decide alike.
 
 use crate::clock;
-use crate::kind::{Kind, Loopback, Sockets};
-use fathom_proto::plan::{KindPlan, TestPlan};
+use crate::kind::{Kind, Loopback, Side, Sockets};
+use fathom_proto::plan::{KindPlan, SideOptions, TestPlan};
 use socket2::Socket;
 use std::io;
 
@@ -56,15 +60,19 @@ pub struct PathDefaults {
     pub pins: Option<Vec<u32>>,
     /// The read size of a stream's receivers on a real path.
     pub read: Option<u32>,
-    /// Worker threads for a clear stream's few flows on a real path, one per flow, when that is
-    /// more than one per CPU; each flow's receiver then waits in its reads.
+    /// Worker threads instead of one per CPU: a clear stream's few flows on a real path get one
+    /// per flow ([`PathDefaults::worker_per_flow`]), a request/response end on loopback one per
+    /// CPU of its share ([`apart`]).
     pub workers: Option<usize>,
+    /// The workers are a clear stream's, one per flow; each flow's receiver then waits in its
+    /// reads.
+    pub worker_per_flow: bool,
     /// What was chosen and why, one line each.
     pub notes: Vec<String>,
 }
 
-/// Chooses (and applies to `sockets`) this end's defaults for its path.
-pub fn choose(plan: &TestPlan, sockets: &Sockets) -> io::Result<PathDefaults> {
+/// Chooses (and applies to `sockets`) the defaults of this end (`side`) for its path.
+pub fn choose(plan: &TestPlan, side: Side, sockets: &Sockets) -> io::Result<PathDefaults> {
     let mut d = PathDefaults::default();
     let v: Vec<&Socket> = match sockets {
         Sockets::Tcp(v) => v.iter().map(|(_, s)| s).collect(),
@@ -73,6 +81,7 @@ pub fn choose(plan: &TestPlan, sockets: &Sockets) -> io::Result<PathDefaults> {
     };
     let on_loopback = match sockets {
         Sockets::Tcp(_) | Sockets::Tls(_) => !v.is_empty() && v.iter().all(|s| is_loopback(s)),
+        Sockets::Udp(u) => !u.is_empty() && u.iter().all(|(_, s)| is_loopback(s)),
         // Connections opened during the test (a profile's): where they go, or where they come.
         Sockets::Connect(to, _) => to.ip().is_loopback(),
         Sockets::Listen(l, _) => l
@@ -80,8 +89,10 @@ pub fn choose(plan: &TestPlan, sockets: &Sockets) -> io::Result<PathDefaults> {
             .ok()
             .and_then(|a| a.as_socket())
             .is_some_and(|a| a.ip().is_loopback()),
-        Sockets::Udp(_) => false,
     };
+    if on_loopback {
+        spinning_apart(plan)?;
+    }
     let loopback = Kind::of(plan.kind.id())?.loopback();
     if loopback == Loopback::Untouched {
         return Ok(d);
@@ -92,6 +103,7 @@ pub fn choose(plan: &TestPlan, sockets: &Sockets) -> io::Result<PathDefaults> {
         }
         if matches!(sockets, Sockets::Tcp(_)) {
             d.workers = per_flow_workers(loopback, v.len(), crate::measure::host::online_cpus());
+            d.worker_per_flow = d.workers.is_some();
         }
         return Ok(d);
     }
@@ -114,27 +126,86 @@ pub fn choose(plan: &TestPlan, sockets: &Sockets) -> io::Result<PathDefaults> {
             LOOPBACK_SNDBUF >> 10
         ));
     }
-    let placed = |o: &fathom_proto::plan::SideOptions| {
-        o.affinity.is_some() || o.cpu_set.is_some() || o.threads.is_some()
-    };
     let cpus = clock::usable_cpus();
-    if !placed(&plan.client) && !placed(&plan.server) && cpus.len() > 1 {
-        let why = if loopback == Loopback::ReceiverOnSenderCpu {
-            "each flow's receiver runs on its sender's CPU"
-        } else {
-            "each flow's two ends share a CPU and answer without waking another"
-        };
+    if loopback == Loopback::EndsApart {
+        if let Some(share) = apart(plan, side, &cpus) {
+            d.notes.push(apart_note(&cpus));
+            d.workers = Some(share.len());
+            d.pins = Some(share);
+        }
+    } else if !placed(plan) && cpus.len() > 1 {
         d.notes.push(format!(
-            "loopback path: worker i of each end on CPU i ({}), so {why} (--affinity, --cpus \
-             or --threads overrides)",
-            cpus.iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
+            "loopback path: worker i of each end on CPU i ({}), so each flow's receiver runs on \
+             its sender's CPU (--affinity, --cpus or --threads overrides)",
+            list(&cpus)
         ));
         d.pins = Some(cpus);
     }
     Ok(d)
+}
+
+/// Refuses a loopback test whose spinning workers would meet on a CPU ([`crate::spin`]): both
+/// its ends are on this machine.
+fn spinning_apart(plan: &TestPlan) -> io::Result<()> {
+    let both = [Side::Client, Side::Server].map(|side| crate::spin::End {
+        label: match side {
+            Side::Client => "the client end's",
+            Side::Server => "the server end's",
+        },
+        side,
+    });
+    match crate::spin::clash(plan, &both) {
+        Some(why) => Err(io::Error::new(io::ErrorKind::InvalidInput, why)),
+        None => Ok(()),
+    }
+}
+
+/// True when the plan places either end's workers (`--affinity`, `--cpus`, `--threads`).
+fn placed(plan: &TestPlan) -> bool {
+    let set = |o: &SideOptions| o.affinity.is_some() || o.cpu_set.is_some() || o.threads.is_some();
+    set(&plan.client) || set(&plan.server)
+}
+
+/// The CPUs of `cpus` that `side`'s workers get on a loopback path when its kind's ends run
+/// apart ([`Loopback::EndsApart`]) and the plan places neither end: the client end the first
+/// half, the server end the rest, as two hosts would each have CPUs of their own. `None` when
+/// the plan places them, or on a single CPU.
+pub fn apart(plan: &TestPlan, side: Side, cpus: &[u32]) -> Option<Vec<u32>> {
+    if placed(plan)
+        || cpus.len() < 2
+        || Kind::of(plan.kind.id()).ok()?.loopback() != Loopback::EndsApart
+    {
+        return None;
+    }
+    let (client, server) = cpus.split_at(cpus.len() / 2);
+    Some(match side {
+        Side::Client => client.to_vec(),
+        Side::Server => server.to_vec(),
+    })
+}
+
+/// The note both ends of a loopback request/response test give for [`apart`] (alike, so the
+/// report says it once).
+fn apart_note(cpus: &[u32]) -> String {
+    let (client, server) = cpus.split_at(cpus.len() / 2);
+    format!(
+        "loopback path: the client end's workers on CPU {}, the server end's on CPU {}, each end \
+         on CPUs of its own as between two hosts (--affinity {}/{} puts both ends on one CPU, \
+         which answers without waking another CPU, a rate no network path gives; --affinity, \
+         --cpus or --threads overrides)",
+        list(client),
+        list(server),
+        client[0],
+        client[0]
+    )
+}
+
+/// `cpus` as a list: `0,1`.
+fn list(cpus: &[u32]) -> String {
+    cpus.iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Whether this end's data sockets get [`LOOPBACK_SNDBUF`] on a loopback path when the plan
@@ -176,198 +247,4 @@ pub fn is_loopback(sock: &Socket) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use fathom_proto::plan::{Direction, FlowPlan, KindPlan, RrOptions};
-    use std::net::{TcpListener, TcpStream};
-
-    /// One loopback connection's accepted end, as the engine gets it.
-    fn loopback() -> (TcpStream, Sockets) {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let ours = TcpStream::connect(l.local_addr().unwrap()).unwrap();
-        let flow = FlowPlan {
-            id: 0,
-            dir: Direction::Forward,
-        };
-        (
-            ours,
-            Sockets::Tcp(vec![(flow, l.accept().unwrap().0.into())]),
-        )
-    }
-
-    /// What [`choose`] decides for `plan` on a loopback connection.
-    fn on_loopback(plan: &TestPlan) -> PathDefaults {
-        let (_peer, socks) = loopback();
-        choose(plan, &socks).unwrap()
-    }
-
-    fn sndbuf(s: &Sockets) -> usize {
-        let Sockets::Tcp(v) = s else { unreachable!() };
-        v[0].1.send_buffer_size().unwrap()
-    }
-
-    #[test]
-    fn a_loopback_stream_gets_small_send_buffers_and_paired_workers() {
-        let (_peer, socks) = loopback();
-        let plan = TestPlan::default();
-        let d = choose(&plan, &socks).unwrap();
-        assert_eq!(d.sndbuf, Some(LOOPBACK_SNDBUF));
-        assert_eq!(
-            sndbuf(&socks),
-            2 * LOOPBACK_SNDBUF as usize,
-            "Linux doubles the request"
-        );
-        assert!(
-            d.notes[0].starts_with("loopback path: send buffers 64K"),
-            "{:?}",
-            d.notes
-        );
-        let cpus = clock::usable_cpus();
-        assert_eq!(d.pins.is_some(), cpus.len() > 1);
-        assert_eq!(d.notes.len(), 1 + usize::from(cpus.len() > 1));
-    }
-
-    #[test]
-    fn what_the_plan_sets_is_left_alone() {
-        let mut plan = TestPlan::default();
-        plan.socket.sndbuf = Some(256 << 10);
-        plan.server.threads = Some(1);
-        let d = on_loopback(&plan);
-        assert_eq!((d.sndbuf, d.pins, d.notes.len()), (None, None, 0));
-    }
-
-    #[test]
-    fn a_loopback_request_response_gets_paired_workers_and_autotuned_buffers() {
-        let d = on_loopback(&TestPlan {
-            kind: KindPlan::Rr(RrOptions::default()),
-            ..TestPlan::default()
-        });
-        assert_eq!(d.sndbuf, None);
-        let cpus = clock::usable_cpus();
-        assert_eq!(d.pins.is_some(), cpus.len() > 1);
-        if cpus.len() > 1 {
-            assert!(d.notes[0].contains("two ends share a CPU"), "{:?}", d.notes);
-        }
-    }
-
-    #[test]
-    fn a_real_paths_stream_reads_at_least_64k_unless_the_plan_says() {
-        let mut plan = TestPlan::default();
-        let read = real_path_read(Loopback::ReceiverOnSenderCpu, &plan).unwrap();
-        assert!(read >= REAL_PATH_READ, "{read}");
-        assert_eq!(real_path_read(Loopback::EndsShareCpu, &plan), None);
-        plan.read_size = 16 << 10;
-        assert_eq!(real_path_read(Loopback::ReceiverOnSenderCpu, &plan), None);
-    }
-
-    #[test]
-    fn a_real_paths_few_streams_get_a_worker_each() {
-        let w = |l, n| per_flow_workers(l, n, 2);
-        assert_eq!(w(Loopback::ReceiverOnSenderCpu, 4), Some(4));
-        assert_eq!(w(Loopback::ReceiverOnSenderCpu, PER_FLOW_WORKERS + 1), None);
-        assert_eq!(
-            w(Loopback::ReceiverOnSenderCpu, 2),
-            None,
-            "a CPU each already"
-        );
-        assert_eq!(w(Loopback::ReceiverOnSenderCpu, 1), None);
-        assert_eq!(w(Loopback::EndsShareCpu, 4), None);
-        let d = on_loopback(&TestPlan::default());
-        assert_eq!(d.workers, None, "loopback keeps a worker per CPU");
-    }
-
-    /// A profile plan whose one transaction runs `op`.
-    fn profile(op: fathom_proto::profile::Op) -> TestPlan {
-        use fathom_proto::profile::{FlowOp, Program, Repeat, Transaction};
-        let ops = vec![FlowOp {
-            op,
-            count: 1,
-            can_fail: false,
-        }];
-        TestPlan {
-            kind: KindPlan::Profile(Program {
-                transactions: vec![Transaction {
-                    repeat: Repeat::Iterations(1),
-                    rate: None,
-                    barrier: false,
-                    ops,
-                }],
-                seed: 1,
-            }),
-            ..TestPlan::default()
-        }
-    }
-
-    /// The send buffer of a connection accepted on `listener`.
-    fn accepted_sndbuf(listener: &socket2::Socket) -> usize {
-        let to = listener.local_addr().unwrap().as_socket().unwrap();
-        let _ours = TcpStream::connect(to).unwrap();
-        listener.accept().unwrap().0.send_buffer_size().unwrap()
-    }
-
-    #[test]
-    fn a_loopback_profile_gets_paired_workers_and_small_send_buffers_at_both_ends() {
-        use fathom_proto::profile::{Op, Size};
-        let plan = profile(Op::Write(Size::Fixed(1 << 20)));
-        let listener = socket2::Socket::from(TcpListener::bind("127.0.0.1:0").unwrap());
-        let to = listener.local_addr().unwrap().as_socket().unwrap();
-        let multi = clock::usable_cpus().len() > 1;
-        let d = choose(&plan, &Sockets::Connect(to, [0; 16])).unwrap();
-        assert_eq!((d.sndbuf, d.pins.is_some()), (Some(LOOPBACK_SNDBUF), multi));
-        assert!(
-            d.notes[0].contains("(a group's window overrides)"),
-            "{:?}",
-            d.notes
-        );
-        let socks = Sockets::Listen(listener, [0; 16]);
-        let d = choose(&plan, &socks).unwrap();
-        assert_eq!((d.sndbuf, d.pins.is_some()), (Some(LOOPBACK_SNDBUF), multi));
-        let Sockets::Listen(listener, _) = &socks else {
-            unreachable!()
-        };
-        assert_eq!(
-            accepted_sndbuf(listener),
-            2 * LOOPBACK_SNDBUF as usize,
-            "a connection takes its listener's buffer, doubled"
-        );
-        let away = Sockets::Connect("192.0.2.1:5301".parse().unwrap(), [0; 16]);
-        let d = choose(&plan, &away).unwrap();
-        assert_eq!((d.sndbuf, d.pins), (None, None));
-    }
-
-    #[test]
-    fn a_profile_groups_window_wins_and_a_udp_group_keeps_its_buffers() {
-        use fathom_proto::profile::{Op, Size};
-        let mut plan = profile(Op::Write(Size::Fixed(1 << 20)));
-        plan.socket.sndbuf = Some(256 << 10);
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let l = socket2::Socket::from(listener);
-        l.set_send_buffer_size(256 << 10).unwrap();
-        let to = l.local_addr().unwrap().as_socket().unwrap();
-        let d = choose(&plan, &Sockets::Connect(to, [0; 16])).unwrap();
-        assert_eq!(d.sndbuf, None);
-        let socks = Sockets::Listen(l, [0; 16]);
-        assert_eq!(choose(&plan, &socks).unwrap().sndbuf, None);
-        let Sockets::Listen(l, _) = &socks else {
-            unreachable!()
-        };
-        assert_eq!(accepted_sndbuf(l), 2 * (256 << 10), "the window stays");
-        let udp = profile(Op::SendTo(Size::Fixed(64)));
-        let d = choose(&udp, &Sockets::Connect(to, [0; 16])).unwrap();
-        assert_eq!(d.sndbuf, None);
-        assert!(
-            d.notes.iter().all(|n| !n.contains("send buffers")),
-            "{:?}",
-            d.notes
-        );
-    }
-
-    #[test]
-    fn other_kinds_get_nothing() {
-        let d = on_loopback(&TestPlan {
-            kind: KindPlan::Crr(RrOptions::default()),
-            ..TestPlan::default()
-        });
-        assert_eq!((d.sndbuf, d.pins, d.notes.len()), (None, None, 0));
-    }
-}
+mod tests;

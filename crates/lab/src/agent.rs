@@ -187,6 +187,30 @@ fn wait_gone(running: &mut Vec<&AgentProcess>, wait: Duration) {
     }
 }
 
+/// Waits up to `wait` until none of `processes` is in the process table any more, reaping those
+/// that are our children; returns those still there, with their parent. A stopped process
+/// stays listed (a zombie, `ps` showing it `<defunct>`) until its parent collects it, and the
+/// lab's processes outlive the `lab up` that started them, so theirs is PID 1 or a subreaper:
+/// one that collects orphans only now and then (about every 1.4 s on the machines this project
+/// runs on) leaves a lab's charons listed after `down` returned (issue 36).
+pub fn wait_reaped(processes: &[&AgentProcess], wait: Duration) -> Vec<(u32, u32)> {
+    let deadline = Instant::now() + wait;
+    loop {
+        let listed: Vec<(u32, u32)> = processes
+            .iter()
+            .filter_map(|p| {
+                process::reap(p.pid);
+                let stat = process::stat(p.pid)?;
+                (stat.start_time == p.start_time).then_some((p.pid, stat.ppid))
+            })
+            .collect();
+        if listed.is_empty() || Instant::now() >= deadline {
+            return listed;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

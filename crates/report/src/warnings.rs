@@ -65,9 +65,9 @@ pub fn collect(run: &RunData, r: &Report) -> Vec<String> {
 }
 
 /// A request/response test whose two ends ran on one machine and shared a CPU: say so, since
-/// where the ends land changes transactions/s 2–3× on loopback (bench/RESULTS.md, "rr
-/// placement on loopback"). A worker's CPU is the one it was pinned to, else the one it was last
-/// seen on.
+/// a transaction then never wakes another CPU, and where the ends land changed transactions/s
+/// 5-16x on loopback (bench/RESULTS.md, "rr placement on loopback, issue 36"). A worker's CPU is
+/// the one it was pinned to, else the one it was last seen on.
 fn shared_cpu(r: &Report) -> Option<String> {
     let [a, b] = r.hosts.as_slice() else {
         return None;
@@ -102,8 +102,9 @@ fn shared_cpu(r: &Report) -> Option<String> {
         "last seen there; unpinned, they may also have run apart"
     };
     Some(format!(
-        "both ends shared CPU {} ({how}): on one machine transactions/s change 2-3x with where \
-         the ends run; --affinity 0/1 puts them on different CPUs",
+        "both ends shared CPU {} ({how}): a transaction then never wakes another CPU, which no \
+         network path gives (on one machine transactions/s change 5-16x with where the ends \
+         run); --affinity 0/1 puts them on CPUs of their own, as between two hosts",
         list.join(",")
     ))
 }

@@ -31,7 +31,7 @@ pub fn fuzz_file(input: &[u8]) {
     };
     let plan = file_plan(head);
     if AgentConfig::default()
-        .admit(&plan, &plan.server, plan.flows.len())
+        .admit(&plan, fathom_engine::kind::Side::Server, plan.flows.len())
         .is_err()
     {
         return;

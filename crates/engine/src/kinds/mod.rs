@@ -39,13 +39,13 @@ use std::io;
 pub static REGISTRY: &[Kind] = &[
     Kind::new(KindId::Stream, Wiring::TcpPerFlow, stream::flows)
         .on_loopback(Loopback::ReceiverOnSenderCpu),
-    Kind::new(KindId::Rr, Wiring::TcpPerFlow, rr::flows).on_loopback(Loopback::EndsShareCpu),
-    Kind::new(KindId::Crr, Wiring::TcpPerTransaction, crr::flows),
-    Kind::new(KindId::UdpRr, Wiring::UdpPerFlow, udp_rr::flows),
+    Kind::new(KindId::Rr, Wiring::TcpPerFlow, rr::flows).on_loopback(Loopback::EndsApart),
+    Kind::new(KindId::Crr, Wiring::TcpPerTransaction, crr::flows).on_loopback(Loopback::EndsApart),
+    Kind::new(KindId::UdpRr, Wiring::UdpPerFlow, udp_rr::flows).on_loopback(Loopback::EndsApart),
     Kind::new(KindId::Udp, Wiring::UdpPerFlow, udp::flows),
     Kind::new(KindId::File, Wiring::TcpPerFlow, file::flows),
     Kind::new(KindId::Profile, Wiring::TcpPerTransaction, profile::flows)
-        .on_loopback(Loopback::EndsShareCpu),
+        .on_loopback(Loopback::EndsApart),
 ];
 
 impl Kind {
