@@ -158,7 +158,7 @@ def use_path(name, rps=None):
     global PATH, CPU_SHARE
     if rps and (name == "loopback" or not re.fullmatch(r"[0-9a-fA-F]{1,16}", rps)):
         raise SystemExit("--rps takes a hex CPU mask and a veth path")
-    CPU_SHARE = CPU_SHARE or _own_sched_group()
+    CPU_SHARE = CPU_SHARE or own_sched_group()
     PATH = Path(name, rps)
     signal.signal(signal.SIGTERM, _interrupt)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -179,7 +179,7 @@ AUTOGROUP = "/proc/sys/kernel/sched_autogroup_enabled"
 CPU_SHARE = ""
 
 
-def _own_sched_group():
+def own_sched_group():
     """Puts the bench in a session (so an autogroup) of its own at nice -20; see the module's
     doc. The process that called it only waits for the new session's, forwarding Ctrl-C and
     SIGTERM, and exits with its status. Returns what was done, for the output."""
@@ -206,7 +206,7 @@ def _own_sched_group():
 
 
 def _wait_for(child):
-    """The parent's side of _own_sched_group: signals go on to `child`, its status ends us."""
+    """The parent's side of own_sched_group: signals go on to `child`, its status ends us."""
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda s, _: os.kill(child, s))
     _, status = os.waitpid(child, 0)
