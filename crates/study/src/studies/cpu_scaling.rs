@@ -2,7 +2,7 @@
 //! machine's (`--cpus N` pins the workers to CPUs 0..N-1), for 1 and 10 connections. The classic
 //! study needed 2 CPUs to drive a gigabit card and 3 per card to receive with 10 connections.
 
-use super::{iterations, timing};
+use super::shared::{iterations, timing};
 use crate::curve::{curve, number_x, values, Curve};
 use crate::spec::{axis, SweepSpec};
 use crate::{say, shape, Study};

@@ -4,7 +4,7 @@
 //! 4–9.5 MB/s on a link that carried 78 MB/s memory to memory: the I/O size, not the network,
 //! held them back.
 
-use super::{iterations, size_label};
+use super::shared::{iterations, size_label};
 use crate::curve::{curve, size_x, values, Curve};
 use crate::spec::{args, axis, SweepSpec};
 use crate::{say, shape, Study};

@@ -1,7 +1,7 @@
 //! many-flows: aggregate throughput from 1 to 2000 connections on one host. The classic 10 GbE
 //! study saw receive fall from 30 to 15 Gbit/s at 2000 connections (the cost of small ACKs).
 
-use super::{iterations, timing, KNEE};
+use super::shared::{iterations, timing, KNEE};
 use crate::curve::{curve, number_x};
 use crate::spec::{axis, SweepSpec};
 use crate::{say, shape, Study};

@@ -3,7 +3,7 @@
 //! classic study found delayed ACK better at most sizes (the ACK rides on the response) and a
 //! 140 µs round trip at 4 bytes (~70 µs one way).
 
-use super::{iterations, size_label};
+use super::shared::{iterations, size_label};
 use crate::curve::{curve, metric, size_x, values};
 use crate::spec::{args, axis, SweepSpec};
 use crate::{say, shape, Study};

@@ -3,7 +3,7 @@
 //! study needed 1,000 threads to pass 1.5 M packets/s of 64 bytes; one `sendto` per datagram
 //! keeps today's tools near 300 k/s on one core.
 
-use super::{iterations, size_label, timing};
+use super::shared::{iterations, size_label, timing};
 use crate::curve::{metric, point};
 use crate::spec::{axis, SweepSpec};
 use crate::{say, shape, Study};

@@ -2,7 +2,7 @@
 //! connections (the Sun Fire 6800 gigabit study: one connection needed 48 KB and gained nothing
 //! above 128 KB; 64 KB was the chosen compromise).
 
-use super::{iterations, knee_sentence, timing, KNEE};
+use super::shared::{iterations, knee_sentence, timing, KNEE};
 use crate::curve::{curve, size_x, values, Curve};
 use crate::spec::{axis, SweepSpec};
 use crate::{say, shape, Study};

@@ -3,7 +3,7 @@
 //! encrypted-streams study drove netperf under mpirun for IPsec and uperf's `protocol=ssl` for
 //! TLS. The stream count doubles from 1, then bisects between the last miss and the first hit.
 
-use super::{iterations, timing};
+use super::shared::{iterations, timing};
 use crate::curve::{curve, metric, number_x, point, values};
 use crate::search::Search;
 use crate::spec::{args, axis, SweepSpec, UNAVAILABLE};

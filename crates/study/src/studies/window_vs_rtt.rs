@@ -2,7 +2,7 @@
 //! (0 – 200 ms) and the receive window (48K – 4M) vary. The classic scp study found a 1 MB window
 //! up to 8× faster than 48 KB at 50 – 200 ms, and nothing more from larger windows.
 
-use super::{iterations, size_label};
+use super::shared::{iterations, size_label};
 use crate::curve::{curve, metric, point, size_x, values, Curve};
 use crate::spec::{args, axis, SweepSpec};
 use crate::{say, shape, Study};

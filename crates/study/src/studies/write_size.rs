@@ -2,7 +2,7 @@
 //! two writers (each connection has its own worker thread). The HIPPI study went from 0.32 MB/s
 //! at 256 B to 77.9 MB/s at 2 MB, and forking 2 processes added 5–10% above 64 KB.
 
-use super::{iterations, knee_sentence, size_label, timing};
+use super::shared::{iterations, knee_sentence, size_label, timing};
 use crate::curve::{curve, size_x, values, Curve};
 use crate::spec::{axis, SweepSpec};
 use crate::{say, shape, Study};
