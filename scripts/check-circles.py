@@ -52,7 +52,6 @@ KNOWN = {
     ("crates/lab/",): "issue 38, report floor",
     ("crates/profile/",): "issue 38, report floor",
     ("crates/report/",): "issue 38, report floor",
-    ("crates/study/",): "issue 38, report floor",
 }
 
 MOD = re.compile(r"((?:#\s*\[[^\]]*\]\s*)*)(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(\w+)\s*([;{])")

@@ -11,7 +11,7 @@ mod streams_to_line_rate;
 mod window_vs_rtt;
 mod write_size;
 
-use crate::Study;
+use crate::spec::Study;
 
 /// Every study, in list order.
 pub(crate) const ALL: [Study; 9] = [
