@@ -1,7 +1,8 @@
 //! The rules over fake trees: each finding fires on its bad value and is silent on the good
 //! one, and a healthy tree gives notes at most.
 
-use crate::read::{interfaces, parse_ethtool_k, tree};
+use crate::ethtool::parse_ethtool_k;
+use crate::read::{interfaces, tree};
 use crate::{findings, Finding, Settings, Severity};
 use std::fs;
 use std::path::Path;
