@@ -5,7 +5,7 @@
 //! `SATURATED_PCT`, `OURS_PCT`, `PINNED_PCT`): a CPU other work filled is not called fathom's
 //! bound, and one that fathom's threads pinned there kept busy is.
 
-use super::{pct, receiver_of, Found};
+use super::found::{pct, receiver_of, Found};
 use crate::{Confidence, Settings, Severity};
 use fathom_report::model::{CpuOne, HostResult, Report, ThreadResult};
 use fathom_report::warnings::bound::{

@@ -1,7 +1,7 @@
 //! The file copy causes: a copy whose time went to a disk (the report's `file.bottleneck` and
 //! its stage times), and, with small I/O, the I/O size.
 
-use super::Found;
+use super::found::Found;
 use crate::{Confidence, Severity};
 use fathom_report::model::Report;
 use fathom_units::size;

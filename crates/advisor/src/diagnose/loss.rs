@@ -3,7 +3,7 @@
 //! (rate <= MSS x 8 / RTT x 1.22 / sqrt(p)); and UDP datagrams missing, by where the kernel and
 //! the lab's emulator say they went (the report's `udp.missing`).
 
-use super::{ms, pct, wan_param, Found};
+use super::found::{ms, pct, wan_param, Found};
 use crate::{Confidence, Severity};
 use fathom_report::model::Report;
 use fathom_units::rate;

@@ -4,7 +4,7 @@
 //! short of that maximum that the receiver did not open (with a full receiving CPU that is
 //! `cpu.rs`'s cause); and a send buffer that held the senders back.
 
-use super::{link_rate, ms, pct, receiver_of, Found};
+use super::found::{link_rate, ms, pct, receiver_of, Found};
 use crate::{Confidence, Settings, Severity};
 use fathom_report::model::{FlowResult, Report};
 use fathom_report::warnings::LIMITED_PCT;
