@@ -17,7 +17,8 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) the store at `path` and migrates it to [`SCHEMA_VERSION`].
+    /// Opens (creating if needed) the store at `path` and migrates it to
+    /// [`SCHEMA_VERSION`](crate::SCHEMA_VERSION).
     pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
         let path = path.as_ref().to_path_buf();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
