@@ -13,6 +13,7 @@ pub mod csv;
 pub mod export;
 #[doc(hidden)]
 pub mod fake;
+mod floor;
 mod hosts;
 pub mod html;
 mod intervals;

@@ -29,7 +29,7 @@ pub trait Section: Debug + Sync {
     /// What a `-n` test of the kind moves, `bytes` of it: "200 MB per direction" unless the
     /// kind moves something else (a copy: "a 200 MB file").
     fn bytes_limit(&self, bytes: u64) -> String {
-        format!("{} per direction", crate::warnings::human_bytes(bytes))
+        format!("{} per direction", crate::floor::text::human_bytes(bytes))
     }
 
     /// Fills the kind's figures of the measured window into the summary and the flows.

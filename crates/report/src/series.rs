@@ -184,7 +184,7 @@ pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
         let capacity = s.seconds * r.hosts.first().map_or(1, |h| h.cpus.max(1)) as f64;
         m.push((
             "emulator_cpu_percent",
-            crate::build::ratio(emulator_cpu_s(r) * 100.0, capacity),
+            crate::floor::ratio(emulator_cpu_s(r) * 100.0, capacity),
         ));
     }
     let windows: Vec<f64> = r

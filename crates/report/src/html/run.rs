@@ -3,10 +3,10 @@
 //! findings when the run has them, and the interval charts.
 
 use super::{charts, esc, notes, table};
+use crate::floor::text::human_bytes;
 use crate::model::{Interval, Report, Summary};
 use crate::plot::interval_chart;
 use crate::table::rate;
-use crate::warnings::human_bytes;
 
 /// The section of run `r`, headed `title`, with `about` (what ran) under the heading and under
 /// every chart.

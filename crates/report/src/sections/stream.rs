@@ -3,10 +3,10 @@
 //! kind's base: [`Section`]'s default table methods call it, and a kind adds its summary lines
 //! after the retransmits (a file copy's, a profile's) with [`Section::after_retransmits`].
 
-use crate::cells::{arrow, buffers, cpu_lines, direction, pct, rate, rtt, secs, service_demand};
+use crate::cells::{buffers, cpu_lines, direction, service_demand};
+use crate::floor::text::{arrow, human_bytes, pct, rate, rtt, secs};
 use crate::model::{FlowResult, Interval, Report};
 use crate::section::{Item, Section};
-use crate::warnings::human_bytes;
 
 /// The plain stream's section: every method the [`Section`] trait's default, which is the
 /// stream's table.

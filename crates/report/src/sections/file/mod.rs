@@ -5,8 +5,8 @@
 pub mod figures;
 pub mod model;
 
-use crate::build::ratio;
-use crate::cells::rate;
+use crate::floor::ratio;
+use crate::floor::text::rate;
 use crate::model::file::FileSummary;
 use crate::model::{FlowResult, KindInterval, Report, Summary, TestEcho};
 use crate::run::View;
@@ -29,7 +29,7 @@ impl Section for File {
 
     /// A copy moves one file, one way.
     fn bytes_limit(&self, bytes: u64) -> String {
-        format!("a {} file", crate::warnings::human_bytes(bytes))
+        format!("a {} file", crate::floor::text::human_bytes(bytes))
     }
 
     fn fill(&self, v: &View<'_>, summary: &mut Summary, _flows: &mut [FlowResult]) {

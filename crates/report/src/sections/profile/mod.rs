@@ -10,7 +10,7 @@ pub mod model;
 pub mod phases;
 pub mod responsiveness;
 
-use crate::cells::rtt;
+use crate::floor::text::rtt;
 use crate::model::{FlowResult, Interval, KindInterval, Latency, Report, Summary};
 use crate::run::View;
 use crate::section::{Item, Section, Span};

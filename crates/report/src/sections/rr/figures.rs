@@ -1,7 +1,8 @@
 //! Request/response figures: transactions, latency percentiles from the merged HDR histograms,
 //! CPU and TCP segments per transaction.
 
-use crate::build::{busy_us, ratio, tcp_delta};
+use crate::cpu::busy_us;
+use crate::floor::{ratio, tcp_delta};
 use crate::model::{
     FlowResult, KindFlow, KindSummary, Latency, RrFlow, RrInterval, RrSummary, RrTest,
     SegmentsPerTransaction, ServiceDemand, Summary,

@@ -5,7 +5,8 @@
 pub mod figures;
 pub mod model;
 
-use crate::cells::{arrow, cpu_lines, pct, rtt};
+use crate::cells::cpu_lines;
+use crate::floor::text::{arrow, pct, rtt};
 use crate::model::{
     FlowResult, Interval, KindInterval, KindTest, Latency, Report, RrSummary, RrTest, Summary,
     TestEcho,
@@ -47,7 +48,7 @@ impl Section for Rr {
     }
 
     fn transactions_per_second(&self, flows: &mut dyn Iterator<Item = &FlowResult>) -> Option<f64> {
-        Some(crate::build::total(
+        Some(crate::floor::total(
             flows
                 .filter_map(FlowResult::rr)
                 .map(|r| r.transactions_per_second),

@@ -1,7 +1,8 @@
 //! UDP stream figures: datagrams at both ends, loss, duplicates, reordering and jitter from the
 //! receivers' accounting, CPU per datagram, and where the missing datagrams went.
 
-use crate::build::{busy_us, ratio};
+use crate::cpu::busy_us;
+use crate::floor::ratio;
 use crate::model::udp::{Missing, OneWayDelay, PerEnd};
 use crate::model::{
     FlowResult, KindFlow, KindSummary, ServiceDemand, Summary, UdpFlow, UdpInterval, UdpSummary,

@@ -5,13 +5,13 @@
 pub mod figures;
 pub mod model;
 
-use crate::cells::{arrow, buffers, cpu_lines, pct, rate, rtt};
+use crate::cells::{buffers, cpu_lines};
+use crate::floor::text::{arrow, num, pct, rate, rtt};
 use crate::model::{
     FlowResult, Interval, KindInterval, KindTest, Report, Summary, TestEcho, UdpSummary, UdpTest,
 };
 use crate::run::View;
 use crate::section::{Item, Section, Span};
-use crate::words::num;
 use fathom_proto::plan::TestPlan;
 
 /// The UDP stream's CSV columns after the common ones: datagrams read, their rate, and the
