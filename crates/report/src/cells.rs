@@ -3,7 +3,9 @@
 
 use crate::floor::text::{human_bytes, pct, rate};
 use crate::model::{Buffers, Cpu, DirectionResult, PeerCpu, Report, WanLinkResult};
-use crate::section::Item;
+
+/// One labelled summary line's printer.
+pub type Item<'a> = dyn FnMut(&str, String) + 'a;
 
 /// One direction of a bidirectional test.
 pub(crate) fn direction(d: &DirectionResult) -> String {

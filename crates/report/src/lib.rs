@@ -32,6 +32,7 @@ pub mod study;
 pub mod table;
 mod table_hosts;
 pub mod table_series;
+mod table_stream;
 mod tls;
 pub mod warnings;
 mod words;

@@ -14,7 +14,7 @@ use crate::floor::text::rtt;
 use crate::model::{FlowResult, Interval, KindInterval, Latency, Report, Summary};
 use crate::run::View;
 use crate::section::{Item, Section, Span};
-use crate::sections::stream;
+use crate::table_stream;
 use model::ProfileSummary;
 
 /// The profile section.
@@ -65,7 +65,7 @@ impl Section for Profile {
                 item(label, value);
             }
         };
-        stream::summary(r, &mut kept, &mut |item| self.after_retransmits(r, item));
+        table_stream::summary(r, &mut kept, &mut |item| self.after_retransmits(r, item));
     }
 
     /// The profile's lines after the stream's retransmits.
