@@ -20,6 +20,7 @@ mod intervals;
 pub mod json;
 pub mod listing;
 pub mod live;
+pub mod metric;
 pub mod model;
 pub mod plot;
 pub mod run;

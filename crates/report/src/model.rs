@@ -391,24 +391,6 @@ pub struct Interval {
     pub section: Option<KindInterval>,
 }
 
-impl Interval {
-    /// The figure named `metric` (a series metric name), if the interval has it.
-    pub fn metric(&self, metric: &str) -> Option<f64> {
-        let rr = self.rr();
-        match metric {
-            "bits_per_second" => Some(self.bits_per_second),
-            "rtt_us" => Some(self.rtt_us),
-            "cwnd" => Some(self.cwnd as f64),
-            "retransmits" => Some(self.retransmits as f64),
-            "transactions_per_second" => rr.map(|r| r.transactions_per_second),
-            "latency_p50_us" => rr?.latency_p50_us,
-            "latency_p99_us" => rr?.latency_p99_us,
-            "datagrams_per_second" => self.udp().map(|u| u.datagrams_per_second),
-            _ => None,
-        }
-    }
-}
-
 /// Per-flow interval records are kept up to this many flows.
 pub const PER_FLOW_INTERVALS_MAX: usize = 64;
 

@@ -7,6 +7,7 @@
 //! The defaults write the stream's table (`table_stream.rs`), which is no section: the base
 //! every stream-like kind shares.
 
+use crate::metric::Metric;
 use crate::model::{FlowResult, Interval, KindInterval, Report, Summary, TestEcho};
 use crate::run::View;
 use crate::table_stream;
@@ -50,9 +51,10 @@ pub trait Section: Debug + Sync {
         None
     }
 
-    /// The kind's figures a series summarizes, by name, from a report's summary.
-    fn metrics(&self, _s: &Summary) -> Vec<(&'static str, f64)> {
-        Vec::new()
+    /// The kind's own metrics (`sections/<kind>/metrics.rs`), which the registry
+    /// ([`crate::metric`]) lists after the ones every run has; none by default.
+    fn metrics(&self) -> &'static [Metric] {
+        &[]
     }
 
     /// The interval table's column heads: the stream's unless the kind has its own.

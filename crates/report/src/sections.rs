@@ -79,3 +79,9 @@ pub fn of_plan(plan: &TestPlan) -> &'static dyn Section {
         &STREAM
     }
 }
+
+/// Every kind's section, once: what the metric registry ([`crate::metric`]) reads each kind's
+/// metrics from.
+pub fn all() -> [&'static dyn Section; 5] {
+    [&STREAM, rr::section(false), &Udp, &FILE, &PROFILE]
+}

@@ -79,7 +79,7 @@ pub(crate) fn wan(r: &Report) -> Vec<String> {
     let mut lines = Vec::new();
     for w in &r.wan {
         lines.push(wan_line(w));
-        if let Some(c) = crate::series::forwarder_window_cpu_s(r, w) {
+        if let Some(c) = crate::metric::forwarder_window_cpu_s(r, w) {
             lines.push(format!(
                 "wan {}: its forwarder used {:.2} CPU-s in the window ({} of a CPU), counted in the CPU figures of the machine the lab's hosts share",
                 w.name,

@@ -78,7 +78,7 @@ impl Default for SweepSpec {
             axes: Vec::new(),
             iterations: 1,
             x_axis: String::new(),
-            metric: fathom_report::series::metric::BITS_PER_SECOND.into(),
+            metric: fathom_report::metric::BITS_PER_SECOND.name.into(),
             more_metrics: Vec::new(),
             search: None,
             ipsec: None,

@@ -6,11 +6,13 @@
 pub mod csv;
 pub mod figures;
 pub mod interval;
+pub mod metrics;
 pub mod model;
 pub mod phases;
 pub mod responsiveness;
 
 use crate::floor::text::rtt;
+use crate::metric::Metric;
 use crate::model::{FlowResult, Interval, KindInterval, Latency, Report, Summary};
 use crate::run::View;
 use crate::section::{Item, Section, Span};
@@ -39,10 +41,8 @@ impl Section for Profile {
         Some(KindInterval::Profile(interval::interval(v, span)))
     }
 
-    fn metrics(&self, s: &Summary) -> Vec<(&'static str, f64)> {
-        s.profile().map_or_else(Vec::new, |p| {
-            vec![("iterations_per_second", p.iterations_per_second)]
-        })
+    fn metrics(&self) -> &'static [Metric] {
+        metrics::METRICS
     }
 
     /// Each flow operation's figures at both ends ([`csv`]).

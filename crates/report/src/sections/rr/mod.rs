@@ -3,10 +3,12 @@
 //! [`figures`], its records in [`model`].
 
 pub mod figures;
+pub mod metrics;
 pub mod model;
 
 use crate::cells::cpu_lines;
 use crate::floor::text::{arrow, pct, rtt};
+use crate::metric::Metric;
 use crate::model::{
     FlowResult, Interval, KindInterval, KindTest, Latency, Report, RrSummary, RrTest, Summary,
     TestEcho,
@@ -55,8 +57,8 @@ impl Section for Rr {
         ))
     }
 
-    fn metrics(&self, s: &Summary) -> Vec<(&'static str, f64)> {
-        s.rr().map_or_else(Vec::new, figures::metrics)
+    fn metrics(&self) -> &'static [Metric] {
+        metrics::METRICS
     }
 
     fn head(&self) -> String {

@@ -360,15 +360,3 @@ pub fn interval<'a>(
     iv.jitter_us = stamped.then(|| ratio(jitter, n as f64));
     iv
 }
-
-/// The UDP figures a series summarizes, by name.
-pub fn metrics(u: &UdpSummary) -> Vec<(&'static str, f64)> {
-    let mut m = vec![
-        ("datagrams_per_second", u.datagrams_per_second),
-        ("sender_datagrams_per_second", u.sender_datagrams_per_second),
-        ("cpu_ns_per_datagram_local", u.cpu_ns_per_datagram.local),
-    ];
-    m.extend(u.lost_percent.map(|l| ("lost_percent", l)));
-    m.extend(u.jitter_us.map(|j| ("jitter_us", j)));
-    m
-}

@@ -3,10 +3,12 @@
 //! went); its figures in [`figures`], its records in [`model`].
 
 pub mod figures;
+pub mod metrics;
 pub mod model;
 
 use crate::cells::{buffers, cpu_lines};
 use crate::floor::text::{arrow, num, pct, rate, rtt};
+use crate::metric::Metric;
 use crate::model::{
     FlowResult, Interval, KindInterval, KindTest, Report, Summary, TestEcho, UdpSummary, UdpTest,
 };
@@ -43,8 +45,8 @@ impl Section for Udp {
         Some(KindInterval::Udp(figures::interval(v, span)))
     }
 
-    fn metrics(&self, s: &Summary) -> Vec<(&'static str, f64)> {
-        s.udp().map_or_else(Vec::new, figures::metrics)
+    fn metrics(&self) -> &'static [Metric] {
+        metrics::METRICS
     }
 
     fn head(&self) -> String {
