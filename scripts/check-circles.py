@@ -47,7 +47,6 @@ KNOWN = {
     ("src/cli/", "src/controller/"): "issue 38, no clap type below src/commands",
     ("src/cli/", "src/lib.rs"): "issue 38, typed errors turned into Failure in commands only",
     ("src/method/",): "issue 38, the root crate (sweep's mod, points and run)",
-    ("crates/report/",): "issue 38, report floor",
 }
 
 MOD = re.compile(r"((?:#\s*\[[^\]]*\]\s*)*)(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(\w+)\s*([;{])")
