@@ -4,18 +4,12 @@
 //! waiting for a review.
 
 mod common;
-use common::run_program;
+use common::check_script;
 
 #[test]
 fn no_crate_has_a_module_circle_outside_known() {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/check-circles.py");
-    let out = run_program("python3", &[script], 120);
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "scripts/check-circles.py:\n{said}");
+    let (passed, said) = check_script("check-circles.py", 120);
+    assert!(passed, "scripts/check-circles.py:\n{said}");
     assert!(said.contains("0 circles outside KNOWN"), "{said}");
     assert!(!said.contains("strike it from KNOWN"), "{said}");
 }
