@@ -54,8 +54,6 @@ CFG_TEST = re.compile(r"#\s*\[\s*cfg\s*\(\s*test\s*\)\s*\]")
 USE = re.compile(r"\buse\s+([^;]*);")
 PATH = re.compile(r"(?<![\w:$])\$?(\w+)((?:\s*::\s*\w+)+)")
 TOKEN = re.compile(r"::|[{},*]|\w+")
-
-
 RAW = re.compile(r'(?<![\w])b?r(#*)"')
 CHAR = re.compile(r"'(\\[^']+|[^\\'])'")
 
