@@ -4,17 +4,11 @@
 //! review.
 
 mod common;
-use common::run_program;
+use common::check_script;
 
 #[test]
 fn no_file_or_function_is_over_the_size_limits() {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/check-size.py");
-    let out = run_program("python3", &[script], 60);
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "scripts/check-size.py:\n{said}");
+    let (passed, said) = check_script("check-size.py", 60);
+    assert!(passed, "scripts/check-size.py:\n{said}");
     assert!(said.contains("0 over the limits"), "{said}");
 }

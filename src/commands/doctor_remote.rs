@@ -159,7 +159,7 @@ pub fn list(r: &Remote) -> String {
         "\npath to {}: rtt {rtt} (median of {} rr transactions), one stream {} over {:.1} s\n",
         r.host,
         p.transactions,
-        fathom_advisor::show_rate(p.bits_per_second),
+        fathom_units::rate::human(p.bits_per_second, 3),
         p.seconds
     );
     s.push_str(&fathom_advisor::diagnose::list(&r.advice));

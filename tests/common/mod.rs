@@ -125,6 +125,19 @@ pub fn run_program(program: &str, args: &[&str], secs: u64) -> Output {
     }
 }
 
+/// Runs the repository's checking script `scripts/NAME` with python3, bounded to `secs`
+/// seconds: whether it passed, and what it said (stdout, then stderr).
+pub fn check_script(name: &str, secs: u64) -> (bool, String) {
+    let script = format!("{}/scripts/{name}", env!("CARGO_MANIFEST_DIR"));
+    let out = run_program("python3", &[&script], secs);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), said)
+}
+
 /// True when running as root (what the lab needs). Without root a test skips, saying so, except
 /// under CI=true, where CI runs as root and a skip would hide a failure.
 pub fn root_or_ci() -> bool {

@@ -1,7 +1,8 @@
 //! Rules on socket buffers and TCP: the buffer ceilings and defaults, window scaling,
 //! autotuning, congestion control, the default qdisc, busy polling and the listen backlog.
 
-use crate::{show_rate, show_size, window_rate, Confidence, Finding, Settings, Severity};
+use crate::{Confidence, Finding, Settings, Severity};
+use fathom_units::{rate, size};
 
 /// Below this a buffer ceiling limits one stream on a long path (docs/advisor.md).
 pub const BUFFER_MIN: u64 = 4 << 20;
@@ -35,9 +36,9 @@ pub(crate) fn on(
 fn bdp(bytes: u64) -> String {
     format!(
         "a window of {} lets one stream carry at most {} over a 100 ms path (window x 8 / RTT), {} at 10 ms",
-        show_size(bytes),
-        show_rate(window_rate(bytes, 100)),
-        show_rate(window_rate(bytes, 10)),
+        size::human(bytes),
+        rate::human(window_rate(bytes, 100), 3),
+        rate::human(window_rate(bytes, 10), 3),
     )
 }
 
@@ -61,7 +62,7 @@ fn ceilings(s: &Settings, out: &mut Vec<Finding>) {
             out.push(Finding {
                 why: format!(
                     "a socket that sets its {what} buffer (fathom --buffer, iperf3 -w) is clamped to {}: {}",
-                    show_size(v),
+                    size::human(v),
                     bdp(v)
                 ),
                 change: format!("sysctl -w {name}={BUFFER_ADVISED}"),
@@ -94,7 +95,7 @@ fn ceilings(s: &Settings, out: &mut Vec<Finding>) {
             out.push(Finding {
                 why: format!(
                     "autotuning grows a TCP {what} buffer up to the third value, {}: {}",
-                    show_size(max),
+                    size::human(max),
                     bdp(max)
                 ),
                 change,
@@ -110,7 +111,7 @@ fn ceilings(s: &Settings, out: &mut Vec<Finding>) {
         out.push(Finding {
             why: format!(
                 "UDP sockets that do not set SO_RCVBUF get {}: a burst beyond it is dropped in the socket buffer (RcvbufErrors)",
-                show_size(v)
+                size::human(v)
             ),
             change: format!("sysctl -w {name}={RMEM_DEFAULT_MIN}"),
             ..on(
@@ -149,7 +150,7 @@ fn tcp(s: &Settings, out: &mut Vec<Finding>) {
         out.push(Finding {
             why: format!(
                 "receive-buffer autotuning is off: a TCP receive buffer stays at net.ipv4.tcp_rmem's default, {}: {}",
-                show_size(def),
+                size::human(def),
                 bdp(def)
             ),
             change: format!("sysctl -w {name}=1"),
@@ -227,4 +228,9 @@ fn others(s: &Settings, out: &mut Vec<Finding>) {
             )
         });
     }
+}
+
+/// The largest rate (bit/s) one stream reaches with a window of `bytes` over a path of `rtt_ms`.
+fn window_rate(bytes: u64, rtt_ms: u64) -> f64 {
+    bytes as f64 * 8.0 * 1000.0 / rtt_ms.max(1) as f64
 }

@@ -1,8 +1,8 @@
-//! `ethtool`, run with a deadline, and the parsers of what `ethtool -g` (rings) and `ethtool -l`
-//! (channels) print. Without ethtool, or where a driver does not tell, the values stay unknown.
+//! `ethtool`, run with a deadline, and the parsers of what `ethtool -k` (offloads), `-g` (rings)
+//! and `-l` (channels) print. Without ethtool, or where a driver does not tell, the values stay
+//! unknown.
 
-use crate::read::parse_ethtool_k;
-use crate::settings::Iface;
+use crate::settings::{Iface, Offloads};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -100,6 +100,18 @@ pub fn parse_channels(out: &str) -> Option<(u64, u64)> {
     field(out, "Combined")
         .filter(|&(_, max)| max > 0)
         .or_else(|| field(out, "RX").filter(|&(_, max)| max > 0))
+}
+
+/// The features of `ethtool -k`'s output ("generic-receive-offload: on [fixed]").
+pub fn parse_ethtool_k(out: &str) -> Offloads {
+    out.lines()
+        .filter_map(|l| {
+            let (name, rest) = l.trim().split_once(": ")?;
+            let on = rest.starts_with("on");
+            (on || rest.starts_with("off"))
+                .then(|| (name.to_string(), (on, rest.contains("[fixed]"))))
+        })
+        .collect()
 }
 
 #[cfg(test)]

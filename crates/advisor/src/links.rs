@@ -4,7 +4,8 @@
 //! et al.: MSS x 8 / RTT x 1.22 / sqrt(p).
 
 use crate::buffers::on;
-use crate::{show_rate, show_size, Confidence, Finding, Settings, Severity};
+use crate::{Confidence, Finding, Settings, Severity};
+use fathom_units::{rate, size};
 
 /// The TCP payload of a full Ethernet frame, for the Mathis bound.
 const MSS: f64 = 1448.0;
@@ -43,7 +44,7 @@ pub fn findings(link: &Link, ends: [Option<&Settings>; 2]) -> Vec<Finding> {
 
 /// One stream into `host` across `link` cannot fill it: autotuning's maximum there is below the
 /// link's bandwidth-delay product `bdp`.
-fn window(link: &Link, host: &str, s: &Settings, rate: u64, bdp: u64, out: &mut Vec<Finding>) {
+fn window(link: &Link, host: &str, s: &Settings, bps: u64, bdp: u64, out: &mut Vec<Finding>) {
     let name = "net.ipv4.tcp_rmem";
     let Some([min, def, max]) = s.triple(name).filter(|t| t[2] < bdp) else {
         return;
@@ -53,11 +54,11 @@ fn window(link: &Link, host: &str, s: &Settings, rate: u64, bdp: u64, out: &mut 
         why: format!(
             "link {} carries {} over a {:.0} ms round trip: its bandwidth-delay product is {}, but a stream into {host} may open a window of at most {} there, so one stream gets at most {}",
             link.name,
-            show_rate(rate as f64),
+            rate::human(bps as f64, 3),
             link.rtt_ms,
-            show_size(bdp),
-            show_size(max),
-            show_rate(cap.min(rate as f64))
+            size::human(bdp),
+            size::human(max),
+            rate::human(cap.min(bps as f64), 3)
         ),
         change: format!(
             "fathom lab exec {host} -- sysctl -w {name}='{min} {def} {}'   (or more streams, -P)",
@@ -85,10 +86,10 @@ fn loss(link: &Link, out: &mut Vec<Finding>) {
             "{:.2}% random loss over a {:.0} ms round trip bounds one TCP stream near {} (Mathis: MSS x 8 / RTT x 1.22 / sqrt(p)){}",
             link.loss * 100.0,
             link.rtt_ms,
-            show_rate(bound),
+            rate::human(bound, 3),
             match link.rate_bps {
-                Some(r) if limits => format!(", below the link's {}", show_rate(r as f64)),
-                Some(r) => format!(", above the link's {}", show_rate(r as f64)),
+                Some(r) if limits => format!(", below the link's {}", rate::human(r as f64, 3)),
+                Some(r) => format!(", above the link's {}", rate::human(r as f64, 3)),
                 None => String::new(),
             }
         ),

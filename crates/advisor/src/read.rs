@@ -3,7 +3,7 @@
 //! left out, never guessed; the rules stay silent on what was not read.
 
 use crate::ethtool;
-use crate::settings::{sysctl_names, IdleState, Iface, Offloads, Settings};
+use crate::settings::{sysctl_names, IdleState, Iface, Settings};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
@@ -191,16 +191,4 @@ fn iface(root: &Path, name: String, irqs: &[(u32, String)]) -> Iface {
         ethtool_unread: false,
         name,
     }
-}
-
-/// The features of `ethtool -k`'s output ("generic-receive-offload: on [fixed]").
-pub fn parse_ethtool_k(out: &str) -> Offloads {
-    out.lines()
-        .filter_map(|l| {
-            let (name, rest) = l.trim().split_once(": ")?;
-            let on = rest.starts_with("on");
-            (on || rest.starts_with("off"))
-                .then(|| (name.to_string(), (on, rest.contains("[fixed]"))))
-        })
-        .collect()
 }

@@ -1,7 +1,8 @@
 //! The rules over fake trees: each finding fires on its bad value and is silent on the good
 //! one, and a healthy tree gives notes at most.
 
-use crate::read::{interfaces, parse_ethtool_k, tree};
+use crate::ethtool::parse_ethtool_k;
+use crate::read::{interfaces, tree};
 use crate::{findings, Finding, Settings, Severity};
 use std::fs;
 use std::path::Path;
@@ -238,7 +239,9 @@ fn the_buffer_findings_show_the_bdp_arithmetic() {
     let f = findings(&settings(&[("proc/sys/net/core/rmem_max", "4194303")]));
     let hit = find(&f, "rmem_max").expect("rmem_max below 4 MB");
     assert!(
-        hit.why.contains("at most 336 Mbit/s over a 100 ms path"),
+        hit.why.contains(
+            "a window of 4.0 MB lets one stream carry at most 336 Mbit/s over a 100 ms path"
+        ) && hit.why.contains("3.36 Gbit/s at 10 ms"),
         "{}",
         hit.why
     );

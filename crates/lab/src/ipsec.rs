@@ -13,118 +13,24 @@
 
 mod charon;
 mod config;
+mod layout;
 mod probe;
 mod sas;
 mod suite;
 mod up;
 
-use std::net::Ipv4Addr;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
+pub use layout::{Datapath, IpsecLayout, IpsecLink, IpsecOptions};
 pub use probe::probe;
 pub use sas::{charon_cpu_s, link_status, IpsecLinkStatus, IpsecStatus};
-pub use suite::Suite;
+pub use suite::{Suite, UnknownName};
 
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 
 /// The most hosts a lab with `--ipsec` may have: every pair of hosts gets a connection.
 pub const MAX_IPSEC_HOSTS: usize = 16;
-
-/// Where ESP runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Datapath {
-    /// In the kernel (xfrm), which charon programs through kernel-netlink.
-    Kernel,
-    /// In charon, over a TUN device (kernel-libipsec).
-    Userspace,
-}
-
-impl Datapath {
-    /// Its name on the command line and in the output.
-    pub fn name(self) -> &'static str {
-        match self {
-            Datapath::Kernel => "kernel",
-            Datapath::Userspace => "userspace",
-        }
-    }
-
-    /// The data path called `name`.
-    pub fn parse(name: &str) -> std::result::Result<Datapath, UnknownName> {
-        match name {
-            "kernel" => Ok(Datapath::Kernel),
-            "userspace" => Ok(Datapath::Userspace),
-            _ => Err(UnknownName::new(name, ["kernel", "userspace"])),
-        }
-    }
-}
-
-/// A name that is none of the known ones (a cipher suite's, a data path's).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("'{name}' is not one of {known}")]
-pub struct UnknownName {
-    /// The name given.
-    pub name: String,
-    /// The known names, comma-separated.
-    pub known: String,
-}
-
-impl UnknownName {
-    /// `name`, which is none of `known`.
-    pub fn new<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> UnknownName {
-        UnknownName {
-            name: name.to_string(),
-            known: known.into_iter().collect::<Vec<_>>().join(", "),
-        }
-    }
-}
-
-/// What `lab up` is asked for: the suite and the data path (already chosen, see [`choose`]).
-#[derive(Clone, Debug)]
-pub struct IpsecOptions {
-    /// The cipher suite.
-    pub suite: Suite,
-    /// Where ESP runs.
-    pub datapath: Datapath,
-    /// The pairs of hosts to join (a topology's `ipsec` keys); none: every pair.
-    pub pairs: Option<Vec<[String; 2]>>,
-    /// For tests: give this host a pre-shared key of its own, so that its links fail.
-    pub wrong_psk_host: Option<String>,
-}
-
-/// The IPsec part of a lab's layout, as its state records it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct IpsecLayout {
-    /// The cipher suite.
-    pub suite: Suite,
-    /// Where ESP runs.
-    pub datapath: Datapath,
-    /// One connection per pair of hosts joined.
-    pub links: Vec<IpsecLink>,
-}
-
-/// An encrypted link between two hosts.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct IpsecLink {
-    /// As the user sees it: `h1-h2`.
-    pub name: String,
-    /// The connection's (and its CHILD_SA's) name in swanctl.conf: `l1-2` (host indexes).
-    pub conn: String,
-    /// The two hosts; the first initiates.
-    pub ends: [String; 2],
-    /// Their addresses (each host's first).
-    pub addrs: [Ipv4Addr; 2],
-}
-
-impl IpsecLink {
-    /// Which end `host` is (0 or 1), if any.
-    pub fn end_of(&self, host: &str) -> Option<usize> {
-        self.ends.iter().position(|e| e == host)
-    }
-}
 
 impl IpsecLayout {
     /// A connection for every pair of `layout`'s hosts that `opts` joins; [`Error::Topology`]

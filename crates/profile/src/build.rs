@@ -1,47 +1,19 @@
 //! The profile's tables read into a [`ProfilePlan`], with the span of every value kept beside
-//! it ([`Spans`]) so that the checks after it can name the place at fault.
+//! it ([`Spans`](crate::spans::Spans)) so that the checks after it can name the place at fault.
 
 use crate::error::{hint, ProfileError, Source};
 use crate::read::{Fields, Reader, Span, Val};
 use crate::size::Unit;
+use crate::spans::{GroupSpans, OpSpans, Spans, TxSpans};
 use crate::vars::{is_name, Overrides, Vars, MAX_VALUE};
-use crate::{grammar, locate, remote, DEFAULT_SEED};
+use crate::{grammar, locate, remote};
 use fathom_proto::profile::{
     FlowOp, Group, Op, ProfilePlan, Program, Protocol, Repeat, Size, Transaction,
 };
 use toml_edit::{InlineTable, Item, Table, Value};
 
-/// Where a profile's values are.
-pub(crate) struct Spans {
-    pub name: Span,
-    pub groups: Vec<GroupSpans>,
-}
-
-/// Where a group's values are (its header where a key is absent).
-pub(crate) struct GroupSpans {
-    pub header: Span,
-    pub name: Span,
-    pub threads: Span,
-    pub flows: Span,
-    pub window: Span,
-    pub transactions: Vec<TxSpans>,
-}
-
-/// Where a transaction's values are.
-pub(crate) struct TxSpans {
-    pub header: Span,
-    pub repeat: Span,
-    pub rate: Span,
-    pub flowops: Span,
-    pub ops: Vec<OpSpans>,
-}
-
-/// Where a flowop's values are.
-pub(crate) struct OpSpans {
-    pub op: Span,
-    pub count: Span,
-    pub size: Span,
-}
+/// The seed of a profile's random sizes when it names none: fixed, so runs repeat.
+pub const DEFAULT_SEED: u64 = 1;
 
 /// The whole profile: its variables, groups, the order of their flowops and the plan's bounds.
 pub(crate) fn profile(

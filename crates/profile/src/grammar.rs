@@ -3,8 +3,8 @@
 //! walked twice, so one that does not leave the flow as it found it is caught where its next
 //! iteration would fail.
 
-use crate::build::Spans;
 use crate::error::{ProfileError, Source};
+use crate::spans::Spans;
 use fathom_proto::profile::{Op, ProfilePlan, Protocol, Repeat};
 
 /// Said of an error found on a transaction's second pass.

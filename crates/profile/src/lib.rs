@@ -14,19 +14,18 @@ mod read;
 mod remote;
 mod show;
 mod size;
+mod spans;
 mod vars;
 
 #[cfg(test)]
 mod tests;
 
+pub use build::DEFAULT_SEED;
 pub use error::ProfileError;
-pub use show::show;
+pub use show::{flows, show};
 pub use vars::{parse_set, Overrides, SetError, ENV_PREFIX};
 
 use fathom_proto::profile::ProfilePlan;
-
-/// The seed of a profile's random sizes when it names none: fixed, so runs repeat.
-pub const DEFAULT_SEED: u64 = 1;
 
 /// Longest profile file read, bytes.
 pub const MAX_PROFILE_FILE: usize = 1 << 20;
@@ -44,12 +43,4 @@ pub fn parse(file: &str, text: &str, overrides: &Overrides) -> Result<ProfilePla
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     build::profile(&at, doc.as_table(), &stem, overrides)
-}
-
-/// How many flows a plan opens: threads × flows per thread, summed over its groups.
-pub fn flows(plan: &ProfilePlan) -> u64 {
-    plan.groups
-        .iter()
-        .map(|g| u64::from(g.threads) * u64::from(g.flows_per_thread))
-        .sum()
 }

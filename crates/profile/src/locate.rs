@@ -1,9 +1,9 @@
 //! The plan's own checks ([`ProfilePlan::validate`]), their error placed at the value at
 //! fault: a failing group, then transaction, then flowop is found by checking each alone.
 
-use crate::build::{GroupSpans, Spans, TxSpans};
 use crate::error::{ProfileError, Source};
 use crate::read::Span;
+use crate::spans::{GroupSpans, Spans, TxSpans};
 use fathom_proto::bounds::PlanError;
 use fathom_proto::profile::{ProfilePlan, Program, Transaction};
 

@@ -1,5 +1,6 @@
 //! A plan as the agents will run it, in words: per group its threads × flows, remote,
-//! protocol and socket options, and each transaction's flowops with their sizes.
+//! protocol and socket options, and each transaction's flowops with their sizes; and how many
+//! flows it opens.
 
 use crate::size::{format, Unit};
 use fathom_proto::profile::{FlowOp, Group, Op, ProfilePlan, Protocol, Repeat, Transaction};
@@ -16,7 +17,7 @@ pub fn show(plan: &ProfilePlan) -> String {
         plan.name,
         plan.groups.len(),
         if plan.groups.len() == 1 { "" } else { "s" },
-        crate::flows(plan)
+        flows(plan)
     );
     for g in &plan.groups {
         group(&mut out, g);
@@ -89,4 +90,12 @@ fn flowop(f: &FlowOp) -> String {
     };
     let can_fail = if f.can_fail { " (can fail)" } else { "" };
     format!("{what}{count}{can_fail}")
+}
+
+/// How many flows a plan opens: threads × flows per thread, summed over its groups.
+pub fn flows(plan: &ProfilePlan) -> u64 {
+    plan.groups
+        .iter()
+        .map(|g| u64::from(g.threads) * u64::from(g.flows_per_thread))
+        .sum()
 }

@@ -1,10 +1,11 @@
 //! Turns what the ends measured (cumulative snapshots and their final facts) into a [`Report`].
 //! Every difference and ratio fathom shows is computed here and in the modules it calls, once.
 
-use crate::cpu::{busy_ticks, cpu_between};
+use crate::cpu::{busy_us, cpu_between};
+use crate::floor::{rate, ratio, segs_per_ack, tcp_delta, total};
 use crate::model::*;
 use crate::run::{EndData, Role, RunData, View, Window};
-use fathom_proto::plan::{Direction, KindId, Limit};
+use fathom_proto::plan::{Direction, Limit};
 use fathom_proto::sample::{EndpointInfo, TcpInfo};
 
 /// Builds the report of a run.
@@ -41,42 +42,12 @@ pub fn build(run: &RunData) -> Report {
     report
 }
 
-/// Bits per second, 0 for an empty span.
-pub(crate) fn rate(bytes: u64, seconds: f64) -> f64 {
-    if seconds > 0.0 {
-        bytes as f64 * 8.0 / seconds
-    } else {
-        0.0
-    }
-}
-
-/// The sum of `values`, +0 when there are none (f64's `Sum` starts from -0.0, which prints
-/// as "-0").
-pub(crate) fn total(values: impl Iterator<Item = f64>) -> f64 {
-    values.fold(0.0, |a, b| a + b)
-}
-
-/// a / b, 0 when b is 0.
-pub(crate) fn ratio(a: f64, b: f64) -> f64 {
-    if b > 0.0 && a.is_finite() {
-        a / b
-    } else {
-        0.0
-    }
-}
-
 /// The direction's name in results.
 pub(crate) fn dir_name(d: Direction) -> &'static str {
     match d {
         Direction::Forward => "forward",
         Direction::Reverse => "reverse",
     }
-}
-
-/// Busy CPU µs of an end over its window.
-pub(crate) fn busy_us(e: &EndData, w: &Window<'_>) -> f64 {
-    let hz = e.info.host.clock_ticks.max(1) as f64;
-    busy_ticks(&w.start.cpu, &w.end.cpu) as f64 / hz * 1e6
 }
 
 fn flow(v: &View<'_>, i: usize) -> FlowResult {
@@ -244,37 +215,6 @@ fn buffers(run: &RunData, flows: &[FlowResult]) -> Buffers {
         final_recv: first.rcvbuf_end as u64,
         clamped,
     }
-}
-
-/// Counters of `b` minus those of `a`; gauges (rtt, cwnd, rates) as in `b`.
-pub(crate) fn tcp_delta(a: Option<TcpInfo>, b: Option<TcpInfo>) -> TcpInfo {
-    let (a, b) = (a.unwrap_or_default(), b.unwrap_or_default());
-    TcpInfo {
-        retransmits: b.retransmits.saturating_sub(a.retransmits),
-        segs_out: b.segs_out.wrapping_sub(a.segs_out),
-        segs_in: b.segs_in.wrapping_sub(a.segs_in),
-        data_segs_out: b.data_segs_out.wrapping_sub(a.data_segs_out),
-        data_segs_in: b.data_segs_in.wrapping_sub(a.data_segs_in),
-        busy_time_us: b.busy_time_us.saturating_sub(a.busy_time_us),
-        rwnd_limited_us: b.rwnd_limited_us.saturating_sub(a.rwnd_limited_us),
-        sndbuf_limited_us: b.sndbuf_limited_us.saturating_sub(a.sndbuf_limited_us),
-        bytes_acked: b.bytes_acked.saturating_sub(a.bytes_acked),
-        bytes_received: b.bytes_received.saturating_sub(a.bytes_received),
-        bytes_retrans: b.bytes_retrans.saturating_sub(a.bytes_retrans),
-        ..b
-    }
-}
-
-/// Data segments received per pure ACK sent, from the receiver's counters.
-/// Data segments the receiving socket got per pure ACK it sent; 0 (does not apply) for the
-/// request/response kinds, whose ACKs ride on the answers: there the pure ACKs are a handful and
-/// the ratio would be about the transaction count (segments per transaction tells their story).
-pub(crate) fn segs_per_ack(kind: KindId, recv: &TcpInfo) -> f64 {
-    if kind.is_request_response() {
-        return 0.0;
-    }
-    let acks = recv.segs_out.saturating_sub(recv.data_segs_out);
-    ratio(recv.data_segs_in as f64, acks as f64)
 }
 
 /// One host's facts and figures; `flows` empty when the window never began.

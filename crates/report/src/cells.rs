@@ -1,57 +1,11 @@
 //! The terminal table's cells, shared by every kind's section: rates, times, percentages,
 //! CPU and buffer lines.
 
+use crate::floor::text::{human_bytes, pct, rate};
 use crate::model::{Buffers, Cpu, DirectionResult, PeerCpu, Report, WanLinkResult};
-use crate::section::Item;
-use crate::warnings::human_bytes;
 
-/// Bits per second with SI prefixes and four significant digits: "35.21 Gbit/s", "940.1 Mbit/s".
-pub fn rate(bps: f64) -> String {
-    const PREFIX: [&str; 5] = ["", "k", "M", "G", "T"];
-    let mut v = if bps.is_finite() { bps.max(0.0) } else { 0.0 };
-    let mut u = 0;
-    while v >= if u == 0 { 999.5 } else { 999.95 } && u < PREFIX.len() - 1 {
-        v /= 1000.0;
-        u += 1;
-    }
-    let decimals = match v {
-        _ if u == 0 => 0,
-        v if v < 9.9995 => 3,
-        v if v < 99.995 => 2,
-        _ => 1,
-    };
-    format!("{v:.decimals$} {}bit/s", PREFIX[u])
-}
-
-/// A round-trip time: "140 µs" below a millisecond, "12.5 ms" above.
-pub(crate) fn rtt(us: f64) -> String {
-    if us < 999.5 {
-        format!("{us:.0} µs")
-    } else {
-        format!("{:.1} ms", us / 1000.0)
-    }
-}
-
-/// A percentage with one decimal: "40.0%".
-pub(crate) fn pct(p: f64) -> String {
-    format!("{p:.1}%")
-}
-
-/// Seconds without needless zeros: "3 s", "1.5 s", "0.25 s".
-pub(crate) fn secs(s: f64) -> String {
-    let text = format!("{s:.2}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    format!("{text} s")
-}
-
-/// "→" for a forward flow, "←" for a reverse one.
-pub(crate) fn arrow(direction: &str) -> &'static str {
-    if direction == "reverse" {
-        "←"
-    } else {
-        "→"
-    }
-}
+/// One labelled summary line's printer.
+pub type Item<'a> = dyn FnMut(&str, String) + 'a;
 
 /// One direction of a bidirectional test.
 pub(crate) fn direction(d: &DirectionResult) -> String {
@@ -162,30 +116,4 @@ pub fn wan_line(w: &WanLinkResult) -> String {
         "wan {}: {} → {}: {}; {} → {}: {}",
         w.name, w.ends[0], w.ends[1], w.a_to_b, w.ends[1], w.ends[0], w.b_to_a
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rates_have_four_significant_digits() {
-        assert_eq!(rate(35.21e9), "35.21 Gbit/s");
-        assert_eq!(rate(940.1e6), "940.1 Mbit/s");
-        assert_eq!(rate(8.8e9), "8.800 Gbit/s");
-        assert_eq!(rate(999.96e6), "1.000 Gbit/s");
-        assert_eq!(rate(512.0), "512 bit/s");
-        assert_eq!(rate(0.0), "0 bit/s");
-        assert_eq!(rate(f64::NAN), "0 bit/s");
-    }
-
-    #[test]
-    fn seconds_and_rtts_read_naturally() {
-        assert_eq!(secs(3.0), "3 s");
-        assert_eq!(secs(1.5), "1.5 s");
-        assert_eq!(secs(0.25), "0.25 s");
-        assert_eq!(secs(0.0), "0 s");
-        assert_eq!(rtt(140.0), "140 µs");
-        assert_eq!(rtt(12_500.0), "12.5 ms");
-    }
 }

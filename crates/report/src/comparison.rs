@@ -63,7 +63,7 @@ impl Comparison {
             r.intervals
                 .iter()
                 .filter(|i| !i.omitted)
-                .filter_map(|i| i.metric(main))
+                .filter_map(|i| crate::metric::of_interval(i, main))
                 .collect()
         };
         let mb = metrics(b);

@@ -1,7 +1,8 @@
 //! CPU utilization between two snapshots, from /proc/stat ticks and the threads' own clocks.
 
-use crate::build::ratio;
+use crate::floor::ratio;
 use crate::model::{Cpu, CpuOne};
+use crate::run::{EndData, Window};
 use fathom_proto::sample::{CpuSnapshot, CpuTicks};
 
 /// Utilization of one host between `a` and `b`, `seconds` apart; `hz` = /proc/stat ticks per
@@ -67,4 +68,10 @@ pub fn busy_ticks(a: &CpuSnapshot, b: &CpuSnapshot) -> u64 {
         .zip(&a.per_cpu)
         .map(|(y, x)| y.since(x).busy())
         .sum()
+}
+
+/// Busy CPU µs of an end over its window.
+pub(crate) fn busy_us(e: &EndData, w: &Window<'_>) -> f64 {
+    let hz = e.info.host.clock_ticks.max(1) as f64;
+    busy_ticks(&w.start.cpu, &w.end.cpu) as f64 / hz * 1e6
 }

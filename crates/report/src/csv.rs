@@ -5,9 +5,9 @@
 //! six more ([`UDP_COLUMNS`]), from its intervals' datagram accounting (empty on flow rows).
 
 use crate::export::Exporter;
+use crate::floor::text::num;
 use crate::model::{FlowInterval, Interval, Report};
 use crate::series::Series;
-use crate::words::num;
 
 /// The CSV exporter: a report's intervals ([`render`]) or a series' points ([`render_series`]).
 #[derive(Clone, Copy, Debug, Default)]

@@ -1,7 +1,7 @@
 //! Figures across hosts: the cluster studies' aggregate (total bytes over the overall run time),
 //! the aggregate while every flow ran, and the start skew between client hosts.
 
-use crate::build::rate;
+use crate::floor::rate;
 use crate::model::{FlowResult, GroupResult, Summary};
 use crate::run::{Role, View};
 use fathom_proto::plan::Direction;

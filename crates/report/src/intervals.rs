@@ -4,8 +4,8 @@
 //! snapshots were really taken (a busy machine wakes a sampler late) are kept beside them, and
 //! its rates are computed over those.
 
-use crate::build::{rate, ratio, segs_per_ack, tcp_delta};
 use crate::cpu::cpu_between;
+use crate::floor::{rate, ratio, segs_per_ack, tcp_delta};
 use crate::model::{FlowInterval, Interval, PER_FLOW_INTERVALS_MAX};
 use crate::run::{RunData, View};
 use fathom_proto::plan::{Limit, TestPlan};

@@ -1,5 +1,5 @@
 //! JSON output: a report (or any other [`Document`]) serialized as one document. Every
-//! division in the builder is guarded (see `build::ratio` and `build::rate`), so no figure is
+//! division in the builder is guarded (see `floor::ratio` and `floor::rate`), so no figure is
 //! NaN or infinite; serde_json would write one as `null`, which the schema rejects and the
 //! degenerate-run tests check. [`read`] reads a report back, older schema versions included.
 

@@ -3,22 +3,76 @@
 //! field here and the schema version with it.
 
 pub mod advice;
+mod cpu;
 mod hosts;
 pub mod kind;
+mod tcp;
 pub mod tls;
 pub use crate::sections::file::model as file;
 pub use crate::sections::profile::model as profile;
 pub use crate::sections::rr::model as rr;
 pub use crate::sections::udp::model as udp;
 
-pub use crate::sections::{KindFlow, KindInterval, KindSummary, KindTest};
-pub use advice::{Advice, AdviceCheck};
+pub use advice::Advice;
+pub use cpu::{Cpu, CpuOne, CpuPair, PeerCpu, ServiceDemand};
+use file::{FileStages, FileSummary};
 pub use hosts::{
     GroupResult, HostResult, IpsecLinkResult, IpsecResult, ThreadResult, WanLinkResult,
 };
+use kind::kind_value;
+use profile::{ProfileInterval, ProfileSummary};
 pub use rr::{Latency, RrFlow, RrInterval, RrSummary, RrTest, SegmentsPerTransaction};
 use serde::{Deserialize, Serialize};
+pub use tcp::{BufferRequest, Buffers, TcpSummary};
 pub use udp::{UdpFlow, UdpInterval, UdpSummary, UdpTest};
+
+kind_value!(
+    /// A kind's options as run (`test.rr`, `test.udp`).
+    KindTest in TestEcho, always &["rr", "udp"], {
+        /// Request/response kinds.
+        Rr(RrTest) = "rr", rr,
+        /// UDP stream kinds.
+        Udp(UdpTest) = "udp", udp,
+    }
+);
+
+kind_value!(
+    /// A kind's figures over the measured window (`summary.rr`, `.udp`, `.file`).
+    KindSummary in Summary, always &["rr", "udp", "file"], {
+        /// Transactions, latency and what they cost.
+        Rr(RrSummary) = "rr", rr,
+        /// Datagrams, loss, reordering, jitter and where the missing went.
+        Udp(UdpSummary) = "udp", udp,
+        /// Bytes at each stage, where the time went, the checksum's verdict.
+        File(FileSummary) = "file", file,
+        /// Each end's bytes and iterations, and every flow operation's counts.
+        Profile(ProfileSummary) = "profile", profile,
+    }
+);
+
+kind_value!(
+    /// A kind's figures of one flow over the window (`flows[].rr`, `.udp`).
+    KindFlow in FlowResult, always &["rr", "udp"], {
+        /// The flow's transactions.
+        Rr(RrFlow) = "rr", rr,
+        /// The flow's datagrams.
+        Udp(UdpFlow) = "udp", udp,
+    }
+);
+
+kind_value!(
+    /// A kind's figures of one interval (`intervals[].rr`, `.udp`, `.file`).
+    KindInterval in Interval, always &["rr", "udp", "file"], {
+        /// Transactions and latency.
+        Rr(RrInterval) = "rr", rr,
+        /// Datagrams, loss and jitter.
+        Udp(UdpInterval) = "udp", udp,
+        /// Bytes and time at each stage.
+        File(FileStages) = "file", file,
+        /// Iterations, their time, and what the connecting ends read.
+        Profile(ProfileInterval) = "profile", profile,
+    }
+);
 
 /// Version of the JSON shape; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -116,6 +170,50 @@ pub struct TestEcho {
     pub started_unix_s: f64,
 }
 
+/// The top finding's change checked by measurement (`fathom doctor --run N --verify`, or a
+/// test's `--advise --verify-advice`): the test re-run with the change and as it was,
+/// alternately, and the ratio of its main figure after to before with its interval.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct AdviceCheck {
+    /// The finding checked (the top one), if any.
+    pub finding: Option<String>,
+    /// "rerun" (the option was measured), "applied" (`--apply`: the sysctl was set in the lab's
+    /// namespaces and measured), "system" (a system change, printed only) or "nothing" (no
+    /// change one re-run can check).
+    pub outcome: String,
+    /// The change: the fathom option and value, or the system command.
+    pub change: String,
+    /// The figure compared (the kind's main one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+    /// `--apply`: the lab namespaces the sysctl was set in (and set back in).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub applied_in: Vec<String>,
+    /// The test as it was, as re-run.
+    pub before_args: Vec<String>,
+    /// The test with the change, as re-run.
+    pub after_args: Vec<String>,
+    /// The figure of each run without the change, in order.
+    pub before: Vec<f64>,
+    /// The figure of each run with it, in order.
+    pub after: Vec<f64>,
+    /// What the last run with the change really ran with: its report's test echo.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_test: Option<TestEcho>,
+    /// After / before, the means.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<f64>,
+    /// The ratio's confidence interval, low end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci_low: Option<f64>,
+    /// Its high end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci_high: Option<f64>,
+    /// Its level, 0..1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci_level: Option<f64>,
+}
+
 /// Figures over the measured window.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Summary {
@@ -200,133 +298,6 @@ pub struct DirectionResult {
     pub bytes: u64,
     /// Retransmits in the window.
     pub retransmits: u64,
-}
-
-/// CPU of the two sides: the first client's host and the server's.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct CpuPair {
-    /// The (first) client's host: the controller's own in a single-agent test.
-    pub local: Cpu,
-    /// The server agent's host.
-    pub remote: Cpu,
-}
-
-/// One host's CPU over a span: percentages of the whole host's capacity unless stated.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct Cpu {
-    /// Busy, all causes.
-    pub total: f64,
-    /// User (and nice).
-    pub user: f64,
-    /// System.
-    pub system: f64,
-    /// Hardware interrupts.
-    pub irq: f64,
-    /// Software interrupts.
-    pub softirq: f64,
-    /// Stolen by the hypervisor.
-    pub steal: f64,
-    /// The busiest single CPU.
-    pub busiest_cpu: CpuOne,
-    /// Every CPU.
-    pub per_cpu: Vec<CpuOne>,
-    /// The process's user time (getrusage), seconds; misses softirq work done for it.
-    pub process_user_s: f64,
-    /// The process's system time, seconds.
-    pub process_system_s: f64,
-    /// CPU time of fathom's own threads for this end (workers and sampler), seconds.
-    pub fathom_s: f64,
-    /// The same as a percentage of the host's capacity.
-    pub fathom_percent: f64,
-    /// True when both ends ran in one process (embedded agent): process figures are shared.
-    pub shared_process: bool,
-    /// An iperf3 peer's own CPU figures, from its results: set only on the side fathom did not
-    /// measure (a stock iperf3 at the far end), whose other figures are then not known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub iperf3: Option<PeerCpu>,
-}
-
-/// What an iperf3 peer says of its CPU (`cpu_util_total/user/system`): its process's CPU time as
-/// a percentage of its wall time (one CPU busy = 100), not a share of the host; a figure it did
-/// not send is absent.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct PeerCpu {
-    /// User and system.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total: Option<f64>,
-    /// User.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user: Option<f64>,
-    /// System.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system: Option<f64>,
-}
-
-/// One CPU's utilization.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct CpuOne {
-    /// CPU number.
-    pub cpu: u32,
-    /// Busy percent of that CPU.
-    pub total: f64,
-    /// Of which user.
-    pub user: f64,
-    /// Of which system.
-    pub system: f64,
-    /// Of which softirq.
-    pub softirq: f64,
-}
-
-/// netperf's service demand on each end.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct ServiceDemand {
-    /// Controller's host.
-    pub local: f64,
-    /// Agent's host.
-    pub remote: f64,
-}
-
-/// Socket buffer sizes.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct Buffers {
-    /// What was asked for.
-    pub requested: BufferRequest,
-    /// SO_SNDBUF the kernel granted the sending sockets (bytes, as getsockopt reports it).
-    pub effective_send: u64,
-    /// SO_RCVBUF the kernel granted the receiving sockets.
-    pub effective_recv: u64,
-    /// SO_SNDBUF of the sending sockets at the end (autotuning grows it).
-    pub final_send: u64,
-    /// SO_RCVBUF of the receiving sockets at the end.
-    pub final_recv: u64,
-    /// True when a sysctl cut a request short.
-    pub clamped: bool,
-}
-
-/// Requested socket buffer sizes; `null` means kernel autotuning.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct BufferRequest {
-    /// SO_SNDBUF request.
-    pub send: Option<u64>,
-    /// SO_RCVBUF request.
-    pub recv: Option<u64>,
-}
-
-/// TCP internals over the window, over all flows.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-pub struct TcpSummary {
-    /// Mean smoothed RTT of the sending sockets at the window's end, µs.
-    pub rtt_us: f64,
-    /// Mean RTT variation, µs.
-    pub rttvar_us: f64,
-    /// Data segments received per ACK sent, at the receivers.
-    pub data_segs_per_ack: f64,
-    /// Share of the window the senders were limited by the peer's receive window, %.
-    pub rwnd_limited_pct: f64,
-    /// Share of the window the senders were limited by their send buffer, %.
-    pub sndbuf_limited_pct: f64,
-    /// Share of the window the senders had data in flight, %.
-    pub busy_pct: f64,
 }
 
 /// One flow over the window.
@@ -418,24 +389,6 @@ pub struct Interval {
     /// jitter; bytes and time at each stage of a copy), under the kind's key.
     #[serde(flatten, with = "kind::keyed")]
     pub section: Option<KindInterval>,
-}
-
-impl Interval {
-    /// The figure named `metric` (a series metric name), if the interval has it.
-    pub fn metric(&self, metric: &str) -> Option<f64> {
-        let rr = self.rr();
-        match metric {
-            "bits_per_second" => Some(self.bits_per_second),
-            "rtt_us" => Some(self.rtt_us),
-            "cwnd" => Some(self.cwnd as f64),
-            "retransmits" => Some(self.retransmits as f64),
-            "transactions_per_second" => rr.map(|r| r.transactions_per_second),
-            "latency_p50_us" => rr?.latency_p50_us,
-            "latency_p99_us" => rr?.latency_p99_us,
-            "datagrams_per_second" => self.udp().map(|u| u.datagrams_per_second),
-            _ => None,
-        }
-    }
 }
 
 /// Per-flow interval records are kept up to this many flows.

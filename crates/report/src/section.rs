@@ -4,16 +4,18 @@
 //! value in the model ([`crate::model::kind`]). Each kind's section lives in its folder,
 //! `sections/<kind>/` (`mod.rs` the section and its table, `figures.rs` the figures, `model.rs`
 //! the records); [`crate::sections`] declares them and picks the one of a report or a plan.
+//! The defaults write the stream's table (`table_stream.rs`), which is no section: the base
+//! every stream-like kind shares.
 
+use crate::metric::Metric;
 use crate::model::{FlowResult, Interval, KindInterval, Report, Summary, TestEcho};
 use crate::run::View;
-use crate::sections::stream;
+use crate::table_stream;
 use fathom_proto::plan::TestPlan;
 use fathom_proto::sample::Snapshot;
 use std::fmt::Debug;
 
-/// One labelled summary line's printer.
-pub type Item<'a> = dyn FnMut(&str, String) + 'a;
+pub use crate::cells::Item;
 
 /// The snapshots bounding one interval at end `e`: `span(e)`, none if that end has no such
 /// interval.
@@ -29,7 +31,7 @@ pub trait Section: Debug + Sync {
     /// What a `-n` test of the kind moves, `bytes` of it: "200 MB per direction" unless the
     /// kind moves something else (a copy: "a 200 MB file").
     fn bytes_limit(&self, bytes: u64) -> String {
-        format!("{} per direction", crate::warnings::human_bytes(bytes))
+        format!("{} per direction", crate::floor::text::human_bytes(bytes))
     }
 
     /// Fills the kind's figures of the measured window into the summary and the flows.
@@ -49,32 +51,33 @@ pub trait Section: Debug + Sync {
         None
     }
 
-    /// The kind's figures a series summarizes, by name, from a report's summary.
-    fn metrics(&self, _s: &Summary) -> Vec<(&'static str, f64)> {
-        Vec::new()
+    /// The kind's own metrics (`sections/<kind>/metrics.rs`), which the registry
+    /// ([`crate::metric`]) lists after the ones every run has; none by default.
+    fn metrics(&self) -> &'static [Metric] {
+        &[]
     }
 
     /// The interval table's column heads: the stream's unless the kind has its own.
     fn head(&self) -> String {
-        stream::head()
+        table_stream::head()
     }
 
     /// One interval's figures under `label` (its time span, or a host's name): the stream's
     /// unless the kind has its own.
     fn row(&self, label: &str, iv: &Interval) -> String {
-        stream::row(label, iv)
+        table_stream::row(label, iv)
     }
 
     /// The per-flow table, its head and one line per flow: the stream's unless the kind has
     /// its own.
     fn flows(&self, r: &Report) -> Vec<String> {
-        stream::flows(&r.flows)
+        table_stream::flows(&r.flows)
     }
 
     /// The summary's lines after the TLS ones: the stream's, with
     /// [`Section::after_retransmits`] after its retransmits, unless the kind has its own.
     fn summary(&self, r: &Report, item: &mut Item<'_>) {
-        stream::summary(r, item, &mut |item| self.after_retransmits(r, item));
+        table_stream::summary(r, item, &mut |item| self.after_retransmits(r, item));
     }
 
     /// A stream-like kind's own summary lines, printed after the stream's retransmits (a file

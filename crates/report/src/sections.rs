@@ -1,7 +1,7 @@
-//! The sections' registry: which kind's section builds and renders a report or a plan, and
-//! each record's kind value (`KindTest`, `KindSummary`, `KindFlow`, `KindInterval`: a variant
-//! per kind that extends the record, its type from `sections/<kind>/model.rs`). The only place
-//! that knows every kind's section.
+//! The sections' registry: which kind's section builds and renders a report or a plan. The
+//! only place that knows every kind's section; each record's kind value (a variant per kind
+//! that extends the record, its type from `sections/<kind>/model.rs`) is declared beside the
+//! record in `model.rs`.
 
 pub mod file;
 pub mod profile;
@@ -9,67 +9,14 @@ pub mod rr;
 pub mod stream;
 pub mod udp;
 
-use crate::model::kind::kind_value;
-use crate::model::{FlowResult, Interval, Report, Summary, TestEcho};
+use crate::model::{Interval, KindSummary, KindTest, Report};
 use crate::section::Section;
 use fathom_proto::kind::{Figure, KindId, Pattern};
 use fathom_proto::plan::TestPlan;
-use file::model::{FileStages, FileSummary};
 use file::FILE;
-use profile::model::{ProfileInterval, ProfileSummary};
 use profile::PROFILE;
-use rr::model::{RrFlow, RrInterval, RrSummary, RrTest};
 use stream::STREAM;
-use udp::model::{UdpFlow, UdpInterval, UdpSummary, UdpTest};
 use udp::Udp;
-
-kind_value!(
-    /// A kind's options as run (`test.rr`, `test.udp`).
-    KindTest in TestEcho, always &["rr", "udp"], {
-        /// Request/response kinds.
-        Rr(RrTest) = "rr", rr,
-        /// UDP stream kinds.
-        Udp(UdpTest) = "udp", udp,
-    }
-);
-
-kind_value!(
-    /// A kind's figures over the measured window (`summary.rr`, `.udp`, `.file`).
-    KindSummary in Summary, always &["rr", "udp", "file"], {
-        /// Transactions, latency and what they cost.
-        Rr(RrSummary) = "rr", rr,
-        /// Datagrams, loss, reordering, jitter and where the missing went.
-        Udp(UdpSummary) = "udp", udp,
-        /// Bytes at each stage, where the time went, the checksum's verdict.
-        File(FileSummary) = "file", file,
-        /// Each end's bytes and iterations, and every flow operation's counts.
-        Profile(ProfileSummary) = "profile", profile,
-    }
-);
-
-kind_value!(
-    /// A kind's figures of one flow over the window (`flows[].rr`, `.udp`).
-    KindFlow in FlowResult, always &["rr", "udp"], {
-        /// The flow's transactions.
-        Rr(RrFlow) = "rr", rr,
-        /// The flow's datagrams.
-        Udp(UdpFlow) = "udp", udp,
-    }
-);
-
-kind_value!(
-    /// A kind's figures of one interval (`intervals[].rr`, `.udp`, `.file`).
-    KindInterval in Interval, always &["rr", "udp", "file"], {
-        /// Transactions and latency.
-        Rr(RrInterval) = "rr", rr,
-        /// Datagrams, loss and jitter.
-        Udp(UdpInterval) = "udp", udp,
-        /// Bytes and time at each stage.
-        File(FileStages) = "file", file,
-        /// Iterations, their time, and what the connecting ends read.
-        Profile(ProfileInterval) = "profile", profile,
-    }
-);
 
 /// The section of a report's summary and intervals: its kind's, or the stream's when the
 /// summary has no kind figures (a failed test's, a stream's).
@@ -131,4 +78,10 @@ pub fn of_plan(plan: &TestPlan) -> &'static dyn Section {
     } else {
         &STREAM
     }
+}
+
+/// Every kind's section, once: what the metric registry ([`crate::metric`]) reads each kind's
+/// metrics from.
+pub fn all() -> [&'static dyn Section; 5] {
+    [&STREAM, rr::section(false), &Udp, &FILE, &PROFILE]
 }

@@ -118,7 +118,8 @@ pub struct Series {
     pub min_iterations: u32,
     /// The early-stop rule, when given.
     pub confidence: Option<Confidence>,
-    /// The metric the rule and the headline use (metric::BITS_PER_SECOND, "transactions_per_second").
+    /// The metric the rule and the headline use (the kind's primary metric: "bits_per_second",
+    /// "transactions_per_second").
     pub primary_metric: String,
     /// The points, in the order run.
     pub points: Vec<Point>,
@@ -130,118 +131,18 @@ pub struct Series {
 
 impl crate::export::Document for Series {}
 
-/// The names of the metrics studies chart, as [`metrics`] writes them.
-pub mod metric {
-    /// Receivers' throughput, bits/s.
-    pub const BITS_PER_SECOND: &str = "bits_per_second";
-    /// Busy CPU-seconds of every machine per 10^9 bytes received.
-    pub const CPU_S_PER_GB: &str = "cpu_s_per_gb";
-    /// Busy CPU of the controller's host, %.
-    pub const CPU_LOCAL_PERCENT: &str = "cpu_local_percent";
-    /// Retransmitted segments in the window.
-    pub const RETRANSMITS: &str = "retransmits";
-    /// Transactions per second.
-    pub const TRANSACTIONS_PER_SECOND: &str = "transactions_per_second";
-    /// Datagrams per second read.
-    pub const DATAGRAMS_PER_SECOND: &str = "datagrams_per_second";
-}
-
-/// A window shorter than this measures no CPU worth a figure: ten ticks of /proc/stat's usual
-/// 100 Hz clock (a 1 MB copy lasts a few ms, and its CPU reads 0 or one tick). Shorter runs
-/// have no `cpu_s_per_gb`, shown as "-", never as 0.
-const MIN_CPU_WINDOW_S: f64 = 0.1;
-
-/// The figures of one run that a series summarizes, by name. Missing figures (latency of a
-/// stream test) are left out.
+/// The figures of one run that a series summarizes, by name, as the metric registry reads
+/// them ([`crate::metric::of_run`]).
 pub fn metrics(r: &Report) -> Vec<(&'static str, f64)> {
-    let s = &r.summary;
-    let gb = s.transfer.bytes as f64 / 1e9;
-    let mut m = vec![
-        ("bits_per_second", s.transfer.bits_per_second),
-        ("sender_bits_per_second", s.transfer.sender_bits_per_second),
-        ("aggregate_bits_per_second", s.aggregate_bits_per_second),
-        ("seconds", s.seconds),
-        (metric::RETRANSMITS, s.retransmits as f64),
-        (metric::CPU_LOCAL_PERCENT, s.cpu.local.total),
-        ("cpu_remote_percent", s.cpu.remote.total),
-        ("busiest_cpu_local_percent", s.cpu.local.busiest_cpu.total),
-        (
-            "service_demand_local_us_per_kb",
-            s.service_demand_us_per_kb.local,
-        ),
-        (
-            "service_demand_remote_us_per_kb",
-            s.service_demand_us_per_kb.remote,
-        ),
-        ("rtt_us", s.tcp.rtt_us),
-        ("data_segs_per_ack", s.tcp.data_segs_per_ack),
-    ];
-    let cpu_s = machine_cpu_s(r);
-    if gb > 0.0 && s.seconds >= MIN_CPU_WINDOW_S && cpu_s > 0.0 {
-        m.push((metric::CPU_S_PER_GB, cpu_s / gb));
-    }
-    if r.wan.iter().any(|w| w.forwarder_cpu_s.is_some()) {
-        let capacity = s.seconds * r.hosts.first().map_or(1, |h| h.cpus.max(1)) as f64;
-        m.push((
-            "emulator_cpu_percent",
-            crate::build::ratio(emulator_cpu_s(r) * 100.0, capacity),
-        ));
-    }
-    let windows: Vec<f64> = r
-        .flows
-        .iter()
-        .filter(|f| f.window > 0)
-        .map(|f| f64::from(f.window))
-        .collect();
-    if !windows.is_empty() {
-        m.push((
-            "window_bytes",
-            windows.iter().sum::<f64>() / windows.len() as f64,
-        ));
-    }
-    m.extend(crate::sections::of_summary(r).metrics(s));
-    m.into_iter().filter(|(_, v)| v.is_finite()).collect()
-}
-
-/// Busy CPU-seconds over the window on every machine that took part, each machine counted once:
-/// ends on one machine (loopback, lab namespaces) share its CPUs and report the same figures.
-fn machine_cpu_s(r: &Report) -> f64 {
-    let mut seen: Vec<&str> = Vec::new();
-    let mut total = 0.0;
-    for h in &r.hosts {
-        if seen.contains(&h.hostname.as_str()) {
-            continue;
-        }
-        seen.push(&h.hostname);
-        total += h.cpu.total / 100.0 * h.cpus.max(1) as f64 * r.summary.seconds;
-    }
-    (total - emulator_cpu_s(r)).max(0.0)
-}
-
-/// The lab's WAN forwarders' CPU-seconds in the window, which the machine the lab's hosts share
-/// counts in its figures.
-pub fn emulator_cpu_s(r: &Report) -> f64 {
-    r.wan
-        .iter()
-        .filter_map(|w| forwarder_window_cpu_s(r, w))
-        .fold(0.0, |a, b| a + b)
-}
-
-/// One WAN forwarder's CPU-seconds in the window: its CPU over the test, by the share of the
-/// test's bytes that the window received (its work follows the frames it forwards).
-pub fn forwarder_window_cpu_s(r: &Report, w: &crate::model::WanLinkResult) -> Option<f64> {
-    let s = &r.summary;
-    let share = match s.transfer.total_bytes_received {
-        0 => 1.0,
-        all => (s.transfer.bytes as f64 / all as f64).min(1.0),
-    };
-    w.forwarder_cpu_s.map(|c| c * share)
+    crate::metric::of_run(r)
 }
 
 /// The metric the series of kind `kind` (its name in results) is judged by, as its descriptor
 /// says; receive throughput for a name this build does not know.
 pub fn primary_metric(kind: &str) -> &'static str {
-    KindId::from_name(kind).map_or("bits_per_second", |k| k.descriptor().primary_metric)
+    KindId::from_name(kind).map_or(crate::metric::BITS_PER_SECOND.name, |k| {
+        k.descriptor().primary_metric
+    })
 }
 
 /// Every metric of `reports` summarized at confidence `level`, in [`metrics`]' order.

@@ -2,15 +2,16 @@
 //! per-flow table (for a few flows), the summary, then warnings and the error. Plain text, no
 //! colors, columns aligned; the text may change between versions (the JSON is the contract).
 
-use crate::cells::secs;
 use crate::export::Exporter;
+use crate::floor::text::human_bytes;
+use crate::floor::text::secs;
 use crate::model::{Interval, Report};
 use crate::section::{Item, Section};
 use crate::sections;
 use crate::table_hosts;
-use crate::warnings::human_bytes;
 
-pub use crate::cells::{rate, wan_line};
+pub use crate::cells::wan_line;
+pub use crate::floor::text::rate;
 
 /// The per-flow table is shown up to this many flows.
 pub const FLOW_TABLE_MAX: usize = 16;

@@ -1,9 +1,9 @@
 //! The terminal table's multi-host parts: one row per host, the cross-host aggregate, one line
 //! per group of client hosts, and the lab's WAN links with what their forwarders cost.
 
-use crate::cells::{pct, rate, wan_line};
+use crate::cells::wan_line;
+use crate::floor::text::{human_bytes, pct, rate};
 use crate::model::{GroupResult, Report};
-use crate::warnings::human_bytes;
 
 /// One line per host of a multi-host test, then the cross-host figures. Request/response
 /// kinds show each host's transactions/s where the others show its throughput.
@@ -79,12 +79,12 @@ pub(crate) fn wan(r: &Report) -> Vec<String> {
     let mut lines = Vec::new();
     for w in &r.wan {
         lines.push(wan_line(w));
-        if let Some(c) = crate::series::forwarder_window_cpu_s(r, w) {
+        if let Some(c) = crate::metric::forwarder_window_cpu_s(r, w) {
             lines.push(format!(
                 "wan {}: its forwarder used {:.2} CPU-s in the window ({} of a CPU), counted in the CPU figures of the machine the lab's hosts share",
                 w.name,
                 c,
-                pct(crate::build::ratio(c * 100.0, r.summary.seconds))
+                pct(crate::floor::ratio(c * 100.0, r.summary.seconds))
             ));
         }
     }

@@ -3,6 +3,7 @@
 //! max, then a few secondary figures. Plain text; the JSON is the contract.
 
 use crate::export::Exporter;
+use crate::metric::{rr, CPU_S_PER_GB, RETRANSMITS};
 use crate::series::{Param, Point, Series};
 use crate::table::{rate, Table};
 use fathom_proto::plan::KindId;
@@ -17,12 +18,15 @@ impl Exporter<Series> for Table {
 pub(crate) fn extras(s: &Series) -> &'static [(&'static str, &'static str)] {
     if KindId::from_name(&s.kind).is_some_and(|k| k.descriptor().is_rr()) {
         &[
-            ("latency_p50_us", "p50 µs"),
-            ("latency_p99_us", "p99 µs"),
-            ("cpu_us_per_transaction_local", "CPU µs/tx"),
+            (rr::LATENCY_P50_US.name, "p50 µs"),
+            (rr::LATENCY_P99_US.name, "p99 µs"),
+            (rr::CPU_US_PER_TRANSACTION_LOCAL.name, "CPU µs/tx"),
         ]
     } else {
-        &[("cpu_s_per_gb", "CPU s/GB"), ("retransmits", "retrans")]
+        &[
+            (CPU_S_PER_GB.name, "CPU s/GB"),
+            (RETRANSMITS.name, "retrans"),
+        ]
     }
 }
 

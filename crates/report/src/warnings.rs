@@ -2,6 +2,7 @@
 
 pub mod bound;
 
+use crate::floor::text::human_bytes;
 use crate::model::{FlowResult, Report};
 use crate::run::RunData;
 use fathom_proto::kind::KindId;
@@ -235,22 +236,6 @@ fn gso_uncut(run: &RunData, r: &Report) -> Option<String> {
     Some(format!(
         "--gso: {cause}: the datagrams counted are the segments the receiver's GRO handed over, not packets that crossed a wire, so this is no packet rate a NIC would carry; across a NIC, or the lab's emulator (a WAN link, whose frame counters show each packet), every datagram is a packet"
     ))
-}
-
-/// 1024-based sizes as the CLI takes them: "64 KB", "4 MB".
-pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 || (v.fract() == 0.0) {
-        format!("{v:.0} {}", UNITS[u])
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
 }
 
 #[cfg(test)]

@@ -17,12 +17,3 @@ pub(crate) fn plural(n: u64, what: &str) -> String {
 pub(crate) fn bytes_limit(t: &TestEcho, bytes: u64) -> String {
     crate::sections::of_kind(&t.kind).bytes_limit(bytes)
 }
-
-/// A plain decimal (Rust's shortest exact form, never an exponent); 0 for a non-finite value.
-pub(crate) fn num(v: f64) -> String {
-    if v.is_finite() {
-        v.to_string()
-    } else {
-        "0".into()
-    }
-}

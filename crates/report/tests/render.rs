@@ -5,6 +5,9 @@ mod common;
 use common::report;
 use fathom_report::{csv, json, table};
 
+/// A renderer: a report in, its bytes out.
+type Render = fn(&fathom_report::Report) -> Vec<u8>;
+
 fn text(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).expect("renderers write UTF-8")
 }
@@ -13,7 +16,7 @@ fn text(bytes: Vec<u8>) -> String {
 /// (`{format}_1_flow`, `{format}_4_flows_bidir`).
 #[test]
 fn every_format_one_flow_and_four_flows_bidir() {
-    let formats: [(&str, fn(&fathom_report::Report) -> Vec<u8>); 3] = [
+    let formats: [(&str, Render); 3] = [
         ("table", table::render),
         ("csv", csv::render),
         ("json", json::render),

@@ -15,26 +15,9 @@ mod studies;
 
 pub use certainty::certainty;
 pub use search::{next_count, Search};
-pub use spec::{SweepSpec, SETUP_SECONDS, UNAVAILABLE};
+pub use spec::{Study, SweepSpec, SETUP_SECONDS, UNAVAILABLE};
 
 use fathom_report::series::Series;
-
-/// One study: a question from a classic experiment, the sweeps that answer it and the findings.
-#[derive(Clone, Copy, Debug)]
-pub struct Study {
-    /// Command name ("socket-buffers").
-    pub name: &'static str,
-    /// The question it answers.
-    pub question: &'static str,
-    /// The classic study it reproduces.
-    pub source: &'static str,
-    /// True when the runner must build a two-host lab with a WAN link (`rtt` axis).
-    pub needs_lab: bool,
-    /// The sweeps to run: `quick` for the CI form, `cpus` = CPUs of this machine.
-    pub sweeps: fn(quick: bool, cpus: u32) -> Vec<SweepSpec>,
-    /// The findings, one sentence each, from one series per sweep in the same order.
-    pub findings: fn(&[Series]) -> Vec<String>,
-}
 
 /// Every study, in the order `fathom study --list` shows them.
 pub fn all() -> &'static [Study] {

@@ -1,7 +1,8 @@
-//! Numbers as the findings print them: rates with three significant digits ("24.1 Gbit/s"),
-//! sizes back in the form they are typed ("48K", "1M", "256 B"), percentages as integers (one
-//! decimal under 10), counts with thousands separators, times in µs or s. Non-finite input prints
-//! as "n/a", so a sentence never holds NaN.
+//! Numbers as the findings print them: rates with three significant digits ("24.1 Gbit/s",
+//! written by fathom_units as every rate for people), sizes back in the form they are typed
+//! ("48K", "1M", "256 B"), percentages as integers (one decimal under 10), counts with thousands
+//! separators, times in µs or s. Non-finite input prints as "n/a", so a sentence never holds
+//! NaN.
 
 /// `v` with three significant digits (at least; no decimals from 100 up).
 fn sig3(v: f64) -> String {
@@ -16,19 +17,10 @@ fn sig3(v: f64) -> String {
     format!("{v:.decimals$}")
 }
 
-/// A bit rate: "24.1 Gbit/s", "941 Mbit/s", "3.20 kbit/s".
+/// A bit rate with three significant digits: "24.1 Gbit/s", "941 Mbit/s", "3.20 kbit/s"
+/// (`fathom_units::rate::human`, as every rate fathom writes for people).
 pub fn rate(bps: f64) -> String {
-    if !bps.is_finite() {
-        return "n/a".into();
-    }
-    let units = [(1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")];
-    for (scale, unit) in units {
-        // Rounded to three digits, 999.6 Mbit/s prints as 1.00 Gbit/s, not 1000 Mbit/s.
-        if bps.abs() >= scale * 0.9995 {
-            return format!("{} {unit}", sig3(bps / scale));
-        }
-    }
-    format!("{} bit/s", sig3(bps))
+    fathom_units::rate::human(bps, 3)
 }
 
 /// A size in bytes as typed, in the largest unit it is a whole multiple of: "256 B", "1460 B",

@@ -1,12 +1,13 @@
-//! A sweep as data: the test kind, its fixed options, the swept axes and what to chart. The
-//! runner expands it into points (one `fathom <kind> <args> --<axis> <value>...` each) with
-//! [`SweepSpec::points`]; [`SweepSpec::estimated_seconds`] sizes it before it runs.
+//! A study and its sweeps as data: a sweep is the test kind, its fixed options, the swept axes
+//! and what to chart. The runner expands it into points (one `fathom <kind> <args> --<axis>
+//! <value>...` each) with [`SweepSpec::points`]; [`SweepSpec::estimated_seconds`] sizes it
+//! before it runs.
 
 use crate::search::Search;
 use crate::shape::{parse_ms, parse_size};
 use fathom_proto::kind::Pattern;
 use fathom_proto::plan::KindId;
-use fathom_report::series::{Axis, Param};
+use fathom_report::series::{Axis, Param, Series};
 
 /// Setup and teardown of one run on the embedded loopback agent, in seconds (a rough figure).
 pub const SETUP_SECONDS: f64 = 0.3;
@@ -21,6 +22,23 @@ const DEFAULT_TIME_S: f64 = 10.0;
 /// What the error of a sweep's only point starts with when the sweep cannot run on this machine
 /// (an `ipsec` sweep on a kernel without ESP); the reason follows.
 pub const UNAVAILABLE: &str = "not available on this kernel";
+
+/// One study: a question from a classic experiment, the sweeps that answer it and the findings.
+#[derive(Clone, Copy, Debug)]
+pub struct Study {
+    /// Command name ("socket-buffers").
+    pub name: &'static str,
+    /// The question it answers.
+    pub question: &'static str,
+    /// The classic study it reproduces.
+    pub source: &'static str,
+    /// True when the runner must build a two-host lab with a WAN link (`rtt` axis).
+    pub needs_lab: bool,
+    /// The sweeps to run: `quick` for the CI form, `cpus` = CPUs of this machine.
+    pub sweeps: fn(quick: bool, cpus: u32) -> Vec<SweepSpec>,
+    /// The findings, one sentence each, from one series per sweep in the same order.
+    pub findings: fn(&[Series]) -> Vec<String>,
+}
 
 /// One sweep of a study.
 #[derive(Clone, Debug, PartialEq)]
@@ -60,7 +78,7 @@ impl Default for SweepSpec {
             axes: Vec::new(),
             iterations: 1,
             x_axis: String::new(),
-            metric: fathom_report::series::metric::BITS_PER_SECOND.into(),
+            metric: fathom_report::metric::BITS_PER_SECOND.name.into(),
             more_metrics: Vec::new(),
             search: None,
             ipsec: None,

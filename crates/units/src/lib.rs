@@ -2,7 +2,9 @@
 //! rates in bits per second ([`rate`], K/M/G/T 1000-based, as tc writes them), durations
 //! ([`duration`]) and percentages ([`percent`]). The command line, the lab, the WAN emulator,
 //! the plots and the studies all read values with these functions, so `64K` or `10ms` means the
-//! same everywhere.
+//! same everywhere. Measured rates and sizes are written for people here too
+//! ([`rate::human`], [`size::human`]): the report's tables, the studies' findings and the
+//! advisor's advice print them alike.
 //!
 //! A value is a number (digits and a decimal point) followed by a unit. A value that cannot be
 //! read gives a [`Refusal`]: it names the value and says what a good one looks like.

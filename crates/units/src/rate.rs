@@ -63,3 +63,51 @@ pub fn format(bps: u64) -> String {
         ],
     )
 }
+
+/// Writes a measured rate for people, the one place fathom does: bits per second with an SI
+/// prefix (k, M, G, T; 1000-based) and `digits` significant digits, whole bits below 1 kbit/s.
+/// The report's tables take 4 ("35.21 Gbit/s", "940.1 Mbit/s"), the findings' sentences 3
+/// ("24.1 Gbit/s", "941 Mbit/s"). A value that rounds up to the next prefix takes it ("1.000
+/// Gbit/s", not "1000.0 Mbit/s"); a negative one keeps its sign; one that is not a finite number
+/// is "n/a".
+pub fn human(bps: f64, digits: u32) -> String {
+    const PREFIX: [&str; 5] = ["", "k", "M", "G", "T"];
+    if !bps.is_finite() {
+        return "n/a".into();
+    }
+    let digits = digits.clamp(1, 12) as i32;
+    let (mut v, mut u) = (bps.abs(), 0);
+    let decimals = loop {
+        let decimals = if u == 0 { 0 } else { decimals(v, digits) };
+        if u + 1 < PREFIX.len() && v >= 1000.0 - half_unit(decimals) {
+            v /= 1000.0;
+            u += 1;
+        } else {
+            break decimals;
+        }
+    };
+    let sign = if bps < 0.0 && v >= half_unit(decimals) {
+        "-"
+    } else {
+        ""
+    };
+    format!("{sign}{v:.decimals$} {}bit/s", PREFIX[u])
+}
+
+/// How many decimals show `v` (below 1000) with `digits` significant digits once rounded:
+/// 9.9996 at 4 digits rounds to 10.00, so it takes 2.
+fn decimals(v: f64, digits: i32) -> usize {
+    let shown = |whole: i32| (digits - whole).max(0) as usize;
+    if v < 10.0 - half_unit(shown(1)) {
+        shown(1)
+    } else if v < 100.0 - half_unit(shown(2)) {
+        shown(2)
+    } else {
+        shown(3)
+    }
+}
+
+/// Half of the last shown digit's unit with `decimals` decimals: what rounding adds at most.
+fn half_unit(decimals: usize) -> f64 {
+    0.5 / 10f64.powi(decimals as i32)
+}

@@ -49,3 +49,20 @@ pub fn format(bytes: u64) -> String {
         ],
     )
 }
+
+/// Writes a measured size for people: bytes in the largest 1024-based unit below it (B, KB,
+/// MB, GB, TB), whole when it is, else with one decimal: "512 B", "64 KB", "1.5 MB", "6 MB".
+pub fn human(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 || v.fract() == 0.0 {
+        format!("{v:.0} {}", UNITS[u])
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}

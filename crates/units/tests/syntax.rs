@@ -144,3 +144,46 @@ fn negative_values_are_called_negative_not_an_unknown_unit() {
         assert!(refusal.reason().contains(what), "{refusal}");
     }
 }
+
+#[test]
+fn rates_for_people_keep_the_significant_digits_asked_for() {
+    let cases: [(f64, u32, &str); 16] = [
+        (35.21e9, 4, "35.21 Gbit/s"),
+        (940.1e6, 4, "940.1 Mbit/s"),
+        (8.8e9, 4, "8.800 Gbit/s"),
+        (999.96e6, 4, "1.000 Gbit/s"),
+        (99.996e6, 4, "100.0 Mbit/s"),
+        (512.0, 4, "512 bit/s"),
+        (999.6, 4, "1.000 kbit/s"),
+        (0.0, 4, "0 bit/s"),
+        (24.1e9, 3, "24.1 Gbit/s"),
+        (941.4e6, 3, "941 Mbit/s"),
+        (1.2345e9, 3, "1.23 Gbit/s"),
+        (999.8e6, 3, "1.00 Gbit/s"),
+        (3.2e3, 3, "3.20 kbit/s"),
+        (-1.5e6, 3, "-1.50 Mbit/s"),
+        (-0.001, 3, "0 bit/s"),
+        (2.5e15, 3, "2500 Tbit/s"),
+    ];
+    for (bps, digits, text) in cases {
+        assert_eq!(rate::human(bps, digits), text, "{bps} at {digits} digits");
+    }
+    assert_eq!(rate::human(f64::NAN, 4), "n/a");
+    assert_eq!(rate::human(f64::INFINITY, 3), "n/a");
+}
+
+#[test]
+fn sizes_for_people_are_whole_or_one_decimal() {
+    let cases = [
+        (0, "0 B"),
+        (512, "512 B"),
+        (64 << 10, "64 KB"),
+        (1536 << 10, "1.5 MB"),
+        (6 << 20, "6 MB"),
+        (4 << 30, "4 GB"),
+        (3 << 40, "3 TB"),
+    ];
+    for (bytes, text) in cases {
+        assert_eq!(size::human(bytes), text, "{bytes}");
+    }
+}

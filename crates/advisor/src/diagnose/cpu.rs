@@ -5,13 +5,14 @@
 //! `SATURATED_PCT`, `OURS_PCT`, `PINNED_PCT`): a CPU other work filled is not called fathom's
 //! bound, and one that fathom's threads pinned there kept busy is.
 
-use super::{pct, receiver_of, Found};
-use crate::{show_size, Confidence, Settings, Severity};
+use super::found::{pct, receiver_of, Found};
+use crate::{Confidence, Settings, Severity};
 use fathom_report::model::{CpuOne, HostResult, Report, ThreadResult};
 use fathom_report::warnings::bound::{
     pinned_share, receiving_cpu, span_s, thread_share, OURS_PCT, PINNED_PCT, SATURATED_PCT,
 };
 use fathom_report::warnings::LIMITED_PCT;
+use fathom_units::size;
 
 /// The CPU findings of run `r`: one per receiving host whose reading CPU was saturated.
 pub(super) fn findings(r: &Report, s: &Settings) -> Vec<Found> {
@@ -73,8 +74,8 @@ fn bound(r: &Report, host: &HostResult, s: &Settings) -> Option<Found> {
             figures.push(("tcp_rmem_max_bytes", m as f64));
             format!(
                 "; the receive buffer ended at {} of net.ipv4.tcp_rmem's {}: the window never reached autotuning's maximum, so that sysctl is not the cause and raising it changes nothing",
-                show_size(buffer),
-                show_size(m)
+                size::human(buffer),
+                size::human(m)
             )
         }
         _ => String::new(),
@@ -106,7 +107,7 @@ fn bound(r: &Report, host: &HostResult, s: &Settings) -> Option<Found> {
         change: format!(
             "spread the flows over more CPUs: -P 4 with --affinity (CPU {} is full); a larger --read (it read {} per call); on a NIC, move its interrupts off that CPU (irq affinity, RPS)",
             cpu.cpu,
-            show_size(host.read_size.into())
+            size::human(host.read_size.into())
         ),
     })
 }

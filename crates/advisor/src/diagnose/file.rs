@@ -1,9 +1,10 @@
 //! The file copy causes: a copy whose time went to a disk (the report's `file.bottleneck` and
 //! its stage times), and, with small I/O, the I/O size.
 
-use super::Found;
-use crate::{show_size, Confidence, Severity};
+use super::found::Found;
+use crate::{Confidence, Severity};
 use fathom_report::model::Report;
+use fathom_units::size;
 
 /// I/O calls smaller than this cost a system call (and a disk request) per few pages, bytes.
 const SMALL_IO: u32 = 64 * 1024;
@@ -31,8 +32,8 @@ pub(super) fn findings(r: &Report) -> Vec<Found> {
     ];
     let seen = format!(
         "the {side} spent {disk_s:.2} s in its disk and {net_s:.2} s in the network over {} copied, with {} per I/O call",
-        show_size(f.received_bytes),
-        show_size(io.into())
+        size::human(f.received_bytes),
+        size::human(io.into())
     );
     let mut out = Vec::new();
     if io > 0 && io < SMALL_IO {
@@ -44,7 +45,7 @@ pub(super) fn findings(r: &Report) -> Vec<Found> {
             figures: figures.clone(),
             why: format!(
                 "each {} call is a system call and, uncached or with --direct, a disk request: small I/O keeps the disk's queue short and pays a fixed cost per call",
-                show_size(io.into())
+                size::human(io.into())
             ),
             change: "--io 1M (the classic rcp/ftp figures: 960 KB I/O beats 16 KB)".into(),
         });

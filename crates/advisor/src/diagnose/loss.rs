@@ -3,9 +3,10 @@
 //! (rate <= MSS x 8 / RTT x 1.22 / sqrt(p)); and UDP datagrams missing, by where the kernel and
 //! the lab's emulator say they went (the report's `udp.missing`).
 
-use super::{ms, pct, wan_param, Found};
-use crate::{show_rate, Confidence, Severity};
+use super::found::{ms, pct, wan_param, Found};
+use crate::{Confidence, Severity};
 use fathom_report::model::Report;
+use fathom_units::rate;
 
 /// A loss share worth a finding, % of the segments or datagrams sent.
 const LOSS_PCT: f64 = 0.1;
@@ -73,8 +74,8 @@ fn tcp(r: &Report) -> Option<Found> {
         figures,
         why: format!(
             "segments were lost on the path, not in the receiving socket (TCP's flow control stops a sender before the receiver's buffer overflows); with this loss and RTT one loss-based stream carries about {} (Mathis: MSS x 8 / RTT x 1.22 / sqrt(loss)), and it got {}",
-            show_rate(cap),
-            show_rate(per_flow)
+            rate::human(cap, 3),
+            rate::human(per_flow, 3)
         ),
         change: "find and fix the lossy hop (fathom udp at a rate below the path's shows loss by place); meanwhile more streams (-P 4) or a congestion control that tolerates random loss (--cc bbr, after modprobe tcp_bbr) keep more in flight".into(),
     })

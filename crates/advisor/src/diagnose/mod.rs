@@ -7,6 +7,7 @@ mod cpu;
 mod file;
 #[cfg(test)]
 mod fixture;
+mod found;
 mod loss;
 mod nagle;
 mod render;
@@ -18,7 +19,8 @@ mod window;
 pub use render::list;
 
 use crate::{Confidence, Settings, Severity};
-use fathom_report::model::{Advice, FlowResult, HostResult, Report};
+use fathom_report::model::{Advice, Report};
+use found::Found;
 
 /// Every cause's id, in the order the causes are checked (docs/advisor.md).
 pub const IDS: &[&str] = &[
@@ -36,37 +38,6 @@ pub const IDS: &[&str] = &[
     "file_disk",
     "tls_cipher",
 ];
-
-/// One finding before it becomes an [`Advice`]: typed, so that it can be ranked.
-#[derive(Clone, Debug)]
-struct Found {
-    id: &'static str,
-    severity: Severity,
-    confidence: Confidence,
-    seen: String,
-    figures: Vec<(&'static str, f64)>,
-    why: String,
-    change: String,
-}
-
-impl Found {
-    fn advice(self) -> Advice {
-        Advice {
-            id: self.id.into(),
-            severity: self.severity.name().into(),
-            confidence: self.confidence.name().into(),
-            seen: self.seen,
-            figures: self
-                .figures
-                .into_iter()
-                .filter(|(_, v)| v.is_finite())
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-            why: self.why,
-            change: self.change,
-        }
-    }
-}
 
 /// The findings for run `r` with the settings `s` (read on the host; empty when unknown),
 /// ranked: warnings before notes, surer before less sure, then in the order of [`IDS`].
@@ -161,43 +132,4 @@ fn on_loopback(r: &Report) -> bool {
                 .parse::<std::net::SocketAddr>()
                 .is_ok_and(|a| a.ip().is_loopback())
         })
-}
-
-/// The host that received flow `f`: the server for forward flows, the (first) client for
-/// reverse ones.
-fn receiver_of<'a>(r: &'a Report, f: &FlowResult) -> Option<&'a HostResult> {
-    match f.direction.as_str() {
-        "reverse" => r.hosts.get(1).or(r.hosts.first()),
-        _ => r.hosts.first(),
-    }
-}
-
-/// The rate configured on the lab's WAN links the run crossed (the lowest), bits/s.
-fn link_rate(r: &Report) -> Option<f64> {
-    wan_param(r, "rate").and_then(|v| fathom_units::rate::parse(&v).ok().map(|b| b as f64))
-}
-
-/// The value of WAN parameter `key` on the first link that sets it (either direction).
-fn wan_param(r: &Report, key: &str) -> Option<String> {
-    r.wan.iter().find_map(|w| {
-        [&w.a_to_b, &w.b_to_a].into_iter().find_map(|p| {
-            p.split([',', ' '])
-                .filter_map(|kv| kv.split_once('='))
-                .find(|(k, v)| *k == key && !v.is_empty() && !v.starts_with('0'))
-                .map(|(_, v)| v.to_string())
-        })
-    })
-}
-
-/// A percentage for the text: "39%", small ones "0.4%".
-fn pct(v: f64) -> String {
-    match v < 10.0 {
-        true => format!("{v:.1}%"),
-        false => format!("{v:.0}%"),
-    }
-}
-
-/// Milliseconds from µs for the text: "100.2 ms".
-fn ms(us: f64) -> String {
-    format!("{:.1} ms", us / 1000.0)
 }

@@ -5,7 +5,7 @@
 //! open-loop test (`--rate`) the same holding makes each transaction take one schedule period:
 //! that check is the report warning's (`warnings::held_by_schedule`).
 
-use super::{ms, Found};
+use super::found::{ms, Found};
 use crate::{Confidence, Severity};
 use fathom_report::model::Report;
 use fathom_report::warnings::held_by_schedule;

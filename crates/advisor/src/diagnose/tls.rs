@@ -2,7 +2,7 @@
 //! the cipher's CPU cost (the report's CPU seconds per GB) set the rate. It is a warning, and the
 //! CPU-bound finding on the same run ranks after it (the cipher is what filled the CPU).
 
-use super::{pct, Found};
+use super::found::{pct, Found};
 use crate::{Confidence, Severity};
 use fathom_report::model::Report;
 

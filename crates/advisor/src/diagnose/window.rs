@@ -4,10 +4,11 @@
 //! short of that maximum that the receiver did not open (with a full receiving CPU that is
 //! `cpu.rs`'s cause); and a send buffer that held the senders back.
 
-use super::{link_rate, ms, pct, receiver_of, Found};
-use crate::{show_rate, show_size, Confidence, Settings, Severity};
+use super::found::{link_rate, ms, pct, receiver_of, Found};
+use crate::{Confidence, Settings, Severity};
 use fathom_report::model::{FlowResult, Report};
 use fathom_report::warnings::LIMITED_PCT;
+use fathom_units::{rate, size};
 
 /// A window is the bound when the rate reached this share of window / RTT.
 const NEAR_CAP: f64 = 0.5;
@@ -61,13 +62,13 @@ fn clamped(r: &Report, s: &Settings) -> Vec<Found> {
             confidence: Confidence::High,
             seen: format!(
                 "--buffer asked for {opt} of {} but {sysctl} is {max} ({}) {place}",
-                show_size(req),
-                show_size(max)
+                size::human(req),
+                size::human(max)
             ),
             figures: vec![("requested_bytes", req as f64), ("limit_bytes", max as f64)],
             why: format!(
                 "a request above {sysctl} is cut to it without an error, so the buffer, and with it the window and one stream's rate (window / RTT), stay at {} whatever --buffer says",
-                show_size(max)
+                size::human(max)
             ),
             change: format!("sysctl -w {sysctl}={req}"),
         });
@@ -89,10 +90,10 @@ fn receive_window(r: &Report, s: &Settings) -> Option<Found> {
         "flow {} was limited by the receive window {} of the time; its window was {} and its RTT {}, so it could carry at most {} (window x 8 / RTT); it got {}",
         f.id,
         pct(f.rwnd_limited_pct),
-        show_size(window),
+        size::human(window),
         ms(f64::from(f.rtt_us)),
-        show_rate(cap),
-        show_rate(f.transfer.bits_per_second)
+        rate::human(cap, 3),
+        rate::human(f.transfer.bits_per_second, 3)
     );
     let figures = vec![
         ("rwnd_limited_pct", f.rwnd_limited_pct),
@@ -159,10 +160,10 @@ fn requested(
         figures,
         why: format!(
             "--buffer {} set the receive buffer, which turns autotuning off for the socket, and it is below the path's bandwidth-delay product ({} x {} = {}): one stream cannot keep more than a window in flight per round trip",
-            show_size(req),
-            show_rate(target),
+            size::human(req),
+            rate::human(target, 3),
             ms(f64::from(f.rtt_us)),
-            show_size(bdp)
+            size::human(bdp)
         ),
         change: format!(
             "--buffer {k}K (at least the BDP; raise net.core.rmem_max and wmem_max to it if they are lower), or leave --buffer out to let autotuning grow the window"
@@ -187,7 +188,7 @@ fn autotuning(
         figures,
         why: format!(
             "the receive buffer grew to net.ipv4.tcp_rmem's maximum ({}) and autotuning stops there",
-            show_size(max)
+            size::human(max)
         ),
         change: format!(
             "sysctl -w net.ipv4.tcp_rmem='4096 131072 {}' (or set --buffer to the path's BDP)",
@@ -215,13 +216,13 @@ fn receiver_slow(
             figures.push(("tcp_rmem_max_bytes", m as f64));
             format!(
                 "the receive buffer ended at {} of net.ipv4.tcp_rmem's {}: autotuning had room, so the sysctl is not the cause",
-                show_size(f.rcvbuf_end.into()),
-                show_size(m)
+                size::human(f.rcvbuf_end.into()),
+                size::human(m)
             )
         }
         None => format!(
             "the receive buffer ended at {} (net.ipv4.tcp_rmem was not read)",
-            show_size(f.rcvbuf_end.into())
+            size::human(f.rcvbuf_end.into())
         ),
     };
     Some(Found {
@@ -266,9 +267,9 @@ fn send_buffer(r: &Report, s: &Settings) -> Option<Found> {
             "flow {} was limited by its send buffer {} of the time; the buffer was {} and the RTT {}; it got {}",
             f.id,
             pct(f.sndbuf_limited_pct),
-            show_size(buffer),
+            size::human(buffer),
             ms(f64::from(f.rtt_us)),
-            show_rate(f.transfer.bits_per_second)
+            rate::human(f.transfer.bits_per_second, 3)
         ),
         figures: vec![
             ("sndbuf_limited_pct", f.sndbuf_limited_pct),

@@ -1,9 +1,9 @@
 //! A non-zero rank's side: reach rank 0 (retrying until it listens), start the agent, register
 //! it, then wait for the test's exit code while rank 0 keeps saying it is alive.
 
-use super::{
-    exchange_preambles, recv, JoinError, NotRank0, Registration, ToRank, HANDSHAKE, RANK_DOMAIN,
-    ROOT_DOMAIN, SILENCE,
+use super::error::{JoinError, NotRank0};
+use super::wire::{
+    exchange_preambles, recv, Registration, ToRank, HANDSHAKE, RANK_DOMAIN, ROOT_DOMAIN, SILENCE,
 };
 use fathom_proto::{auth, Connection, FrameError};
 use std::io;

@@ -2,7 +2,7 @@
 //! their connections alive while the test runs, and tell them its exit code.
 
 use super::error::{GatherError, Refusal};
-use super::{
+use super::wire::{
     clean_name, exchange_preambles, recv, Registration, ToRank, HANDSHAKE, HEARTBEAT, MAX_KEY,
     MAX_PENDING, RANK_DOMAIN, ROOT_DOMAIN,
 };

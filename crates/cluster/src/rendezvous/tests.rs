@@ -4,7 +4,7 @@ use super::*;
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 const LOOP: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 

@@ -1,7 +1,6 @@
 //! The cipher suites `lab up --ipsec` names: for each, the ESP and IKE proposals strongSwan
 //! negotiates and the kernel algorithms the ESP probe tries.
 
-use super::UnknownName;
 use serde::{Deserialize, Serialize};
 
 /// An ESP cipher suite, as `lab up --ipsec` names it.
@@ -95,6 +94,26 @@ impl Suite {
 impl std::fmt::Display for Suite {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// A name that is none of the known ones (a cipher suite's, a data path's).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("'{name}' is not one of {known}")]
+pub struct UnknownName {
+    /// The name given.
+    pub name: String,
+    /// The known names, comma-separated.
+    pub known: String,
+}
+
+impl UnknownName {
+    /// `name`, which is none of `known`.
+    pub fn new<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> UnknownName {
+        UnknownName {
+            name: name.to_string(),
+            known: known.into_iter().collect::<Vec<_>>().join(", "),
+        }
     }
 }
 

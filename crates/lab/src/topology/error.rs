@@ -1,22 +1,21 @@
 //! Why a topology is refused: [`TopologyError`], one variant per mistake, each carrying the
 //! node, link, key or value at fault. The lab's [`crate::Error::Topology`] carries its text.
 
-use super::subnet::Subnet;
-use super::validate::MAX_BRIDGE_PORTS;
-use super::wan::MAX_WAN_NAME;
+use super::subnet::{Subnet, SubnetError};
 use std::net::Ipv4Addr;
+
+/// Longest WAN link name (it names a control socket file too).
+pub(super) const MAX_WAN_NAME: usize = 32;
+
+/// A Linux bridge takes at most this many ports.
+pub(super) const MAX_BRIDGE_PORTS: usize = 1024;
 
 /// What is wrong with a topology (file or flags); the text is one line.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TopologyError {
     /// A subnet that is not `ADDRESS/PREFIX` with a usable prefix.
-    #[error("subnet '{text}': {why}")]
-    Subnet {
-        /// The subnet as written.
-        text: String,
-        /// What is wrong with it.
-        why: String,
-    },
+    #[error(transparent)]
+    Subnet(#[from] SubnetError),
     /// An MTU out of range.
     #[error("mtu {0}: must be 68 to 65535")]
     Mtu(u32),

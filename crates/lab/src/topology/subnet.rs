@@ -4,8 +4,6 @@ use std::fmt;
 use std::net::Ipv4Addr;
 use std::str::FromStr;
 
-use super::error::TopologyError;
-
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// An IPv4 subnet whose host bits are zero, with a prefix of 1–30 bits.
@@ -50,11 +48,21 @@ impl Subnet {
     }
 }
 
-impl FromStr for Subnet {
-    type Err = TopologyError;
+/// Why a subnet is refused: the subnet as written and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("subnet '{text}': {why}")]
+pub struct SubnetError {
+    /// The subnet as written.
+    pub text: String,
+    /// What is wrong with it.
+    pub why: String,
+}
 
-    fn from_str(s: &str) -> Result<Self, TopologyError> {
-        let bad = |why: &str| TopologyError::Subnet {
+impl FromStr for Subnet {
+    type Err = SubnetError;
+
+    fn from_str(s: &str) -> Result<Self, SubnetError> {
+        let bad = |why: &str| SubnetError {
             text: s.into(),
             why: why.into(),
         };

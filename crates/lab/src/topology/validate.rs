@@ -11,15 +11,12 @@
 use std::collections::{HashMap, HashSet};
 use std::net::Ipv4Addr;
 
-use super::error::TopologyError;
+use super::error::{TopologyError, MAX_BRIDGE_PORTS};
 use super::wan::{self, Wan};
 use super::{parse_rate, HostSpec, Interface, Link, LinkEnd, Subnet, SwitchSpec, Topology};
 use super::{HostEntry, LinkEntry, TopologyFile, WanEntry, DEFAULT_MTU, DEFAULT_SUBNET};
 use crate::name::check_node_name;
 use crate::Error;
-
-/// A Linux bridge takes at most this many ports.
-pub(super) const MAX_BRIDGE_PORTS: usize = 1024;
 
 /// What a node name refers to, with its index.
 #[derive(Clone, Copy)]

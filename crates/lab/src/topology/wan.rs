@@ -3,11 +3,8 @@
 use fathom_wan::LinkParams;
 use serde::{Deserialize, Serialize};
 
-use super::error::TopologyError;
+use super::error::{TopologyError, MAX_WAN_NAME};
 use super::WanEntry;
-
-/// Longest WAN link name (it names a control socket file too).
-pub(super) const MAX_WAN_NAME: usize = 32;
 
 /// A WAN link: a router node running the WAN emulator, joined by a veth pair to each of two
 /// nodes and forwarding frames between them as a transparent layer-2 box.

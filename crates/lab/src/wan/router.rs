@@ -46,7 +46,7 @@ pub fn run(lab: &str, link: &str) -> Result<()> {
         .ok_or_else(|| Error::NoSuchWan {
             lab: lab.to_string(),
             name: link.to_string(),
-            known: super::known_names(&state.layout),
+            known: super::status::known_names(&state.layout),
         })?
         .spec
         .clone();

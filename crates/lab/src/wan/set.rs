@@ -38,7 +38,7 @@ pub fn set_wan(
     let wan = lab.layout().wan(name).ok_or_else(|| Error::NoSuchWan {
         lab: lab.name().to_string(),
         name: name.to_string(),
-        known: super::known_names(lab.layout()),
+        known: super::status::known_names(lab.layout()),
     })?;
     let link = wan.spec.name.clone();
     let refused = |message: String| Error::WanParams {

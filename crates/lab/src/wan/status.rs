@@ -1,17 +1,17 @@
 //! What a lab's WAN links are doing: [`wan_links`] asks each forwarder for its parameters and
-//! counters, falling back to the parameters it last saved when it does not answer.
+//! counters, falling back to the parameters it last saved when it does not answer; and the
+//! names of a lab's links, which the errors about an unknown one list.
 
 use std::path::Path;
 use std::time::Duration;
 
 use fathom_wan::Counters;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::control::{self, Request};
-use super::DirectionParams;
 use crate::error::Result;
 use crate::lab::Lab;
-use crate::layout::WanLink;
+use crate::layout::{Layout, WanLink};
 use crate::netns;
 
 /// How long `status` waits for a forwarder's answer.
@@ -117,4 +117,23 @@ fn link_status(lab: &Lab, wan: &WanLink) -> WanLinkStatus {
 /// The parameters a forwarder last saved, if it did.
 fn saved_params(file: &Path) -> Option<DirectionParams> {
     serde_json::from_slice(&std::fs::read(file).ok()?).ok()
+}
+
+/// A WAN link's parameters per direction, in the emulator's text form.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirectionParams {
+    /// For frames from A (`ends[0]`) to B (`ends[1]`).
+    pub a_to_b: String,
+    /// For frames from B to A.
+    pub b_to_a: String,
+}
+
+/// The names of a layout's WAN links, comma-separated, or `none`.
+pub(crate) fn known_names(layout: &Layout) -> String {
+    let names: Vec<&str> = layout.wans.iter().map(|w| w.spec.name.as_str()).collect();
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    }
 }

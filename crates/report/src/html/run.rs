@@ -3,10 +3,11 @@
 //! findings when the run has them, and the interval charts.
 
 use super::{charts, esc, notes, table};
+use crate::floor::text::human_bytes;
+use crate::metric::{rr, BITS_PER_SECOND, CWND, PACKETS, RETRANSMITS, RTT_US};
 use crate::model::{Interval, Report, Summary};
 use crate::plot::interval_chart;
 use crate::table::rate;
-use crate::warnings::human_bytes;
 
 /// The section of run `r`, headed `title`, with `about` (what ran) under the heading and under
 /// every chart.
@@ -174,21 +175,21 @@ fn chart_metrics(r: &Report) -> Vec<&'static str> {
     }
     let mut m = Vec::new();
     if iv.iter().any(|i| i.rr().is_some()) {
-        m.push("transactions_per_second");
+        m.push(rr::TRANSACTIONS_PER_SECOND);
         if iv
             .iter()
             .filter_map(Interval::rr)
             .any(|rr| rr.latency_p99_us.is_some())
         {
-            m.push("latency_p99_us");
+            m.push(rr::LATENCY_P99_US);
         }
     } else {
-        m.push("bits_per_second");
+        m.push(BITS_PER_SECOND);
         if iv.iter().any(|i| i.rtt_us > 0.0) {
-            m.extend(["rtt_us", "cwnd"]);
+            m.extend([RTT_US, CWND]);
         }
         if iv.iter().any(|i| i.retransmits > 0) {
-            m.push("retransmits");
+            m.push(RETRANSMITS);
         }
     }
     if iv
@@ -196,7 +197,7 @@ fn chart_metrics(r: &Report) -> Vec<&'static str> {
         .flat_map(|i| &i.flows)
         .any(|f| f.data_segs_out > 0)
     {
-        m.push("packets");
+        m.push(PACKETS);
     }
-    m
+    m.into_iter().map(|m| m.name).collect()
 }

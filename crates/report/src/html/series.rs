@@ -23,7 +23,7 @@ pub fn section(title: &str, s: &Series, x_axis: &str, more: &[String]) -> String
         let latency = s
             .points
             .iter()
-            .any(|p| p.metric("latency_p50_us").is_some());
+            .any(|p| p.metric(crate::metric::rr::LATENCY_P50_US.name).is_some());
         if latency {
             list.push(latency_chart(s, x_axis));
         }

@@ -1,7 +1,7 @@
 //! The hosts of a report: each host's facts and figures with its threads, the groups of client
 //! hosts, and the lab's WAN emulator links the test crossed.
 
-use super::Cpu;
+use super::cpu::Cpu;
 use serde::{Deserialize, Serialize};
 
 /// The client hosts of one group, together: the cluster aggregate of their flows.

@@ -5,9 +5,9 @@
 //! other fields, as schema 2 always wrote it; the keys schema 2 wrote for every kind stay in
 //! every document, `null` where another kind (or none) owns the record. A kind added later
 //! writes only its own key. The enums themselves (`KindTest`, `KindSummary`, `KindFlow`,
-//! `KindInterval`) are declared with `kind_value!` in the sections' registry
-//! (`crate::sections`): a kind with a section adds one variant to each record it extends there,
-//! its type from the kind's `sections/<kind>/model.rs`.
+//! `KindInterval`) are declared with `kind_value!` beside their records in `model.rs`: a kind
+//! with a section adds one variant to each record it extends there, its type from the kind's
+//! `sections/<kind>/model.rs`.
 
 use serde::de::{Deserialize, Deserializer, Error as _};
 use serde::ser::{SerializeMap, Serializer};

@@ -1,7 +1,7 @@
 //! The TLS section of a report: `test.tls` (the options as run) and `summary.tls` (what the
 //! sessions negotiated and what encryption cost), present for TLS tests and `null` otherwise.
 
-use super::ServiceDemand;
+use super::cpu::ServiceDemand;
 use serde::{Deserialize, Serialize};
 
 /// The TLS options as run (`test.tls`).

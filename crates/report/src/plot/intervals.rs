@@ -4,38 +4,31 @@
 
 use super::units::scale;
 use super::{Chart, Line, PlotError, PlotPoint, Shade};
+use crate::metric::{self, PACKETS};
 use crate::model::{Interval, Report};
 
-/// The metrics [`interval_chart`] draws.
-const METRICS: [&str; 9] = [
-    "bits_per_second",
-    "rtt_us",
-    "cwnd",
-    "retransmits",
-    "transactions_per_second",
-    "latency_p50_us",
-    "latency_p99_us",
-    "datagrams_per_second",
-    "packets",
-];
-
-/// The metrics [`interval_chart`] knows.
-pub fn interval_metrics() -> &'static [&'static str] {
-    &METRICS
+/// The metrics [`interval_chart`] knows: every metric intervals have (the registry's, in its
+/// order), then data and ACK packets.
+pub fn interval_metrics() -> Vec<&'static str> {
+    metric::of_intervals()
+        .chain([&PACKETS])
+        .map(|m| m.name)
+        .collect()
 }
 
 /// `metric` over `r`'s intervals (x = each interval's end, seconds since the test started).
 pub fn interval_chart(r: &Report, metric: &str) -> Result<Chart, PlotError> {
-    if !METRICS.contains(&metric) {
+    let known = interval_metrics();
+    if !known.contains(&metric) {
         return Err(PlotError::NoIntervalMetric {
             metric: metric.into(),
-            choices: METRICS.join(", "),
+            choices: known.join(", "),
         });
     }
     if r.intervals.is_empty() {
         return Err(PlotError::NoIntervals);
     }
-    let raw = if metric == "packets" {
+    let raw = if metric == PACKETS.name {
         packets(&r.intervals)?
     } else {
         vec![(String::new(), one(&r.intervals, metric)?)]
@@ -62,7 +55,7 @@ pub fn interval_chart(r: &Report, metric: &str) -> Result<Chart, PlotError> {
         })
         .collect();
     Ok(Chart {
-        title: if metric == "packets" {
+        title: if metric == PACKETS.name {
             "Data and ACK packets over time".into()
         } else {
             format!("{} over time", sc.title)
@@ -91,7 +84,7 @@ fn warm_up(intervals: &[Interval]) -> Option<Shade> {
 fn one(intervals: &[Interval], metric: &str) -> Result<Vec<(f64, f64)>, PlotError> {
     let values: Vec<(f64, f64)> = intervals
         .iter()
-        .filter_map(|i| Some((i.end, i.metric(metric)?)))
+        .filter_map(|i| Some((i.end, metric::of_interval(i, metric)?)))
         .collect();
     if values.is_empty() {
         return Err(PlotError::IntervalsLack(metric.into()));

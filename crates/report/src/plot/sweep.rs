@@ -2,8 +2,9 @@
 //! other options, with the Student-t interval of each point as an error bar; and a series of
 //! iterations alone, run by run.
 
-use super::units::{axis_value, scale};
+use super::units::{axis_value, scale, Scale};
 use super::{Chart, Line, Mark, PlotError, PlotPoint, Stroke};
+use crate::metric::rr;
 use crate::series::{Axis, Param, Point, Series};
 use crate::stats::describe;
 
@@ -14,9 +15,9 @@ const MAX_NAMED_TICKS: usize = 16;
 const LOG_SPAN: f64 = 20.0;
 /// The latency percentiles [`latency_chart`] draws, with their legend names.
 const PERCENTILES: [(&str, &str); 3] = [
-    ("latency_p50_us", "p50"),
-    ("latency_p90_us", "p90"),
-    ("latency_p99_us", "p99"),
+    (rr::LATENCY_P50_US.name, "p50"),
+    (rr::LATENCY_P90_US.name, "p90"),
+    (rr::LATENCY_P99_US.name, "p99"),
 ];
 
 /// `metric`'s mean (with its confidence interval) against the swept option `x_axis`.
@@ -74,7 +75,7 @@ pub fn latency_chart(s: &Series, x_axis: &str) -> Result<Chart, PlotError> {
         return Err(PlotError::NoLatency(list(&names)));
     }
     let metrics: Vec<&str> = present.iter().map(|(m, _)| *m).collect();
-    let sc = scale("latency", largest(s, &metrics));
+    let sc = Scale::of("Latency", "µs", largest(s, &metrics));
     let mut lines = Vec::new();
     for (g, (label, points)) in groups(s, x_axis).into_iter().enumerate() {
         for (metric, short) in &present {

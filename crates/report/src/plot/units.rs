@@ -1,5 +1,5 @@
-//! Units of the plots: swept values read as numbers ("16K", "10ms"), metrics named and scaled
-//! for the y axis (bits/s as Gbit/s or Mbit/s, µs as ms when large).
+//! Units of the plots: swept values read as numbers ("16K", "10ms"), metrics named (by the
+//! metric registry) and scaled for the y axis (bits/s as Gbit/s or Mbit/s, µs as ms when large).
 
 /// A swept value as a number: plain numbers are themselves, sizes are bytes (K = 1024, as the
 /// CLI takes them), durations are seconds. `None` for words ("on", "cubic").
@@ -27,6 +27,21 @@ pub struct Scale {
 }
 
 impl Scale {
+    /// The scale of values in `unit` whose largest is `max`, titled `title`: bit/s as kbit/s
+    /// to Gbit/s, µs as ms from 10 ms.
+    pub fn of(title: &str, unit: &'static str, max: f64) -> Scale {
+        let (factor, unit) = match unit {
+            "bit/s" => bits_scale(max),
+            "µs" if max >= 10_000.0 => (1e-3, "ms"),
+            u => (1.0, u),
+        };
+        Scale {
+            title: title.to_string(),
+            factor,
+            unit,
+        }
+    }
+
     /// The axis label: "Throughput (Gbit/s)".
     pub fn label(&self) -> String {
         if self.unit.is_empty() {
@@ -47,18 +62,12 @@ impl Scale {
     }
 }
 
-/// The scale for `metric` whose largest value is `max` (in the metric's own unit).
+/// The scale for `metric` whose largest value is `max` (in the metric's own unit): its label
+/// and unit from the metric registry; a name it does not know is its own title, unitless.
 pub fn scale(metric: &str, max: f64) -> Scale {
-    let (title, unit) = describe(metric);
-    let (factor, unit) = match unit {
-        "bit/s" => bits_scale(max),
-        "µs" if max >= 10_000.0 => (1e-3, "ms"),
-        u => (1.0, u),
-    };
-    Scale {
-        title: title.to_string(),
-        factor,
-        unit,
+    match crate::metric::find(metric) {
+        Some(m) => Scale::of(m.label, m.unit, max),
+        None => Scale::of(metric, "", max),
     }
 }
 
@@ -68,42 +77,6 @@ fn bits_scale(max: f64) -> (f64, &'static str) {
         m if m >= 1e6 => (1e-6, "Mbit/s"),
         m if m >= 1e3 => (1e-3, "kbit/s"),
         _ => (1.0, "bit/s"),
-    }
-}
-
-/// A metric's title and its stored unit.
-fn describe(metric: &str) -> (&str, &'static str) {
-    match metric {
-        "bits_per_second" => ("Throughput", "bit/s"),
-        "sender_bits_per_second" => ("Sender throughput", "bit/s"),
-        "aggregate_bits_per_second" => ("Aggregate throughput", "bit/s"),
-        "retransmits" => ("Retransmits", "segments"),
-        "cpu_local_percent" => ("CPU, local", "%"),
-        "cpu_remote_percent" => ("CPU, remote", "%"),
-        "busiest_cpu_local_percent" => ("Busiest CPU, local", "%"),
-        "service_demand_local_us_per_kb" => ("Service demand, local", "µs/KB"),
-        "service_demand_remote_us_per_kb" => ("Service demand, remote", "µs/KB"),
-        "rtt_us" => ("RTT", "µs"),
-        "cwnd" => ("Congestion window", "segments"),
-        "data_segs_per_ack" => ("Data segments per ACK", ""),
-        "cpu_s_per_gb" => ("CPU per GB moved", "CPU s/GB"),
-        "window_bytes" => ("Advertised receive window", "B"),
-        "transactions_per_second" => ("Transactions/s", ""),
-        "connections_per_second" => ("Connections/s", ""),
-        "packets" => ("Packets/s", ""),
-        "latency_p50_us" => ("Latency p50", "µs"),
-        "latency_p90_us" => ("Latency p90", "µs"),
-        "latency_p99_us" => ("Latency p99", "µs"),
-        "latency_p999_us" => ("Latency p99.9", "µs"),
-        "latency_mean_us" => ("Mean latency", "µs"),
-        "latency" => ("Latency", "µs"),
-        "cpu_us_per_transaction_local" => ("CPU per transaction, local", "µs"),
-        "datagrams_per_second" => ("Datagrams/s", ""),
-        "sender_datagrams_per_second" => ("Sender datagrams/s", ""),
-        "lost_percent" => ("Datagrams lost", "%"),
-        "jitter_us" => ("Jitter (RFC 3550)", "µs"),
-        "cpu_ns_per_datagram_local" => ("CPU per datagram, local", "ns"),
-        other => (other, ""),
     }
 }
 

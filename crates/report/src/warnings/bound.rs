@@ -2,7 +2,8 @@
 //! that autotuning could not grow (the sysctl) or that the receiving application did not drain
 //! (its CPU), and a saturated CPU that fathom's own threads were on, or someone else's work.
 
-use super::human_bytes;
+use crate::floor::ratio;
+use crate::floor::text::human_bytes;
 use crate::model::{CpuOne, HostResult, Report, ThreadResult};
 use crate::run::{RunData, View};
 
@@ -148,7 +149,7 @@ pub fn span_s(r: &Report) -> f64 {
 /// seconds (0 without a span): with [`OURS_PCT`], whether fathom helped fill a CPU.
 pub fn thread_share(host: &HostResult, on: &dyn Fn(&ThreadResult) -> bool, span_s: f64) -> f64 {
     let s: f64 = host.threads.iter().filter(|t| on(t)).map(|t| t.cpu_s).sum();
-    crate::build::ratio(s * 100.0, span_s)
+    ratio(s * 100.0, span_s)
 }
 
 /// "0.1%", "35%": a share of one CPU, small ones with a decimal.

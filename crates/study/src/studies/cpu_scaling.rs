@@ -2,12 +2,13 @@
 //! machine's (`--cpus N` pins the workers to CPUs 0..N-1), for 1 and 10 connections. The classic
 //! study needed 2 CPUs to drive a gigabit card and 3 per card to receive with 10 connections.
 
-use super::{iterations, timing};
+use super::shared::{iterations, timing};
 use crate::curve::{curve, number_x, values, Curve};
 use crate::spec::{axis, SweepSpec};
 use crate::{say, shape, Study};
 use fathom_proto::plan::KindId;
-use fathom_report::series::{metric, Series};
+use fathom_report::metric;
+use fathom_report::series::Series;
 
 /// The study.
 pub(crate) const STUDY: Study = Study {
@@ -44,10 +45,10 @@ fn sweeps(quick: bool, cpus: u32) -> Vec<SweepSpec> {
         axes: vec![axis("cpus", &counts), axis("parallel", &["1", "10"])],
         iterations: iterations(quick),
         x_axis: "cpus".into(),
-        metric: metric::BITS_PER_SECOND.into(),
+        metric: metric::BITS_PER_SECOND.name.into(),
         more_metrics: vec![
-            metric::CPU_S_PER_GB.into(),
-            metric::CPU_LOCAL_PERCENT.into(),
+            metric::CPU_S_PER_GB.name.into(),
+            metric::CPU_LOCAL_PERCENT.name.into(),
         ],
         ..SweepSpec::default()
     }]
@@ -61,9 +62,9 @@ fn findings(series: &[Series]) -> Vec<String> {
     for p in values(s, "parallel") {
         let label = say::plural(&p, "connection", "connections");
         let by_cpus = |m| curve(s, "cpus", m, &[("parallel", &p)], number_x);
-        let bps = by_cpus(metric::BITS_PER_SECOND);
+        let bps = by_cpus(metric::BITS_PER_SECOND.name);
         out.push(speedup(&label, &bps));
-        out.extend(cpu_cost(&label, &by_cpus(metric::CPU_S_PER_GB)));
+        out.extend(cpu_cost(&label, &by_cpus(metric::CPU_S_PER_GB.name)));
         out.extend(plateau(&label, &bps));
     }
     out

@@ -4,12 +4,13 @@
 //! 4–9.5 MB/s on a link that carried 78 MB/s memory to memory: the I/O size, not the network,
 //! held them back.
 
-use super::{iterations, size_label};
+use super::shared::{iterations, size_label};
 use crate::curve::{curve, size_x, values, Curve};
 use crate::spec::{args, axis, SweepSpec};
 use crate::{say, shape, Study};
 use fathom_proto::plan::KindId;
-use fathom_report::series::{metric, Series};
+use fathom_report::metric;
+use fathom_report::series::Series;
 
 /// The study.
 pub(crate) const STUDY: Study = Study {
@@ -39,8 +40,8 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
             axes: vec![axis("size", sizes), axis("io", &IO)],
             iterations: iterations(quick),
             x_axis: "io".into(),
-            metric: metric::BITS_PER_SECOND.into(),
-            more_metrics: vec![metric::CPU_S_PER_GB.into()],
+            metric: metric::BITS_PER_SECOND.name.into(),
+            more_metrics: vec![metric::CPU_S_PER_GB.name.into()],
             ..SweepSpec::default()
         },
         SweepSpec {
@@ -50,7 +51,7 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
             axes: vec![axis("bytes", sizes)],
             iterations: iterations(quick),
             x_axis: "bytes".into(),
-            metric: metric::BITS_PER_SECOND.into(),
+            metric: metric::BITS_PER_SECOND.name.into(),
             more_metrics: Vec::new(),
             ..SweepSpec::default()
         },
@@ -61,11 +62,11 @@ fn findings(series: &[Series]) -> Vec<String> {
     let [copies, streams, ..] = series else {
         return vec!["The copy or the stream sweep is missing: nothing to compare.".into()];
     };
-    let ceiling = curve(streams, "bytes", metric::BITS_PER_SECOND, &[], size_x);
+    let ceiling = curve(streams, "bytes", metric::BITS_PER_SECOND.name, &[], size_x);
     values(copies, "size")
         .iter()
         .map(|size| {
-            let c = curve(copies, "io", metric::BITS_PER_SECOND, &[("size", size)], size_x);
+            let c = curve(copies, "io", metric::BITS_PER_SECOND.name, &[("size", size)], size_x);
             let file = size_label(size);
             let Some(b) = shape::best(&c.ys) else {
                 return format!("{file} files: no copy succeeded.");
@@ -98,7 +99,7 @@ fn findings(series: &[Series]) -> Vec<String> {
 /// The best copy's rate `best` against the stream of the same `size` (its rates: `ceiling`),
 /// unless that stream ran too short to compare with.
 fn against_stream(streams: &Series, ceiling: &Curve, size: &str, best: f64) -> String {
-    let lasted = curve(streams, "bytes", "seconds", &[], size_x).at(size);
+    let lasted = curve(streams, "bytes", metric::SECONDS.name, &[], size_x).at(size);
     if let Some(t) = lasted.filter(|t| *t < MIN_RUN_S) {
         return format!(
             "; the stream of that size lasted {}, too short to compare with",
@@ -125,7 +126,7 @@ fn against_stream(streams: &Series, ceiling: &Curve, size: &str, best: f64) -> S
 /// The shortest run of the points along `x` at `fixed`, when it lasted under [`MIN_RUN_S`];
 /// `None` when every run lasted long enough or the series holds no durations.
 fn too_short(s: &Series, x: &str, fixed: &[(&str, &str)]) -> Option<f64> {
-    curve(s, x, "seconds", fixed, size_x)
+    curve(s, x, metric::SECONDS.name, fixed, size_x)
         .ys
         .into_iter()
         .filter(|t| *t < MIN_RUN_S)
@@ -147,10 +148,10 @@ fn why(copies: &Series, size: &str, best: &str, worst: &str) -> String {
             "at {}: {calls} disk reads and as many writes per MB; blocked in disk reads {}, \
              disk writes {}, waiting on the network {} (sender) and {} (receiver) of the copy",
             size_label(io),
-            share("file_sender_disk_share"),
-            share("file_receiver_disk_share"),
-            share("file_sender_net_share"),
-            share("file_receiver_net_share"),
+            share(metric::file::SENDER_DISK_SHARE.name),
+            share(metric::file::RECEIVER_DISK_SHARE.name),
+            share(metric::file::SENDER_NET_SHARE.name),
+            share(metric::file::RECEIVER_NET_SHARE.name),
         )
     };
     match best == worst {

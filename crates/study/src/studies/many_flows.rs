@@ -1,12 +1,13 @@
 //! many-flows: aggregate throughput from 1 to 2000 connections on one host. The classic 10 GbE
 //! study saw receive fall from 30 to 15 Gbit/s at 2000 connections (the cost of small ACKs).
 
-use super::{iterations, timing, KNEE};
+use super::shared::{iterations, timing, KNEE};
 use crate::curve::{curve, number_x};
 use crate::spec::{axis, SweepSpec};
 use crate::{say, shape, Study};
 use fathom_proto::plan::KindId;
-use fathom_report::series::{metric, Series};
+use fathom_report::metric;
+use fathom_report::series::Series;
 
 /// The study.
 pub(crate) const STUDY: Study = Study {
@@ -29,8 +30,11 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
         axes: vec![axis("parallel", if quick { &QUICK } else { &FULL })],
         iterations: iterations(quick),
         x_axis: "parallel".into(),
-        metric: metric::BITS_PER_SECOND.into(),
-        more_metrics: vec![metric::CPU_S_PER_GB.into(), metric::RETRANSMITS.into()],
+        metric: metric::BITS_PER_SECOND.name.into(),
+        more_metrics: vec![
+            metric::CPU_S_PER_GB.name.into(),
+            metric::RETRANSMITS.name.into(),
+        ],
         ..SweepSpec::default()
     }]
 }
@@ -43,7 +47,7 @@ fn findings(series: &[Series]) -> Vec<String> {
     let Some(s) = series.first() else {
         return Vec::new();
     };
-    let c = curve(s, "parallel", metric::BITS_PER_SECOND, &[], number_x);
+    let c = curve(s, "parallel", metric::BITS_PER_SECOND.name, &[], number_x);
     let last = c.len().saturating_sub(1);
     let (Some(b), Some(k)) = (shape::best(&c.ys), shape::knee(&c.ys, KNEE)) else {
         return vec![if c.is_empty() {

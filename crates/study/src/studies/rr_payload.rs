@@ -3,12 +3,13 @@
 //! classic study found delayed ACK better at most sizes (the ACK rides on the response) and a
 //! 140 µs round trip at 4 bytes (~70 µs one way).
 
-use super::{iterations, size_label};
+use super::shared::{iterations, size_label};
 use crate::curve::{curve, metric, size_x, values};
 use crate::spec::{args, axis, SweepSpec};
 use crate::{say, shape, Study};
 use fathom_proto::plan::KindId;
-use fathom_report::series::{metric, Series};
+use fathom_report::metric;
+use fathom_report::series::Series;
 
 /// The study.
 pub(crate) const STUDY: Study = Study {
@@ -22,7 +23,7 @@ pub(crate) const STUDY: Study = Study {
 
 const FULL: [&str; 7] = ["4", "40", "100", "250", "536", "1024", "1460"];
 const QUICK: [&str; 4] = ["4", "100", "536", "1460"];
-const P50: &str = "latency_p50_us";
+const P50: &str = metric::rr::LATENCY_P50_US.name;
 
 fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
     vec![SweepSpec {
@@ -39,8 +40,8 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
         ],
         iterations: iterations(quick),
         x_axis: "size".into(),
-        metric: metric::TRANSACTIONS_PER_SECOND.into(),
-        more_metrics: vec![P50.into(), "latency_p99_us".into()],
+        metric: metric::rr::TRANSACTIONS_PER_SECOND.name.into(),
+        more_metrics: vec![P50.into(), metric::rr::LATENCY_P99_US.name.into()],
         ..SweepSpec::default()
     }]
 }
@@ -90,7 +91,10 @@ fn findings(series: &[Series]) -> Vec<String> {
 /// Transactions/s at `size` with `quickack`, and its p50 latency when measured.
 fn tps_p50(s: &Series, size: &str, quickack: &str) -> Option<(f64, Option<f64>)> {
     let p = crate::curve::point(s, &[("size", size), ("quickack", quickack)])?;
-    Some((metric(p, metric::TRANSACTIONS_PER_SECOND)?, metric(p, P50)))
+    Some((
+        metric(p, metric::rr::TRANSACTIONS_PER_SECOND.name)?,
+        metric(p, P50),
+    ))
 }
 
 /// At how many sizes delayed ACK on beats off, and the average difference.
@@ -98,14 +102,14 @@ fn delayed_vs_quick(s: &Series) -> Option<String> {
     let delayed = curve(
         s,
         "size",
-        metric::TRANSACTIONS_PER_SECOND,
+        metric::rr::TRANSACTIONS_PER_SECOND.name,
         &[("quickack", "off")],
         size_x,
     );
     let quick = curve(
         s,
         "size",
-        metric::TRANSACTIONS_PER_SECOND,
+        metric::rr::TRANSACTIONS_PER_SECOND.name,
         &[("quickack", "on")],
         size_x,
     );
@@ -130,7 +134,7 @@ fn delayed_vs_quick(s: &Series) -> Option<String> {
 fn separated(s: &Series, sizes: &[String]) -> String {
     let stat = |size: &str, q: &str| {
         crate::curve::point(s, &[("size", size), ("quickack", q)])?
-            .metric(metric::TRANSACTIONS_PER_SECOND)
+            .metric(metric::rr::TRANSACTIONS_PER_SECOND.name)
             .filter(|st| st.n > 1)
             .cloned()
     };

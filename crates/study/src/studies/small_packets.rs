@@ -3,12 +3,13 @@
 //! study needed 1,000 threads to pass 1.5 M packets/s of 64 bytes; one `sendto` per datagram
 //! keeps today's tools near 300 k/s on one core.
 
-use super::{iterations, size_label, timing};
+use super::shared::{iterations, size_label, timing};
 use crate::curve::{metric, point};
 use crate::spec::{axis, SweepSpec};
 use crate::{say, shape, Study};
 use fathom_proto::plan::KindId;
-use fathom_report::series::{metric, Point, Series};
+use fathom_report::metric;
+use fathom_report::series::{Point, Series};
 
 /// The study.
 pub(crate) const STUDY: Study = Study {
@@ -24,9 +25,9 @@ const FULL_SIZES: [&str; 5] = ["64", "512", "1472", "8K", "65507"];
 const QUICK_SIZES: [&str; 2] = ["64", "1472"];
 const FULL_FLOWS: [&str; 3] = ["1", "4", "16"];
 const QUICK_FLOWS: [&str; 2] = ["1", "4"];
-const SENT: &str = "sender_datagrams_per_second";
-const LOST: &str = "lost_percent";
-const CPU: &str = "cpu_ns_per_datagram_local";
+const SENT: &str = metric::udp::SENDER_DATAGRAMS_PER_SECOND.name;
+const LOST: &str = metric::udp::LOST_PERCENT.name;
+const CPU: &str = metric::udp::CPU_NS_PER_DATAGRAM_LOCAL.name;
 /// Loss above this share (percent) says the receiver, not the sender, set the rate.
 const RECEIVER_BOUND: f64 = 1.0;
 
@@ -42,7 +43,7 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
         ],
         iterations: iterations(quick),
         x_axis: "size".into(),
-        metric: metric::DATAGRAMS_PER_SECOND.into(),
+        metric: metric::udp::DATAGRAMS_PER_SECOND.name.into(),
         more_metrics: vec![SENT.into(), LOST.into(), CPU.into()],
         ..SweepSpec::default()
     }]
@@ -70,7 +71,7 @@ fn findings(series: &[Series]) -> Vec<String> {
     let Some((peak, rate)) = s
         .points
         .iter()
-        .filter_map(|p| Some((p, metric(p, metric::DATAGRAMS_PER_SECOND)?)))
+        .filter_map(|p| Some((p, metric(p, metric::udp::DATAGRAMS_PER_SECOND.name)?)))
         .max_by(|a, b| a.1.total_cmp(&b.1))
     else {
         return vec!["No point succeeded.".into()];
@@ -96,8 +97,8 @@ fn findings(series: &[Series]) -> Vec<String> {
 fn gso_gain(s: &Series, size: &str) -> Option<String> {
     let (off, on) = (at(s, size, "1", "off")?, at(s, size, "1", "on")?);
     let (a, b) = (
-        metric(off, metric::DATAGRAMS_PER_SECOND)?,
-        metric(on, metric::DATAGRAMS_PER_SECOND)?,
+        metric(off, metric::udp::DATAGRAMS_PER_SECOND.name)?,
+        metric(on, metric::udp::DATAGRAMS_PER_SECOND.name)?,
     );
     let cpu = |p| metric(p, CPU).map_or("n/a".into(), |c: f64| format!("{c:.0} ns"));
     Some(format!(
@@ -126,9 +127,13 @@ fn gso_path(s: &Series) -> &'static str {
 /// share of what was sent, else the sender's path through the kernel, one datagram at a time.
 fn limit(s: &Series, size: &str) -> Option<String> {
     let p = at(s, size, "1", "off")?;
-    let (got, sent) = (metric(p, metric::DATAGRAMS_PER_SECOND)?, metric(p, SENT)?);
+    let (got, sent) = (
+        metric(p, metric::udp::DATAGRAMS_PER_SECOND.name)?,
+        metric(p, SENT)?,
+    );
     let lost = metric(p, LOST).unwrap_or(0.0);
-    let gso = at(s, size, "1", "on").and_then(|q| metric(q, metric::DATAGRAMS_PER_SECOND));
+    let gso =
+        at(s, size, "1", "on").and_then(|q| metric(q, metric::udp::DATAGRAMS_PER_SECOND.name));
     Some(if lost >= RECEIVER_BOUND {
         format!(
             "The receiver limits {}: it lost {} of the {}/s sent, dropped where it could not keep up (its socket buffer).",

@@ -2,12 +2,13 @@
 //! connections (the Sun Fire 6800 gigabit study: one connection needed 48 KB and gained nothing
 //! above 128 KB; 64 KB was the chosen compromise).
 
-use super::{iterations, knee_sentence, timing, KNEE};
+use super::shared::{iterations, knee_sentence, timing, KNEE};
 use crate::curve::{curve, size_x, values, Curve};
 use crate::spec::{axis, SweepSpec};
 use crate::{say, shape, Study};
 use fathom_proto::plan::KindId;
-use fathom_report::series::{metric, Series};
+use fathom_report::metric;
+use fathom_report::series::Series;
 
 /// The study.
 pub(crate) const STUDY: Study = Study {
@@ -35,8 +36,8 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
             axes: vec![axis(opt, sizes), axis("parallel", &["1", "10"])],
             iterations: iterations(quick),
             x_axis: opt.to_string(),
-            metric: metric::BITS_PER_SECOND.into(),
-            more_metrics: vec![metric::CPU_S_PER_GB.into()],
+            metric: metric::BITS_PER_SECOND.name.into(),
+            more_metrics: vec![metric::CPU_S_PER_GB.name.into()],
             ..SweepSpec::default()
         })
         .collect()
@@ -54,7 +55,13 @@ fn findings(series: &[Series]) -> Vec<String> {
         };
         let mut side_knees = Vec::new();
         for p in values(s, "parallel") {
-            let c = curve(s, opt, metric::BITS_PER_SECOND, &[("parallel", &p)], size_x);
+            let c = curve(
+                s,
+                opt,
+                metric::BITS_PER_SECOND.name,
+                &[("parallel", &p)],
+                size_x,
+            );
             let conns = say::plural(&p, "connection", "connections");
             out.push(knee_sentence(
                 &format!("{name}, {conns}"),

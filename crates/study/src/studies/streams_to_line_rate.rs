@@ -3,13 +3,14 @@
 //! encrypted-streams study drove netperf under mpirun for IPsec and uperf's `protocol=ssl` for
 //! TLS. The stream count doubles from 1, then bisects between the last miss and the first hit.
 
-use super::{iterations, timing};
+use super::shared::{iterations, timing};
 use crate::curve::{curve, metric, number_x, point, values};
 use crate::search::Search;
 use crate::spec::{args, axis, SweepSpec, UNAVAILABLE};
 use crate::{say, shape, Study};
 use fathom_proto::plan::KindId;
-use fathom_report::series::{metric, Point, Series};
+use fathom_report::metric;
+use fathom_report::series::{Point, Series};
 
 /// The study.
 pub(crate) const STUDY: Study = Study {
@@ -21,8 +22,8 @@ pub(crate) const STUDY: Study = Study {
     findings,
 };
 
-const CPU_REMOTE: &str = "cpu_remote_percent";
-const CPU_EMULATOR: &str = "emulator_cpu_percent";
+const CPU_REMOTE: &str = metric::CPU_REMOTE_PERCENT.name;
+const CPU_EMULATOR: &str = metric::EMULATOR_CPU_PERCENT.name;
 /// The share of the link's rate the aggregate must reach.
 const SHARE: f64 = 0.9;
 /// The ESP algorithm of the IPsec mode.
@@ -65,15 +66,15 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
                 axes: vec![axis("rate", &[rate]), axis("parallel", &steps)],
                 iterations: iterations(quick),
                 x_axis: "parallel".into(),
-                metric: metric::BITS_PER_SECOND.into(),
+                metric: metric::BITS_PER_SECOND.name.into(),
                 more_metrics: vec![
-                    metric::CPU_S_PER_GB.into(),
-                    metric::CPU_LOCAL_PERCENT.into(),
+                    metric::CPU_S_PER_GB.name.into(),
+                    metric::CPU_LOCAL_PERCENT.name.into(),
                     CPU_REMOTE.into(),
                 ],
                 search: Some(Search {
                     axis: "parallel".into(),
-                    metric: metric::BITS_PER_SECOND.into(),
+                    metric: metric::BITS_PER_SECOND.name.into(),
                     target,
                     max,
                 }),
@@ -150,7 +151,7 @@ fn datapath(s: &Series, m: &str) -> Option<String> {
 
 /// The mode's sentences: where it reaches 90% (or that it never does), then one stream.
 fn mode_findings(s: &Series, m: &str, rate: f64, link: &str, fills: &mut Vec<Fill>) -> Vec<String> {
-    let c = curve(s, "parallel", metric::BITS_PER_SECOND, &[], number_x);
+    let c = curve(s, "parallel", metric::BITS_PER_SECOND.name, &[], number_x);
     if c.is_empty() {
         return vec![format!("{m}: no point succeeded.")];
     }
@@ -175,7 +176,7 @@ fn mode_findings(s: &Series, m: &str, rate: f64, link: &str, fills: &mut Vec<Fil
             fills.push(Fill {
                 mode: m.to_string(),
                 streams: c.xs[i],
-                cpu_per_gb: p.and_then(|p| metric(p, metric::CPU_S_PER_GB)),
+                cpu_per_gb: p.and_then(|p| metric(p, metric::CPU_S_PER_GB.name)),
             });
         }
         None => {
@@ -190,7 +191,7 @@ fn mode_findings(s: &Series, m: &str, rate: f64, link: &str, fills: &mut Vec<Fil
     }
     if c.labels[0] == "1" {
         let cost = point(s, &[("parallel", "1")])
-            .and_then(|p| metric(p, metric::CPU_S_PER_GB))
+            .and_then(|p| metric(p, metric::CPU_S_PER_GB.name))
             .map_or(String::new(), |g| {
                 format!(" at {} CPU-seconds per GB", say::num(g))
             });
@@ -218,7 +219,7 @@ fn cpu_there(p: Option<&Point>) -> String {
             say::percent(e)
         )
     });
-    match (cpu(metric::CPU_LOCAL_PERCENT), cpu(CPU_REMOTE)) {
+    match (cpu(metric::CPU_LOCAL_PERCENT.name), cpu(CPU_REMOTE)) {
         (Some(l), Some(r)) if say::percent(l) == say::percent(r) => format!(
             "CPU there: {} (both ends share this machine's CPUs{emulator})",
             say::percent(l)

@@ -2,12 +2,13 @@
 //! (0 – 200 ms) and the receive window (48K – 4M) vary. The classic scp study found a 1 MB window
 //! up to 8× faster than 48 KB at 50 – 200 ms, and nothing more from larger windows.
 
-use super::{iterations, size_label};
+use super::shared::{iterations, size_label};
 use crate::curve::{curve, metric, point, size_x, values, Curve};
 use crate::spec::{args, axis, SweepSpec};
 use crate::{say, shape, Study};
 use fathom_proto::plan::KindId;
-use fathom_report::series::{metric, Series};
+use fathom_report::metric;
+use fathom_report::series::Series;
 
 /// The study.
 pub(crate) const STUDY: Study = Study {
@@ -19,8 +20,8 @@ pub(crate) const STUDY: Study = Study {
     findings,
 };
 
-const SECONDS: &str = "seconds";
-const WINDOW: &str = "window_bytes";
+const SECONDS: &str = metric::SECONDS.name;
+const WINDOW: &str = metric::WINDOW_BYTES.name;
 /// Below this share of its window/RTT bound, a window's shortfall is explained.
 const SHORT: f64 = 0.8;
 /// Slow start taking at least this share of a transfer explains a shortfall.
@@ -50,7 +51,7 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
         iterations: iterations(quick),
         x_axis: "rcvbuf".into(),
         metric: SECONDS.into(),
-        more_metrics: vec![metric::BITS_PER_SECOND.into()],
+        more_metrics: vec![metric::BITS_PER_SECOND.name.into()],
         ..SweepSpec::default()
     }]
 }
@@ -170,7 +171,7 @@ fn bound(at: &str, s: &Series, rtt: &str, ms: f64) -> Vec<String> {
             shape::parse_size(w).map(|b| b as f64)
         };
         let Some(window) = window else { continue };
-        let Some(share) = metric(p, metric::BITS_PER_SECOND)
+        let Some(share) = metric(p, metric::BITS_PER_SECOND.name)
             .and_then(|bps| shape::ratio(bps, window * 8.0 / rtt_s))
         else {
             continue;

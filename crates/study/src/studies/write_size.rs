@@ -2,12 +2,13 @@
 //! two writers (each connection has its own worker thread). The HIPPI study went from 0.32 MB/s
 //! at 256 B to 77.9 MB/s at 2 MB, and forking 2 processes added 5–10% above 64 KB.
 
-use super::{iterations, knee_sentence, size_label, timing};
+use super::shared::{iterations, knee_sentence, size_label, timing};
 use crate::curve::{curve, size_x, values, Curve};
 use crate::spec::{axis, SweepSpec};
 use crate::{say, shape, Study};
 use fathom_proto::plan::KindId;
-use fathom_report::series::{metric, Series};
+use fathom_report::metric;
+use fathom_report::series::Series;
 
 /// The study.
 pub(crate) const STUDY: Study = Study {
@@ -36,8 +37,8 @@ fn sweeps(quick: bool, _cpus: u32) -> Vec<SweepSpec> {
         ],
         iterations: iterations(quick),
         x_axis: "write".into(),
-        metric: metric::BITS_PER_SECOND.into(),
-        more_metrics: vec![metric::CPU_S_PER_GB.into()],
+        metric: metric::BITS_PER_SECOND.name.into(),
+        more_metrics: vec![metric::CPU_S_PER_GB.name.into()],
         ..SweepSpec::default()
     }]
 }
@@ -52,7 +53,7 @@ fn findings(series: &[Series]) -> Vec<String> {
         let c = curve(
             s,
             "write",
-            metric::BITS_PER_SECOND,
+            metric::BITS_PER_SECOND.name,
             &[("parallel", &p)],
             size_x,
         );

@@ -11,21 +11,6 @@ use fathom_proto::sample::Snapshot;
 /// A stage's share of the copy's time above which it is named the bottleneck.
 const BOTTLENECK_SHARE: f64 = 0.5;
 
-/// The copy's figures a series keeps, by name: each end's share of the copy's time blocked in its
-/// disk and in the network (`seconds`: the copy's measured time).
-pub fn metrics(f: &FileSummary, seconds: f64) -> Vec<(&'static str, f64)> {
-    if seconds <= 0.0 {
-        return Vec::new();
-    }
-    let st = &f.stages;
-    vec![
-        ("file_sender_disk_share", st.sender_disk_s / seconds),
-        ("file_sender_net_share", st.sender_net_s / seconds),
-        ("file_receiver_disk_share", st.receiver_disk_s / seconds),
-        ("file_receiver_net_share", st.receiver_net_s / seconds),
-    ]
-}
-
 fn secs(ns: u64) -> f64 {
     ns as f64 / 1e9
 }

@@ -3,10 +3,12 @@
 //! [`figures`], its records in [`model`].
 
 pub mod figures;
+pub mod metrics;
 pub mod model;
 
-use crate::build::ratio;
-use crate::cells::rate;
+use crate::floor::ratio;
+use crate::floor::text::rate;
+use crate::metric::Metric;
 use crate::model::file::FileSummary;
 use crate::model::{FlowResult, KindInterval, Report, Summary, TestEcho};
 use crate::run::View;
@@ -29,7 +31,7 @@ impl Section for File {
 
     /// A copy moves one file, one way.
     fn bytes_limit(&self, bytes: u64) -> String {
-        format!("a {} file", crate::warnings::human_bytes(bytes))
+        format!("a {} file", crate::floor::text::human_bytes(bytes))
     }
 
     fn fill(&self, v: &View<'_>, summary: &mut Summary, _flows: &mut [FlowResult]) {
@@ -40,9 +42,8 @@ impl Section for File {
         Some(KindInterval::File(figures::interval(v, span)))
     }
 
-    fn metrics(&self, s: &Summary) -> Vec<(&'static str, f64)> {
-        s.file()
-            .map_or_else(Vec::new, |f| figures::metrics(f, s.seconds))
+    fn metrics(&self) -> &'static [Metric] {
+        metrics::METRICS
     }
 
     /// The copy's lines after the stream's retransmits.

@@ -4,8 +4,8 @@
 //! have is left empty, as every flow row is), so that runs of different profiles line up.
 
 use super::model::{OpInterval, OpSpan};
+use crate::floor::text::num;
 use crate::model::Interval;
-use crate::words::num;
 use fathom_proto::profile::PROFILE_OPS;
 
 /// Columns per flow operation: five figures at each of the two ends.

@@ -6,7 +6,7 @@
 
 use super::figures::add_op_times;
 use super::model::{OpInterval, OpSpan, ProfileInterval};
-use crate::build::ratio;
+use crate::floor::ratio;
 use crate::run::{Role, View};
 use crate::section::Span;
 use crate::sections::rr::figures::{empty, merge_into};

@@ -6,15 +6,17 @@
 pub mod csv;
 pub mod figures;
 pub mod interval;
+pub mod metrics;
 pub mod model;
 pub mod phases;
 pub mod responsiveness;
 
-use crate::cells::rtt;
+use crate::floor::text::rtt;
+use crate::metric::Metric;
 use crate::model::{FlowResult, Interval, KindInterval, Latency, Report, Summary};
 use crate::run::View;
 use crate::section::{Item, Section, Span};
-use crate::sections::stream;
+use crate::table_stream;
 use model::ProfileSummary;
 
 /// The profile section.
@@ -39,10 +41,8 @@ impl Section for Profile {
         Some(KindInterval::Profile(interval::interval(v, span)))
     }
 
-    fn metrics(&self, s: &Summary) -> Vec<(&'static str, f64)> {
-        s.profile().map_or_else(Vec::new, |p| {
-            vec![("iterations_per_second", p.iterations_per_second)]
-        })
+    fn metrics(&self) -> &'static [Metric] {
+        metrics::METRICS
     }
 
     /// Each flow operation's figures at both ends ([`csv`]).
@@ -65,7 +65,7 @@ impl Section for Profile {
                 item(label, value);
             }
         };
-        stream::summary(r, &mut kept, &mut |item| self.after_retransmits(r, item));
+        table_stream::summary(r, &mut kept, &mut |item| self.after_retransmits(r, item));
     }
 
     /// The profile's lines after the stream's retransmits.

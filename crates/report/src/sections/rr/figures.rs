@@ -1,14 +1,14 @@
 //! Request/response figures: transactions, latency percentiles from the merged HDR histograms,
 //! CPU and TCP segments per transaction.
 
-use crate::build::{busy_us, ratio, tcp_delta};
+use crate::cpu::busy_us;
+use crate::floor::{ratio, tcp_delta};
 use crate::model::{
     FlowResult, KindFlow, KindSummary, Latency, RrFlow, RrInterval, RrSummary, RrTest,
     SegmentsPerTransaction, ServiceDemand, Summary,
 };
 use crate::run::View;
 use crate::section::Span;
-use crate::series::metric;
 use fathom_proto::kind::Figure;
 use fathom_proto::plan::{Limit, TestPlan};
 use fathom_proto::sample::{FlowSnapshot, Snapshot, TcpInfo};
@@ -186,26 +186,4 @@ pub fn interval(v: &View<'_>, span: &Span<'_>) -> RrInterval {
             .adds(Figure::Lost)
             .then_some(lost),
     }
-}
-
-/// The request/response figures a series summarizes, by name.
-pub fn metrics(rr: &RrSummary) -> Vec<(&'static str, f64)> {
-    let mut m = vec![(metric::TRANSACTIONS_PER_SECOND, rr.transactions_per_second)];
-    if let Some(c) = rr.connections_per_second {
-        m.push(("connections_per_second", c));
-    }
-    if let Some(l) = &rr.latency_us {
-        m.extend([
-            ("latency_p50_us", l.p50),
-            ("latency_p90_us", l.p90),
-            ("latency_p99_us", l.p99),
-            ("latency_p999_us", l.p999),
-            ("latency_mean_us", l.mean),
-        ]);
-    }
-    m.push((
-        "cpu_us_per_transaction_local",
-        rr.cpu_us_per_transaction.local,
-    ));
-    m
 }

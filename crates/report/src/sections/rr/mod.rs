@@ -3,9 +3,12 @@
 //! [`figures`], its records in [`model`].
 
 pub mod figures;
+pub mod metrics;
 pub mod model;
 
-use crate::cells::{arrow, cpu_lines, pct, rtt};
+use crate::cells::cpu_lines;
+use crate::floor::text::{arrow, pct, rtt};
+use crate::metric::Metric;
 use crate::model::{
     FlowResult, Interval, KindInterval, KindTest, Latency, Report, RrSummary, RrTest, Summary,
     TestEcho,
@@ -47,15 +50,15 @@ impl Section for Rr {
     }
 
     fn transactions_per_second(&self, flows: &mut dyn Iterator<Item = &FlowResult>) -> Option<f64> {
-        Some(crate::build::total(
+        Some(crate::floor::total(
             flows
                 .filter_map(FlowResult::rr)
                 .map(|r| r.transactions_per_second),
         ))
     }
 
-    fn metrics(&self, s: &Summary) -> Vec<(&'static str, f64)> {
-        s.rr().map_or_else(Vec::new, figures::metrics)
+    fn metrics(&self) -> &'static [Metric] {
+        metrics::METRICS
     }
 
     fn head(&self) -> String {

@@ -1,7 +1,8 @@
 //! UDP stream figures: datagrams at both ends, loss, duplicates, reordering and jitter from the
 //! receivers' accounting, CPU per datagram, and where the missing datagrams went.
 
-use crate::build::{busy_us, ratio};
+use crate::cpu::busy_us;
+use crate::floor::ratio;
 use crate::model::udp::{Missing, OneWayDelay, PerEnd};
 use crate::model::{
     FlowResult, KindFlow, KindSummary, ServiceDemand, Summary, UdpFlow, UdpInterval, UdpSummary,
@@ -358,16 +359,4 @@ pub fn interval<'a>(
     iv.reordered = seq.then_some(r.reordered);
     iv.jitter_us = stamped.then(|| ratio(jitter, n as f64));
     iv
-}
-
-/// The UDP figures a series summarizes, by name.
-pub fn metrics(u: &UdpSummary) -> Vec<(&'static str, f64)> {
-    let mut m = vec![
-        ("datagrams_per_second", u.datagrams_per_second),
-        ("sender_datagrams_per_second", u.sender_datagrams_per_second),
-        ("cpu_ns_per_datagram_local", u.cpu_ns_per_datagram.local),
-    ];
-    m.extend(u.lost_percent.map(|l| ("lost_percent", l)));
-    m.extend(u.jitter_us.map(|j| ("jitter_us", j)));
-    m
 }

@@ -3,15 +3,17 @@
 //! went); its figures in [`figures`], its records in [`model`].
 
 pub mod figures;
+pub mod metrics;
 pub mod model;
 
-use crate::cells::{arrow, buffers, cpu_lines, pct, rate, rtt};
+use crate::cells::{buffers, cpu_lines};
+use crate::floor::text::{arrow, num, pct, rate, rtt};
+use crate::metric::Metric;
 use crate::model::{
     FlowResult, Interval, KindInterval, KindTest, Report, Summary, TestEcho, UdpSummary, UdpTest,
 };
 use crate::run::View;
 use crate::section::{Item, Section, Span};
-use crate::words::num;
 use fathom_proto::plan::TestPlan;
 
 /// The UDP stream's CSV columns after the common ones: datagrams read, their rate, and the
@@ -43,8 +45,8 @@ impl Section for Udp {
         Some(KindInterval::Udp(figures::interval(v, span)))
     }
 
-    fn metrics(&self, s: &Summary) -> Vec<(&'static str, f64)> {
-        s.udp().map_or_else(Vec::new, figures::metrics)
+    fn metrics(&self) -> &'static [Metric] {
+        metrics::METRICS
     }
 
     fn head(&self) -> String {
