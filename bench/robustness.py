@@ -45,7 +45,7 @@ import robustness_attacks
 from robustness_attacks import read_exact, read_frame, read_varint
 
 MAGIC = b"FTHM"
-VERSION = 11
+VERSION = 12
 MAX_FRAME = 16 << 20
 DOMAIN = b"fathom-control-v1"
 KEY = b"robustness-key"

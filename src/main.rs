@@ -41,6 +41,7 @@ fn main() -> ExitCode {
         cli::Command::Iperf3(a) => commands::iperf3_cli::run(&a),
         cli::Command::Doctor(a) => commands::doctor::run(&a),
         cli::Command::Profile(a) => commands::profile::run(&a),
+        cli::Command::Mesh(a) => commands::mesh::run(&a, &argv),
         cli::Command::Key(a) => commands::key::run(&a),
         cli::Command::Completions(a) => commands::install::completions(&a),
         cli::Command::Man(a) => commands::install::man(&a),
@@ -84,31 +85,10 @@ fn usage(e: clap::Error, json: bool) -> ExitCode {
             ExitCode::SUCCESS
         };
     }
-    fail(Failure::Usage(one_line(&e.render().to_string())), json)
-}
-
-/// clap's rendered error as one line: the message with what it names (the missing arguments,
-/// the possible values) and its tips ("a similar argument exists: '--parallel'"), without the
-/// usage synopsis and the pointer to --help.
-fn one_line(rendered: &str) -> String {
-    let mut line = String::new();
-    for part in rendered
-        .lines()
-        .map(str::trim)
-        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
-        .filter(|l| !l.is_empty())
-    {
-        let part = part.trim_start_matches("error: ");
-        if !line.is_empty() {
-            line.push_str(if part.starts_with("tip:") { "; " } else { " " });
-        }
-        line.push_str(part);
-    }
-    if line.is_empty() {
-        "bad usage".into()
-    } else {
-        line
-    }
+    fail(
+        Failure::Usage(cli::error::one_line(&e.render().to_string())),
+        json,
+    )
 }
 
 fn fail(f: Failure, json: bool) -> ExitCode {

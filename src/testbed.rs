@@ -64,6 +64,7 @@ impl Testbed {
                 progress: true,
                 live: None,
                 barriers: None,
+                start_by: None,
             },
             interrupted: interrupt_flag(),
             scratch: None,

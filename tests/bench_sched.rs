@@ -36,7 +36,10 @@ fn a_bench_takes_a_scheduling_group_of_its_own() {
     }
     let (theirs, nice) = autogroup(lines.next().expect("its autogroup"));
     let ours = std::fs::read_to_string("/proc/self/autogroup").expect("our autogroup");
-    assert_ne!(theirs, autogroup(&ours).0, "a session of its own: {said}");
+    // A process in PID 1's autogroup (CI's test runner) reads an empty file: the root group.
+    if let Some((ours, _)) = ours.trim().split_once(" nice ") {
+        assert_ne!(theirs, ours, "a session of its own: {said}");
+    }
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
         assert_eq!(nice, "-20", "{said}");

@@ -298,9 +298,10 @@ fn every_flag_the_docs_and_messages_name_exists() {
     let mut known = std::collections::BTreeSet::new();
     clap_flags(&fathom::cli::Cli::command(), &mut known);
     known.extend(["help", "version"].map(String::from));
-    // Other programs' flags, named where fathom says how to use them: cargo's, srun's, mpirun's,
-    // and the bench scripts' (`bench/robustness.py --only attacks`).
-    known.extend(["release", "path", "relative", "hostfile", "only"].map(String::from));
+    // Other programs' flags, named where fathom says how to use them: cargo's (`cargo run
+    // --example mesh_sim`), srun's, mpirun's, and the bench scripts' (`bench/robustness.py
+    // --only attacks`).
+    known.extend(["release", "path", "relative", "hostfile", "only", "example"].map(String::from));
     // iperf3's own, where fathom's iperf3 side says what it does with them.
     known.extend(
         [

@@ -9,7 +9,8 @@
 use fathom_proto::plan::{Direction, FlowPlan, KindPlan, Limit, RrOptions, TestPlan};
 use fathom_proto::profile::{FlowOp, Op, Program, Repeat, Size, Transaction};
 use fathom_proto::udp::UdpOptions;
-use fathom_proto::{Connection, JoinPlan, Preamble, PreambleKind, ToAgent};
+use fathom_proto::class::Class;
+use fathom_proto::{BookSlot, Connection, JoinPlan, Preamble, PreambleKind, ToAgent};
 use std::io::Cursor;
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -131,6 +132,21 @@ fn conversations() -> Vec<(String, Vec<ToAgent>)> {
         (
             "settings".to_string(),
             vec![auth.clone(), ToAgent::Settings, ToAgent::Close],
+        ),
+        (
+            "mesh".to_string(),
+            vec![
+                auth.clone(),
+                ToAgent::Book(BookSlot {
+                    class: Class::Exclusive,
+                    start_in_ns: 1_000_000,
+                    hold_ns: 1_000_000_000,
+                    holder: "seed".into(),
+                }),
+                ToAgent::Release { id: 1 },
+                ToAgent::MeshResults,
+                ToAgent::Close,
+            ],
         ),
     ];
     for kind in kinds() {

@@ -13,12 +13,14 @@ mod error;
 #[doc(hidden)]
 pub mod fuzz;
 mod handshake;
+mod mesh;
 mod session;
 mod stream;
 mod test;
 
 pub use error::{AgentError, ArrivalError, Refusal, Refused};
 pub use handshake::MAX_HANDSHAKES;
+pub use mesh::{MeshShare, Results};
 
 use fathom_engine::kind::Side;
 use fathom_engine::measure::host;
@@ -68,6 +70,8 @@ pub struct AgentConfig {
     /// The certificate and key TLS tests' data ports present: the one `--cert/--key` name,
     /// else a self-signed one made at the start (or, left empty, at the first TLS test).
     pub identity: Arc<OnceLock<Identity>>,
+    /// Its slot table for mesh tests, and the results of the mesh it runs (`serve --mesh`).
+    pub mesh: Arc<MeshShare>,
 }
 
 impl Default for AgentConfig {
@@ -84,6 +88,7 @@ impl Default for AgentConfig {
             memory_in_use: Arc::default(),
             served: Arc::default(),
             identity: Arc::default(),
+            mesh: Arc::default(),
         }
     }
 }

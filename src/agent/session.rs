@@ -59,7 +59,8 @@ pub fn run<S: ControlStream>(
     };
     if cfg.log {
         match r {
-            Ok(what) => eprintln!("fathom serve: test {id} from {peer}: {what}"),
+            Ok(Some(what)) => eprintln!("fathom serve: test {id} from {peer}: {what}"),
+            Ok(None) => {}
             Err(e) => eprintln!("fathom serve: test {id} from {peer}: {e}"),
         }
     }
@@ -72,6 +73,9 @@ struct Session<S> {
     _slot: Slot,
     /// The controller stopped reading: a write timed out.
     deaf: bool,
+    /// A mesh's booking or reading, not worth a log line when it ends well (a mesh books
+    /// several slots a second).
+    quiet: bool,
 }
 
 /// The session's events, with the controller's messages bounded: each one read takes a permit
@@ -152,10 +156,13 @@ impl<S: ControlStream> Session<S> {
             conn,
             _slot: slot,
             deaf: false,
+            quiet: false,
         }))
     }
 
-    fn serve(mut self, cfg: &AgentConfig) -> Result<String, AgentError> {
+    /// Serves the session to its end: its summary, or none for a mesh's booking or reading
+    /// that went well.
+    fn serve(mut self, cfg: &AgentConfig) -> Result<Option<String>, AgentError> {
         let (tx, events) = mpsc::channel();
         let (permit, permits) = mpsc::sync_channel(CTRL_QUEUE);
         self.stream.set_read_timeout(Some(SILENCE))?;
@@ -187,7 +194,7 @@ impl<S: ControlStream> Session<S> {
         let _ = self.stream.shutdown(Shutdown::Both);
         drop(inbox);
         let _ = reader.join();
-        outcome
+        outcome.map(|summary| (!self.quiet).then_some(summary))
     }
 
     fn send(&mut self, m: &ToController) -> Result<(), AgentError> {
@@ -297,6 +304,18 @@ impl<S: ControlStream> Session<S> {
             }
             ToAgent::Close => return Ok(Some(test.summary())),
             ToAgent::Settings => self.send(&ToController::Settings(settings_report()?))?,
+            ToAgent::Book(b) => {
+                self.quiet = true;
+                self.send(&cfg.mesh.book(&b))?
+            }
+            ToAgent::Release { id } => {
+                self.quiet = true;
+                self.send(&cfg.mesh.release(id))?
+            }
+            ToAgent::MeshResults => {
+                self.quiet = true;
+                self.send(&cfg.mesh.results())?
+            }
             other => return Err(AgentError::Unexpected(name(&other))),
         }
         Ok(None)
@@ -327,6 +346,9 @@ fn name(m: &ToAgent) -> &'static str {
         ToAgent::Abort { .. } => "Abort",
         ToAgent::Close => "Close",
         ToAgent::Settings => "Settings",
+        ToAgent::Book(_) => "Book",
+        ToAgent::Release { .. } => "Release",
+        ToAgent::MeshResults => "MeshResults",
     }
 }
 

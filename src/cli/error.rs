@@ -230,6 +230,30 @@ impl Sets {
     }
 }
 
+/// clap's rendered error as one line: the message with what it names (the missing arguments,
+/// the possible values) and its tips ("a similar argument exists: '--parallel'"), without the
+/// usage synopsis and the pointer to --help.
+pub fn one_line(rendered: &str) -> String {
+    let mut line = String::new();
+    for part in rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+    {
+        let part = part.trim_start_matches("error: ");
+        if !line.is_empty() {
+            line.push_str(if part.starts_with("tip:") { "; " } else { " " });
+        }
+        line.push_str(part);
+    }
+    if line.is_empty() {
+        "bad usage".into()
+    } else {
+        line
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,7 @@ pub mod iperf3;
 pub mod kind;
 pub mod lab;
 pub mod launch;
+pub mod mesh;
 pub mod method;
 pub mod profile;
 pub mod profile_run;
@@ -49,7 +50,8 @@ Examples:
   fathom sweep stream --vary buffer=16K,64K,1M --vary parallel=1,10
   fathom stream --iterations 10 --confidence 99,5%   repeat until the 99% interval is ±2.5%
   fathom runs                            stored runs, newest first; then show, compare, plot, report
-  fathom study socket-buffers --quick    a classic study: table, plots and an HTML page";
+  fathom study socket-buffers --quick    a classic study: table, plots and an HTML page
+  fathom mesh run mesh.toml              test every member's paths on a schedule (docs/mesh.md)";
 
 /// The subcommands.
 #[derive(Subcommand, Debug)]
@@ -82,6 +84,8 @@ pub enum Command {
     Lab(lab::LabArgs),
     /// Check a workload profile (TOML) or show the plan it expands to.
     Profile(profile::ProfileArgs),
+    /// A mesh of agents that test their own paths on a schedule: run it, read its status.
+    Mesh(mesh::MeshArgs),
     /// Say which of this host's settings limit networking, why, and what to change.
     Doctor(doctor::DoctorArgs),
     /// Make a pre-shared key file for --key-file.
@@ -171,12 +175,14 @@ pub enum KeyCommand {
 
 /// `fathom serve`.
 #[derive(clap::Args, Debug)]
+#[command(group = clap::ArgGroup::new("keeps_results").args(["iperf3", "mesh"]).multiple(true))]
 #[command(after_help = "\
 Examples:
   fathom serve                                   loopback only, no key needed
   fathom serve --listen 0.0.0.0:5301 --key-file k
   fathom serve --listen [::]:5301 --insecure     any controller may connect (lab use only)
-  fathom serve --metrics 127.0.0.1:9464          and OpenMetrics for Prometheus at /metrics")]
+  fathom serve --metrics 127.0.0.1:9464          and OpenMetrics for Prometheus at /metrics
+  fathom serve --listen 0.0.0.0:5301 --key-file k --mesh mesh.toml   and run its mesh share")]
 pub struct ServeArgs {
     /// Address and port to listen on for control connections.
     #[arg(long, default_value = "127.0.0.1:5301", value_name = "ADDR:PORT")]
@@ -238,9 +244,17 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR:PORT")]
     pub metrics: Option<SocketAddr>,
     /// Save what fathom measured of each iperf3 test it answers (its end's bytes, TCP_INFO per
-    /// second, CPU) in this results database, for `fathom runs --store PATH`.
-    #[arg(long = "store", value_name = "PATH", requires = "iperf3")]
+    /// second, CPU) in this results database, for `fathom runs --store PATH`; with --mesh, the
+    /// mesh's results (default: the usual store, $FATHOM_STORE or ~/.local/share/fathom).
+    #[arg(long = "store", value_name = "PATH", requires = "keeps_results")]
     pub iperf3_store: Option<PathBuf>,
+    /// Also run this agent's share of a mesh (docs/mesh.md): the tests it is the source of,
+    /// each booked at both ends; `fathom mesh status FILE --agents` reads the results.
+    #[arg(long, value_name = "FILE")]
+    pub mesh: Option<PathBuf>,
+    /// With --mesh: which member this agent is (default: this host's name).
+    #[arg(long, value_name = "NAME", requires = "mesh")]
+    pub mesh_as: Option<String>,
 }
 
 /// Reads a key file: its contents, surrounding whitespace removed.

@@ -17,6 +17,7 @@ pub mod iperf3_udp;
 pub mod key;
 pub mod lab;
 pub mod launch;
+pub mod mesh;
 pub mod metrics;
 pub mod output;
 pub mod plot;

@@ -40,6 +40,7 @@ pub fn run(a: &ServeArgs) -> Result<(), Failure> {
         let identity = Identity::load(cert, key).map_err(|e| Failure::Usage(e.to_string()))?;
         let _ = cfg.identity.set(identity);
     }
+    let mesh_share = cfg.mesh.clone();
     let agent = Agent::bind(a.listen, cfg)
         .map_err(|e| Failure::Runtime(format!("cannot listen on {}: {e}", a.listen)))?;
     let addr = agent
@@ -57,6 +58,18 @@ pub fn run(a: &ServeArgs) -> Result<(), Failure> {
     }
     if let Some(port) = a.iperf3 {
         super::iperf3::start(a, port)?;
+    }
+    if let Some(file) = &a.mesh {
+        super::mesh::serve(super::mesh::Share {
+            file,
+            member: a.mesh_as.as_deref(),
+            key_file: a.key_file.as_deref(),
+            share: mesh_share,
+            store: a
+                .iperf3_store
+                .clone()
+                .unwrap_or_else(fathom_store::default_path),
+        })?;
     }
     agent
         .serve()

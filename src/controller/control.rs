@@ -7,15 +7,15 @@ use fathom_engine::clock;
 use fathom_proto::plan::TestPlan;
 use fathom_proto::sample::{FlowInfo, HostInfo};
 use fathom_proto::{
-    auth, Connection, FrameError, JoinPlan, Preamble, PreambleKind, ToAgent, ToController,
+    auth, BookSlot, Connection, FrameError, JoinPlan, Preamble, PreambleKind, ToAgent, ToController,
 };
 use std::io::Write;
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How long the agent may take to answer a step before the test starts.
-const STEP_TIMEOUT: Duration = Duration::from_secs(35);
+pub(super) const STEP_TIMEOUT: Duration = Duration::from_secs(35);
 
 /// The sending half of a control connection, shared with the threads that heartbeat it.
 pub type Sender = Arc<Mutex<Connection<TcpStream>>>;
@@ -32,6 +32,8 @@ pub struct Control {
     stream: TcpStream,
     reader: Connection<TcpStream>,
     writer: Arc<Mutex<Connection<TcpStream>>>,
+    /// How long each answer is awaited.
+    step: Duration,
     /// The agent's host.
     pub host: HostInfo,
 }
@@ -46,20 +48,22 @@ pub struct ClockSync {
 }
 
 impl Control {
-    /// Connects, checks versions and proves the key. `name` is how errors refer to the agent.
+    /// Checks versions on `stream` and proves the key, each answer awaited for at most `step`.
+    /// `name` is how errors refer to the agent.
     pub fn open(
         stream: TcpStream,
         name: &str,
         key: Option<&[u8]>,
+        step: Duration,
     ) -> Result<Control, ControlError> {
         let e = |problem: Problem| ControlError::Agent {
             agent: name.to_string(),
             problem,
         };
         let io = |x: std::io::Error| e(Problem::Io(x));
-        let read = |x: FrameError| e(Problem::Read(describe(x)));
+        let read = |x: FrameError| e(Problem::Read(describe(x, step)));
         let _ = stream.set_nodelay(true);
-        stream.set_read_timeout(Some(STEP_TIMEOUT)).map_err(io)?;
+        stream.set_read_timeout(Some(step)).map_err(io)?;
         (&stream)
             .write_all(&Preamble::ours(PreambleKind::Control).encode())
             .map_err(io)?;
@@ -72,6 +76,7 @@ impl Control {
             stream,
             reader,
             writer,
+            step,
             host: HostInfo::default(),
         };
         let (nonce, key_required) = match c
@@ -103,22 +108,6 @@ impl Control {
         Ok(c)
     }
 
-    /// Connects to `addr` within `timeout`, then [`open`](Self::open)s.
-    pub fn connect(
-        addr: SocketAddr,
-        name: &str,
-        key: Option<&[u8]>,
-        timeout: Duration,
-    ) -> Result<Control, ControlError> {
-        let stream = TcpStream::connect_timeout(&addr, timeout).map_err(|source| {
-            ControlError::Unreachable {
-                agent: name.to_string(),
-                source,
-            }
-        })?;
-        Self::open(stream, name, key)
-    }
-
     /// Sends a message (safe to call from several threads).
     pub fn send(&self, m: &ToAgent) -> Result<(), ControlError> {
         send(&self.writer, m).map_err(|x| self.problem(Problem::Wire(x)))
@@ -145,7 +134,7 @@ impl Control {
             Err(x) => Err(ControlError::Waiting {
                 agent: self.name.clone(),
                 expecting,
-                reason: describe(x),
+                reason: describe(x, self.step),
             }),
         }
     }
@@ -242,18 +231,51 @@ impl Control {
     /// read in a frame of at most [`fathom_proto::SETTINGS_FRAME`] bytes, then closes.
     pub fn settings(&mut self) -> Result<String, ControlError> {
         self.send(&ToAgent::Settings)?;
-        let got = self
-            .reader
-            .expect::<ToController>(fathom_proto::SETTINGS_FRAME);
+        let got = self.large("Settings");
         let _ = self.send(&ToAgent::Close);
-        match got {
-            Ok(ToController::Settings(json)) => Ok(json),
-            Ok(other) => Err(self.problem(unexpected("Settings", other))),
-            Err(x) => Err(ControlError::Waiting {
+        match got? {
+            ToController::Settings(json) => Ok(json),
+            other => Err(self.problem(unexpected("Settings", other))),
+        }
+    }
+
+    /// The next message, read in a frame of at most [`fathom_proto::SETTINGS_FRAME`] bytes
+    /// (a settings report, mesh results).
+    fn large(&mut self, expecting: &'static str) -> Result<ToController, ControlError> {
+        self.reader
+            .expect::<ToController>(fathom_proto::SETTINGS_FRAME)
+            .map_err(|x| ControlError::Waiting {
                 agent: self.name.clone(),
-                expecting: "Settings",
-                reason: describe(x),
-            }),
+                expecting,
+                reason: describe(x, self.step),
+            })
+    }
+
+    /// Asks the agent for a slot of its time (a mesh test): `Booked` or `Busy`.
+    pub fn book(&mut self, slot: BookSlot) -> Result<ToController, ControlError> {
+        self.send(&ToAgent::Book(slot))?;
+        match self.recv("Booked")? {
+            m @ (ToController::Booked { .. } | ToController::Busy { .. }) => Ok(m),
+            other => Err(self.problem(unexpected("Booked", other))),
+        }
+    }
+
+    /// Gives back slot `id`: false when the agent no longer held it.
+    pub fn release(&mut self, id: u64) -> Result<bool, ControlError> {
+        self.send(&ToAgent::Release { id })?;
+        match self.recv("Released")? {
+            ToController::Released { held } => Ok(held),
+            other => Err(self.problem(unexpected("Released", other))),
+        }
+    }
+
+    /// Asks a mesh agent for its results (JSON, not yet checked), read in a frame of at most
+    /// [`fathom_proto::SETTINGS_FRAME`] bytes.
+    pub fn mesh_results(&mut self) -> Result<String, ControlError> {
+        self.send(&ToAgent::MeshResults)?;
+        match self.large("MeshResults")? {
+            ToController::MeshResults(json) => Ok(json),
+            other => Err(self.problem(unexpected("MeshResults", other))),
         }
     }
 
@@ -264,13 +286,13 @@ impl Control {
     }
 }
 
-/// A clearer wording for a peer that closed, is not fathom, or did not answer in time.
-fn describe(e: FrameError) -> String {
+/// A clearer wording for a peer that closed, is not fathom, or did not answer within `step`.
+fn describe(e: FrameError, step: Duration) -> String {
     match e {
         FrameError::Io(x) if x.kind() == std::io::ErrorKind::UnexpectedEof => {
             "the agent closed the connection (wrong protocol version, or it refused us; see its log)".into()
         }
-        other => waited(other, STEP_TIMEOUT),
+        other => waited(other, step),
     }
 }
 
@@ -304,6 +326,10 @@ fn unexpected(want: &'static str, got: ToController) -> Problem {
         ToController::Snapshot(_) => "Snapshot",
         ToController::Done(_) => "Done",
         ToController::Settings(_) => "Settings",
+        ToController::Booked { .. } => "Booked",
+        ToController::Busy { .. } => "Busy",
+        ToController::Released { .. } => "Released",
+        ToController::MeshResults(_) => "MeshResults",
         ToController::Error { message } => return Problem::Said(message),
     };
     Problem::Unexpected { want, got }
@@ -318,7 +344,7 @@ mod tests {
     fn a_socket_timeout_is_named_with_its_length() {
         let eagain = || FrameError::Io(std::io::Error::from_raw_os_error(libc::EAGAIN));
         assert_eq!(
-            describe(eagain()),
+            describe(eagain(), STEP_TIMEOUT),
             "timed out after 35 s: the agent sent nothing"
         );
         assert_eq!(

@@ -44,6 +44,13 @@ pub enum ControlError {
         /// Why the wait ended, in words.
         reason: String,
     },
+    /// The setup took so long that the test would start after its latest start (a mesh
+    /// test's slot); nothing was started.
+    #[error("the setup ran {ms} ms past the test's latest start (its slot); not started")]
+    Late {
+        /// How far past, ms.
+        ms: u64,
+    },
     /// The server agent's flows are not the plan's.
     #[error("agent at {0}: its flows do not match the plan's")]
     FlowsMismatch(String),

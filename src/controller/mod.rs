@@ -9,6 +9,7 @@ mod control;
 mod error;
 mod keepalive;
 mod members;
+pub mod mesh;
 mod progress;
 mod target;
 
@@ -23,7 +24,7 @@ use members::{Collector, Member};
 use std::net::IpAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// How the controller runs a test.
 #[derive(Clone, Debug, Default)]
@@ -40,6 +41,10 @@ pub struct RunOptions {
     /// Profile tests: barriers met together with other tests of this process (a profile's
     /// groups); only an in-process connecting end can meet them.
     pub barriers: Option<Arc<fathom_engine::ProfileBarriers>>,
+    /// The latest instant the test may start (a mesh test's slot: its end less the test's
+    /// length); a setup that ran past it ends the test before any data moves
+    /// ([`ControlError::Late`]).
+    pub start_by: Option<Instant>,
 }
 
 /// The shortest default UDP timeout: scheduling noise alone can exceed a loopback round trip.
@@ -99,10 +104,14 @@ pub fn run(
         )
     })?;
 
+    let (lead, hold) = start_lead(&plan, topo, max_rtt);
+    in_time(opts.start_by, lead)?;
+    // The run's wall-clock start is its start instant, t0, not the moment it was chosen: a
+    // mesh reads each test's time on its members from it.
     let started_unix_s = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
-    let (lead, hold) = start_lead(&plan, topo, max_rtt);
+        .map_or(0.0, |d| d.as_secs_f64())
+        + lead as f64 / 1e9;
     let t0 = clock::now_ns() + lead;
     let total_s = match plan.limit {
         Limit::Time { duration_ns } => Some((plan.omit_ns + duration_ns) as f64 / 1e9),
@@ -125,6 +134,17 @@ pub fn run(
         collector.start(i, m, t0)?;
     }
     Ok(collector.collect(interrupted, askers_of(&plan)))
+}
+
+/// Whether a test starting `lead` ns from now starts by `start_by` (when given).
+fn in_time(start_by: Option<Instant>, lead: u64) -> Result<(), ControlError> {
+    let starts = Instant::now() + Duration::from_nanos(lead);
+    match start_by {
+        Some(by) if starts > by => Err(ControlError::Late {
+            ms: starts.duration_since(by).as_millis() as u64,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// How far ahead of now the start instant lies, and whether the controller's own end waits
@@ -254,6 +274,7 @@ pub fn host_settings(t: &Target, key: Option<Vec<u8>>) -> Result<String, Control
         progress: false,
         live: None,
         barriers: None,
+        start_by: None,
     };
     connect(t, &opts)?.settings()
 }
@@ -261,19 +282,33 @@ pub fn host_settings(t: &Target, key: Option<Vec<u8>>) -> Result<String, Control
 /// Opens the control connection to `t`: directly, or from inside its lab namespace.
 fn connect(t: &Target, opts: &RunOptions) -> Result<Control, ControlError> {
     let key = t.key.as_deref().or(opts.key.as_deref());
-    match &t.netns {
-        Some(ns) => {
-            let stream = fathom_lab::connect_in(ns, t.addr, CONNECT_TIMEOUT).map_err(|source| {
-                ControlError::UnreachableInLab {
-                    agent: t.name.clone(),
-                    addr: t.addr,
-                    source,
-                }
-            })?;
-            Control::open(stream, &t.name, key)
-        }
-        None => Control::connect(t.addr, &t.name, key, CONNECT_TIMEOUT),
-    }
+    connect_within(t, key, CONNECT_TIMEOUT, control::STEP_TIMEOUT)
+}
+
+/// As [`connect`] with `key`, connecting within `connect` and awaiting each answer for at most
+/// `step`.
+fn connect_within(
+    t: &Target,
+    key: Option<&[u8]>,
+    connect: Duration,
+    step: Duration,
+) -> Result<Control, ControlError> {
+    let stream = match &t.netns {
+        Some(ns) => fathom_lab::connect_in(ns, t.addr, connect).map_err(|source| {
+            ControlError::UnreachableInLab {
+                agent: t.name.clone(),
+                addr: t.addr,
+                source,
+            }
+        })?,
+        None => std::net::TcpStream::connect_timeout(&t.addr, connect).map_err(|source| {
+            ControlError::Unreachable {
+                agent: t.name.clone(),
+                source,
+            }
+        })?,
+    };
+    Control::open(stream, &t.name, key, step)
 }
 
 /// Splits the plan's flows over `n` clients: the same share of each direction for each.

@@ -16,18 +16,22 @@ pub fn in_process(cfg: AgentConfig) -> SocketAddr {
     addr
 }
 
-/// A control connection past the handshake (no key).
-pub fn welcomed(addr: SocketAddr) -> Connection<TcpStream> {
+/// A control connection past the preamble, and the agent's challenge.
+pub fn challenged(addr: SocketAddr) -> (Connection<TcpStream>, ToController) {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     s.write_all(&Preamble::ours(PreambleKind::Control).encode())
         .unwrap();
     Preamble::read_from(&mut s).unwrap();
     let mut c = Connection::new(s);
-    assert!(matches!(
-        c.expect(MAX_FRAME).unwrap(),
-        ToController::Challenge { .. }
-    ));
+    let challenge = c.expect(MAX_FRAME).unwrap();
+    assert!(matches!(challenge, ToController::Challenge { .. }));
+    (c, challenge)
+}
+
+/// A control connection past the handshake (no key).
+pub fn welcomed(addr: SocketAddr) -> Connection<TcpStream> {
+    let (mut c, _) = challenged(addr);
     c.send(&ToAgent::Auth { mac: None }).unwrap();
     assert!(matches!(
         c.expect(MAX_FRAME).unwrap(),

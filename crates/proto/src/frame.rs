@@ -6,7 +6,7 @@ use std::io::{self, Read, Write};
 /// The four bytes every fathom connection starts with.
 pub const MAGIC: [u8; 4] = *b"FTHM";
 /// Bumped whenever any message, plan or sample changes shape.
-pub const PROTOCOL_VERSION: u16 = 11;
+pub const PROTOCOL_VERSION: u16 = 12;
 /// No control message may be larger than this (bytes after the length prefix).
 pub const MAX_FRAME: usize = 16 << 20;
 /// Before authentication the agent reads only small handshake messages: at most this large, so

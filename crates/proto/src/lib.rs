@@ -39,6 +39,17 @@
 //!  ── Settings ──────────────────────────────────▶   the advisor's reader on the agent's host
 //!  ◀──────────────────────── Settings{json}          at most SETTINGS_MAX bytes
 //!  ── Close ─────────────────────────────────────▶
+//!
+//!  A mesh (`fathom mesh run`, `fathom serve --mesh`) books slots of an agent's time on a
+//!  connection of their own, and reads a mesh agent's results; only after Welcome, so an
+//!  agent with a key gives neither to a stranger.
+//!  ── Book{class, start_in, hold, holder} ───────▶   the agent's slot table (deadline-freed)
+//!  ◀───────────────── Booked{id} | Busy{free_in}
+//!  ── Release{id} ───────────────────────────────▶
+//!  ◀──────────────────────── Released{held}
+//!  ── MeshResults ───────────────────────────────▶   `serve --mesh` agents only
+//!  ◀──────────────────────── MeshResults{json}       at most SETTINGS_MAX bytes
+//!  ── Close ─────────────────────────────────────▶
 //! ```
 //! Any malformed or unexpected message is answered with `Error{message}` and the connection is
 //! closed; nothing in this crate panics on input. Until `Welcome`, the agent reads frames of at
@@ -49,6 +60,7 @@
 
 pub mod auth;
 pub mod bounds;
+pub mod class;
 pub mod file;
 pub mod flow;
 pub mod frame;
@@ -66,7 +78,7 @@ pub use frame::{
     Connection, DataHello, FrameError, Preamble, PreambleKind, MAGIC, MAX_FRAME, PRE_AUTH_FRAME,
     PROTOCOL_VERSION,
 };
-pub use msg::{JoinPlan, ToAgent, ToController, SETTINGS_FRAME, SETTINGS_MAX};
+pub use msg::{BookSlot, JoinPlan, ToAgent, ToController, SETTINGS_FRAME, SETTINGS_MAX};
 
 /// The agent's default control port.
 pub const DEFAULT_PORT: u16 = 5301;

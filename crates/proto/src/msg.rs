@@ -1,5 +1,6 @@
 //! The control messages, one enum per direction.
 
+use crate::class::Class;
 use crate::plan::TestPlan;
 use crate::sample::{EndpointInfo, FlowInfo, HostInfo, Snapshot};
 use serde::{Deserialize, Serialize};
@@ -42,6 +43,17 @@ pub enum ToAgent {
     /// Send this host's settings report (`fathom doctor HOST`): the advisor's reader run on the
     /// agent's host, answered by [`ToController::Settings`].
     Settings,
+    /// Book a slot of this host's time for a mesh test, answered by [`ToController::Booked`]
+    /// or [`ToController::Busy`].
+    Book(BookSlot),
+    /// Give back a slot booked on this host, answered by [`ToController::Released`].
+    Release {
+        /// The slot's id, as [`ToController::Booked`] gave it.
+        id: u64,
+    },
+    /// Send the results of the mesh this agent runs (`fathom serve --mesh`), answered by
+    /// [`ToController::MeshResults`].
+    MeshResults,
 }
 
 /// Agent → controller.
@@ -91,6 +103,41 @@ pub enum ToController {
     /// The answer to [`ToAgent::Settings`]: the agent host's settings as the advisor's JSON
     /// (`fathom_advisor::wire`), at most [`SETTINGS_MAX`] bytes.
     Settings(String),
+    /// The slot asked for is given.
+    Booked {
+        /// Its id, to release it.
+        id: u64,
+    },
+    /// The slot asked for overlaps a conflicting one.
+    Busy {
+        /// How long from now until the earliest start this host would give (the same class and
+        /// hold), ns; none when its slot table is full.
+        free_in_ns: Option<u64>,
+    },
+    /// The answer to [`ToAgent::Release`].
+    Released {
+        /// False when the slot was not held (released before, or freed at its deadline).
+        held: bool,
+    },
+    /// The answer to [`ToAgent::MeshResults`]: the mesh status document (JSON) of the tests
+    /// this agent ran, at most [`SETTINGS_MAX`] bytes.
+    MeshResults(String),
+}
+
+/// A slot of an agent's time for one mesh test, from now or later, freed at its deadline
+/// (`start_in_ns + hold_ns` from now) even if it is never released. The agent bounds every
+/// value: it starts at most a day ahead and lasts at most a day; the holder is cut to 200
+/// bytes.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct BookSlot {
+    /// The test's interference class.
+    pub class: Class,
+    /// How long from now the slot starts, ns.
+    pub start_in_ns: u64,
+    /// How long it lasts, ns.
+    pub hold_ns: u64,
+    /// Who holds it, for the agent's log: the mesh, the test and the pair.
+    pub holder: String,
 }
 
 /// The longest settings report an agent sends, and the frame cap its reader applies (with

@@ -44,3 +44,4 @@ pub use model::Report;
 pub use run::{EndData, Role, RunData};
 pub use sections::file::figures as file;
 pub use sections::profile::responsiveness;
+pub use sections::rr::figures::round_trips;

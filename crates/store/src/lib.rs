@@ -16,7 +16,10 @@
 //! - `intervals` and `flows`: the report's intervals and flows, one row each, so that they can be
 //!   queried with `sqlite3`.
 //! - `series`: one row per sweep or iterated test: its latest JSON document, a caller-given
-//!   fingerprint of its definition, and whether it completed.
+//!   fingerprint of its definition, and whether it completed; and one per pair of a mesh's
+//!   test (mesh, test, source, target), whose runs are that pair's measured tests.
+//! - `mesh_runs` and `mesh_members`: each mesh test's pair, start and end, figure and
+//!   judgement (the band, the alert), and each member marked down (see [`MeshRun`]).
 //!
 //! # Safety
 //! The file is in WAL mode; a run and its rows are written in one transaction, so a process
@@ -32,6 +35,7 @@
 #![forbid(unsafe_code)]
 
 mod error;
+mod mesh;
 mod path;
 mod refs;
 mod rows;
@@ -41,6 +45,7 @@ mod series;
 mod store;
 
 pub use error::StoreError;
+pub use mesh::{MeshMember, MeshPair, MeshRun};
 pub use path::{default_path, default_path_from};
 pub use refs::Ref;
 pub use runs::{NewRun, RunRow, SeriesSlot, StoredRun};

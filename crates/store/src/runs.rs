@@ -66,51 +66,29 @@ fn slot(row: &Row<'_>, at: usize) -> rusqlite::Result<Option<SeriesSlot>> {
 impl Store {
     /// Saves a run, its intervals and its flows in one transaction; returns its id.
     pub fn save_run(&mut self, run: &NewRun<'_>) -> Result<i64, StoreError> {
-        let r = run.report;
-        let args = self.encode("the arguments", run.args)?;
-        let command = self.encode("the command line", run.command)?;
-        let env = self.encode("the environment", run.env)?;
-        let plan = self.encode("the plan", &r.test)?;
-        let summary = self.encode("the summary", &r.summary)?;
-        let report = self.encode("the report", r)?;
-        let wanted = primary_metric(&r.test.kind);
-        let primary = metrics(r).into_iter().find(|(n, _)| *n == wanted);
-        let slot = run.series;
+        let encoded = self.encode_run(run)?;
         let saved = (|| {
             let tx = self
                 .conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)?;
-            tx.execute(
-                "INSERT INTO runs (started_unix_s, kind, server, clients, args, fathom_version,
-                     plan, summary, report, env, error, primary_value, series_id, point, iteration,
-                     command)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-                params![
-                    r.test.started_unix_s,
-                    r.test.kind,
-                    server(&r.test),
-                    r.test.clients.join(","),
-                    args,
-                    r.fathom_version,
-                    plan,
-                    summary,
-                    report,
-                    env,
-                    r.error,
-                    primary.map(|(_, v)| v),
-                    slot.map(|s| s.series_id),
-                    slot.map(|s| s.point),
-                    slot.map(|s| s.iteration),
-                    command,
-                ],
-            )?;
-            let id = tx.last_insert_rowid();
-            rows::insert_intervals(&tx, id, &r.intervals)?;
-            rows::insert_flows(&tx, id, &r.flows)?;
+            let id = insert_run(&tx, run, &encoded)?;
             tx.commit()?;
             Ok(id)
         })();
         saved.map_err(|e| self.sql(e))
+    }
+
+    /// A run's JSON columns, encoded before its transaction.
+    pub(crate) fn encode_run(&self, run: &NewRun<'_>) -> Result<EncodedRun, StoreError> {
+        let r = run.report;
+        Ok(EncodedRun {
+            args: self.encode("the arguments", run.args)?,
+            command: self.encode("the command line", run.command)?,
+            env: self.encode("the environment", run.env)?,
+            plan: self.encode("the plan", &r.test)?,
+            summary: self.encode("the summary", &r.summary)?,
+            report: self.encode("the report", r)?,
+        })
     }
 
     /// Loads run `id` as it was saved; a report saved at an older JSON schema version is read
@@ -193,6 +171,56 @@ impl Store {
             });
         listed.map_err(|e| self.sql(e))
     }
+}
+
+/// A run's JSON columns.
+pub(crate) struct EncodedRun {
+    args: String,
+    command: String,
+    env: String,
+    plan: String,
+    summary: String,
+    report: String,
+}
+
+/// Inserts `run` (its JSON in `e`) with its intervals and flows in `tx`; returns its id.
+pub(crate) fn insert_run(
+    tx: &rusqlite::Transaction<'_>,
+    run: &NewRun<'_>,
+    e: &EncodedRun,
+) -> rusqlite::Result<i64> {
+    let r = run.report;
+    let wanted = primary_metric(&r.test.kind);
+    let primary = metrics(r).into_iter().find(|(n, _)| *n == wanted);
+    let slot = run.series;
+    tx.execute(
+        "INSERT INTO runs (started_unix_s, kind, server, clients, args, fathom_version,
+             plan, summary, report, env, error, primary_value, series_id, point, iteration,
+             command)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+        params![
+            r.test.started_unix_s,
+            r.test.kind,
+            server(&r.test),
+            r.test.clients.join(","),
+            e.args,
+            r.fathom_version,
+            e.plan,
+            e.summary,
+            e.report,
+            e.env,
+            r.error,
+            primary.map(|(_, v)| v),
+            slot.map(|s| s.series_id),
+            slot.map(|s| s.point),
+            slot.map(|s| s.iteration),
+            e.command,
+        ],
+    )?;
+    let id = tx.last_insert_rowid();
+    rows::insert_intervals(tx, id, &r.intervals)?;
+    rows::insert_flows(tx, id, &r.flows)?;
+    Ok(id)
 }
 
 /// The server column: the agent's address, or `embedded` when the test ran against the

@@ -101,9 +101,44 @@ const V3: &str = "
 ALTER TABLE runs ADD COLUMN command TEXT;
 ";
 
+/// Version 4: meshes (`fathom mesh run`, `fathom serve --mesh`): each mesh test's pair, start
+/// and end, figure and judgement (its run, when one was measured, in `runs` as a run of the
+/// pair's series), and each member marked down.
+const V4: &str = "
+CREATE TABLE mesh_runs (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+    series_id INTEGER NOT NULL REFERENCES series(id),
+    mesh TEXT NOT NULL,
+    test TEXT NOT NULL,
+    source TEXT NOT NULL,
+    target TEXT NOT NULL,
+    class TEXT NOT NULL,
+    started_unix_s REAL NOT NULL,
+    ended_unix_s REAL NOT NULL,
+    figure TEXT NOT NULL,
+    value REAL,
+    baseline REAL,
+    band_low REAL,
+    band_high REAL,
+    alert INTEGER NOT NULL,
+    change TEXT,
+    error TEXT
+);
+CREATE INDEX mesh_runs_pair ON mesh_runs(mesh, test, source, target, id);
+CREATE TABLE mesh_members (
+    mesh TEXT NOT NULL,
+    name TEXT NOT NULL,
+    down INTEGER NOT NULL,
+    since_unix_s REAL,
+    reason TEXT,
+    PRIMARY KEY (mesh, name)
+) WITHOUT ROWID;
+";
+
 /// The steps, in order: step `i` takes a database from version `i` to `i + 1` (public so the
 /// migration tests build an old database with the very step that made it).
-pub const MIGRATIONS: [&str; 3] = [V1, V2, V3];
+pub const MIGRATIONS: [&str; 4] = [V1, V2, V3, V4];
 
 /// The schema version this build writes.
 pub const CURRENT: i64 = MIGRATIONS.len() as i64;

@@ -24,6 +24,18 @@ pub fn merge_into(into: &mut Histogram<u64>, snaps: &[Snapshot]) {
     }
 }
 
+/// Every round trip the run's ends recorded, as (seconds, count) pairs from their merged HDR
+/// histograms, smallest first (a mesh hands them to its metrics).
+pub fn round_trips(run: &crate::RunData) -> Vec<(f64, u64)> {
+    let mut h = empty();
+    for e in &run.ends {
+        merge_into(&mut h, &e.snaps);
+    }
+    h.iter_recorded()
+        .map(|v| (v.value_iterated_to() as f64 / 1e9, v.count_at_value()))
+        .collect()
+}
+
 /// An empty histogram that grows as needed.
 pub fn empty() -> Histogram<u64> {
     let mut h = Histogram::new(3).expect("3 significant figures are valid");

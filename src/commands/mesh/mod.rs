@@ -1,0 +1,191 @@
+//! `fathom mesh`: read a mesh file ([`load`]), show its schedule (`check`), run it from this
+//! host (`run`), and show its status (`status`). `fathom serve --mesh` runs an agent's share
+//! with the same loop ([`serve`]).
+
+mod ends;
+mod execute;
+pub mod flags;
+mod members;
+mod record;
+mod runner;
+mod serve;
+pub mod status;
+
+pub use serve::{start as serve, Share};
+
+use crate::cli::mesh::{CheckArgs, MeshArgs, MeshCommand, RunArgs, StatusArgs};
+use crate::cli::read_key;
+use crate::Failure;
+use fathom_engine::small_file::read_small;
+use fathom_mesh::file::MAX_FILE;
+use fathom_mesh::schedule::Scheduler;
+use fathom_mesh::sink::{NoSink, Sink};
+use fathom_mesh::spec::{Members, Mesh};
+use fathom_store::Store;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// `fathom mesh`.
+pub fn run(a: &MeshArgs, argv: &[String]) -> Result<(), Failure> {
+    match &a.command {
+        MeshCommand::Check(c) => check(c),
+        MeshCommand::Run(r) => run_mesh(r, argv),
+        MeshCommand::Status(s) => show_status(s),
+    }
+}
+
+/// Reads and checks the mesh file at `path`: bad usage (exit 2) at FILE:LINE:COLUMN.
+pub fn load(path: &Path) -> Result<Mesh, Failure> {
+    let name = path.display().to_string();
+    let bytes = read_small(path, MAX_FILE as u64 + 1)
+        .map_err(|e| Failure::Usage(format!("{name}: {e}")))?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| Failure::Usage(format!("{name}: not UTF-8 text")))?;
+    fathom_mesh::file::parse(&name, &text, &flags::CliCommands)
+        .map_err(|e| Failure::Usage(e.to_string()))
+}
+
+/// The key for agents without their own: `--key-file`, else the file's `key_file` (relative
+/// to the file's directory).
+fn key(flag: Option<&PathBuf>, mesh: &Mesh, file: &Path) -> Result<Option<Vec<u8>>, Failure> {
+    let from_file = mesh.key_file.as_ref().map(|k| {
+        let k = Path::new(k);
+        match file.parent() {
+            Some(dir) if k.is_relative() => dir.join(k),
+            _ => k.to_path_buf(),
+        }
+    });
+    Ok(flag
+        .cloned()
+        .or(from_file)
+        .as_deref()
+        .map(read_key)
+        .transpose()?)
+}
+
+/// `fathom mesh check`: the members, the tests and the load the schedule makes.
+fn check(a: &CheckArgs) -> Result<(), Failure> {
+    let mesh = load(&a.file)?;
+    let names: Vec<String> = match &mesh.members {
+        Members::Listed(l) => l.iter().map(|m| m.name.clone()).collect(),
+        Members::Found { refresh_ns, .. } => {
+            println!(
+                "mesh {}: members found by discovery, looked at again every {} s; found now:",
+                mesh.name,
+                refresh_ns / 1_000_000_000
+            );
+            members::Roster::of(&mesh)?.names()
+        }
+    };
+    let sched = Scheduler::new(mesh.seed, mesh.peers, mesh.tests.clone(), &names, None, 0);
+    println!(
+        "mesh {}: {} members, {} latency peers each, {} jobs",
+        mesh.name,
+        names.len(),
+        mesh.peers.min(names.len().saturating_sub(1)),
+        sched.jobs()
+    );
+    for t in &mesh.tests {
+        println!(
+            "  {}: `fathom {}` every {} s, {}, {} targets, slot {} s (jitter {} s, slip {} s), judged by {}",
+            t.name,
+            t.args.join(" "),
+            t.every_ns as f64 / 1e9,
+            t.class,
+            t.targets.name(),
+            t.hold_ns as f64 / 1e9,
+            t.jitter_ns as f64 / 1e9,
+            t.slip_ns as f64 / 1e9,
+            t.figure.metric
+        );
+    }
+    let a = &mesh.alert;
+    println!(
+        "  alerts: raised after {} runs outside the {:.0}% band (at least ±{:.0}%), cleared after {} inside; baseline of {} runs (judged from {})",
+        a.after,
+        a.level * 100.0,
+        a.tolerance * 100.0,
+        a.clear,
+        a.baseline,
+        a.min_baseline
+    );
+    Ok(())
+}
+
+/// `fathom mesh run`: the whole mesh from here until `--for` ends or Ctrl-C, then its status.
+fn run_mesh(a: &RunArgs, argv: &[String]) -> Result<(), Failure> {
+    let mesh = load(&a.file)?;
+    let key = key(a.key_file.as_ref(), &mesh, &a.file)?;
+    let path = a.store.clone().unwrap_or_else(fathom_store::default_path);
+    let store = Store::open(&path).map_err(|e| Failure::Runtime(e.to_string()))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed));
+    let counts = Arc::new(Mutex::new(Vec::new()));
+    // Where the mesh's figures go besides the store: fathom_metrics' registry once it is wired
+    // in (`--metrics ADDR`), nothing until then.
+    let sink: Arc<dyn Sink> = Arc::new(NoSink);
+    let setup = runner::Setup {
+        ledger: record::Ledger::new(&mesh, store, argv, sink.clone()),
+        mesh: mesh.clone(),
+        key,
+        local: None,
+        sink,
+        stop,
+        counts: counts.clone(),
+    };
+    eprintln!(
+        "fathom mesh: running {} ({} tests) from here; results in {}",
+        mesh.name,
+        mesh.tests.len(),
+        path.display()
+    );
+    let mut r = runner::Runner::new(setup)?;
+    let until = a
+        .run_for
+        .map(|ns| Instant::now() + Duration::from_nanos(ns));
+    r.run(until)?;
+    let store = Store::open(&path).map_err(|e| Failure::Runtime(e.to_string()))?;
+    let counts = counts.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let s = status::from_store(&mesh, &store, Some(&counts), None, now_unix_s())?;
+    print(&s, a.json);
+    Ok(())
+}
+
+/// `fathom mesh status`.
+fn show_status(a: &StatusArgs) -> Result<(), Failure> {
+    let mesh = load(&a.file)?;
+    let s = if a.agents {
+        let key = key(a.key_file.as_ref(), &mesh, &a.file)?;
+        status::from_agents(&mesh, key.as_deref(), now_unix_s())?
+    } else {
+        let store = Store::open(a.store.resolved()).map_err(|e| Failure::Runtime(e.to_string()))?;
+        status::from_store(&mesh, &store, None, None, now_unix_s())?
+    };
+    print(&s, a.json);
+    Ok(())
+}
+
+/// The status on stdout: the matrix, or one JSON document.
+fn print(s: &fathom_mesh::status::Status, json: bool) {
+    let text = match json {
+        true => serde_json::to_string_pretty(s).unwrap_or_default() + "\n",
+        false => fathom_mesh::status::matrix::render(s),
+    };
+    super::output::write_stdout(text.as_bytes());
+}
+
+/// Now, Unix seconds.
+fn now_unix_s() -> f64 {
+    crate::method::iterate::now_unix_s()
+}
+
+/// A failure's message, for a line that carries on.
+fn say(f: &Failure) -> String {
+    match f {
+        Failure::Usage(m) | Failure::Runtime(m) => m.clone(),
+        Failure::Reported => "failed".into(),
+    }
+}
