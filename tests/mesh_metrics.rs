@@ -8,23 +8,24 @@ mod common;
 mod metrics_common;
 use common::{agents, fathom, Agent};
 use metrics_common::*;
-use std::io::BufRead;
-use std::net::SocketAddr;
+use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-/// A `fathom mesh run --metrics 127.0.0.1:0` child, killed (by its PID) when dropped, and its
-/// metrics address.
+/// A `fathom mesh run --metrics 127.0.0.1:0` child, killed (by its PID) when dropped, its
+/// metrics address and the file its stderr goes to.
 struct MeshRun {
     child: Child,
     metrics: SocketAddr,
+    log: std::path::PathBuf,
 }
 
 impl MeshRun {
-    /// Runs `file` for `secs` with its results in `db`.
+    /// Runs `file` for `secs` with its results in `db` and its log beside it.
     fn start(file: &Path, db: &Path, secs: u64) -> MeshRun {
-        let mut child = fathom()
+        let log = db.with_extension("log");
+        let child = fathom()
             .args(["mesh", "run", file.to_str().unwrap()])
             .args([
                 "--for",
@@ -34,33 +35,55 @@ impl MeshRun {
             ])
             .args(["--metrics", "127.0.0.1:0"])
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+            .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .unwrap();
-        let mut log = std::io::BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        log.read_line(&mut line).unwrap();
-        let metrics = metrics_addr(&line);
-        // The rest of its log is drained, so that it never blocks on a full pipe.
-        std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
-        MeshRun { child, metrics }
+        let start = Instant::now();
+        let metrics = loop {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            if let Some(line) = text.lines().find(|l| l.contains("metrics on")) {
+                break metrics_addr(line);
+            }
+            assert!(start.elapsed() < Duration::from_secs(20), "{text}");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        MeshRun {
+            child,
+            metrics,
+            log,
+        }
     }
 
-    /// Scrapes until `ok` holds of the sample lines (bounded at 30 s): the whole scrape.
+    /// Scrapes until `ok` holds of the sample lines (bounded at 60 s): the whole scrape.
     fn wait_for(&self, what: &str, ok: impl Fn(&[&str]) -> bool) -> String {
         let start = Instant::now();
         loop {
-            let text = scrape(self.metrics);
+            let text = self.scrape();
             let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
             if ok(&lines) {
                 return text;
             }
             assert!(
-                start.elapsed() < Duration::from_secs(30),
-                "{what}: not in 30 s:\n{text}"
+                start.elapsed() < Duration::from_secs(60),
+                "{what}: not in 60 s:\n{text}\nthe mesh said: {}",
+                self.said()
             );
             std::thread::sleep(Duration::from_millis(300));
         }
+    }
+
+    /// A scrape of its endpoint, which must answer.
+    fn scrape(&self) -> String {
+        let stream = TcpStream::connect(self.metrics)
+            .unwrap_or_else(|e| panic!("{}: {e}; the mesh said: {}", self.metrics, self.said()));
+        let (code, body) = get_on(stream, "/metrics", "text/plain");
+        assert_eq!(code, 200, "{body}");
+        body
+    }
+
+    /// Its stderr so far.
+    fn said(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 }
 
@@ -87,8 +110,8 @@ fn pairs<'a>(lines: &[&'a str], name: &str) -> Vec<&'a str> {
         .collect()
 }
 
-/// A mesh of listed members a, b, c at `targets`: one ring peer each, rr every 500 ms and a
-/// background UDP probe every second.
+/// A mesh of listed members a, b, c at `targets`: one ring peer each, rr and a background UDP
+/// probe every 2 s, each with a second to set up (a loaded machine is slow to).
 fn listed_mesh(dir: &Path, targets: &[String]) -> std::path::PathBuf {
     let hosts: Vec<String> = ["a", "b", "c"]
         .iter()
@@ -100,9 +123,9 @@ fn listed_mesh(dir: &Path, targets: &[String]) -> std::path::PathBuf {
         &path,
         format!(
             "[mesh]\nname = \"loop\"\npeers = 1\n\n[members]\nhosts = [{}]\n\n\
-             [[test]]\ncommand = \"rr --size 64 -t 100ms\"\nevery = \"500ms\"\nsetup = \"300ms\"\n\n\
+             [[test]]\ncommand = \"rr --size 64 -t 100ms\"\nevery = \"2s\"\nsetup = \"1s\"\n\n\
              [[test]]\nname = \"udp\"\ncommand = \"udp --rate 1M -t 100ms\"\n\
-             class = \"background\"\nevery = \"1s\"\nsetup = \"300ms\"\n",
+             class = \"background\"\nevery = \"2s\"\nsetup = \"1s\"\n",
             hosts.join(", ")
         ),
     )
@@ -115,7 +138,7 @@ fn mesh_run_metrics_hold_each_sources_ring_peer_by_name_and_pass_promtool() {
     let (_agents, targets) = agents(3);
     let dir = tempfile::tempdir().unwrap();
     let file = listed_mesh(dir.path(), &targets);
-    let mesh = MeshRun::start(&file, &dir.path().join("m.db"), 20);
+    let mesh = MeshRun::start(&file, &dir.path().join("m.db"), 120);
     let rr = "fathom_mesh_rr_latency_seconds";
     let text = mesh.wait_for("an rr and a UDP pair series from every source", |l| {
         let sources = |prefix: &str| {
@@ -178,12 +201,12 @@ fn a_member_that_leaves_the_mesh_takes_every_series_naming_it_along() {
         format!(
             "[mesh]\nname = \"found\"\npeers = 2\n\n\
              [members]\nfrom = \"hostfile:{}\"\nrefresh = \"1s\"\n\n\
-             [[test]]\ncommand = \"rr -t 100ms\"\nevery = \"500ms\"\nsetup = \"300ms\"\n",
+             [[test]]\ncommand = \"rr -t 100ms\"\nevery = \"2s\"\nsetup = \"1s\"\n",
             hosts.display()
         ),
     )
     .unwrap();
-    let mesh = MeshRun::start(&file, &dir.path().join("m.db"), 25);
+    let mesh = MeshRun::start(&file, &dir.path().join("m.db"), 120);
     // Members found in a hostfile are named by its words (here, loopback addresses).
     let leaving = format!("\"{}\"", agents[2].target());
     let rr = "fathom_mesh_rr_latency_seconds";
@@ -211,6 +234,6 @@ fn a_member_that_leaves_the_mesh_takes_every_series_naming_it_along() {
     );
     // Results on their way when it left do not bring its series back.
     std::thread::sleep(Duration::from_secs(2));
-    let again = scrape(mesh.metrics);
+    let again = mesh.scrape();
     assert!(!again.contains(&leaving), "{again}");
 }

@@ -61,8 +61,9 @@ const EXPECTED: &[(&str, &[&str])] = &[
     ("fathom_agent_memory_reserved_bytes >= 0", &["h1", "h2"]),
 ];
 
-/// The mesh of h1 and h2 (each the other's one ring peer) at their lab addresses: rr every
-/// 500 ms and a small UDP probe (background, so it never waits for rr) every second.
+/// The mesh of h1 and h2 (each the other's one ring peer) at their lab addresses: rr and a
+/// small UDP probe (background, so it never waits for rr) every 2 s, each with a second to set
+/// up (a loaded machine is slow to).
 fn mesh_file(dir: &Path, addresses: &[(&str, String)]) -> String {
     let hosts: Vec<String> = addresses
         .iter()
@@ -71,9 +72,9 @@ fn mesh_file(dir: &Path, addresses: &[(&str, String)]) -> String {
     let text = format!(
         "[mesh]\nname = \"labmetrics\"\npeers = 1\nkey_file = \"k\"\n\n\
          [members]\nhosts = [{}]\n\n\
-         [[test]]\ncommand = \"rr --size 64 -t 100ms\"\nevery = \"500ms\"\nsetup = \"300ms\"\n\n\
+         [[test]]\ncommand = \"rr --size 64 -t 100ms\"\nevery = \"2s\"\nsetup = \"1s\"\n\n\
          [[test]]\nname = \"udp\"\ncommand = \"udp --rate 1M -t 100ms\"\nclass = \"background\"\n\
-         every = \"1s\"\nsetup = \"300ms\"\n",
+         every = \"2s\"\nsetup = \"1s\"\n",
         hosts.join(", ")
     );
     std::fs::write(dir.join("k"), "0123456789abcdef0123456789abcdef").unwrap();
