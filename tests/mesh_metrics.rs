@@ -1,6 +1,7 @@
 //! A mesh's metrics from one controller (`fathom mesh run FILE --metrics ADDR`) on loopback
 //! agents: pair series for each source's ring peers only, labelled by member name, aggregates
-//! and health for every source, `promtool check metrics` passing on a real scrape; and a member
+//! and health for every source, every series the dashboard and the alert rules read,
+//! `promtool check metrics` passing on a real scrape; and a member
 //! found by discovery that leaves takes every series naming it along. (`serve --mesh
 //! --metrics` is scraped by a real Prometheus in tests/metrics_lab.rs.)
 
@@ -111,7 +112,8 @@ fn pairs<'a>(lines: &[&'a str], name: &str) -> Vec<&'a str> {
 }
 
 /// A mesh of listed members a, b, c at `targets`: one ring peer each, rr and a background UDP
-/// probe every 2 s, each with a second to set up (a loaded machine is slow to).
+/// probe every 2 s and a stream every 4 s (its pairs rotating), each with a second to set up
+/// (a loaded machine is slow to).
 fn listed_mesh(dir: &Path, targets: &[String]) -> std::path::PathBuf {
     let hosts: Vec<String> = ["a", "b", "c"]
         .iter()
@@ -125,7 +127,8 @@ fn listed_mesh(dir: &Path, targets: &[String]) -> std::path::PathBuf {
             "[mesh]\nname = \"loop\"\npeers = 1\n\n[members]\nhosts = [{}]\n\n\
              [[test]]\ncommand = \"rr --size 64 -t 100ms\"\nevery = \"2s\"\nsetup = \"1s\"\n\n\
              [[test]]\nname = \"udp\"\ncommand = \"udp --rate 1M -t 100ms\"\n\
-             class = \"background\"\nevery = \"2s\"\nsetup = \"1s\"\n",
+             class = \"background\"\nevery = \"2s\"\nsetup = \"1s\"\n\n\
+             [[test]]\nname = \"bulk\"\ncommand = \"stream -t 100ms\"\nevery = \"4s\"\nsetup = \"1s\"\n",
             hosts.join(", ")
         ),
     )
@@ -140,7 +143,7 @@ fn mesh_run_metrics_hold_each_sources_ring_peer_by_name_and_pass_promtool() {
     let file = listed_mesh(dir.path(), &targets);
     let mesh = MeshRun::start(&file, &dir.path().join("m.db"), 120);
     let rr = "fathom_mesh_rr_latency_seconds";
-    let text = mesh.wait_for("an rr and a UDP pair series from every source", |l| {
+    let text = mesh.wait_for("rr and UDP pair series from every source, a rate", |l| {
         let sources = |prefix: &str| {
             let mut s: Vec<_> = l
                 .iter()
@@ -152,6 +155,7 @@ fn mesh_run_metrics_hold_each_sources_ring_peer_by_name_and_pass_promtool() {
         };
         sources("fathom_mesh_rr_latency_seconds_count{") == ["a", "b", "c"]
             && sources("fathom_mesh_datagrams_sent_total{") == ["a", "b", "c"]
+            && !sources("fathom_mesh_throughput_bytes_per_second{").is_empty()
     });
     let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
     for line in pairs(&lines, rr) {
@@ -177,6 +181,29 @@ fn mesh_run_metrics_hold_each_sources_ring_peer_by_name_and_pass_promtool() {
     );
     assert!(!text.contains("127.0.0.1"), "peers by name only: {text}");
     assert!(!text.contains("fathom_agent_"), "a mesh run is no agent");
+    // What the dashboard and the alert rules read is what a real mesh exports (but for the
+    // alerts, which need a path that changed, and the agents' own counts).
+    let rules = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/deploy/prometheus/fathom-mesh-rules.yml"
+    );
+    let rules = std::fs::read_to_string(rules).unwrap();
+    let read = dashboard_queries()
+        .iter()
+        .chain([&rules])
+        .flat_map(|q| metrics_read(q))
+        .filter(|n| n != "fathom_mesh_alert" && !n.starts_with("fathom_agent_"))
+        .collect::<std::collections::BTreeSet<_>>();
+    for name in read {
+        let exported = lines.iter().any(|l| {
+            l.strip_prefix(name.as_str())
+                .is_some_and(|r| r.starts_with(['{', ' ']))
+        });
+        assert!(
+            exported,
+            "read by the dashboard or the rules, not exported: {name}\n{text}"
+        );
+    }
     if have("promtool") {
         let (ok, said) = promtool(&["check", "metrics"], &text);
         assert!(ok, "promtool check metrics: {said}\n{text}");
