@@ -148,3 +148,51 @@ impl Sink for MeshSink {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(n: &[&str]) -> Vec<String> {
+        n.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// The sample lines naming `member` (as a source or a peer).
+    fn naming(m: &MeshMetrics, member: &str) -> Vec<String> {
+        let quoted = format!("\"{member}\"");
+        m.encode()
+            .lines()
+            .filter(|l| !l.starts_with('#') && l.contains(&quoted))
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn a_member_gone_takes_its_series_and_its_late_figures_are_dropped_until_it_is_back() {
+        let metrics = Arc::new(MeshMetrics::new(2));
+        let sink = MeshSink::new(metrics.clone());
+        sink.members(&names(&["a", "b", "c"]));
+        for (source, peers) in [("a", ["b", "c"]), ("c", ["a", "b"])] {
+            sink.set_peers(source, &names(&peers));
+            sink.rr(source, peers[1], "rr", &[(1e-3, 1)]);
+            sink.outcome(source, "rr", Outcome::Run);
+        }
+        sink.alert("a", "c", "rr", true);
+        assert!(!naming(&metrics, "c").is_empty());
+        sink.members(&names(&["a", "b"]));
+        sink.set_peers("a", &names(&["b"]));
+        // Results that were on their way when c left.
+        sink.rr("c", "a", "rr", &[(1e-3, 1)]);
+        sink.stored("c", 1.0);
+        sink.alert("a", "c", "rr", true);
+        sink.rr("a", "c", "rr", &[(1e-3, 1)]);
+        assert_eq!(naming(&metrics, "c"), Vec::<String>::new());
+        assert!(!naming(&metrics, "a").is_empty(), "a keeps its series");
+        sink.members(&names(&["a", "b", "c"]));
+        sink.stored("c", 2.0);
+        assert_eq!(
+            naming(&metrics, "c"),
+            [r#"fathom_mesh_last_stored_timestamp_seconds{source="c"} 2.0"#]
+        );
+    }
+}
