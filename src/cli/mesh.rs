@@ -4,6 +4,7 @@
 use super::common::ReadStoreArgs;
 use super::units::parse_duration;
 use clap::{Args, Subcommand};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 const MESH_EXAMPLES: &str = "\
@@ -14,6 +15,7 @@ Examples:
   fathom mesh status mesh.toml             the matrix: latest figures, changes, alerts, culprit
   fathom mesh status mesh.toml --json      the same as one JSON document (docs/mesh.md)
   fathom serve --mesh mesh.toml            on every member: its own share, booked at both ends
+  fathom serve --mesh mesh.toml --metrics 0.0.0.0:9464   ... and its figures for Prometheus
   fathom mesh status mesh.toml --agents    the matrix from those agents' own stores
 
 A mesh in a lab, in three commands:
@@ -41,6 +43,7 @@ pub enum MeshCommand {
 Examples:
   fathom mesh run mesh.toml
   fathom mesh run mesh.toml --for 10m --store /var/lib/fathom/mesh.db
+  fathom mesh run mesh.toml --metrics 127.0.0.1:9464    and every member's figures for Prometheus
 Alerts raised and cleared, and members down and up, are printed as they happen; at the end
 (--for, or Ctrl-C) the status matrix.")]
     Run(RunArgs),
@@ -81,6 +84,11 @@ pub struct RunArgs {
     /// ~/.local/share/fathom/fathom.db).
     #[arg(long = "store", value_name = "PATH")]
     pub store: Option<PathBuf>,
+    /// Serve every member's figures as OpenMetrics at http://ADDR/metrics for Prometheus
+    /// while the mesh runs (docs/metrics.md). No key guards it: bind it where only
+    /// Prometheus reaches.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics: Option<SocketAddr>,
 }
 
 /// `fathom mesh status`.

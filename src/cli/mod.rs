@@ -182,7 +182,9 @@ Examples:
   fathom serve --listen 0.0.0.0:5301 --key-file k
   fathom serve --listen [::]:5301 --insecure     any controller may connect (lab use only)
   fathom serve --metrics 127.0.0.1:9464          and OpenMetrics for Prometheus at /metrics
-  fathom serve --listen 0.0.0.0:5301 --key-file k --mesh mesh.toml   and run its mesh share")]
+  fathom serve --listen 0.0.0.0:5301 --key-file k --mesh mesh.toml   and run its mesh share
+  fathom serve --listen 0.0.0.0:5301 --key-file k --mesh mesh.toml --metrics 0.0.0.0:9464
+                                                 ... with its share's figures at /metrics")]
 pub struct ServeArgs {
     /// Address and port to listen on for control connections.
     #[arg(long, default_value = "127.0.0.1:5301", value_name = "ADDR:PORT")]
@@ -239,8 +241,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECONDS", requires = "rsa_private_key_path",
           value_parser = clap::value_parser!(u64).range(..=86_400))]
     pub time_skew_threshold: Option<u64>,
-    /// Serve OpenMetrics at http://ADDR/metrics for Prometheus: the agent's own counts (and a
-    /// mesh's figures, docs/metrics.md). No key guards it: bind it where only Prometheus reaches.
+    /// Serve OpenMetrics at http://ADDR/metrics for Prometheus: the agent's own counts and,
+    /// with --mesh, its share's figures (docs/metrics.md). No key guards it: bind it where only
+    /// Prometheus reaches.
     #[arg(long, value_name = "ADDR:PORT")]
     pub metrics: Option<SocketAddr>,
     /// Save what fathom measured of each iperf3 test it answers (its end's bytes, TCP_INFO per

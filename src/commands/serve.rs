@@ -40,6 +40,8 @@ pub fn run(a: &ServeArgs) -> Result<(), Failure> {
         let identity = Identity::load(cert, key).map_err(|e| Failure::Usage(e.to_string()))?;
         let _ = cfg.identity.set(identity);
     }
+    // The mesh file is read before any socket opens: a bad one exits 2 at FILE:LINE:COLUMN.
+    let mesh = a.mesh.as_deref().map(super::mesh::load).transpose()?;
     let mesh_share = cfg.mesh.clone();
     let agent = Agent::bind(a.listen, cfg)
         .map_err(|e| Failure::Runtime(format!("cannot listen on {}: {e}", a.listen)))?;
@@ -50,18 +52,22 @@ pub fn run(a: &ServeArgs) -> Result<(), Failure> {
         "fathom serve: listening on {addr} (protocol v{})",
         fathom_proto::PROTOCOL_VERSION
     );
-    if let Some(addr) = a.metrics {
-        super::metrics::start_agent(addr, agent.counts())?;
-    }
+    let k = mesh.as_ref().map_or(super::metrics::DEFAULT_K, |m| m.peers);
+    let metrics = a
+        .metrics
+        .map(|addr| super::metrics::start_agent(addr, agent.counts(), k))
+        .transpose()?;
     if let Some(root) = &files_root {
         remove_stale_parts(root);
     }
     if let Some(port) = a.iperf3 {
         super::iperf3::start(a, port)?;
     }
-    if let Some(file) = &a.mesh {
+    if let (Some(file), Some(mesh)) = (&a.mesh, mesh) {
         super::mesh::serve(super::mesh::Share {
             file,
+            mesh,
+            metrics,
             member: a.mesh_as.as_deref(),
             key_file: a.key_file.as_deref(),
             share: mesh_share,

@@ -298,9 +298,15 @@ impl Agent {
     }
 
     /// Starts an agent from `cmd` (the fathom binary, set up by the caller) with extra `args`.
-    pub fn start_with(mut cmd: Command, args: &[&str]) -> Agent {
+    pub fn start_with(cmd: Command, args: &[&str]) -> Agent {
+        Agent::listening(cmd, "127.0.0.1:0", args)
+    }
+
+    /// Starts an agent from `cmd` listening on `listen` (an address its namespace has), with
+    /// extra `args`.
+    pub fn listening(mut cmd: Command, listen: &str, args: &[&str]) -> Agent {
         let mut child = cmd
-            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(["serve", "--listen", listen])
             .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

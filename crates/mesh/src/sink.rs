@@ -1,6 +1,7 @@
 //! Where a mesh's figures go besides the store: the metrics registry of `fathom_metrics`
-//! (OpenMetrics, `/metrics`), whose `MeshMetrics` has these methods. The mesh calls them
-//! through this trait so that it builds without that crate; [`NoSink`] drops everything.
+//! (OpenMetrics, `/metrics`), whose `MeshMetrics` has these methods; the binary's adapter
+//! (`src/commands/metrics.rs`) implements this trait on it, so that this crate builds without
+//! that one. [`NoSink`] drops everything.
 
 /// What became of one scheduled test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,8 +17,13 @@ pub enum Outcome {
 /// The mesh's figures as metrics want them (the contract of `fathom_metrics::MeshMetrics`).
 /// `source` and `peer` are member names, `test` the mesh file's test name.
 pub trait Sink: Send + Sync {
-    /// `source`'s peers that get pair series (its latency peers from the ring).
+    /// `source`'s peers that get pair series (its latency peers from the ring), told at the
+    /// start and again whenever the members change.
     fn set_peers(&self, source: &str, sampled: &[String]);
+    /// The mesh's members now, told at the start and whenever they change: every series
+    /// naming a member no longer listed goes (as a source or as a peer), and figures still on
+    /// their way from it (or alerts about it) are dropped, until it is listed again.
+    fn members(&self, members: &[String]);
     /// One rr test's round trips: (seconds, count) pairs.
     fn rr(&self, source: &str, peer: &str, test: &str, round_trips: &[(f64, u64)]);
     /// One UDP test's datagrams sent and received.
@@ -40,6 +46,7 @@ pub struct NoSink;
 
 impl Sink for NoSink {
     fn set_peers(&self, _: &str, _: &[String]) {}
+    fn members(&self, _: &[String]) {}
     fn rr(&self, _: &str, _: &str, _: &str, _: &[(f64, u64)]) {}
     fn datagrams(&self, _: &str, _: &str, _: &str, _: u64, _: u64) {}
     fn throughput(&self, _: &str, _: &str, _: &str, _: f64, _: f64) {}

@@ -144,6 +144,35 @@ impl MeshMetrics {
         self.families.remove_source(&Source { source });
     }
 
+    /// Removes every series naming `member` (a member that left the mesh): its own as a
+    /// source ([`Self::remove_source`]), and every other source's pair series and alerts with
+    /// it as the peer, raised or not; it leaves their samples, so their `sampled_peers` drop.
+    pub fn remove_member(&self, member: &str) {
+        self.remove_source(member);
+        let peer = label(member);
+        let mut index = self.index();
+        for (source, known) in index.iter_mut() {
+            known.alerts.retain(|(p, _)| *p != peer);
+            for test in &known.tests {
+                let pair = Pair {
+                    source: source.clone(),
+                    peer: peer.clone(),
+                    test: test.clone(),
+                };
+                self.families.remove_pair(&pair);
+                self.families.alert.remove(&pair);
+            }
+            if known.sampled.remove(&peer) {
+                self.families
+                    .sampled
+                    .get_or_create(&Source {
+                        source: source.clone(),
+                    })
+                    .set(known.sampled.len() as i64);
+            }
+        }
+    }
+
     /// Runs `f` with the index held, the labels of (source, peer, test) bounded, and whether
     /// the peer is sampled; the test is recorded as one the source runs.
     fn with_pair<T>(

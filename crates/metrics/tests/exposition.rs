@@ -224,6 +224,40 @@ fn a_removed_source_leaves_no_series_and_the_others_keep_theirs() {
 }
 
 #[test]
+fn a_member_that_left_leaves_no_series_as_source_or_peer_alerts_included() {
+    let m = MeshMetrics::new(10);
+    for src in ["h1", "h2", "h3"] {
+        let others: Vec<&str> = ["h1", "h2", "h3"]
+            .into_iter()
+            .filter(|p| *p != src)
+            .collect();
+        m.set_peers(src, &peers(&others));
+        for p in &others {
+            m.rr(src, p, "rr", &[(1e-3, 1)]);
+            m.alert(src, p, "rr", true);
+        }
+        m.outcome(src, "rr", Outcome::Run);
+    }
+    m.remove_member("h3");
+    let s = samples(&m);
+    let h3: Vec<_> = s.iter().filter(|l| l.contains(r#""h3""#)).collect();
+    assert!(h3.is_empty(), "{h3:#?}");
+    assert_eq!(
+        of(&m, "fathom_mesh_sampled_peers"),
+        [
+            r#"fathom_mesh_sampled_peers{source="h1"} 1"#,
+            r#"fathom_mesh_sampled_peers{source="h2"} 1"#
+        ]
+    );
+    assert_eq!(
+        of(&m, "fathom_mesh_alert").len(),
+        2,
+        "h1 -> h2 and h2 -> h1"
+    );
+    assert_eq!(of(&m, "fathom_mesh_rr_latency_seconds_count").len(), 2);
+}
+
+#[test]
 fn labels_are_cut_to_their_bound_and_escaped() {
     let m = MeshMetrics::new(10);
     let long = "é".repeat(200);

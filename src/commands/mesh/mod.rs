@@ -124,9 +124,12 @@ fn run_mesh(a: &RunArgs, argv: &[String]) -> Result<(), Failure> {
     let flag = stop.clone();
     let _ = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed));
     let counts = Arc::new(Mutex::new(Vec::new()));
-    // Where the mesh's figures go besides the store: fathom_metrics' registry once it is wired
-    // in (`--metrics ADDR`), nothing until then.
-    let sink: Arc<dyn Sink> = Arc::new(NoSink);
+    // Where the mesh's figures go besides the store: with `--metrics ADDR`, a registry served
+    // there for Prometheus.
+    let sink: Arc<dyn Sink> = match a.metrics {
+        Some(addr) => super::metrics::start_mesh(addr, mesh.peers)?,
+        None => Arc::new(NoSink),
+    };
     let setup = runner::Setup {
         ledger: record::Ledger::new(&mesh, store, argv, sink.clone()),
         mesh: mesh.clone(),

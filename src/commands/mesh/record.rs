@@ -116,7 +116,8 @@ impl Ledger {
         }
     }
 
-    /// The pair's alert state, rebuilt from the store the first time.
+    /// The pair's alert state, rebuilt from the store the first time (a raised one told to
+    /// the sink).
     fn alert(&mut self, pair: &Pair) -> &mut PairAlert {
         if !self.alerts.contains_key(pair) {
             let spec = &self.mesh.tests[pair.0];
@@ -126,6 +127,10 @@ impl Ledger {
                     .mesh_history(&self.mesh.name, &spec.name, &pair.1, &pair.2, HISTORY);
             for v in history.unwrap_or_default() {
                 state.observe(v, &spec.figure, &self.mesh.alert);
+            }
+            // An alert still raised when the mesh stopped is raised now, for the metrics too.
+            if state.raised() {
+                self.sink.alert(&pair.1, &pair.2, &spec.name, true);
             }
             self.alerts.insert(pair.clone(), state);
         }

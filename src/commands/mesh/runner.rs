@@ -176,18 +176,14 @@ impl Runner {
         let spec = &self.setup.mesh.tests[s.due.test];
         let ends = (self.ends.end(&s.due.source), self.ends.end(&s.due.target));
         let (Ok(source), Ok(target)) = ends else {
-            return;
+            return self.drop_started(&s, Outcome::Failed);
         };
         if self.running >= MAX_RUNNING {
-            self.ends.release(&s.due.source, s.source_slot);
-            self.ends.release(&s.due.target, s.target_slot);
-            self.setup
-                .sink
-                .outcome(&s.due.source, &spec.name, Outcome::Skipped);
-            return;
+            return self.drop_started(&s, Outcome::Skipped);
         }
         let lag = s.start_ns.saturating_sub(s.due.due_ns) as f64 / 1e9;
         self.setup.sink.scheduler_lag(&s.due.source, lag);
+        let started = s.clone();
         let job = Job {
             started: s,
             args: spec.args.clone(),
@@ -202,8 +198,19 @@ impl Runner {
             .spawn(move || drop(tx.send(execute::run(job))));
         match spawned {
             Ok(_) => self.running += 1,
-            Err(e) => eprintln!("fathom mesh: cannot start a test's thread: {e}"),
+            Err(e) => {
+                eprintln!("fathom mesh: cannot start a test's thread: {e}");
+                self.drop_started(&started, Outcome::Failed);
+            }
         }
+    }
+
+    /// Gives back an agreed instance's slots without running it, counted as `outcome`.
+    fn drop_started(&mut self, s: &Started, outcome: Outcome) {
+        self.ends.release(&s.due.source, s.source_slot);
+        self.ends.release(&s.due.target, s.target_slot);
+        let test = &self.setup.mesh.tests[s.due.test].name;
+        self.setup.sink.outcome(&s.due.source, test, outcome);
     }
 
     /// Records finished tests, waiting up to `wait` for the first.
@@ -252,9 +259,11 @@ impl Runner {
         }
     }
 
-    /// Tells the sink each source's latency peers (the pair series metrics keep).
+    /// Tells the sink the members (a departed one's series go) and each source's latency
+    /// peers (the pair series metrics keep).
     fn tell_peers(&self) {
         let members = self.sched.members();
+        self.setup.sink.members(members);
         let ring = Ring::new(members.iter().map(String::as_str));
         let me = self.setup.local.as_ref().map(|(n, _)| n);
         for m in members.iter().filter(|m| me.is_none_or(|me| me == *m)) {

@@ -5,10 +5,13 @@
 
 use super::record::Ledger;
 use super::runner::{Runner, Setup};
-use super::{load, status};
+use super::status;
 use crate::agent::MeshShare;
+use crate::commands::metrics::MeshSink;
 use crate::Failure;
 use fathom_mesh::sink::{NoSink, Sink};
+use fathom_mesh::Mesh;
+use fathom_metrics::MeshMetrics;
 use fathom_store::Store;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -18,6 +21,10 @@ use std::sync::{Arc, Mutex};
 pub struct Share<'a> {
     /// The mesh file.
     pub file: &'a Path,
+    /// What it says.
+    pub mesh: Mesh,
+    /// The agent's metrics registry (`--metrics`), which the share's figures go to.
+    pub metrics: Option<Arc<MeshMetrics>>,
     /// This agent's member name (default: the host's name).
     pub member: Option<&'a str>,
     /// The agent's own key file (`--key-file`), which reaches the other members' agents too;
@@ -29,10 +36,10 @@ pub struct Share<'a> {
     pub store: PathBuf,
 }
 
-/// Checks the mesh and this agent's place in it, then runs its share on a thread of its own
+/// Checks this agent's place in the mesh, then runs its share on a thread of its own
 /// and serves its results to `MeshResults`.
 pub fn start(s: Share<'_>) -> Result<(), Failure> {
-    let mesh = load(s.file)?;
+    let mesh = s.mesh;
     let key = super::key(s.key_file.map(Path::to_path_buf).as_ref(), &mesh, s.file)?;
     let me = match s.member {
         Some(m) => m.to_string(),
@@ -40,9 +47,11 @@ pub fn start(s: Share<'_>) -> Result<(), Failure> {
     };
     let open = |p: &Path| Store::open(p).map_err(|e| Failure::Runtime(e.to_string()));
     let counts = Arc::new(Mutex::new(Vec::new()));
-    // Where the mesh's figures go besides the store: fathom_metrics' registry once it is wired
-    // in (`--metrics ADDR`), nothing until then.
-    let sink: Arc<dyn Sink> = Arc::new(NoSink);
+    // Where the mesh's figures go besides the store: the agent's registry with `--metrics`.
+    let sink: Arc<dyn Sink> = match s.metrics {
+        Some(m) => Arc::new(MeshSink::new(m)),
+        None => Arc::new(NoSink),
+    };
     let argv = ["serve", "--mesh", &s.file.display().to_string()].map(String::from);
     let setup = Setup {
         ledger: Ledger::new(&mesh, open(&s.store)?, &argv, sink.clone()),
