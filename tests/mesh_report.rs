@@ -152,6 +152,10 @@ fn the_page_has_the_headline_a_heat_map_cell_per_pair_and_a_chart_per_pair() {
     assert!(cell(&h, "rr", "a", "b").contains("class=\"cell same\""));
     assert!(cell(&h, "rr", "a", "c").contains("300 µs, +200.0% against 100 µs"));
     assert!(cell(&h, "bulk", "a", "b").contains("class=\"cell learning\""));
+    assert!(
+        h.contains("940.0 Mbit/s<small>learning</small>"),
+        "a learning pair says so"
+    );
     assert!(cell(&h, "bulk", "b", "a").contains("class=\"cell failed\""));
     assert!(cell(&h, "bulk", "a", "c").contains("class=\"cell none down\""));
     assert_eq!(h.matches("ALERT</b>").count(), 4);

@@ -149,9 +149,11 @@ fn cell(t: &TestStatus, p: &PairStatus, down: bool) -> String {
     let value = p
         .value
         .map_or_else(|| "failed".into(), |v| figure(&t.figure, v));
-    let change = p
-        .change_percent
-        .map_or(String::new(), |c| format!("<small>{c:+.0}%</small>"));
+    let change = match (p.change_percent, p.baseline, p.value) {
+        (Some(c), _, _) => format!("<small>{c:+.0}%</small>"),
+        (None, None, Some(_)) => "<small>learning</small>".into(),
+        _ => String::new(),
+    };
     let mark = if p.alert {
         "<b class=\"mark\">ALERT</b>"
     } else {

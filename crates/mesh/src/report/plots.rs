@@ -1,5 +1,6 @@
 //! Each pair's history as a chart: its figure over time, the band each run was judged
-//! against (its low and high ends), and the spans its alert was raised, shaded. Every chart of
+//! against (its low and high ends; none while the pair is learning), and the spans its alert
+//! was raised, shaded. Every chart of
 //! a page shares one clock ([`Clock`]), so that a change at one moment lines up across pairs.
 //! A test with more pairs than [`MAX_CHARTS`] draws the alerting ones first, then those that
 //! changed most.
@@ -149,7 +150,12 @@ fn chart(t: &TestStatus, hist: &PairHistory, p: Option<&PairStatus>, clock: &Clo
             line(&sc.title, 0, Stroke::Solid, &|q| q.value),
             line("band, high end", 7, Stroke::Dotted, &|q| q.band_high),
             line("band, low end", 7, Stroke::Dashed, &|q| q.band_low),
-        ],
+        ]
+        .into_iter()
+        .enumerate()
+        .filter(|(i, l)| *i == 0 || !l.points.is_empty())
+        .map(|(_, l)| l)
+        .collect(),
         ..Chart::default()
     }
 }
@@ -231,5 +237,12 @@ mod tests {
             "{:?}",
             c.notes
         );
+        let mut learning = hist.clone();
+        for p in learning.points.iter_mut() {
+            (p.band_low, p.band_high, p.alert) = (None, None, false);
+        }
+        let c = chart(&t, &learning, None, &Clock::new(1000.0, 1002.0));
+        assert_eq!(c.lines.len(), 1, "no band while learning");
+        assert!(c.shaded.is_empty());
     }
 }
