@@ -16,13 +16,9 @@ pub fn write(a: &ReportArgs, mesh: &Mesh, store: &Store, now_unix_s: f64) -> Res
     let s = status::from_store(mesh, store, None, None, now_unix_s)?;
     let since = a.since.map(|ns| now_unix_s - ns as f64 / 1e9);
     let runs = store
-        .mesh_runs(&mesh.name)
+        .mesh_runs_since(&mesh.name, since)
         .map_err(|e| Failure::Runtime(e.to_string()))?;
-    let histories = group(
-        runs.into_iter()
-            .filter(|r| since.is_none_or(|t| r.started_unix_s >= t))
-            .map(point),
-    );
+    let histories = group(runs.into_iter().map(point));
     let span = match since {
         Some(t) => format!("runs since {} UTC", when(t)),
         None => "every stored run".into(),
