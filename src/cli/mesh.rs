@@ -17,6 +17,7 @@ Examples:
   fathom serve --mesh mesh.toml            on every member: its own share, booked at both ends
   fathom serve --mesh mesh.toml --metrics 0.0.0.0:9464   ... and its figures for Prometheus
   fathom mesh status mesh.toml --agents    the matrix from those agents' own stores
+  fathom mesh report mesh.toml -o mesh.html  an HTML page: heat-maps and each pair's history
 
 A mesh in a lab, in three commands:
   fathom lab up --hosts 4 --wan delay=5ms
@@ -55,6 +56,16 @@ Examples:
   fathom mesh status mesh.toml --json
   fathom mesh status mesh.toml --agents     ask the members' agents (fathom serve --mesh)")]
     Status(StatusArgs),
+    /// Write a mesh's report: one self-contained HTML page with the headline (members, down,
+    /// alerts, likely culprit), a heat-map of the matrix per test and each pair's history as a
+    /// chart (its figure, its band, its alerts shaded).
+    #[command(after_help = "\
+Examples:
+  fathom mesh report mesh.toml -o mesh.html
+  fathom mesh report mesh.toml --since 1h --store /var/lib/fathom/mesh.db
+The heat-map shows each pair's latest figure, as `mesh status` does; --since limits the charts
+to the runs of that last span. A mesh with no runs stored yet gets a page saying so.")]
+    Report(ReportArgs),
 }
 
 /// `fathom mesh check`.
@@ -107,6 +118,22 @@ pub struct StatusArgs {
     /// Print one JSON document (docs/mesh.md, docs/schema/mesh-status.schema.json).
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub store: ReadStoreArgs,
+}
+
+/// `fathom mesh report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The mesh file (TOML; docs/mesh.md).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The HTML file to write (default: mesh-NAME.html here, NAME the mesh's name).
+    #[arg(short = 'o', long, value_name = "OUT.html")]
+    pub output: Option<PathBuf>,
+    /// Chart only the runs of this last span, e.g. 1h (default: every stored run).
+    #[arg(long, value_parser = parse_duration, value_name = "DUR")]
+    pub since: Option<u64>,
     #[command(flatten)]
     pub store: ReadStoreArgs,
 }

@@ -13,6 +13,7 @@
 //! | [`dispatch`] | one turn of a mesh's loop: book both ends, start, skip |
 //! | [`alert`] | hysteresis over each pair's band |
 //! | [`status`] | the status document, its matrix and the culprit |
+//! | [`report`] | the HTML page: headline, heat-maps of the matrix, each pair's history |
 //! | [`sim`] | the scheduler on a virtual clock, at any scale |
 //! | [`sink`] | where a mesh's figures go beside the store (metrics) |
 #![forbid(unsafe_code)]
@@ -24,6 +25,7 @@ pub mod error;
 pub mod file;
 mod hash;
 pub mod health;
+pub mod report;
 pub mod ring;
 pub mod rotation;
 pub mod schedule;

@@ -10,7 +10,8 @@ mod series;
 use crate::export::Exporter;
 use crate::model::Report;
 use crate::series::Series;
-pub(crate) use parts::{charts, esc, notes, table};
+pub use parts::{charts, esc};
+pub(crate) use parts::{notes, table};
 
 /// A report page.
 #[derive(Clone, Debug, Default)]
@@ -68,19 +69,6 @@ impl Exporter<Page> for Html {
 /// The page as one HTML5 document.
 pub fn render(p: &Page) -> String {
     let mut h = String::with_capacity(64 * 1024);
-    h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
-    h.push_str("<link rel=\"icon\" href=\"data:,\">\n");
-    h.push_str(&format!(
-        "<title>{}</title>\n<style>{CSS}</style>\n",
-        esc(&p.title)
-    ));
-    h.push_str("</head>\n<body>\n<main>\n<header>\n");
-    h.push_str(&format!("<h1>{}</h1>\n", esc(&p.title)));
-    if !p.subtitle.is_empty() {
-        h.push_str(&format!("<p class=\"subtitle\">{}</p>\n", esc(&p.subtitle)));
-    }
-    h.push_str("</header>\n");
     if !p.findings.is_empty() {
         h.push_str("<section class=\"findings\">\n<h2>Findings</h2>\n<ul>\n");
         for f in &p.findings {
@@ -114,6 +102,27 @@ pub fn render(p: &Page) -> String {
         }
         h.push_str("</tbody>\n</table>\n</section>\n");
     }
+    document(&p.title, &p.subtitle, "", &h)
+}
+
+/// A self-contained HTML5 document in the report's style (plus `css`): `title` as its title
+/// and heading, `subtitle` under it (both escaped here), then `body`, HTML made with [`esc`].
+pub fn document(title: &str, subtitle: &str, css: &str, body: &str) -> String {
+    let mut h = String::with_capacity(body.len() + 8 * 1024);
+    h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    h.push_str("<link rel=\"icon\" href=\"data:,\">\n");
+    h.push_str(&format!(
+        "<title>{}</title>\n<style>{CSS}{css}</style>\n",
+        esc(title)
+    ));
+    h.push_str("</head>\n<body>\n<main>\n<header>\n");
+    h.push_str(&format!("<h1>{}</h1>\n", esc(title)));
+    if !subtitle.is_empty() {
+        h.push_str(&format!("<p class=\"subtitle\">{}</p>\n", esc(subtitle)));
+    }
+    h.push_str("</header>\n");
+    h.push_str(body);
     h.push_str("<footer>Made by fathom ");
     h.push_str(env!("CARGO_PKG_VERSION"));
     h.push_str(".</footer>\n</main>\n</body>\n</html>\n");

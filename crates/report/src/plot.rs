@@ -17,3 +17,4 @@ pub use draw::render;
 pub use error::PlotError;
 pub use intervals::{interval_chart, interval_metrics};
 pub use sweep::{iteration_chart, latency_chart, sweep_chart};
+pub use units::{scale, Scale};

@@ -1,25 +1,18 @@
 //! The HTML report: its structure (self-contained, escaped, one chart per plot), and the page
-//! loaded in Debian's headless Chromium: no console message, and a screenshot whose charts are
-//! drawn (kept as target/test-artifacts/html-report.png).
+//! loaded in Debian's headless Chromium: no console message, every chart in the DOM it built,
+//! and a screenshot whose charts are drawn (kept as target/test-artifacts/html-report.png).
 
+mod chromium;
 mod common;
 mod series_fixture;
 
+use chromium::{browse, chromium, dom, pixels};
 use common::report;
 use fathom_report::about;
 use fathom_report::html::{render, Page, Section};
 use fathom_report::model::WanLinkResult;
 use series_fixture::{rr_sweep, stream_iterations, stream_sweep};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// Where Debian installs Chromium (scripts/install-test-deps.sh).
-const CHROMIUM: &str = "/usr/bin/chromium";
-/// Chromium is killed after this long.
-const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(90);
-/// Screenshot size.
-const WINDOW: (u32, u32) = (1200, 2000);
+use std::path::Path;
 
 /// The arguments run 7 was typed with.
 fn args() -> Vec<String> {
@@ -206,88 +199,9 @@ fn a_chart_that_cannot_be_made_says_why() {
     );
 }
 
-/// What a Chromium run left: its exit status and stderr.
-struct Browsed {
-    ok: bool,
-    stderr: String,
-}
-
-impl Browsed {
-    /// Console messages (any level) and uncaught errors Chromium logged for the page.
-    fn console(&self) -> Vec<&str> {
-        self.stderr
-            .lines()
-            .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
-            .collect()
-    }
-}
-
-/// `None` (with the reason printed) when Chromium is missing outside CI; panics in CI.
-fn chromium() -> Option<PathBuf> {
-    let path = PathBuf::from(CHROMIUM);
-    if path.exists() {
-        return Some(path);
-    }
-    let why = format!("{CHROMIUM} is missing: run scripts/install-test-deps.sh");
-    assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "{why}");
-    eprintln!("skipped: {why}");
-    None
-}
-
-/// Loads `html` in headless Chromium and screenshots it to `shot`, killing Chromium (by its own
-/// PID) if it outlives [`CHROMIUM_TIMEOUT`].
-fn browse(bin: &Path, dir: &Path, html: &Path, shot: &Path) -> Browsed {
-    let stderr_path = dir.join("chromium.stderr");
-    let stderr = std::fs::File::create(&stderr_path).expect("stderr file");
-    let mut child = Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-        ])
-        .args([
-            "--enable-logging=stderr",
-            "--v=0",
-            "--no-first-run",
-            "--disable-extensions",
-        ])
-        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
-        .arg(format!("--window-size={},{}", WINDOW.0, WINDOW.1))
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}", html.display()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(stderr)
-        .spawn()
-        .expect("chromium starts");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("chromium's status") {
-            break s;
-        }
-        if start.elapsed() > CHROMIUM_TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "chromium (pid {}) ran over {CHROMIUM_TIMEOUT:?} and was killed",
-                child.id()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    Browsed {
-        ok: status.success(),
-        stderr: std::fs::read_to_string(&stderr_path).unwrap_or_default(),
-    }
-}
-
 /// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+fn scratch(name: &str) -> std::path::PathBuf {
+    chromium::scratch(env!("CARGO_TARGET_TMPDIR"), name)
 }
 
 #[test]
@@ -309,24 +223,7 @@ fn chromium_shows_the_page_with_a_clean_console_and_drawn_charts() {
     std::fs::create_dir_all(&artifacts).expect("artifacts dir");
     std::fs::copy(&shot, artifacts.join("html-report.png")).expect("screenshot kept");
 
-    let mut reader = png::Decoder::new(&bytes[..]).read_info().expect("a PNG");
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).expect("one frame");
-    assert_eq!((info.width, info.height), WINDOW);
-    let channels = info.color_type.samples();
-    let px: Vec<&[u8]> = buf[..info.buffer_size()].chunks(channels).collect();
-    let inked = px
-        .iter()
-        .filter(|p| p[..3].iter().any(|&c| c < 200))
-        .count();
-    // Chart lines are saturated colors; text, rules and shading are grey.
-    let colored = px
-        .iter()
-        .filter(|p| {
-            let (max, min) = (p[..3].iter().max().unwrap(), p[..3].iter().min().unwrap());
-            max - min > 80
-        })
-        .count();
+    let chromium::Pixels { inked, colored } = pixels(&bytes);
     assert!(
         inked > 20_000,
         "the page shows text and tables: {inked} inked pixels"
@@ -334,6 +231,13 @@ fn chromium_shows_the_page_with_a_clean_console_and_drawn_charts() {
     assert!(
         colored > 3_000,
         "the charts' lines are drawn: {colored} colored pixels"
+    );
+    let built = dom(&bin, &dir, &html);
+    assert!(built.ok, "chromium failed:\n{}", built.stderr);
+    assert_eq!(
+        built.stdout.matches("<svg ").count(),
+        15,
+        "every chart is in the DOM"
     );
 }
 

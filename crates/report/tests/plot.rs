@@ -181,7 +181,8 @@ fn interval_chart_shades_the_warm_up() {
     let c = interval_chart(&r, "bits_per_second").unwrap();
     assert_eq!(c.lines.len(), 1);
     assert_eq!(c.lines[0].points.len(), r.intervals.len());
-    let shade = c.shaded.as_ref().expect("the fake run has a warm-up");
+    assert_eq!(c.shaded.len(), 1, "the fake run has a warm-up");
+    let shade = &c.shaded[0];
     assert_eq!((shade.from, shade.to), (0.0, 1.0));
     assert_eq!(c.y_label, "Throughput (Mbit/s)");
 }

@@ -167,11 +167,24 @@ impl Store {
 
     /// Every mesh test of mesh `mesh`, oldest first.
     pub fn mesh_runs(&self, mesh: &str) -> Result<Vec<MeshRun>, StoreError> {
-        let sql = format!("SELECT {COLUMNS} FROM mesh_runs WHERE mesh = ?1 ORDER BY id");
+        self.mesh_runs_since(mesh, None)
+    }
+
+    /// The mesh tests of mesh `mesh` that started at or after `since_unix_s` (all when
+    /// `None`), oldest first: what `mesh report --since` charts, read without the older ones.
+    pub fn mesh_runs_since(
+        &self,
+        mesh: &str,
+        since_unix_s: Option<f64>,
+    ) -> Result<Vec<MeshRun>, StoreError> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM mesh_runs WHERE mesh = ?1
+               AND (?2 IS NULL OR started_unix_s >= ?2) ORDER BY id"
+        );
         let listed = self
             .conn
             .prepare(&sql)
-            .and_then(|mut stmt| stmt.query_map([mesh], row)?.collect());
+            .and_then(|mut stmt| stmt.query_map(params![mesh, since_unix_s], row)?.collect());
         listed.map_err(|e| self.sql(e))
     }
 

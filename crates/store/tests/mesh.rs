@@ -91,6 +91,10 @@ fn each_pair_is_a_series_of_runs_and_its_latest_state_is_listed() {
         [None, Some(300.0), Some(310.0)]
     );
     assert_eq!(store.mesh_runs("lab").unwrap().len(), 5);
+    let since = store.mesh_runs_since("lab", Some(2.0)).unwrap();
+    let at: Vec<f64> = since.iter().map(|r| r.started_unix_s).collect();
+    assert_eq!(at, [2.0, 3.0, 4.0], "from 2 s on, oldest first");
+    assert_eq!(store.mesh_runs_since("lab", None).unwrap().len(), 5);
     assert_eq!(store.mesh_names().unwrap(), ["lab"]);
     assert!(store.mesh_pairs("other").unwrap().is_empty());
     let stored = store.load_run(1).unwrap();

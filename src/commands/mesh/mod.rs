@@ -1,5 +1,5 @@
 //! `fathom mesh`: read a mesh file ([`load`]), show its schedule (`check`), run it from this
-//! host (`run`), and show its status (`status`). `fathom serve --mesh` runs an agent's share
+//! host (`run`), show its status (`status`) and write its HTML page (`report`). `fathom serve --mesh` runs an agent's share
 //! with the same loop ([`serve`]).
 
 mod ends;
@@ -7,13 +7,14 @@ mod execute;
 pub mod flags;
 mod members;
 mod record;
+mod report;
 mod runner;
 mod serve;
 pub mod status;
 
 pub use serve::{start as serve, Share};
 
-use crate::cli::mesh::{CheckArgs, MeshArgs, MeshCommand, RunArgs, StatusArgs};
+use crate::cli::mesh::{CheckArgs, MeshArgs, MeshCommand, ReportArgs, RunArgs, StatusArgs};
 use crate::cli::read_key;
 use crate::Failure;
 use fathom_engine::small_file::read_small;
@@ -33,6 +34,7 @@ pub fn run(a: &MeshArgs, argv: &[String]) -> Result<(), Failure> {
         MeshCommand::Check(c) => check(c),
         MeshCommand::Run(r) => run_mesh(r, argv),
         MeshCommand::Status(s) => show_status(s),
+        MeshCommand::Report(r) => write_report(r),
     }
 }
 
@@ -169,6 +171,14 @@ fn show_status(a: &StatusArgs) -> Result<(), Failure> {
     };
     print(&s, a.json);
     Ok(())
+}
+
+/// `fathom mesh report`: the file first (a bad one is bad usage), then the store, which must
+/// exist.
+fn write_report(a: &ReportArgs) -> Result<(), Failure> {
+    let mesh = load(&a.file)?;
+    let store = super::show::open_existing(&a.store)?;
+    report::write(a, &mesh, &store, now_unix_s())
 }
 
 /// The status on stdout: the matrix, or one JSON document.

@@ -79,11 +79,15 @@ pub fn chart(plan: &ProfilePlan, runs: &[GroupRun]) -> Chart {
         x_label: "time, s".into(),
         y_label: "probe latency, ms / throughput, Mbit/s".into(),
         log_y: true,
-        shaded: load_from.is_finite().then(|| Shade {
-            from: 0.0,
-            to: load_from,
-            label: "idle".into(),
-        }),
+        shaded: load_from
+            .is_finite()
+            .then(|| Shade {
+                from: 0.0,
+                to: load_from,
+                label: "idle".into(),
+            })
+            .into_iter()
+            .collect(),
         lines,
         ..Chart::default()
     }

@@ -7,7 +7,7 @@ use crate::plot::{self, Chart, ImageFormat, PlotError};
 const CHART_SIZE: (u32, u32) = (640, 380);
 
 /// `s` safe as HTML text and attribute values.
-pub(crate) fn esc(s: &str) -> String {
+pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -22,13 +22,13 @@ pub(crate) fn esc(s: &str) -> String {
     out
 }
 
-/// Charts as a grid of inline SVG figures; a chart that cannot be made shows why.
-/// The charts of `list`, each with `notes` under it (what ran), or why it could not be drawn.
-pub(crate) fn charts(list: Vec<Result<Chart, PlotError>>, notes: &[String]) -> String {
+/// The charts of `list` as a grid of inline SVG figures, each with its own notes and then
+/// `notes` under it (what ran), or why it could not be drawn.
+pub fn charts(list: Vec<Result<Chart, PlotError>>, notes: &[String]) -> String {
     let mut h = String::from("<div class=\"charts\">\n");
     for c in list {
         let figure = c.and_then(|mut c| {
-            c.notes = notes.to_vec();
+            c.notes.extend_from_slice(notes);
             let svg = plot::render(&c, ImageFormat::Svg, CHART_SIZE.0, CHART_SIZE.1)?;
             let svg = String::from_utf8(svg).map_err(|e| PlotError::Draw(e.to_string()))?;
             Ok(inline_svg(&svg, &c.title))

@@ -1,5 +1,5 @@
 //! A chart as plain data: lines of points (with optional error bars) over a shared x axis,
-//! their strokes and marks, a shaded span; and the image formats a chart is drawn in.
+//! their strokes and marks, shaded spans; and the image formats a chart is drawn in.
 
 use super::error::PlotError;
 use std::path::Path;
@@ -47,8 +47,9 @@ pub struct Chart {
     pub log_y: bool,
     /// Tick marks of the x axis as (x, label); empty for evenly spaced numbers.
     pub x_ticks: Vec<(f64, String)>,
-    /// A span of x shaded and named in the legend (the warm-up of a run).
-    pub shaded: Option<Shade>,
+    /// Spans of x shaded and named in the legend (the warm-up of a run, a mesh pair's alerts);
+    /// spans of one name share one legend entry.
+    pub shaded: Vec<Shade>,
     /// The lines, drawn in order, each in its own color.
     pub lines: Vec<Line>,
 }

@@ -120,11 +120,11 @@ fn usable(c: &Chart) -> Vec<Vec<PlotPoint>> {
         .collect()
 }
 
-/// The x and y axes that hold every point, error bar and the shaded span.
+/// The x and y axes that hold every point, error bar and shaded span.
 fn axes(c: &Chart, lines: &[Vec<PlotPoint>]) -> (Axis, Axis) {
     let points = || lines.iter().flatten();
     let mut xs: Vec<f64> = points().map(|p| p.x).collect();
-    if let Some(s) = &c.shaded {
+    for s in &c.shaded {
         xs.extend([s.from, s.to].into_iter().filter(|x| !c.log_x || *x > 0.0));
     }
     let ys = points().flat_map(|p| {
@@ -210,7 +210,7 @@ where
     data(&mut chart, c, &lines, &x, &y).map_err(err)
 }
 
-/// The shaded span, the lines with their error bars and markers, or "no data".
+/// The shaded spans, the lines with their error bars and markers, or "no data".
 fn data<DB: DrawingBackend>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<Ticked, Ticked>>,
     c: &Chart,
@@ -219,7 +219,7 @@ fn data<DB: DrawingBackend>(
     y: &Axis,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let tx = |v: f64| if c.log_x { v.log10() } else { v };
-    if let Some(s) = &c.shaded {
+    for s in &c.shaded {
         let (from, to) = (tx(s.from.max(f64::MIN_POSITIVE)), tx(s.to));
         let span = [(from.max(x.lo), y.lo), (to.min(x.hi), y.hi)];
         chart.draw_series(std::iter::once(Rectangle::new(
@@ -354,9 +354,9 @@ struct Look {
     mark: Mark,
 }
 
-/// The legend's entries: (label, look; `None` for the shaded span).
+/// The legend's entries: (label, look; `None` for a shaded span, one per name).
 fn legend_entries(c: &Chart) -> Vec<(String, Option<Look>)> {
-    if c.lines.len() < 2 && c.shaded.is_none() {
+    if c.lines.len() < 2 && c.shaded.is_empty() {
         return Vec::new();
     }
     let cut = |s: &str| match s.char_indices().nth(LEGEND_CHARS) {
@@ -376,7 +376,12 @@ fn legend_entries(c: &Chart) -> Vec<(String, Option<Look>)> {
             (cut(&l.label), Some(look))
         })
         .collect();
-    out.extend(c.shaded.iter().map(|s| (cut(&s.label), None)));
+    for s in &c.shaded {
+        let label = cut(&s.label);
+        if !out.iter().any(|(l, look)| look.is_none() && *l == label) {
+            out.push((label, None));
+        }
+    }
     out
 }
 

@@ -62,7 +62,7 @@ pub fn interval_chart(r: &Report, metric: &str) -> Result<Chart, PlotError> {
         },
         x_label: "time (s)".into(),
         y_label: sc.label(),
-        shaded: warm_up(&r.intervals),
+        shaded: warm_up(&r.intervals).into_iter().collect(),
         lines,
         ..Chart::default()
     })
