@@ -19,12 +19,6 @@ impl Control for TcpStream {
     }
 }
 
-impl Control for crate::agent::fuzz::MemoryStream {
-    fn set_read_timeout(&self, _: Option<Duration>) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 /// The cookie: 36 characters from iperf3's alphabet and a NUL.
 pub const COOKIE_LEN: usize = 37;
 /// The largest control JSON accepted (iperf3's own messages are a few hundred bytes).
