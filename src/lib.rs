@@ -8,7 +8,6 @@ pub mod commands;
 pub mod connect;
 pub mod controller;
 pub mod fdlimit;
-pub mod iperf3;
 pub mod method;
 pub mod stdout;
 pub mod testbed;

@@ -135,7 +135,7 @@ fn the_fuzz_targets_survive_their_corpus_and_a_random_run() {
 
 /// Runs `input` as the `iperf3_control` fuzz target does (no sockets: no namespace needed).
 fn one_iperf3(input: &[u8]) {
-    within_slow(input, || fathom::iperf3::fuzz::fuzz_control(input));
+    within_slow(input, || fathom_iperf3::fuzz::fuzz_control(input));
 }
 
 #[test]

@@ -32,7 +32,7 @@ impl Rsa {
         };
         run(&["genrsa", "-out", &private, "2048"]);
         run(&["rsa", "-in", &private, "-pubout", "-out", &public]);
-        let hash = fathom::iperf3::password_hash("alice", "secret");
+        let hash = fathom_iperf3::password_hash("alice", "secret");
         let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
         std::fs::write(&users, format!("# iperf3 users\nalice,{hex}\n")).unwrap();
         Rsa {

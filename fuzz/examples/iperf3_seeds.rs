@@ -7,7 +7,7 @@
 //! `cargo run --example iperf3_seeds -- corpus` (in fuzz/; needs `iperf3` on the PATH) writes
 //! corpus/iperf3_control/seed-NAME.
 
-use fathom::iperf3::Server;
+use fathom_iperf3::Server;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::process::Command;

@@ -1,9 +1,11 @@
 //! The agent's control path driven by bytes instead of a socket, for the fuzz targets in `fuzz/`
 //! and their corpus replay in `tests/fuzz_smoke.rs`: a whole session (preamble, authentication,
 //! frames, plan admission, the session's state machine) reads its control connection from
-//! memory. Data listeners and sockets stay real; [`isolate_network`] keeps them, and any Join a
-//! fuzzed frame names, inside a private network namespace with only loopback. The `file` target's
-//! entry point, [`fuzz_file`], runs a copy's receiving end fed from bytes.
+//! memory (proto's [`MemoryStream`], served as a [`ControlStream`]). Data listeners and sockets
+//! stay real; [`isolate_network`] keeps them, and any Join a fuzzed frame names, inside a
+//! private network namespace with only loopback. The `file` target's entry point,
+//! [`fuzz_file`], runs a copy's receiving end fed from bytes. Built with the `fuzz` feature
+//! only.
 
 mod file;
 
@@ -13,12 +15,13 @@ use super::handshake::Handshakes;
 use super::stream::ControlStream;
 use super::{session, AgentConfig};
 use fathom_engine::Side;
+use fathom_proto::memory::MemoryStream;
 use fathom_proto::plan::TestPlan;
 use fathom_proto::{Connection, MAX_FRAME};
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr};
 use std::process::Command;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Runs one agent session whose controller sends `bytes` and then closes its end, as the
@@ -67,63 +70,6 @@ pub fn isolate_network() -> io::Result<()> {
     Ok(())
 }
 
-/// A control connection whose peer sent a fixed sequence of bytes and then closed; what the
-/// session writes is dropped. Clones share the read position, as clones of a socket do.
-#[derive(Clone)]
-pub struct MemoryStream {
-    shared: Arc<Mutex<Shared>>,
-}
-
-struct Shared {
-    input: Vec<u8>,
-    read: usize,
-    shut: bool,
-}
-
-impl MemoryStream {
-    /// A stream that yields `input`, then end of stream.
-    pub fn new(input: &[u8]) -> Self {
-        MemoryStream {
-            shared: Arc::new(Mutex::new(Shared {
-                input: input.to_vec(),
-                read: 0,
-                shut: false,
-            })),
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Shared> {
-        self.shared.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-impl Read for MemoryStream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let mut s = self.lock();
-        if s.shut {
-            return Ok(0);
-        }
-        let rest = &s.input[s.read..];
-        let n = rest.len().min(buf.len());
-        buf[..n].copy_from_slice(&rest[..n]);
-        s.read += n;
-        Ok(n)
-    }
-}
-
-impl Write for MemoryStream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if self.lock().shut {
-            return Err(io::ErrorKind::BrokenPipe.into());
-        }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 impl ControlStream for MemoryStream {
     fn try_clone(&self) -> io::Result<Self> {
         Ok(self.clone())
@@ -142,31 +88,11 @@ impl ControlStream for MemoryStream {
     }
 
     fn shutdown(&self, _: Shutdown) -> io::Result<()> {
-        self.lock().shut = true;
+        self.shut();
         Ok(())
     }
 
     fn local_addr(&self) -> io::Result<SocketAddr> {
         Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 5301))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn clones_share_the_read_position_and_shutdown_ends_both() {
-        let mut a = MemoryStream::new(b"abcdef");
-        let mut b = a.try_clone().unwrap();
-        let mut buf = [0u8; 4];
-        assert_eq!(a.read(&mut buf).unwrap(), 4);
-        assert_eq!(b.read(&mut buf).unwrap(), 2);
-        assert_eq!(&buf[..2], b"ef");
-        assert_eq!(b.read(&mut buf).unwrap(), 0);
-        let mut c = MemoryStream::new(b"xyz");
-        c.try_clone().unwrap().shutdown(Shutdown::Both).unwrap();
-        assert_eq!(c.read(&mut buf).unwrap(), 0);
-        assert!(c.write(b"x").is_err());
     }
 }

@@ -10,6 +10,7 @@
 mod arrival;
 mod data;
 mod error;
+#[cfg(feature = "fuzz")]
 #[doc(hidden)]
 pub mod fuzz;
 mod handshake;

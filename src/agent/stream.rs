@@ -1,5 +1,6 @@
 //! What a session needs from its control connection. The agent serves a `TcpStream`; the fuzz
-//! harness serves an in-memory stream (see [`super::fuzz`]) through the same session code.
+//! harness (`fuzz`, with the `fuzz` feature) serves an in-memory stream through the same session
+//! code.
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};

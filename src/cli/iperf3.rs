@@ -4,7 +4,7 @@
 //! Checked here before any socket opens; unknown flags are clap's usage errors (exit 2).
 
 use super::units::parse_size;
-use crate::iperf3::MAX_OMIT;
+use fathom_iperf3::MAX_OMIT;
 use std::net::IpAddr;
 use std::path::PathBuf;
 
@@ -39,11 +39,11 @@ pub struct Iperf3Args {
     #[arg(short = 's', long = "server")]
     pub server: bool,
     /// The server's port.
-    #[arg(short = 'p', long = "port", default_value_t = crate::iperf3::DEFAULT_PORT)]
+    #[arg(short = 'p', long = "port", default_value_t = fathom_iperf3::DEFAULT_PORT)]
     pub port: u16,
     /// Parallel streams (1 to 128).
     #[arg(short = 'P', long = "parallel", default_value_t = 1,
-        value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::iperf3::MAX_PARALLEL)))]
+        value_parser = clap::value_parser!(u32).range(1..=i64::from(fathom_iperf3::MAX_PARALLEL)))]
     pub parallel: u32,
     /// Seconds to transmit (default 10).
     #[arg(short = 't', long = "time", value_name = "SECONDS",

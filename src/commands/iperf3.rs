@@ -1,8 +1,8 @@
 //! `fathom serve --iperf3`: where the iperf3 port listens, and its thread.
 
 use crate::cli::ServeArgs;
-use crate::iperf3::{Auth, Server, DEFAULT_SKEW_S};
 use crate::Failure;
+use fathom_iperf3::{Auth, Server, DEFAULT_SKEW_S};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// Binds the iperf3 port and answers iperf3 clients on a thread of its own. Without a key or
@@ -24,7 +24,7 @@ pub fn start(a: &ServeArgs, port: u16) -> Result<(), Failure> {
         .map_err(|e| Failure::Runtime(format!("--iperf3: cannot listen on {addr}: {e}")))?;
     if let Some(path) = &a.iperf3_store {
         fathom_store::Store::open(path).map_err(|e| Failure::Runtime(format!("--store: {e}")))?;
-        server = server.with_store(path.clone());
+        server = server.with_store(path.clone(), crate::method::env::collect);
     }
     let authenticated = auth.is_some();
     if let Some(auth) = auth {

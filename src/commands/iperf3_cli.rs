@@ -1,17 +1,17 @@
 //! `fathom iperf3 ARGS…`: iperf3's command line mapped onto fathom. `-c HOST` runs the client
 //! (`stream --iperf3`, or `udp --iperf3` with `-u`) and prints intervals as they are cut, then
 //! fathom's report of the run (its terminal table), or with `-J` one document in iperf3's shape
-//! (`iperf3::json`), or with `--json-stream` a JSON line per event (start, each interval, end)
+//! (fathom-iperf3's `json`), or with `--json-stream` a JSON line per event (start, each interval, end)
 //! as it happens; `-s` answers
 //! iperf3 clients as `serve --iperf3` does, until the process ends.
 
 use super::iperf3_client::report;
 use crate::cli::iperf3::Iperf3Args;
-use crate::iperf3::{
-    self, ClientOptions, Event, Interval, Intervals, Params, Server, Target, MAX_MSS, MAX_TCP_LEN,
+use crate::Failure;
+use fathom_iperf3::{
+    ClientOptions, Event, Interval, Intervals, Params, Server, Target, MAX_MSS, MAX_TCP_LEN,
     MAX_UDP_LEN, MAX_WINDOW, MIN_UDP_LEN,
 };
-use crate::Failure;
 use fathom_report::table::Table;
 use fathom_report::Exporter;
 use serde_json::{json, Value};
@@ -90,20 +90,21 @@ fn client(a: &Iperf3Args, host: &str) -> Result<(), Failure> {
     let (sent, mut cut) = (p.clone(), Intervals::default());
     let mut each = |ev: Event| match (mode, ev) {
         (Mode::Text, Event::Interval(iv)) => out.write(&interval_line(iv)),
-        (Mode::Stream, Event::Started(s)) => {
-            out.write(&event("start", iperf3::json_start(&sent, s, &target)))
-        }
+        (Mode::Stream, Event::Started(s)) => out.write(&event(
+            "start",
+            fathom_iperf3::json_start(&sent, s, &target),
+        )),
         (Mode::Stream, Event::Interval(iv)) => out.write(&event("interval", cut.next(&sent, iv))),
         _ => {}
     };
-    let result = iperf3::run_client(addr, p, &o, &mut each);
+    let result = fathom_iperf3::run_client(addr, p, &o, &mut each);
     let text = match (&result, mode) {
         (Ok(both), Mode::Text) => {
             String::from_utf8_lossy(&Table.export(&report(addr, both))).into_owned()
         }
-        (Ok(both), Mode::Json) => format!("{:#}\n", iperf3::json_document(both, &target)),
-        (Ok(both), Mode::Stream) => event("end", iperf3::json_end(both)),
-        (Err(e), Mode::Json) => format!("{:#}\n", iperf3::error_document(&e.to_string())),
+        (Ok(both), Mode::Json) => format!("{:#}\n", fathom_iperf3::json_document(both, &target)),
+        (Ok(both), Mode::Stream) => event("end", fathom_iperf3::json_end(both)),
+        (Err(e), Mode::Json) => format!("{:#}\n", fathom_iperf3::error_document(&e.to_string())),
         (Err(e), Mode::Stream) => event("error", json!(e.to_string())),
         (Err(_), Mode::Text) => String::new(),
     };

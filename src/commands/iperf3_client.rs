@@ -1,14 +1,14 @@
 //! `fathom stream --iperf3 HOST[:PORT]`: a test against a stock iperf3 server, reported and
 //! stored as any fathom run (table, `--json` result document, `--csv`): this end's figures from
 //! fathom (bytes, TCP_INFO, CPU), the far end's from iperf3's results (see
-//! `iperf3::client_report`).
+//! `fathom_iperf3::client_report`).
 
 use super::output::{self, Format};
 use crate::cli::common::StoreArgs;
 use crate::cli::stream::StreamArgs;
-use crate::iperf3::{client_report, run_client, Both, ClientOptions, Params, DEFAULT_PORT};
 use crate::method::Recorder;
 use crate::Failure;
+use fathom_iperf3::{client_report, run_client, Both, ClientOptions, Params, DEFAULT_PORT};
 use fathom_report::Report;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
@@ -49,7 +49,7 @@ pub fn run(a: &StreamArgs, host: &str, argv: &[String]) -> Result<(), Failure> {
 }
 
 /// This end's test as a fathom run (kind `stream` or `udp`): fathom's figures of what it sent
-/// and received, the server's from its results where they belong (`iperf3::client_report`).
+/// and received, the server's from its results where they belong (`fathom_iperf3::client_report`).
 pub fn report(addr: SocketAddr, both: &Both) -> Report {
     let me = both
         .start

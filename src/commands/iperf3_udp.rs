@@ -6,8 +6,8 @@
 use super::iperf3_client::{finish, resolve};
 use super::output::Format;
 use crate::cli::udp::UdpArgs;
-use crate::iperf3::{run_client, ClientOptions, Params, MAX_UDP_LEN, MIN_UDP_LEN};
 use crate::Failure;
+use fathom_iperf3::{run_client, ClientOptions, Params, MAX_UDP_LEN, MIN_UDP_LEN};
 
 /// iperf3's UDP rate when `-b` is not given: 1 Mbit/s per stream.
 pub const DEFAULT_RATE: u64 = 1_000_000;
@@ -45,7 +45,7 @@ fn params(a: &UdpArgs) -> Result<Params, Failure> {
             a.size
         )));
     }
-    let parallel = c.parallel.clamp(1, crate::iperf3::MAX_PARALLEL);
+    let parallel = c.parallel.clamp(1, fathom_iperf3::MAX_PARALLEL);
     // --rate is fathom's total; iperf3's -b is per stream.
     let rate = a
         .rate

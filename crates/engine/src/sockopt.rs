@@ -224,3 +224,29 @@ pub fn buffers(sock: &Socket) -> (u32, u32) {
         sock.recv_buffer_size().unwrap_or(0) as u32,
     )
 }
+
+/// A connected socket's path MTU (IP_MTU, or IPV6_MTU for an IPv6 socket), if the kernel
+/// knows one.
+pub fn path_mtu(fd: RawFd, ipv6: bool) -> Option<u32> {
+    let (level, name) = if ipv6 {
+        (libc::IPPROTO_IPV6, libc::IPV6_MTU)
+    } else {
+        (libc::IPPROTO_IP, libc::IP_MTU)
+    };
+    let (v, _) = get::<libc::c_int>(fd, level, name)?;
+    u32::try_from(v).ok().filter(|&v| v > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::{TcpListener, TcpStream};
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn a_connected_socket_has_a_path_mtu_and_a_listener_none() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let s = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        assert!(super::path_mtu(s.as_raw_fd(), false).is_some_and(|m| m >= 576));
+        assert_eq!(super::path_mtu(l.as_raw_fd(), false), None);
+    }
+}

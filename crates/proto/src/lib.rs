@@ -65,6 +65,8 @@ pub mod file;
 pub mod flow;
 pub mod frame;
 pub mod kind;
+#[cfg(any(test, feature = "fuzz"))]
+pub mod memory;
 pub mod msg;
 pub mod plan;
 pub mod profile;

@@ -105,9 +105,19 @@ pub fn parse_proc_stat(text: &str) -> Vec<CpuTicks> {
 
 /// The whole process's (user, system) CPU time in µs.
 pub fn process_rusage_us() -> (u64, u64) {
+    rusage_us(libc::RUSAGE_SELF)
+}
+
+/// The calling thread's (user, system) CPU time in µs.
+pub fn thread_rusage_us() -> (u64, u64) {
+    rusage_us(libc::RUSAGE_THREAD)
+}
+
+/// getrusage's (user, system) CPU time of `who` in µs.
+fn rusage_us(who: libc::c_int) -> (u64, u64) {
     // SAFETY: rusage is plain data, getrusage fills it.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    unsafe { libc::getrusage(who, &mut ru) };
     let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
     (us(ru.ru_utime), us(ru.ru_stime))
 }
@@ -160,6 +170,18 @@ mod tests {
             None,
             "a cpu line may be cut short"
         );
+    }
+
+    #[test]
+    fn a_thread_counts_its_own_cpu_time_within_the_process() {
+        let t = std::time::Instant::now();
+        while t.elapsed() < std::time::Duration::from_millis(30) {
+            std::hint::black_box(t.elapsed());
+        }
+        let (tu, ts) = thread_rusage_us();
+        let (pu, ps) = process_rusage_us();
+        assert!(tu + ts > 0, "a busy thread used some CPU");
+        assert!(tu + ts <= pu + ps, "a thread uses no more than its process");
     }
 
     #[test]

@@ -40,6 +40,35 @@ pub fn buffer_limits() -> BufferLimits {
     }
 }
 
+/// `uname -a`'s first fields (system, node, release, version, machine), joined by spaces;
+/// empty when uname fails.
+pub fn uname() -> String {
+    // SAFETY: utsname is plain data; uname fills it with NUL-terminated strings.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return String::new();
+    }
+    let field = |f: &[libc::c_char]| {
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    [
+        &u.sysname[..],
+        &u.nodename,
+        &u.release,
+        &u.version,
+        &u.machine,
+    ]
+    .iter()
+    .map(|f| field(f))
+    .collect::<Vec<_>>()
+    .join(" ")
+}
+
 fn read_nums(path: &str) -> Vec<u64> {
     std::fs::read_to_string(path)
         .map(|s| {
@@ -73,4 +102,15 @@ pub fn l1d_bytes() -> Option<u32> {
 /// between 16 KB and 128 KB.
 pub fn default_read_size() -> u32 {
     l1d_bytes().unwrap_or(32 << 10).clamp(16 << 10, 128 << 10)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn uname_names_the_system_and_the_running_kernel() {
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+        let u = super::uname();
+        assert!(u.starts_with("Linux "), "{u}");
+        assert!(u.contains(release.trim()), "{u}");
+    }
 }

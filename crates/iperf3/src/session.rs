@@ -21,12 +21,14 @@
 use super::auth::Auth;
 use super::error::TestError;
 use super::interval::{Tick, Ticker};
+use super::job::{Shared, StreamEnd};
 use super::params::{self, Params};
 use super::peer::{self, Peer};
 use super::results;
-use super::stream::{self, Shared, Sock, StreamEnd};
+use super::slot::{self, Slot};
+use super::stream::{self, Sock};
 use super::wire::{self, Control, Refusal, State};
-use super::Slot;
+use fathom_engine::measure::cpu::thread_rusage_us;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
@@ -99,7 +101,7 @@ pub fn run(
     }
     wire::send_state(&mut ctrl, State::TestStart).map_err(e("sending TEST_START"))?;
     wire::send_state(&mut ctrl, State::TestRunning).map_err(e("sending TEST_RUNNING"))?;
-    let (cpu0, mut host) = (stream::thread_cpu_us(), results::HostTicks::begin());
+    let (cpu0, mut host) = (thread_rusage_us(), results::HostTicks::begin());
     let started = Instant::now();
     let started_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -125,7 +127,7 @@ pub fn run(
         &mut ticker,
     );
     let (ends, seconds, peer) = outcome?;
-    let cpu1 = stream::thread_cpu_us();
+    let cpu1 = thread_rusage_us();
     host.finish();
     let (u, s) = results::cpu_used(cpu0, cpu1, &ends);
     let wall_s = started.elapsed().as_secs_f64();
@@ -212,7 +214,7 @@ fn open_streams(
         }
         return Ok(socks);
     }
-    let rx: Receiver<(u64, TcpStream)> = super::collect(&ctx.slot, cookie, n);
+    let rx: Receiver<(u64, TcpStream)> = slot::collect(&ctx.slot, cookie, n);
     wire::send_state(ctrl, State::CreateStreams)?;
     let mut arrived = Vec::with_capacity(n);
     while arrived.len() < n {
@@ -227,7 +229,7 @@ fn open_streams(
             }
         }
     }
-    super::hold(&ctx.slot);
+    slot::hold(&ctx.slot);
     // In the client's order: with --bidir the first half sends and the second receives.
     arrived.sort_by_key(|(seq, _)| *seq);
     Ok(arrived.into_iter().map(|(_, s)| Sock::Tcp(s)).collect())

@@ -7,7 +7,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 /// A control connection: bytes both ways and a bound on each read. The server serves a
-/// `TcpStream`; the fuzz target an in-memory stream (`super::fuzz`).
+/// `TcpStream`; the fuzz harness (`fuzz`, with the `fuzz` feature) an in-memory stream.
 pub trait Control: Read + Write {
     /// Bounds each read, as `TcpStream::set_read_timeout` does.
     fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()>;
@@ -16,12 +16,6 @@ pub trait Control: Read + Write {
 impl Control for TcpStream {
     fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
         TcpStream::set_read_timeout(self, timeout)
-    }
-}
-
-impl Control for crate::agent::fuzz::MemoryStream {
-    fn set_read_timeout(&self, _: Option<Duration>) -> io::Result<()> {
-        Ok(())
     }
 }
 

@@ -2,8 +2,8 @@
 //! in the interval and every TCP stream's TCP_INFO (rtt, cwnd, retransmits so far). Each
 //! interval is also kept ([`Tick`]) for the agent's store.
 
+use super::job::Shared;
 use super::results::stream_id;
-use super::stream::Shared;
 use fathom_proto::sample::TcpInfo;
 use std::os::fd::RawFd;
 use std::sync::atomic::Ordering;

@@ -35,7 +35,7 @@ pub enum AuthFileError {
         /// The OS's error.
         source: io::Error,
     },
-    /// The file is larger than [`MAX_FILE`].
+    /// The file is larger than `MAX_FILE`.
     #[error("{flag} {}: {len} bytes, more than the {MAX_FILE} read", path.display())]
     TooLarge {
         /// The flag that named the file.
@@ -72,7 +72,7 @@ pub enum UsersError {
         /// The line, from 1.
         line: usize,
     },
-    /// Line `line` is past [`MAX_USERS`] users.
+    /// Line `line` is past `MAX_USERS` users.
     #[error("{line}: more than {MAX_USERS} users")]
     TooMany {
         /// The line, from 1.

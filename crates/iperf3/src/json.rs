@@ -10,6 +10,8 @@
 
 use super::client::{Both, Start};
 use super::client_interval::Interval;
+use super::figures::{figures, finite};
+use super::json_end;
 use super::params::Params;
 use super::results::stream_id;
 use serde_json::{json, Map, Value};
@@ -33,7 +35,7 @@ pub fn document(b: &Both, t: &Target) -> Value {
     json!({
         "start": start(&b.params, &b.start, t),
         "intervals": intervals,
-        "end": super::json_end::end(b),
+        "end": json_end::end(b),
         "extensions": extensions(b),
     })
 }
@@ -145,18 +147,6 @@ fn interval_sum(streams: &[Value], iv: &Interval, pick: impl Fn(usize) -> bool) 
     sum
 }
 
-/// The members every iperf3 figure has: start, end, seconds, bytes, bits_per_second, sender.
-pub fn figures(start: f64, end: f64, bytes: u64, sender: bool) -> Value {
-    let seconds = (end - start).max(0.0);
-    let bps = if seconds > 0.0 {
-        bytes as f64 * 8.0 / seconds
-    } else {
-        0.0
-    };
-    json!({"start": finite(start), "end": finite(end), "seconds": finite(seconds),
-        "bytes": bytes, "bits_per_second": finite(bps), "sender": sender})
-}
-
 /// fathom's figures that iperf3's shape has no place for.
 fn extensions(b: &Both) -> Value {
     let streams: Vec<Value> = b
@@ -196,41 +186,9 @@ fn extensions(b: &Both) -> Value {
     }})
 }
 
-/// JSON holds no NaN or infinity.
-pub fn finite(x: f64) -> f64 {
-    if x.is_finite() {
-        x
-    } else {
-        0.0
-    }
-}
-
 /// `uname -a`'s first fields, as iperf3's `system_info` holds them.
 fn system_info() -> String {
-    // SAFETY: utsname is plain data; uname fills it with NUL-terminated strings.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return String::new();
-    }
-    let field = |f: &[libc::c_char]| {
-        let bytes: Vec<u8> = f
-            .iter()
-            .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
-            .collect();
-        String::from_utf8_lossy(&bytes).into_owned()
-    };
-    [
-        &u.sysname[..],
-        &u.nodename,
-        &u.release,
-        &u.version,
-        &u.machine,
-    ]
-    .iter()
-    .map(|f| field(f))
-    .collect::<Vec<_>>()
-    .join(" ")
+    fathom_engine::measure::host::uname()
 }
 
 /// An HTTP date ("Thu, 26 Nov 2026 06:17:06 GMT"), as iperf3's `timestamp.time`.
@@ -269,12 +227,5 @@ mod tests {
         assert_eq!(http_date(1_795_673_826), "Thu, 26 Nov 2026 06:17:06 GMT");
         assert_eq!(http_date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
         assert_eq!(http_date(951_782_400), "Tue, 29 Feb 2000 00:00:00 GMT");
-    }
-
-    #[test]
-    fn figures_hold_the_rate_and_never_nan() {
-        let f = figures(1.0, 3.0, 1000, true);
-        assert_eq!(f["bits_per_second"], 4000.0);
-        assert_eq!(figures(1.0, 1.0, 5, false)["bits_per_second"], 0.0);
     }
 }

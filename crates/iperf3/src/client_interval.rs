@@ -2,7 +2,7 @@
 //! is cut into an interval, with each TCP stream's TCP_INFO at the cut (what iperf3's own
 //! client reports per interval). Cut by real timestamps, never by counts of writes.
 
-use super::stream::Shared;
+use super::job::Shared;
 use fathom_proto::sample::TcpInfo;
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
@@ -122,23 +122,8 @@ impl Sampler {
 
 /// The connected socket's path MTU (IP_MTU or IPV6_MTU).
 fn path_mtu(s: &TcpStream) -> Option<u32> {
-    let (level, name) = match s.peer_addr().ok()? {
-        std::net::SocketAddr::V4(_) => (libc::IPPROTO_IP, libc::IP_MTU),
-        std::net::SocketAddr::V6(_) => (libc::IPPROTO_IPV6, libc::IPV6_MTU),
-    };
-    let mut v: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: v and len are valid for the call; the kernel writes at most len bytes into v.
-    let r = unsafe {
-        libc::getsockopt(
-            s.as_raw_fd(),
-            level,
-            name,
-            (&mut v as *mut libc::c_int).cast(),
-            &mut len,
-        )
-    };
-    (r == 0 && v > 0).then_some(v as u32)
+    let ipv6 = s.peer_addr().ok()?.is_ipv6();
+    fathom_engine::sockopt::path_mtu(s.as_raw_fd(), ipv6)
 }
 
 #[cfg(test)]

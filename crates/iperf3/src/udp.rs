@@ -3,7 +3,7 @@
 //! a sequence number (32 or 64 bits, big-endian) ahead of the payload. Lost and total come from
 //! the sequence numbers, as iperf3 counts them.
 
-use super::stream::{pace, Job, StreamEnd, POLL};
+use super::job::{pace, Job, StreamEnd, POLL};
 use super::wire::is_timeout;
 use fathom_engine::payload::payload;
 use socket2::{Domain, Protocol, Socket, Type};
@@ -53,10 +53,11 @@ pub fn accept(sock: UdpSocket, deadline: Instant) -> io::Result<(UdpSocket, UdpS
 
 /// Monotonic time as iperf3 stamps it: (seconds, microseconds).
 fn now_stamp() -> (u32, u32) {
-    // SAFETY: timespec is plain data; clock_gettime fills it.
-    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u32, (ts.tv_nsec / 1000) as u32)
+    let ns = fathom_engine::clock::now_ns();
+    (
+        (ns / 1_000_000_000) as u32,
+        (ns % 1_000_000_000 / 1000) as u32,
+    )
 }
 
 /// Sends paced datagrams until TEST_END or the byte budget is spent.

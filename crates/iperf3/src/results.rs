@@ -2,8 +2,9 @@
 //! server's results are fathom's counts in the shape iperf3's client reads (`streams[]` by id,
 //! CPU as a percentage of the test's wall time).
 
+use super::figures::finite;
+use super::job::StreamEnd;
 use super::params::Params;
-use super::stream::StreamEnd;
 use fathom_engine::measure::cpu;
 use fathom_proto::sample::{CpuSnapshot, CpuTicks};
 use serde_json::{json, Value};
@@ -54,7 +55,7 @@ impl HostTicks {
 }
 
 /// The CPU an end used, user and system µs: its control thread's from `cpu0` to `cpu1`
-/// ([`super::stream::thread_cpu_us`] at the test's start and end) plus every stream thread's.
+/// (fathom-engine's `thread_rusage_us` at the test's start and end) plus every stream thread's.
 pub fn cpu_used(cpu0: (u64, u64), cpu1: (u64, u64), ends: &[StreamEnd]) -> (u64, u64) {
     ends.iter()
         .fold((cpu1.0 - cpu0.0, cpu1.1 - cpu0.1), |a, e| {
@@ -112,15 +113,6 @@ pub fn server_results(
         v["congestion_used"] = json!(cc);
     }
     v
-}
-
-/// JSON holds no NaN or infinity.
-fn finite(x: f64) -> f64 {
-    if x.is_finite() {
-        x
-    } else {
-        0.0
-    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! What the agent's log says about each iperf3 test: fathom's own end, per stream.
 
 use super::error::TestError;
+use super::job::StreamEnd;
 use super::session::Outcome;
-use super::stream::StreamEnd;
 
 /// Logs a test's outcome (one line for the test, one per stream) on stderr.
 pub fn outcome(n: usize, peer: &str, r: &Result<Outcome, TestError>) {

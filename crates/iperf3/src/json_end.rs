@@ -4,7 +4,7 @@
 //! jitter, as iperf3 writes it), both ends' CPU and congestion control.
 
 use super::client::Both;
-use super::json::{figures, finite};
+use super::figures::{figures, finite};
 use super::results::stream_id;
 use serde_json::{json, Value};
 

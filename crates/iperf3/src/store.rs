@@ -20,18 +20,25 @@ use fathom_report::model::{
     Report, ServiceDemand, Summary, TcpSummary, TestEcho, Transfer, UdpFlow, UdpSummary, UdpTest,
 };
 use fathom_store::{NewRun, Store, StoreError};
+use serde_json::Value;
 use std::path::Path;
 
-/// Saves test `o` from `peer` to the store at `path`; the run's id.
-pub fn save(path: &Path, o: &Outcome, server: &str, peer: &str) -> Result<i64, StoreError> {
+/// Saves test `o` from `peer` to the store at `path`, with the host's environment `env`; the
+/// run's id.
+pub fn save(
+    path: &Path,
+    env: &Value,
+    o: &Outcome,
+    server: &str,
+    peer: &str,
+) -> Result<i64, StoreError> {
     let report = report(o, server, peer);
     let args: Vec<String> = vec!["serve".into(), "--iperf3".into()];
-    let env = crate::method::env::collect();
     Store::open(path)?.save_run(&NewRun {
         report: &report,
         args: &args,
         command: &[],
-        env: &env,
+        env,
         series: None,
     })
 }

@@ -1,14 +1,16 @@
 //! iperf3's control exchange driven by bytes instead of a socket, for the fuzz target
 //! `fuzz/fuzz_targets/iperf3_control.rs` and its corpus replay: the bytes are what a client
 //! sends on its control connection (the cookie, the framed parameters, the state bytes, its
-//! framed results), and the server's side runs them as [`super::session`] does, through the
+//! framed results), and the server's side runs them as `session` does, through the
 //! same wire, parameter and result code, with no data stream opened (the streams' sockets are
 //! not part of the input; a test with none counts nothing). Memory never blocks, so the
-//! deadlines never pass.
+//! deadlines never pass. Built with the `fuzz` feature only.
 
 use super::session::{self, Ctx};
-use super::{wire, Slot};
-use crate::agent::fuzz::MemoryStream;
+use super::slot::Slot;
+use super::wire::{self, Control};
+use fathom_proto::memory::MemoryStream;
+use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -30,4 +32,10 @@ pub fn fuzz_control(bytes: &[u8]) {
         data: false,
     };
     drop(session::run(ctrl, cookie, &ctx, 0));
+}
+
+impl Control for MemoryStream {
+    fn set_read_timeout(&self, _: Option<Duration>) -> io::Result<()> {
+        Ok(())
+    }
 }

@@ -1,51 +1,16 @@
-//! iperf3's protocol. `fathom serve --iperf3` answers stock iperf3 clients (3.x), one test at a
-//! time as iperf3's server does: the client's receiver figures are fathom's counts, and what
-//! fathom measured on its end (bytes, TCP_INFO, CPU) goes to the agent's log. `fathom stream
-//! --iperf3` and `fathom udp --iperf3` drive a stock `iperf3 -s` (`client`, `udp_client`).
-//!
-//! Layers, one per file: `wire` (states, cookie, framed JSON), `params` (the client's options,
-//! bounded), `session` (the control state machine, diagrammed there), `stream` and `udp` (the
-//! data path), `results` (the result exchange), `log` and `interval` (what the agent's log says),
-//! `json` and `json_end` (the client's `-J` document in iperf3's shape).
+//! The iperf3 listener of an agent: it accepts connections, reads each one's cookie, and
+//! either starts a test (`session`), hands the connection to the test collecting its streams,
+//! or refuses it while a test runs, as iperf3's server does. Once a test ends, its outcome goes
+//! to the log and, with a store, into it.
 
-mod auth;
-mod client;
-mod client_interval;
-mod error;
-#[doc(hidden)]
-pub mod fuzz;
-mod interval;
-mod json;
-mod json_end;
-mod log;
-mod params;
-mod peer;
-mod results;
-mod session;
-mod store;
-mod stream;
-mod udp;
-mod udp_client;
-mod wire;
-
-pub use auth::{password_hash, Auth, AuthFileError, UsersError, DEFAULT_SKEW_S};
-pub use client::{run as run_client, Both, Event, Options as ClientOptions, Start};
-pub use client_interval::Interval;
-pub use error::TestError;
-pub use json::{document as json_document, error_document, start as json_start, Intervals, Target};
-pub use json_end::end as json_end;
-pub use params::{
-    Params, MAX_MSS, MAX_OMIT, MAX_PARALLEL, MAX_TCP_LEN, MAX_UDP_LEN, MAX_WINDOW, MIN_UDP_LEN,
-};
-pub use results::stream_id;
-pub use store::client_report;
-pub use stream::StreamEnd;
-
+use super::auth::Auth;
+use super::slot::{lock, Free, Slot};
+use super::{log, session, store, wire};
+use serde_json::Value;
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -56,16 +21,6 @@ const MAX_PENDING: usize = 32;
 /// How long a new connection may take to send its cookie.
 const COOKIE_WAIT: Duration = Duration::from_secs(3);
 
-/// What the one test slot holds.
-pub enum Slot {
-    /// No test: the next cookie starts one.
-    Idle,
-    /// A test runs; new connections are refused with ACCESS_DENIED.
-    Busy,
-    /// A test waits for its streams: connections with its cookie join it.
-    Collecting([u8; wire::COOKIE_LEN], SyncSender<(u64, TcpStream)>),
-}
-
 /// The iperf3 listener of an agent.
 pub struct Server {
     listener: TcpListener,
@@ -73,7 +28,13 @@ pub struct Server {
     pending: Arc<AtomicUsize>,
     max_duration_ns: u64,
     auth: Option<Arc<Auth>>,
-    store: Option<Arc<PathBuf>>,
+    store: Option<Arc<Keep>>,
+}
+
+/// Where tests are saved, and how the host's environment kept with each is collected.
+struct Keep {
+    path: PathBuf,
+    env: fn() -> Value,
 }
 
 impl Server {
@@ -89,9 +50,10 @@ impl Server {
         })
     }
 
-    /// Saves what fathom measured of each test in the store at `path`.
-    pub fn with_store(mut self, path: PathBuf) -> Server {
-        self.store = Some(Arc::new(path));
+    /// Saves what fathom measured of each test in the store at `path`, with the host's
+    /// environment as `env` collects it when the test is saved.
+    pub fn with_store(mut self, path: PathBuf, env: fn() -> Value) -> Server {
+        self.store = Some(Arc::new(Keep { path, env }));
         self
     }
 
@@ -156,7 +118,7 @@ fn arrive(
     seq: u64,
     ctx: &session::Ctx,
     (pending, tests): (&AtomicUsize, &AtomicUsize),
-    store: Option<&PathBuf>,
+    store: Option<&Keep>,
 ) {
     let cookie = wire::read_cookie(&mut s, Instant::now() + COOKIE_WAIT);
     pending.fetch_sub(1, Ordering::SeqCst);
@@ -176,8 +138,8 @@ fn arrive(
             // The next client need not wait for the log and the store.
             drop(free);
             log::outcome(n, &peer, &r);
-            if let (Ok(o), Some(path)) = (&r, store) {
-                keep(n, path, o, &ctx.addr.to_string(), &peer);
+            if let (Ok(o), Some(k)) = (&r, store) {
+                keep(n, k, o, &ctx.addr.to_string(), &peer);
             }
         }
         _ => {
@@ -187,40 +149,14 @@ fn arrive(
     }
 }
 
-/// Saves test `n` in the store at `path`, saying where (or why not) in the log.
-fn keep(n: usize, path: &Path, o: &session::Outcome, server: &str, peer: &str) {
-    match store::save(path, o, server, peer) {
+/// Saves test `n` in the store, saying where (or why not) in the log.
+fn keep(n: usize, k: &Keep, o: &session::Outcome, server: &str, peer: &str) {
+    match store::save(&k.path, &(k.env)(), o, server, peer) {
         Ok(id) => eprintln!(
             "fathom serve: iperf3 test {n} stored as run {id} in {}",
-            path.display()
+            k.path.display()
         ),
         Err(e) => eprintln!("fathom serve: warning: iperf3 test {n} was not stored: {e}"),
-    }
-}
-
-/// Sets the slot to collect `n` streams with `cookie`; returns where they arrive, each with its
-/// place in the accept queue.
-fn collect(
-    slot: &Mutex<Slot>,
-    cookie: [u8; wire::COOKIE_LEN],
-    n: usize,
-) -> Receiver<(u64, TcpStream)> {
-    let (tx, rx) = sync_channel(n);
-    *lock(slot) = Slot::Collecting(cookie, tx);
-    rx
-}
-
-/// Sets the slot back to busy once the streams are in.
-fn hold(slot: &Mutex<Slot>) {
-    *lock(slot) = Slot::Busy;
-}
-
-/// Frees the slot when a test ends, however it ends.
-struct Free<'a>(&'a Mutex<Slot>);
-
-impl Drop for Free<'_> {
-    fn drop(&mut self) {
-        *lock(self.0) = Slot::Idle;
     }
 }
 
@@ -228,8 +164,4 @@ impl Drop for Free<'_> {
 fn deny(mut s: TcpStream) {
     let _ = s.set_nonblocking(true);
     let _ = s.write_all(&[wire::State::AccessDenied as i8 as u8]);
-}
-
-fn lock(m: &Mutex<Slot>) -> std::sync::MutexGuard<'_, Slot> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

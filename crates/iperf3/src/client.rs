@@ -6,10 +6,12 @@
 
 use super::client_interval::{Interval, Sampler};
 use super::error::TestError;
+use super::job::{Shared, StreamEnd};
 use super::params::Params;
 use super::results::{cpu_percent, cpu_used, stream_id, HostTicks};
-use super::stream::{self, Shared, Sock, StreamEnd};
+use super::stream::{self, Sock};
 use super::wire::{self, State, COOKIE_LEN};
+use fathom_engine::measure::cpu::thread_rusage_us;
 use serde_json::{json, Value};
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
@@ -114,7 +116,7 @@ pub fn run(
     expect(&mut ctrl, State::TestRunning)?;
     let start = start_info(&socks, connected, &cookie);
     each(Event::Started(&start));
-    let (cpu0, mut host) = (stream::thread_cpu_us(), HostTicks::begin());
+    let (cpu0, mut host) = (thread_rusage_us(), HostTicks::begin());
     let started = Instant::now();
     let omit_end = started + Duration::from_secs(p.omit);
     let shared = Arc::new(Shared::new(socks.len(), p.bytes, omit_end));
@@ -149,7 +151,7 @@ pub fn run(
         .map(|t| t.join().unwrap_or_default())
         .collect();
     result?;
-    let cpu1 = stream::thread_cpu_us();
+    let cpu1 = thread_rusage_us();
     host.finish();
     let (u, s) = cpu_used(cpu0, cpu1, &near);
     let near_cpu = cpu_percent(u, s, started.elapsed().as_secs_f64());
