@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A mesh file of `members` (name, address) with a short rr every 500 ms and a short stream
+/// A mesh file of `members` (name, address) with a short rr every second and a short stream
 /// every 4 s (with three members every stream holds two of them, so streams any more often
 /// would leave the rr pairs no time), and `extra` lines in [mesh].
 fn mesh_file(dir: &Path, members: &[(&str, String)], extra: &str) -> String {
@@ -27,7 +27,7 @@ fn mesh_file(dir: &Path, members: &[(&str, String)], extra: &str) -> String {
     let text = format!(
         "[mesh]\nname = \"loop\"\npeers = 2\n{extra}\n\
          [members]\nhosts = [{}]\n\n\
-         [[test]]\ncommand = \"rr --size 64 -t 100ms\"\nevery = \"500ms\"\nsetup = \"300ms\"\n\n\
+         [[test]]\ncommand = \"rr --size 64 -t 100ms\"\nevery = \"1s\"\nsetup = \"600ms\"\n\n\
          [[test]]\nname = \"bulk\"\ncommand = \"stream -t 300ms\"\nevery = \"4s\"\nsetup = \"400ms\"\n",
         hosts.join(", ")
     );
@@ -175,7 +175,7 @@ fn a_member_down_is_marked_down_and_probed_with_back_off_not_in_a_tight_loop() {
         (Some("c"), Some(true)),
         "{doc:#}"
     );
-    // Four jobs a half-second involve c (16 s of them in 8 s): without back-off, some 60
+    // Four jobs a second involve c (32 of them in 8 s): without back-off, some 30
     // connections; with it, one that found it down and probes after 1, 2 and 4 s.
     let n = attempts.load(Ordering::SeqCst);
     assert!((2..=6).contains(&n), "{n} connections to the member down");
@@ -294,7 +294,7 @@ fn members_found_by_discovery_join_the_mesh_as_they_appear() {
         &file,
         format!(
             "[members]\nfrom = \"hostfile:{}\"\nrefresh = \"1s\"\n\n\
-             [[test]]\ncommand = \"rr -t 100ms\"\nevery = \"500ms\"\nsetup = \"300ms\"\n",
+             [[test]]\ncommand = \"rr -t 100ms\"\nevery = \"1s\"\nsetup = \"600ms\"\n",
             hosts.display()
         ),
     )
