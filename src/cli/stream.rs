@@ -7,10 +7,13 @@ use super::tls::TlsArgs;
 use super::units::{parse_io_size, parse_size};
 use fathom_proto::plan::*;
 
-/// Bytes per write by default. Measured on loopback (bench/RESULTS.md): 1 MB writes moved about
-/// twice what 128 KB writes did on one stream and 25% more on four, with less CPU per byte;
-/// 4 MB (beyond a core's L2) fell back.
-pub const DEFAULT_WRITE: u32 = 1 << 20;
+/// Bytes per write by default, iperf2's and iperf3's. On a veth pair between two namespaces one
+/// stream's 1 MB writes made the sender hold its socket through 16 segments at a time while the
+/// receiver's ACKs queued behind it: with 128 KB writes (and 128 KB reads) the sender's CPU per
+/// GB fell by a quarter and the rate rose by a fifth; over loopback, where a stream's 64K send
+/// buffers cap every write anyway, the two sizes moved the same (bench/RESULTS.md, "Stream
+/// against the peers, session 29").
+pub const DEFAULT_WRITE: u32 = 128 << 10;
 
 /// `fathom stream [HOST[:PORT]]`.
 #[derive(clap::Args, Debug, Clone)]
@@ -19,7 +22,7 @@ Sizes take K/M/G, 1024-based (-n 100M = 104,857,600 bytes); durations take ms/s/
 
 Examples:
   fathom stream                                 loopback, in-process agent, 10 s
-  fathom stream HOST -P 4 -t 30s --omit 3s --buffer 64K --write 128K
+  fathom stream HOST -P 4 -t 30s --omit 3s --buffer 64K --write 1M
   fathom stream HOST -R                         reverse: the agent sends
   fathom stream HOST --bidir                    both directions at once
   fathom stream HOST -n 1G --json               move exactly 1 GB, JSON result
@@ -33,10 +36,10 @@ pub struct StreamArgs {
     /// Move exactly this many bytes (per direction) instead of running for a time.
     #[arg(short = 'n', long, value_parser = parse_size, value_name = "SIZE", allow_hyphen_values = true)]
     pub bytes: Option<u64>,
-    /// Bytes per write call (default 1M).
+    /// Bytes per write call (default 128K).
     #[arg(long, value_parser = parse_io_size, value_name = "SIZE", allow_hyphen_values = true)]
     pub write: Option<u32>,
-    /// Bytes per read call (default: each end's L1 data cache size, 16K-128K; at least 64K
+    /// Bytes per read call (default: each end's L1 data cache size, 16K-128K; at least 128K
     /// off loopback).
     #[arg(long, value_parser = parse_io_size, value_name = "SIZE", allow_hyphen_values = true)]
     pub read: Option<u32>,

@@ -37,10 +37,11 @@ pub const LOOPBACK_SNDBUF: u32 = 64 << 10;
 /// The smallest read a stream receiver makes on a real path when the plan sets no read size.
 /// There the data arrives by the network's receive path, not from a sender on the same CPU a
 /// moment before, so a read buffer that stays in L1 (the loopback default) saves nothing, and
-/// larger reads make fewer calls per GB: the receiver's CPU per GB on a veth pair fell from
-/// 0.220 to 0.176 s with one stream, and from 0.260 to 0.224 with four (bench/RESULTS.md,
-/// "Real paths, fourth session"). nuttcp reads 64 KB, iperf3 128 KB.
-pub const REAL_PATH_READ: u32 = 64 << 10;
+/// larger reads make fewer calls per GB and fewer window updates for the sender to process:
+/// 128 KB (iperf2's and iperf3's) rather than 64 KB, with 128 KB writes, took one stream on a
+/// veth pair from 0.50 to 0.40-0.43 sender CPU-s per GB (bench/RESULTS.md, "Stream against the
+/// peers, session 29").
+pub const REAL_PATH_READ: u32 = 128 << 10;
 
 /// Most flows a clear stream on a real path runs with a worker each (iperf2's thread per flow)
 /// when the host has fewer CPUs than that; more flows share one worker per CPU, as everywhere.

@@ -80,7 +80,7 @@ pub struct TestPlan {
     /// Bytes per write call (stream).
     pub write_size: u32,
     /// Bytes per read call (stream); 0 lets each end choose (its L1 data cache size; a
-    /// stream off loopback reads at least 64K).
+    /// stream off loopback reads at least 128K).
     pub read_size: u32,
     /// Send with sendfile from an in-memory file instead of copying writes.
     pub zerocopy: bool,
@@ -104,7 +104,7 @@ impl Default for TestPlan {
             omit_ns: 0,
             interval_ns: 1_000_000_000,
             socket: SocketOptions::default(),
-            write_size: 1 << 20,
+            write_size: 128 << 10,
             read_size: 0,
             zerocopy: false,
             tls: None,

@@ -142,7 +142,7 @@ pub struct TestEcho {
     /// Bytes per write.
     pub write_size: u32,
     /// Bytes per read; 0 = each end's default (its L1 data cache size; a stream receiver on a
-    /// path other than loopback reads at least 64K; see `hosts[].read_size`).
+    /// path other than loopback reads at least 128K; see `hosts[].read_size`).
     pub read_size: u32,
     /// sendfile instead of write.
     pub zerocopy: bool,
