@@ -62,16 +62,9 @@ pub struct Runner {
 impl Runner {
     /// The mesh of `setup`, its members as they are now.
     pub fn new(setup: Setup) -> Result<Runner, Failure> {
-        let roster = Roster::of(&setup.mesh)?;
-        let names = roster.names();
         let only = setup.local.as_ref().map(|(n, _)| n.clone());
-        if let Some(me) = only.as_ref().filter(|me| !names.contains(me)) {
-            return Err(Failure::Usage(format!(
-                "--mesh-as {me}: not a member of mesh {} (members: {})",
-                setup.mesh.name,
-                names.join(", ")
-            )));
-        }
+        let roster = first_roster(&setup.mesh, only.as_deref())?;
+        let names = roster.names();
         let m = &setup.mesh;
         let sched = Scheduler::new(m.seed, m.peers, m.tests.clone(), &names, only, unix_ns());
         let ends = NetEnds {
@@ -266,6 +259,40 @@ impl Runner {
             self.setup.sink.set_peers(m, &peers);
         }
     }
+}
+
+/// The members at the start. A listed mesh must hold `me` (this agent's member name). From a
+/// discovery source an agent may not be listed yet (a pod is in its Service's endpoints only
+/// once it is ready, which it becomes by serving) and the source may not answer yet: the
+/// agent then starts with the members it has and looks again every `refresh`.
+fn first_roster(mesh: &Mesh, me: Option<&str>) -> Result<Roster, Failure> {
+    let found = matches!(mesh.members, Members::Found { .. });
+    let roster = match Roster::of(mesh) {
+        Err(e) if found && me.is_some() => {
+            eprintln!(
+                "fathom mesh: {}; looking again every refresh",
+                super::say(&e)
+            );
+            Roster::default()
+        }
+        r => r?,
+    };
+    let names = roster.names();
+    match me.filter(|me| !names.iter().any(|n| n == me)) {
+        Some(me) if found => eprintln!(
+            "fathom mesh: {me} is not among the members found yet ({}); it joins when it is",
+            names.join(", ")
+        ),
+        Some(me) => {
+            return Err(Failure::Usage(format!(
+                "--mesh-as {me}: not a member of mesh {} (members: {})",
+                mesh.name,
+                names.join(", ")
+            )))
+        }
+        None => {}
+    }
+    Ok(roster)
 }
 
 /// How often the mesh's members are looked at again (discovery only).
