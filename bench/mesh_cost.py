@@ -80,6 +80,23 @@ def read(path):
         return f.read()
 
 
+def where(pid):
+    """Where PID's RSS is (KiB): the brk heap, anonymous mappings (malloc's thread arenas,
+    thread stacks) and their count, and files (the binary, libraries)."""
+    kinds = {"heap": 0, "anon": 0, "anon mappings": 0, "files": 0}
+    name = None
+    with open(f"/proc/{pid}/smaps", encoding="utf-8") as f:
+        for line in f:
+            head = line.split()
+            if "-" in head[0] and len(head) >= 5:
+                name = head[5] if len(head) > 5 else ""
+                kinds["anon mappings"] += name == ""
+            elif head[0] == "Rss:":
+                kind = "heap" if name == "[heap]" else "anon" if not name or name.startswith("[") else "files"
+                kinds[kind] += int(head[1])
+    return ", ".join(f"{k} {v}" for k, v in kinds.items())
+
+
 def loadavg():
     with open("/proc/loadavg", encoding="utf-8") as f:
         return " ".join(f.read().split()[:3])
@@ -94,6 +111,8 @@ def measure(a, pid, started):
         now = time.monotonic()
         rows.append((now - t0, *sample(pid)))
         print("  t={:5.0f} s  cpu {:7.2f} s  rss {:6d} KiB  threads {:3d}".format(*rows[-1]), flush=True)
+        if len(rows) == 1 or now - t0 >= a.duration - 0.5:
+            print(f"  RSS by kind (KiB): {where(pid)}", flush=True)
         if now - t0 >= a.duration - 0.5:
             return rows
         time.sleep(max(0, t0 + len(rows) * a.sample - time.monotonic()))

@@ -57,6 +57,9 @@ pub struct Runner {
     /// Per test, instances whose setup ran past their slot (counted as skipped, not started).
     late: Vec<u64>,
     next_look: Option<Instant>,
+    /// A look at the discovery source under way on a thread of its own: the loop goes on
+    /// meanwhile (an API server that answers slowly never holds up the tests).
+    looking: Option<mpsc::Receiver<Result<Roster, Failure>>>,
 }
 
 impl Runner {
@@ -82,6 +85,7 @@ impl Runner {
             running: 0,
             late: vec![0; m.tests.len()],
             next_look: refresh(&setup.mesh).map(|d| Instant::now() + d),
+            looking: None,
             setup,
         };
         r.tell_peers();
@@ -221,14 +225,38 @@ impl Runner {
         Ok(())
     }
 
-    /// Looks at a discovery source again when its refresh is due; new members join the
-    /// schedule (each pair keeps its phase), departed ones leave it.
+    /// Looks at a discovery source again when its refresh is due, on a thread of its own; new
+    /// members join the schedule (each pair keeps its phase), departed ones leave it.
     fn look_again(&mut self) {
+        if let Some(rx) = &self.looking {
+            match rx.try_recv() {
+                Ok(found) => {
+                    self.looking = None;
+                    self.found(found);
+                }
+                Err(mpsc::TryRecvError::Empty) => {}
+                Err(mpsc::TryRecvError::Disconnected) => self.looking = None,
+            }
+            return;
+        }
         let Some(at) = self.next_look.filter(|at| Instant::now() >= *at) else {
             return;
         };
         self.next_look = refresh(&self.setup.mesh).map(|d| at + d);
-        match Roster::of(&self.setup.mesh) {
+        let (tx, rx) = mpsc::channel();
+        let mesh = self.setup.mesh.clone();
+        let spawned = std::thread::Builder::new()
+            .name("fathom-mesh-look".into())
+            .spawn(move || drop(tx.send(Roster::of(&mesh))));
+        match spawned {
+            Ok(_) => self.looking = Some(rx),
+            Err(e) => eprintln!("fathom mesh: cannot look at the members again: {e}"),
+        }
+    }
+
+    /// What a look found: the members, if they changed.
+    fn found(&mut self, found: Result<Roster, Failure>) {
+        match found {
             Ok(roster) if roster.names() != self.ends.roster.names() => {
                 let names = roster.names();
                 eprintln!("fathom mesh: members now: {}", names.join(", "));
