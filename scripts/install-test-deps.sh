@@ -26,6 +26,9 @@ packages+=(strongswan-charon strongswan-swanctl libcharon-extra-plugins libstron
 install_missing "${packages[@]}"
 # From PyPI: kubernetes-validate, the Kubernetes API schemas (tests/deploy.rs checks deploy/kubernetes).
 python3 -c 'import kubernetes_validate' 2>/dev/null || PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore kubernetes-validate
+# From PyPI: cloudcoil-models-prometheus-operator, models generated from the Prometheus Operator's
+# CRD schemas (validate.py checks the PodMonitor in deploy/kubernetes/overlays/prometheus-operator).
+python3 -c 'import cloudcoil.models.prometheus_operator' 2>/dev/null || PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore cloudcoil-models-prometheus-operator
 # From PyPI: iperf3, whose TestResult is a real consumer of iperf3's -J (tests/iperf3_cli.rs
 # feeds it `fathom iperf3 -J`).
 python3 -c 'import iperf3' 2>/dev/null || PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore iperf3

@@ -1,7 +1,9 @@
-//! The Kubernetes manifests (deploy/kubernetes): validated offline against the API schemas and
-//! held to their security invariants by deploy/kubernetes/validate.py, whose checks are shown to
-//! catch a broken manifest; and the image build script is valid shell whose static-binary check
-//! refuses a dynamically linked one. (CI does not build the image: a static release build takes
+//! The Kubernetes manifests (deploy/kubernetes): validated offline against the API schemas (the
+//! PodMonitor, a Prometheus Operator CRD, against the operator's schema from PyPI's
+//! cloudcoil-models-prometheus-operator, see validate.py) and held to their security and wiring
+//! invariants by deploy/kubernetes/validate.py, whose checks are shown to catch a broken
+//! manifest; the mesh file in the ConfigMap passes `fathom mesh check`; and the image build
+//! script is valid shell whose static-binary check refuses a dynamically linked one. (CI does not build the image: a static release build takes
 //! about 18 minutes on the project's 2-core machine.)
 
 mod common;
@@ -46,28 +48,76 @@ fn copy_tree(from: &Path, to: &Path) {
 fn manifests_validate_and_keep_their_security_invariants() {
     let (ok, text) = validate(&kubernetes_dir());
     assert!(ok, "{text}");
-    assert!(text.contains("base: 8 resources"), "{text}");
+    assert!(text.contains("base: 12 resources"), "{text}");
     assert!(
-        text.contains("overlays/host-network: 8 resources"),
+        text.contains("overlays/host-network: 12 resources"),
         "{text}"
+    );
+    assert!(
+        text.contains("overlays/prometheus-operator: 13 resources")
+            && text.contains("the PodMonitor against the Prometheus Operator's schema"),
+        "{text}"
+    );
+}
+
+/// The ConfigMap's mesh.toml, taken out of its YAML block.
+fn mesh_file() -> String {
+    let text = std::fs::read_to_string(kubernetes_dir().join("base/mesh-configmap.yaml"))
+        .expect("read the ConfigMap");
+    let block = text
+        .split_once("  mesh.toml: |\n")
+        .expect("a mesh.toml key")
+        .1;
+    block
+        .lines()
+        .take_while(|l| l.is_empty() || l.starts_with("    "))
+        .map(|l| format!("{}\n", l.get(4..).unwrap_or("")))
+        .collect()
+}
+
+#[test]
+fn the_configmaps_mesh_file_passes_mesh_check() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("mesh.toml");
+    std::fs::write(&file, mesh_file()).expect("write");
+    let out = run_program(
+        env!("CARGO_BIN_EXE_fathom"),
+        &["mesh", "check", file.to_str().expect("utf-8 path")],
+        30,
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Away from a cluster the source cannot be looked at; the file is checked all the same.
+    assert!(said.contains("(cannot look here: "), "{said}");
+    assert!(
+        said.contains("rr: `fathom rr --size 64 -t 1s --rate 10` every 30 s, normal, ring targets"),
+        "{said}"
+    );
+    assert!(
+        said.contains("stream: `fathom stream -t 5s` every 900 s, exclusive, rotate targets"),
+        "{said}"
     );
 }
 
 #[test]
 fn the_checks_catch_a_broken_manifest() {
     // Each change breaks one promise; validate.py must fail and name each.
-    let breaks: [(&str, &str, &str, &str); 5] = [
+    let breaks: [Break; 8] = [
         (
             "base/agent-daemonset.yaml",
-            "automountServiceAccountToken: false",
-            "automountServiceAccountToken: true",
-            "service-account token",
+            "serviceAccountName: fathom-agent",
+            "serviceAccountName: default",
+            "default service account",
         ),
         (
             "base/controller-rbac.yaml",
-            "verbs: [\"get\", \"list\", \"watch\"]\n  - apiGroups: [\"\"]",
-            "verbs: [\"get\", \"list\", \"watch\", \"create\"]\n  - apiGroups: [\"\"]",
-            "more than get/list/watch",
+            "verbs: [\"list\"]",
+            "verbs: [\"list\", \"watch\"]",
+            "more than list on endpointslices",
         ),
         (
             "base/controller-rbac.yaml",
@@ -87,8 +137,43 @@ fn the_checks_catch_a_broken_manifest() {
             "        runAsUser: 0",
             "non-root",
         ),
+        (
+            "base/mesh-configmap.yaml",
+            "  mesh.toml: |",
+            "  mesh-file.toml: |",
+            "--mesh /etc/fathom/mesh.toml is no ConfigMap's key mounted there",
+        ),
+        (
+            "overlays/prometheus-operator/podmonitor.yaml",
+            "interval: 30s",
+            "interval: 30 seconds",
+            "podMetricsEndpoints.0.interval: String should match pattern",
+        ),
+        (
+            "overlays/prometheus-operator/podmonitor.yaml",
+            "- port: metrics",
+            "- port: metric",
+            "scrapes port 'metric', which the agents do not name",
+        ),
     ];
     // All in one copy: validate.py names every failure it finds, and one run is enough.
+    assert_caught(&breaks);
+    // An unknown field is found in a round trip through the operator's model, which a
+    // PodMonitor failing its schema never makes: a copy of its own.
+    assert_caught(&[(
+        "overlays/prometheus-operator/podmonitor.yaml",
+        "scrapeTimeout: 10s",
+        "scrapeTimeOut: 10s",
+        "unknown field spec.podMetricsEndpoints[0].scrapeTimeOut",
+    )]);
+}
+
+/// A change that breaks a promise: (file, text, changed to, what validate.py must say).
+type Break = (&'static str, &'static str, &'static str, &'static str);
+
+/// Makes every change of `breaks` in one copy of the manifests; validate.py must fail naming
+/// each.
+fn assert_caught(breaks: &[Break]) {
     let scratch = tempfile::tempdir().expect("tempdir");
     let dir = scratch.path().join("kubernetes");
     copy_tree(&kubernetes_dir(), &dir);

@@ -245,3 +245,85 @@ fn missing_endpoints_are_named_after_the_timeout_or_let_go_with_min_agents() {
     let j = json(&out);
     assert_eq!(j["hosts"][1]["group"], "node-fathom-agent-1");
 }
+
+/// A mesh whose members come from the API: one LIST (three pages here) at the start and one per
+/// `refresh`, never one per test or booking; members named by their nodes (`names=node`).
+#[test]
+fn a_mesh_lists_the_endpoints_once_per_refresh_not_per_probe() {
+    let (agents, _) = agents(3);
+    let api = api_server(cluster(&agents));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mesh.toml");
+    std::fs::write(
+        &file,
+        "[mesh]\nname = \"k8s\"\n[members]\nfrom = \"k8s:svc=fathom-agents,names=node\"\n\
+         refresh = \"3s\"\n[[test]]\ncommand = \"rr --size 64 -t 50ms --rate 100\"\n\
+         every = \"3s\"\nsetup = \"2s\"\n",
+    )
+    .unwrap();
+    let (file, db) = (file.to_str().unwrap(), dir.path().join("mesh.db"));
+    let args = ["mesh", "run", file, "--for", "10s", "--json", "--store"];
+    let out = in_pod(&api, &[&args[..], &[db.to_str().unwrap()]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json(&out);
+    let lists = api.requests.lock().unwrap().len() / 3;
+    let counts = &doc["tests"][0]["counts"];
+    let tried = counts["started"].as_u64().unwrap() + counts["skipped"].as_u64().unwrap();
+    // 10 s at a refresh of 3 s: the first look and three more (a fourth if the end is late);
+    // each of the 6 pairs tried about 3 times, each booked on both ends.
+    assert!((3..=5).contains(&lists), "{lists} LISTs");
+    assert!(
+        tried as usize > 2 * lists,
+        "{tried} tests, {lists} LISTs: {doc:#}"
+    );
+    let sources: std::collections::BTreeSet<&str> = doc["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["source"].as_str().unwrap())
+        .collect();
+    let nodes = [
+        "node-fathom-agent-0",
+        "node-fathom-agent-1",
+        "node-fathom-agent-2",
+    ];
+    assert!(!sources.is_empty(), "nothing stored: {doc:#}");
+    assert!(sources.iter().all(|s| nodes.contains(s)), "{doc:#}");
+}
+
+/// An agent under `serve --mesh` whose pod is not in its Service's endpoints yet (it is not
+/// ready until it serves) keeps serving and joins later, rather than exiting.
+#[test]
+fn a_mesh_agent_not_listed_yet_keeps_serving() {
+    let (agents, _) = agents(3);
+    let api = api_server(cluster(&agents));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mesh.toml");
+    std::fs::write(
+        &file,
+        "[members]\nfrom = \"k8s:svc=fathom-agents\"\n[[test]]\ncommand = \"rr -t 1s\"\nevery = \"10s\"\n",
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fathom"))
+        .env("KUBERNETES_SERVICE_HOST", "127.0.0.1")
+        .env("KUBERNETES_SERVICE_PORT", api.port.to_string())
+        .env("FATHOM_K8S_SA_DIR", &api.sa_dir)
+        .args(["serve", "--listen", "127.0.0.1:0", "--mesh"])
+        .arg(&file)
+        .args(["--mesh-as", "fathom-agent-new", "--store"])
+        .arg(dir.path().join("mesh.db"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    let running = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert!(running, "the agent exited: {err}");
+    assert!(
+        err.contains("fathom-agent-new is not among the members found yet"),
+        "{err}"
+    );
+}

@@ -302,6 +302,8 @@ fn every_flag_the_docs_and_messages_name_exists() {
     // --example mesh_sim`), srun's, mpirun's, and the bench scripts' (`bench/robustness.py
     // --only attacks`).
     known.extend(["release", "path", "relative", "hostfile", "only", "example"].map(String::from));
+    // kubectl's, where the README puts the mesh on Kubernetes (`create secret --from-file`).
+    known.insert("from-file".to_string());
     // iperf3's own, where fathom's iperf3 side says what it does with them.
     known.extend(
         [

@@ -7,6 +7,9 @@ use fathom_engine::tls::Identity;
 
 /// Runs the agent in the foreground.
 pub fn run(a: &ServeArgs) -> Result<(), Failure> {
+    if a.mesh.is_some() {
+        super::mesh::cap_arenas();
+    }
     let key = a.key_file.as_deref().map(read_key).transpose()?;
     if key.is_none() && !a.listen.ip().is_loopback() && !a.insecure {
         return Err(Failure::Usage(format!(

@@ -57,21 +57,17 @@ pub struct Runner {
     /// Per test, instances whose setup ran past their slot (counted as skipped, not started).
     late: Vec<u64>,
     next_look: Option<Instant>,
+    /// A look at the discovery source under way on a thread of its own: the loop goes on
+    /// meanwhile (an API server that answers slowly never holds up the tests).
+    looking: Option<mpsc::Receiver<Result<Roster, Failure>>>,
 }
 
 impl Runner {
     /// The mesh of `setup`, its members as they are now.
     pub fn new(setup: Setup) -> Result<Runner, Failure> {
-        let roster = Roster::of(&setup.mesh)?;
-        let names = roster.names();
         let only = setup.local.as_ref().map(|(n, _)| n.clone());
-        if let Some(me) = only.as_ref().filter(|me| !names.contains(me)) {
-            return Err(Failure::Usage(format!(
-                "--mesh-as {me}: not a member of mesh {} (members: {})",
-                setup.mesh.name,
-                names.join(", ")
-            )));
-        }
+        let roster = first_roster(&setup.mesh, only.as_deref())?;
+        let names = roster.names();
         let m = &setup.mesh;
         let sched = Scheduler::new(m.seed, m.peers, m.tests.clone(), &names, only, unix_ns());
         let ends = NetEnds {
@@ -89,6 +85,7 @@ impl Runner {
             running: 0,
             late: vec![0; m.tests.len()],
             next_look: refresh(&setup.mesh).map(|d| Instant::now() + d),
+            looking: None,
             setup,
         };
         r.tell_peers();
@@ -235,14 +232,38 @@ impl Runner {
         Ok(())
     }
 
-    /// Looks at a discovery source again when its refresh is due; new members join the
-    /// schedule (each pair keeps its phase), departed ones leave it.
+    /// Looks at a discovery source again when its refresh is due, on a thread of its own; new
+    /// members join the schedule (each pair keeps its phase), departed ones leave it.
     fn look_again(&mut self) {
+        if let Some(rx) = &self.looking {
+            match rx.try_recv() {
+                Ok(found) => {
+                    self.looking = None;
+                    self.found(found);
+                }
+                Err(mpsc::TryRecvError::Empty) => {}
+                Err(mpsc::TryRecvError::Disconnected) => self.looking = None,
+            }
+            return;
+        }
         let Some(at) = self.next_look.filter(|at| Instant::now() >= *at) else {
             return;
         };
         self.next_look = refresh(&self.setup.mesh).map(|d| at + d);
-        match Roster::of(&self.setup.mesh) {
+        let (tx, rx) = mpsc::channel();
+        let mesh = self.setup.mesh.clone();
+        let spawned = std::thread::Builder::new()
+            .name("fathom-mesh-look".into())
+            .spawn(move || drop(tx.send(Roster::of(&mesh))));
+        match spawned {
+            Ok(_) => self.looking = Some(rx),
+            Err(e) => eprintln!("fathom mesh: cannot look at the members again: {e}"),
+        }
+    }
+
+    /// What a look found: the members, if they changed.
+    fn found(&mut self, found: Result<Roster, Failure>) {
+        match found {
             Ok(roster) if roster.names() != self.ends.roster.names() => {
                 let names = roster.names();
                 eprintln!("fathom mesh: members now: {}", names.join(", "));
@@ -275,6 +296,40 @@ impl Runner {
             self.setup.sink.set_peers(m, &peers);
         }
     }
+}
+
+/// The members at the start. A listed mesh must hold `me` (this agent's member name). From a
+/// discovery source an agent may not be listed yet (a pod is in its Service's endpoints only
+/// once it is ready, which it becomes by serving) and the source may not answer yet: the
+/// agent then starts with the members it has and looks again every `refresh`.
+fn first_roster(mesh: &Mesh, me: Option<&str>) -> Result<Roster, Failure> {
+    let found = matches!(mesh.members, Members::Found { .. });
+    let roster = match Roster::of(mesh) {
+        Err(e) if found && me.is_some() => {
+            eprintln!(
+                "fathom mesh: {}; looking again every refresh",
+                super::say(&e)
+            );
+            Roster::default()
+        }
+        r => r?,
+    };
+    let names = roster.names();
+    match me.filter(|me| !names.iter().any(|n| n == me)) {
+        Some(me) if found => eprintln!(
+            "fathom mesh: {me} is not among the members found yet ({}); it joins when it is",
+            names.join(", ")
+        ),
+        Some(me) => {
+            return Err(Failure::Usage(format!(
+                "--mesh-as {me}: not a member of mesh {} (members: {})",
+                mesh.name,
+                names.join(", ")
+            )))
+        }
+        None => {}
+    }
+    Ok(roster)
 }
 
 /// How often the mesh's members are looked at again (discovery only).

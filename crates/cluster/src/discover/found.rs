@@ -65,7 +65,7 @@ pub enum SourceError {
     #[error("dns:{0}: SRV records carry their ports; drop ':PORT'")]
     SrvPort(String),
     /// A `k8s:` item that is not a known key.
-    #[error("k8s:{query}: '{item}' is not svc=NAME, selector=LABELS, ns=NS or group=zone|node")]
+    #[error("k8s:{query}: '{item}' is not svc=NAME, selector=LABELS, ns=NS, group=zone|node or names=pod|node")]
     K8sItem {
         /// The text after `k8s:`.
         query: String,

@@ -6,7 +6,9 @@
 //! given); the token, CA and namespace are read from the service account's directory,
 //! `/var/run/secrets/kubernetes.io/serviceaccount`, or the one `FATHOM_K8S_SA_DIR` names. An
 //! endpoint's port is the slice's port named `control` (the slice's only port if none is so
-//! named); its group in per-group results is its zone (`group=node`: its node).
+//! named); its group in per-group results is its zone (`group=node`: its node). An agent is
+//! named by its pod (the endpoint's target), or by its node with `names=node`, a name that
+//! stays when the DaemonSet's pods are replaced (a mesh's pairs and metrics keep their series).
 
 use super::capped::Capped;
 use super::{Agent, Error, Found, SourceError};
@@ -45,13 +47,16 @@ pub struct Query {
     pub namespace: Option<String>,
     /// Group by node rather than zone.
     pub by_node: bool,
+    /// Name each agent by its node rather than its pod.
+    pub names_by_node: bool,
 }
 
 impl std::str::FromStr for Query {
     type Err = SourceError;
 
     fn from_str(s: &str) -> Result<Query, SourceError> {
-        let (mut selector, mut namespace, mut by_node) = (None::<String>, None, false);
+        let (mut selector, mut namespace) = (None::<String>, None);
+        let (mut by_node, mut names_by_node) = (false, false);
         let mut in_selector = false;
         for item in s.split(',') {
             match item.split_once('=') {
@@ -65,6 +70,7 @@ impl std::str::FromStr for Query {
                 }
                 Some(("ns", n)) if !n.is_empty() => namespace = Some(n.to_string()),
                 Some(("group", g)) if g == "zone" || g == "node" => by_node = g == "node",
+                Some(("names", n)) if n == "pod" || n == "node" => names_by_node = n == "node",
                 _ if in_selector && !item.is_empty() => {
                     if let Some(l) = selector.as_mut() {
                         l.extend([",", item]);
@@ -83,6 +89,7 @@ impl std::str::FromStr for Query {
             selector,
             namespace,
             by_node,
+            names_by_node,
         })
     }
 }
@@ -183,10 +190,9 @@ impl Query {
                 (None, true) => format!("[{ip}]"),
                 (None, false) => ip.clone(),
             };
-            let name = e
-                .target_ref
-                .as_ref()
-                .and_then(|t| t.name.clone())
+            let node = e.node_name.clone().filter(|_| self.names_by_node);
+            let name = node
+                .or_else(|| e.target_ref.as_ref().and_then(|t| t.name.clone()))
                 .or_else(|| e.hostname.clone())
                 .unwrap_or_else(|| addr.clone());
             if seen.addrs.contains(&addr) || seen.not_ready.contains(&name) {
@@ -334,6 +340,10 @@ mod tests {
             (q.selector.as_str(), q.by_node),
             ("app=fathom,tier=agent", true)
         );
+        assert!(!q.names_by_node);
+        let q: Query = "svc=a,names=node".parse().unwrap();
+        assert!(q.names_by_node && !q.by_node);
+        assert!("svc=a,names=ip".parse::<Query>().is_err());
         assert!("ns=perf".parse::<Query>().is_err());
         assert!("svc=a,colour=blue".parse::<Query>().is_err());
     }
@@ -359,6 +369,15 @@ mod tests {
         assert_eq!(found.ready[0].name, "agent-1");
         assert_eq!(found.ready[0].group.as_deref(), Some("a"));
         assert_eq!(found.not_ready, ["agent-2"]);
+        let q: Query = "svc=x,names=node".parse().unwrap();
+        let (mut found, mut seen) = (Found::default(), Seen::default());
+        q.add(&slice, &mut found, &mut seen).unwrap();
+        let names: Vec<_> = found.ready.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["agent-1", "n3"],
+            "by node where the endpoint names one"
+        );
     }
 
     /// A 12 MB page of empty endpoints took the controller to 521 MB: a slice holds at most
