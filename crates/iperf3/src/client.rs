@@ -362,9 +362,10 @@ fn params_json(p: &Params) -> Value {
     v
 }
 
-/// Waits until `-t` has passed or `-n` bytes have arrived (or gone, forward), cutting
-/// intervals meanwhile; the server must stay silent. A `-n` test whose data stops arriving
-/// (lost datagrams never come) ends once it has been quiet for `QUIET`.
+/// Waits until `-t` has passed or `-n` bytes have arrived (or gone, forward; both, each way,
+/// with `--bidir`, whose forward streams would otherwise end the test while the server's are
+/// still sending), cutting intervals meanwhile; the server must stay silent. A `-n` test whose
+/// data stops arriving (lost datagrams never come) ends once it has been quiet for `QUIET`.
 fn watch(
     ctrl: &mut TcpStream,
     p: &Params,
@@ -376,10 +377,17 @@ fn watch(
     let run_for = Duration::from_secs(p.time + p.omit);
     let (mut last_moved, mut last_change) = (0, started);
     loop {
-        let moved: u64 = (0..shared.counted.len())
-            .filter(|&i| p.server_sends(i as u32) == p.reverse)
-            .map(|i| shared.counted[i].load(Relaxed))
-            .sum();
+        let way = |server_sends: bool| -> u64 {
+            (0..shared.counted.len())
+                .filter(|&i| p.server_sends(i as u32) == server_sends)
+                .map(|i| shared.counted[i].load(Relaxed))
+                .sum()
+        };
+        let moved = if p.bidir {
+            way(false).min(way(true))
+        } else {
+            way(p.reverse)
+        };
         let now = Instant::now();
         if moved != last_moved {
             (last_moved, last_change) = (moved, now);
