@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod output;
 pub mod plot;
 pub mod profile;
+pub mod profile_file;
 pub mod profile_run;
 pub mod report;
 pub mod runs;
