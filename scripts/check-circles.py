@@ -41,16 +41,6 @@ import sys
 # lies in, and its owner. Strike an entry once no circle is left in it.
 KNOWN = {
     ("crates/engine/",): "issue 38, a kind brings its own state (kind.rs, path.rs, profile)",
-    (
-        "src/commands/doctor.rs",
-        "src/commands/doctor_apply.rs",
-        "src/commands/doctor_lab.rs",
-        "src/commands/doctor_remote.rs",
-        "src/commands/doctor_run.rs",
-        "src/commands/doctor_verify.rs",
-        "src/commands/file.rs",
-        "src/commands/test.rs",
-    ): "issue 38, the root crate (the doctor files, test and file)",
     ("src/cli/", "src/controller/"): "issue 38, no clap type below src/commands",
     ("src/method/",): "issue 38, the root crate (sweep's mod, points and run)",
 }
