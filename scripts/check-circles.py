@@ -41,10 +41,7 @@ import sys
 # lies in, and its owner. Strike an entry once no circle is left in it.
 KNOWN = {
     ("crates/engine/",): "issue 38, a kind brings its own state (kind.rs, path.rs, profile)",
-    ("src/agent/",): "issue 38, the root crate (arrival, data, session, test)",
-    ("src/commands/",): "issue 38, the root crate (test and file; the doctor files; lab; profile)",
     ("src/cli/", "src/controller/"): "issue 38, no clap type below src/commands",
-    ("src/cli/", "src/lib.rs"): "issue 38, typed errors turned into Failure in commands only",
     ("src/method/",): "issue 38, the root crate (sweep's mod, points and run)",
 }
 

@@ -23,6 +23,13 @@ pub enum Failure {
     Reported,
 }
 
+/// Bad options are bad usage (exit 2).
+impl From<cli::error::ArgsError> for Failure {
+    fn from(e: cli::error::ArgsError) -> Self {
+        Failure::Usage(e.to_string())
+    }
+}
+
 impl From<cli::error::KeyFileError> for Failure {
     /// A `--key-file` that gives no key is bad usage.
     fn from(e: cli::error::KeyFileError) -> Failure {

@@ -7,8 +7,8 @@
 //! session's thread stays free to hear Abort and Close.
 
 use super::error::{AgentError, ArrivalError};
-use super::session::Event;
-use fathom_engine::tls::{self, Handshake, Session, TlsEnd};
+use super::event::{Arrival, Event};
+use fathom_engine::tls::{self, Handshake, TlsEnd};
 use fathom_proto::DataHello;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
@@ -29,16 +29,6 @@ pub const SPARE_NEWCOMERS: usize = 128;
 /// How often the loop looks at the deadlines and at `stop` while nothing happens.
 const TICK: Duration = Duration::from_millis(100);
 const LISTENER: Token = Token(usize::MAX);
-
-/// A data connection of the test that arrived.
-pub struct Arrival {
-    /// Its flow.
-    pub flow: u32,
-    /// Its socket (blocking).
-    pub sock: Socket,
-    /// TLS tests: its session, and how long the handshake took (ns).
-    pub tls: Option<(Session, u64)>,
-}
 
 /// What the test's data connections must show.
 pub struct Expected {

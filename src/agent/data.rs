@@ -3,8 +3,8 @@
 //! connections' arrival is [`super::arrival`]), and for UDP kinds one socket per flow, paired
 //! with the controller's by a hello datagram; what strangers sent before the pairing is dropped.
 
-use super::arrival::{late, Arrival, ARRIVAL_TIMEOUT};
-use super::session::Event;
+use super::arrival::{late, ARRIVAL_TIMEOUT};
+use super::event::{Arrival, Event};
 use fathom_engine::sockopt;
 use fathom_proto::plan::TestPlan;
 use fathom_proto::DataHello;

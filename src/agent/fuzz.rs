@@ -11,9 +11,10 @@ mod file;
 
 pub use file::{file_seeds, fuzz_file, put_plan};
 
+use super::config::AgentConfig;
 use super::handshake::Handshakes;
+use super::session;
 use super::stream::ControlStream;
-use super::{session, AgentConfig};
 use fathom_engine::Side;
 use fathom_proto::memory::MemoryStream;
 use fathom_proto::plan::TestPlan;

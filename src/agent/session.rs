@@ -2,14 +2,13 @@
 //! the controller's messages. The session owns everything the test allocates and frees it when
 //! the test ends, the controller closes, or the controller falls silent.
 
-use super::arrival::Arrival;
+use super::config::{AgentConfig, Slot};
 use super::error::{AgentError, Refusal};
+use super::event::Event;
 use super::handshake::{left_early, Deadline, Pass, HANDSHAKE};
 use super::stream::ControlStream;
 use super::test::Test;
-use super::{AgentConfig, Slot};
 use fathom_engine::{clock, measure::host};
-use fathom_proto::sample::{EndpointInfo, Snapshot};
 use fathom_proto::{
     auth, Connection, FrameError, Preamble, PreambleKind, ToAgent, ToController, MAX_FRAME,
     PRE_AUTH_FRAME, SETTINGS_MAX,
@@ -27,18 +26,6 @@ const SILENCE: Duration = Duration::from_secs(3);
 /// Most controller messages read ahead of the session; then the reader waits (and the
 /// controller's writes with it), so a controller cannot queue without bound.
 const CTRL_QUEUE: usize = 64;
-
-/// What the session thread reacts to.
-pub enum Event {
-    /// A message (or the end) from the controller.
-    Ctrl(Result<Option<ToAgent>, FrameError>),
-    /// A data connection arrived, or arrival failed.
-    Flow(Result<Box<Arrival>, AgentError>),
-    /// The running endpoint took a snapshot.
-    Snap(Box<Snapshot>),
-    /// The running endpoint finished.
-    Done(Box<EndpointInfo>),
-}
 
 /// Runs one session to its end, logging its outcome when configured to. The `handshake` pass
 /// is given back once the handshake ends; an authenticated session then takes one of `tests`.

@@ -2,10 +2,11 @@
 //! listener), the flows' arrival, preparation, the common start, and teardown, which frees
 //! everything the test allocated.
 
-use super::arrival::{self, Arrival, Expected};
+use super::arrival::{self, Expected};
+use super::config::{AgentConfig, Reservation};
+use super::data;
 use super::error::AgentError;
-use super::session::Event;
-use super::{data, AgentConfig, Reservation};
+use super::event::{Arrival, Event};
 use crate::connect::{self, ServerData};
 use fathom_engine::kind::{Kind, Wiring};
 use fathom_engine::tls::TlsEnd;

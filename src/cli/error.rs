@@ -102,13 +102,6 @@ pub enum ArgsError {
     Host(String),
 }
 
-/// Bad options are bad usage (exit 2).
-impl From<ArgsError> for crate::Failure {
-    fn from(e: ArgsError) -> Self {
-        crate::Failure::Usage(e.to_string())
-    }
-}
-
 impl ArgsError {
     /// `flag: reason`.
     pub fn flag(flag: &'static str, reason: impl Into<String>) -> Self {

@@ -11,7 +11,7 @@ use super::output::Format;
 use crate::cli::common::CommonArgs;
 use crate::cli::doctor::DoctorArgs;
 use crate::Failure;
-use fathom_advisor::{diagnose, findings, read, Finding, Settings, Severity};
+use fathom_advisor::{diagnose, findings, read, Finding, Settings};
 use fathom_report::model::Advice;
 use fathom_report::Report;
 use fathom_store::Ref;
@@ -144,7 +144,7 @@ fn explain(
 
 /// The terminal form of `d`: this host's list, then each part the command asked for.
 fn text(d: &Document) -> String {
-    let mut text = list(&d.host, &d.interfaces, d.findings);
+    let mut text = super::doctor_list::list(&d.host, &d.interfaces, d.findings);
     if let (Some(id), Some(advice)) = (d.run, d.advice) {
         let _ = write!(text, "\nrun {id}\n");
         if let Some(from) = d.run_settings {
@@ -242,46 +242,4 @@ fn check_iface(name: &str, root: &Path) -> Result<(), Failure> {
     Err(Failure::Usage(format!(
         "--iface: no interface '{name}' to look at on this host (loopback is not checked); it has: {has}"
     )))
-}
-
-/// The terminal list: a heading, then each finding, worst first, notes last.
-pub(super) fn list(host: &str, interfaces: &[&str], found: &[Finding]) -> String {
-    let mut s = String::new();
-    let ifaces = if interfaces.is_empty() {
-        "no interface but loopback".to_string()
-    } else {
-        interfaces.join(", ")
-    };
-    let warnings = found
-        .iter()
-        .filter(|f| f.severity == Severity::Warning)
-        .count();
-    let _ = writeln!(
-        s,
-        "fathom doctor: {host} ({ifaces}): {warnings} warning(s), {} note(s)",
-        found.len() - warnings
-    );
-    if found.is_empty() {
-        s.push_str("nothing in this host's settings limits networking\n");
-    }
-    finding_lines(&mut s, found);
-    s
-}
-
-/// Each finding as a block: rank, severity, id, confidence, `source = value`, why, change.
-pub(super) fn finding_lines(s: &mut String, found: &[Finding]) {
-    for (n, f) in found.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "\n{}. {} [{}, {} confidence] {} = {}",
-            n + 1,
-            f.severity.name(),
-            f.id,
-            f.confidence.name(),
-            f.source,
-            f.value
-        );
-        let _ = writeln!(s, "   why: {}", f.why);
-        let _ = writeln!(s, "   change: {}", f.change);
-    }
 }

@@ -3,7 +3,7 @@
 //! of, set inside the lab namespaces of the stored test's hosts, and set back afterwards.
 //! Nothing is applied outside a lab, and no other command is ever run.
 
-use super::doctor_remote::test_args;
+use super::argv::test_args;
 use crate::Failure;
 use std::io;
 

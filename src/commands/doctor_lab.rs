@@ -1,6 +1,7 @@
 //! `fathom doctor --lab LAB`: every lab host's settings through its agent (the lab's key), and
 //! every emulated link's parameters against the hosts at its ends. It sends no test traffic.
 
+use super::doctor_list::{self, finding_lines};
 use super::doctor_remote::settings_at;
 use crate::controller::Target;
 use crate::Failure;
@@ -150,7 +151,7 @@ pub fn list(d: &LabDoctor) -> String {
         let names: Vec<&str> = h.interfaces.iter().map(String::as_str).collect();
         let host = format!("{} in lab {}", h.host, d.name);
         s.push('\n');
-        s.push_str(&super::doctor::list(&host, &names, &h.findings));
+        s.push_str(&doctor_list::list(&host, &names, &h.findings));
     }
     for l in &d.links {
         let _ = writeln!(
@@ -164,7 +165,7 @@ pub fn list(d: &LabDoctor) -> String {
             l.b_to_a,
             l.findings.len()
         );
-        super::doctor::finding_lines(&mut s, &l.findings);
+        finding_lines(&mut s, &l.findings);
     }
     s
 }

@@ -4,13 +4,10 @@
 //! the advisor explains with the settings of its ends: the far end's (the receiver), this
 //! host's send-side sysctls (the sender).
 
-use super::doctor_run::SEND_SIDE;
-use crate::cli::test_args::TestArgs;
-use crate::cli::{Cli, Command};
+use super::argv::run_args;
+use super::doctor_list;
 use crate::controller::{self, Target};
-use crate::testbed::Testbed;
 use crate::Failure;
-use clap::Parser;
 use fathom_advisor::{diagnose, findings, read, wire, Finding, Settings};
 use fathom_report::model::Advice;
 use fathom_report::Report;
@@ -22,6 +19,13 @@ use std::path::Path;
 const PROBE_TRANSACTIONS: &str = "20";
 /// How long the probe's stream runs.
 const PROBE_TIME: &str = "2s";
+
+/// The send-side sysctls, which a run's sender (the client host) has its own of.
+pub const SEND_SIDE: [&str; 3] = [
+    "net.core.wmem_max",
+    "net.core.wmem_default",
+    "net.ipv4.tcp_wmem",
+];
 
 /// What the probe measured.
 #[derive(Serialize, Debug, Clone, PartialEq)]
@@ -112,44 +116,10 @@ fn probe(host: &str, key_file: Option<&Path>) -> Result<(Report, Report), Failur
     Ok((rr, stream))
 }
 
-/// The test `argv` (as typed after `fathom`) names, parsed and validated as the command line
-/// would, run once and not stored; a test that fails is an error.
-pub fn run_args(argv: &[String]) -> Result<Report, Failure> {
-    let t = test_args(argv)?;
-    let plan = t.plan().map_err(|e| Failure::Usage(e.to_string()))?;
-    let c = t.run_common().map_err(|e| Failure::Usage(e.to_string()))?;
-    let root = match &t {
-        TestArgs::File(a) if c.host.is_none() && c.server.is_none() => {
-            Some(super::file::files_root(a)?)
-        }
-        _ => None,
-    };
-    let report = Testbed::with_files_root(&c, plan.socket.ipv6, root)?.run(plan)?;
-    match report.error {
-        Some(e) => Err(Failure::Runtime(format!("{}: {e}", argv.join(" ")))),
-        None => Ok(report),
-    }
-}
-
-/// `argv` (as typed after `fathom`) as a test's arguments.
-pub fn test_args(argv: &[String]) -> Result<TestArgs, Failure> {
-    let all = std::iter::once("fathom".to_string()).chain(argv.iter().cloned());
-    match Cli::try_parse_from(all) {
-        Ok(Cli {
-            command: Command::Test(t),
-        }) => Ok(t),
-        Ok(_) => Err(Failure::Usage(format!(
-            "'{}' is not a test",
-            argv.join(" ")
-        ))),
-        Err(e) => Err(Failure::Usage(e.to_string())),
-    }
-}
-
 /// The terminal lines for the far end: its findings, the probe, the advice on it.
 pub fn list(r: &Remote) -> String {
     let names: Vec<&str> = r.interfaces.iter().map(String::as_str).collect();
-    let mut s = super::doctor::list(&r.host, &names, &r.findings);
+    let mut s = doctor_list::list(&r.host, &names, &r.findings);
     let p = &r.probe;
     let rtt = p
         .rtt_p50_us

@@ -3,18 +3,12 @@
 //! (the receiver's, with the sender's send-side sysctls, as `doctor HOST` does); once it is
 //! down they are not available, and the advice then rests on the run's own figures, saying so.
 
-use super::doctor_remote::{settings_at, test_args};
+use super::argv::test_args;
+use super::doctor_remote::{settings_at, SEND_SIDE};
 use crate::controller::{Target, TargetError};
 use crate::Failure;
 use fathom_advisor::Settings;
 use fathom_report::Report;
-
-/// The send-side sysctls, which a run's sender (the client host) has its own of.
-pub const SEND_SIDE: [&str; 3] = [
-    "net.core.wmem_max",
-    "net.core.wmem_default",
-    "net.ipv4.tcp_wmem",
-];
 
 /// The settings a lab run is explained with, and a sentence saying where they came from.
 pub struct LabSettings {

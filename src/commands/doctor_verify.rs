@@ -4,8 +4,8 @@
 //! with its confidence interval. A system change (a sysctl) is printed and never applied.
 //! A test's `--advise --verify-advice` does the same with the run it just made ([`check`]).
 
+use super::argv::{run_args, test_args};
 use super::doctor_apply as apply;
-use super::doctor_remote::{run_args, test_args};
 use crate::cli::common::CommonArgs;
 use crate::Failure;
 use fathom_advisor::verify::{ratio_ci, step, with_option, RatioCi, Step};

@@ -1,6 +1,7 @@
 //! `fathom file put|get`: one copy, on the agent the path names or an in-process agent rooted at
 //! `--files-root`; a checksum mismatch fails the command (exit 1).
 
+use super::argv::files_root;
 use super::output::{self, Format};
 use crate::cli::file::FileArgs;
 use crate::method::Recorder;
@@ -38,7 +39,7 @@ pub fn run(a: &FileArgs, argv: &[String]) -> Result<(), Failure> {
     Recorder::open(&c.store, argv).save(&report, argv, None);
     output::print(&report, format);
     super::doctor::print_advice(&report, format);
-    super::test::exit_status(&report, format)?;
+    output::exit_status(&report, format)?;
     match report.summary.file().and_then(|f| f.checksum_match) {
         Some(true) => Ok(()),
         _ if format == Format::Table => {
@@ -46,15 +47,4 @@ pub fn run(a: &FileArgs, argv: &[String]) -> Result<(), Failure> {
         }
         _ => Err(Failure::Reported),
     }
-}
-
-/// The in-process agent's files root: `--files-root`, or the current directory.
-pub(super) fn files_root(a: &FileArgs) -> Result<std::path::PathBuf, Failure> {
-    let dir = match &a.files_root {
-        Some(d) => d.clone(),
-        None => std::env::current_dir()
-            .map_err(|e| Failure::Runtime(format!("the current directory: {e}")))?,
-    };
-    dir.canonicalize()
-        .map_err(|e| Failure::Usage(format!("--files-root {}: {e}", dir.display())))
 }

@@ -1,10 +1,12 @@
 //! One module per subcommand: glue from validated options to the controller or agent, and out.
 
+pub mod argv;
 pub mod compare;
 pub mod compare_clear;
 pub mod doctor;
 pub mod doctor_apply;
 pub mod doctor_lab;
+pub mod doctor_list;
 pub mod doctor_remote;
 pub mod doctor_run;
 pub mod doctor_verify;
@@ -22,6 +24,7 @@ pub mod metrics;
 pub mod output;
 pub mod plot;
 pub mod profile;
+pub mod profile_file;
 pub mod profile_run;
 pub mod report;
 pub mod runs;

@@ -1,10 +1,12 @@
 //! Writing results: the chosen exporter to stdout; a closed pipe is not an error.
 
 pub use crate::stdout::write_stdout;
+use crate::Failure;
 use fathom_report::csv::Csv;
 use fathom_report::json::Json;
 use fathom_report::table::Table;
 use fathom_report::Exporter;
+use fathom_report::Report;
 
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,4 +58,14 @@ where
     } else {
         Table.export(doc)
     });
+}
+
+/// The exit status a finished report calls for: a failed test is exit 1 (its error printed as
+/// a line for the table, already in the document for JSON and CSV).
+pub fn exit_status(report: &Report, format: Format) -> Result<(), Failure> {
+    match &report.error {
+        Some(e) if format == Format::Table => Err(Failure::Runtime(e.clone())),
+        Some(_) => Err(Failure::Reported),
+        None => Ok(()),
+    }
 }

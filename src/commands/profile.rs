@@ -1,11 +1,10 @@
 //! `fathom profile check|show|run`: a profile file read into its validated plan, then a line
 //! that says it is good, the plan in words or JSON, or the plan run (`profile_run`).
 
-use crate::cli::profile::{ProfileArgs, ProfileCommand, ProfileFile};
+use super::profile_file::load;
+use crate::cli::profile::{ProfileArgs, ProfileCommand};
 use crate::commands::output::write_stdout;
 use crate::Failure;
-use fathom_engine::small_file::read_small;
-use fathom_proto::profile::ProfilePlan;
 
 /// Runs `fathom profile`.
 pub fn run(a: &ProfileArgs) -> Result<(), Failure> {
@@ -47,16 +46,4 @@ pub fn run(a: &ProfileArgs) -> Result<(), Failure> {
         }
     }
     Ok(())
-}
-
-/// Reads the profile `p` names, with its `--set`s and the environment's `FATHOM_VAR_*`, into a
-/// validated plan; any error is bad usage, named FILE:LINE:COLUMN.
-pub fn load(p: &ProfileFile) -> Result<ProfilePlan, Failure> {
-    let name = p.file.display().to_string();
-    let cap = fathom_profile::MAX_PROFILE_FILE as u64;
-    let bytes = read_small(&p.file, cap).map_err(|e| Failure::Usage(format!("{name}: {e}")))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| Failure::Usage(format!("{name}: the file is not UTF-8 text")))?;
-    let overrides = fathom_profile::Overrides::from_env(p.sets.clone());
-    fathom_profile::parse(&name, &text, &overrides).map_err(|e| Failure::Usage(e.to_string()))
 }

@@ -5,10 +5,13 @@
 //! opens once every flow of every group reached it. Each group's report is stored and printed
 //! as any test's, then the profile's totals.
 
+mod group;
 pub mod lab;
 pub mod plot;
 pub mod rrul;
 pub mod vary;
+
+pub use group::GroupRun;
 
 use super::output::{self, Format};
 use crate::cli::common::{checked, CommonArgs};
@@ -28,15 +31,6 @@ use std::sync::Arc;
 
 /// Largest write buffer a group's workers hold (a stream's default write size).
 const WRITE_BUFFER: u32 = 1 << 20;
-
-/// One group's test, as run.
-#[derive(Serialize, Debug)]
-pub struct GroupRun {
-    /// The group's name.
-    pub group: String,
-    /// Its test's report.
-    pub report: Report,
-}
 
 /// The profile's figures over all its groups.
 #[derive(Serialize, Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -11,7 +11,6 @@ use crate::testbed::Testbed;
 use crate::Failure;
 use fathom_proto::plan::TestPlan;
 use fathom_report::series::{Series, SERIES_SCHEMA_VERSION};
-use fathom_report::Report;
 
 /// `fathom stream|rr|crr|udp|file`: validates the test's options, runs it and prints its report.
 pub fn run_args(t: &TestArgs, argv: &[String]) -> Result<(), Failure> {
@@ -78,17 +77,7 @@ pub fn run_on(
         output::print(&report, format);
     }
     super::doctor::print_advice(&report, format);
-    exit_status(&report, format)
-}
-
-/// The exit status a finished report calls for: a failed test is exit 1 (its error printed as
-/// a line for the table, already in the document for JSON and CSV).
-pub fn exit_status(report: &Report, format: Format) -> Result<(), Failure> {
-    match &report.error {
-        Some(e) if format == Format::Table => Err(Failure::Runtime(e.clone())),
-        Some(_) => Err(Failure::Reported),
-        None => Ok(()),
-    }
+    output::exit_status(&report, format)
 }
 
 /// `fathom stream|rr|crr --iterations`: one point, stored as a series, printed as one.

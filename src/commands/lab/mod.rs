@@ -12,6 +12,7 @@ use fathom_lab::{
     STATUS_SCHEMA_VERSION,
 };
 use serde::Serialize;
+use status_text::summary;
 use std::io::{self, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -274,18 +275,5 @@ fn print(text: &str) -> anyhow::Result<()> {
     match io::stdout().lock().write_all(text.as_bytes()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(()),
-    }
-}
-
-/// The short form of a WAN parameter text: only what differs from a plain wire
-/// (`delay=25ms,rate=1G`), or `plain wire`.
-fn summary(text: &str) -> String {
-    let short = text
-        .parse::<fathom_wan::LinkParams>()
-        .map_or_else(|_| text.to_string(), |p| p.summary());
-    if short.is_empty() {
-        "plain wire".to_string()
-    } else {
-        short
     }
 }

@@ -1,7 +1,6 @@
 //! `fathom lab status` as text: the hosts, switches, links and WAN links of a lab as aligned
 //! tables, with its problems first.
 
-use super::summary;
 use fathom_lab::{Status, WanLinkStatus};
 use fathom_units::rate::format as format_rate;
 use std::fmt::Write;
@@ -179,6 +178,19 @@ fn table<const N: usize>(
             .map(|(c, w)| format!("{c:<w$}"))
             .collect();
         writeln!(out, "{}", cells.join("  ").trim_end()).unwrap();
+    }
+}
+
+/// The short form of a WAN parameter text: only what differs from a plain wire
+/// (`delay=25ms,rate=1G`), or `plain wire`.
+pub fn summary(text: &str) -> String {
+    let short = text
+        .parse::<fathom_wan::LinkParams>()
+        .map_or_else(|_| text.to_string(), |p| p.summary());
+    if short.is_empty() {
+        "plain wire".to_string()
+    } else {
+        short
     }
 }
 

@@ -5,6 +5,7 @@
 mod ends;
 mod execute;
 pub mod flags;
+mod key;
 mod members;
 mod record;
 mod report;
@@ -15,7 +16,6 @@ pub mod status;
 pub use serve::{start as serve, Share};
 
 use crate::cli::mesh::{CheckArgs, MeshArgs, MeshCommand, ReportArgs, RunArgs, StatusArgs};
-use crate::cli::read_key;
 use crate::Failure;
 use fathom_engine::small_file::read_small;
 use fathom_mesh::file::MAX_FILE;
@@ -23,7 +23,8 @@ use fathom_mesh::schedule::Scheduler;
 use fathom_mesh::sink::{NoSink, Sink};
 use fathom_mesh::spec::{Members, Mesh};
 use fathom_store::Store;
-use std::path::{Path, PathBuf};
+use key::key;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -66,24 +67,6 @@ pub fn load(path: &Path) -> Result<Mesh, Failure> {
         String::from_utf8(bytes).map_err(|_| Failure::Usage(format!("{name}: not UTF-8 text")))?;
     fathom_mesh::file::parse(&name, &text, &flags::CliCommands)
         .map_err(|e| Failure::Usage(e.to_string()))
-}
-
-/// The key for agents without their own: `--key-file`, else the file's `key_file` (relative
-/// to the file's directory).
-fn key(flag: Option<&PathBuf>, mesh: &Mesh, file: &Path) -> Result<Option<Vec<u8>>, Failure> {
-    let from_file = mesh.key_file.as_ref().map(|k| {
-        let k = Path::new(k);
-        match file.parent() {
-            Some(dir) if k.is_relative() => dir.join(k),
-            _ => k.to_path_buf(),
-        }
-    });
-    Ok(flag
-        .cloned()
-        .or(from_file)
-        .as_deref()
-        .map(read_key)
-        .transpose()?)
 }
 
 /// `fathom mesh check`: the members, the tests and the load the schedule makes.
@@ -219,12 +202,4 @@ fn print(s: &fathom_mesh::status::Status, json: bool) {
 /// Now, Unix seconds.
 fn now_unix_s() -> f64 {
     crate::method::iterate::now_unix_s()
-}
-
-/// A failure's message, for a line that carries on.
-fn say(f: &Failure) -> String {
-    match f {
-        Failure::Usage(m) | Failure::Runtime(m) => m.clone(),
-        Failure::Reported => "failed".into(),
-    }
 }

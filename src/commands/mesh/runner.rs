@@ -273,10 +273,7 @@ impl Runner {
                 self.tell_peers();
             }
             Ok(_) => {}
-            Err(e) => eprintln!(
-                "fathom mesh: {}; keeping the members found before",
-                super::say(&e)
-            ),
+            Err(e) => eprintln!("fathom mesh: {}; keeping the members found before", say(&e)),
         }
     }
 
@@ -337,5 +334,13 @@ fn refresh(mesh: &Mesh) -> Option<Duration> {
     match &mesh.members {
         Members::Found { refresh_ns, .. } => Some(Duration::from_nanos(*refresh_ns)),
         Members::Listed(_) => None,
+    }
+}
+
+/// A failure's message, for a line that carries on.
+pub fn say(f: &Failure) -> String {
+    match f {
+        Failure::Usage(m) | Failure::Runtime(m) => m.clone(),
+        Failure::Reported => "failed".into(),
     }
 }

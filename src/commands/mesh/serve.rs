@@ -3,8 +3,9 @@
 //! target's over the protocol), kept in its store, and served to `fathom mesh status
 //! --agents` as its results.
 
+use super::key::key;
 use super::record::Ledger;
-use super::runner::{Runner, Setup};
+use super::runner::{say, Runner, Setup};
 use super::status;
 use crate::agent::MeshShare;
 use crate::commands::metrics::MeshSink;
@@ -40,7 +41,7 @@ pub struct Share<'a> {
 /// and serves its results to `MeshResults`.
 pub fn start(s: Share<'_>) -> Result<(), Failure> {
     let mesh = s.mesh;
-    let key = super::key(s.key_file.map(Path::to_path_buf).as_ref(), &mesh, s.file)?;
+    let key = key(s.key_file.map(Path::to_path_buf).as_ref(), &mesh, s.file)?;
     let me = match s.member {
         Some(m) => m.to_string(),
         None => fathom_engine::measure::host::host_info().hostname,
@@ -72,7 +73,7 @@ pub fn start(s: Share<'_>) -> Result<(), Failure> {
             .and_then(|st| status::from_store(&mesh, &st, Some(&counts), Some(&me), now));
         match doc {
             Ok(d) => serde_json::to_string(&d).unwrap_or_default(),
-            Err(e) => serde_json::json!({ "error": super::say(&e) }).to_string(),
+            Err(e) => serde_json::json!({ "error": say(&e) }).to_string(),
         }
     }));
     eprintln!(
@@ -83,7 +84,7 @@ pub fn start(s: Share<'_>) -> Result<(), Failure> {
         .name("fathom-mesh".into())
         .spawn(move || {
             if let Err(e) = runner.run(None) {
-                eprintln!("fathom serve: the mesh stopped: {}", super::say(&e));
+                eprintln!("fathom serve: the mesh stopped: {}", say(&e));
             }
         })
         .map(drop)

@@ -3,8 +3,8 @@
 //! payload rate (Mbit/s, whichever way it goes), on a logarithmic axis so both read, the idle span before the load
 //! shaded. Every group's intervals are placed on the wall clock from its test's start.
 
+use super::group::GroupRun;
 use super::rrul::{load_rates, probe_of};
-use super::GroupRun;
 use crate::Failure;
 use fathom_proto::profile::ProfilePlan;
 use fathom_report::model::Interval;

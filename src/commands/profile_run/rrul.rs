@@ -7,7 +7,7 @@
 //! connects is a fresh-connection probe, any other a TCP request/response probe on its own
 //! connection.
 
-use super::GroupRun;
+use super::group::GroupRun;
 use fathom_proto::profile::{Group, Op, ProfilePlan, Protocol};
 use fathom_report::model::profile::{ProfileSummary, TransactionLatency};
 use fathom_report::model::Interval;

@@ -8,7 +8,7 @@ use super::{profile_reports, rrul, totals, Totals};
 use crate::cli::profile::ProfileFile;
 use crate::cli::profile_run::ProfileRunArgs;
 use crate::commands::output::write_stdout;
-use crate::commands::profile::load;
+use crate::commands::profile_file::load;
 use crate::Failure;
 use serde::Serialize;
 use std::process::ExitCode;
