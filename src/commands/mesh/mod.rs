@@ -83,7 +83,7 @@ fn check(a: &CheckArgs) -> Result<(), Failure> {
             // Checking a file away from its source (a cluster's API, say) checks the file.
             members::Roster::of(&mesh).map_or_else(
                 |e| {
-                    println!("  (cannot look here: {})", say(&e));
+                    println!("  (cannot look here: {})", runner::say(&e));
                     Vec::new()
                 },
                 |r| r.names(),

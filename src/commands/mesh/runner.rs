@@ -303,10 +303,7 @@ fn first_roster(mesh: &Mesh, me: Option<&str>) -> Result<Roster, Failure> {
     let found = matches!(mesh.members, Members::Found { .. });
     let roster = match Roster::of(mesh) {
         Err(e) if found && me.is_some() => {
-            eprintln!(
-                "fathom mesh: {}; looking again every refresh",
-                super::say(&e)
-            );
+            eprintln!("fathom mesh: {}; looking again every refresh", say(&e));
             Roster::default()
         }
         r => r?,
