@@ -42,7 +42,6 @@ import sys
 KNOWN = {
     ("crates/engine/",): "issue 38, a kind brings its own state (kind.rs, path.rs, profile)",
     ("src/cli/", "src/controller/"): "issue 38, no clap type below src/commands",
-    ("src/method/",): "issue 38, the root crate (sweep's mod, points and run)",
 }
 
 MOD = re.compile(r"((?:#\s*\[[^\]]*\]\s*)*)(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(\w+)\s*([;{])")

@@ -2,7 +2,7 @@
 //! line parsed into a plan by the test's own parser.
 
 use super::error::{AxisError, PointError};
-use super::{PointPlan, SweepPlan, PSEUDO};
+use super::plan::{PointPlan, SweepPlan, PSEUDO};
 use crate::cli::{common::CommonArgs, Cli, Command};
 use crate::method::iterate::Rule;
 use crate::Failure;

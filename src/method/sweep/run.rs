@@ -3,8 +3,8 @@
 //! lab's WAN links.
 
 use super::error::LinkError;
+use super::plan::{SweepPlan, PSEUDO};
 use super::restore::LinkGuard;
-use super::{SweepPlan, PSEUDO};
 use crate::method::iterate::{self, now_unix_s, Slot};
 use crate::method::Recorder;
 use crate::testbed::Testbed;
